@@ -1,0 +1,529 @@
+//! User-facing configuration with goNELI's names and defaults, its builder,
+//! and validation into the core's [`CoreConfig`].
+//!
+//! Validation refuses what is provably unsafe or malformed with a
+//! [`ConfigError`] naming the field, the value and the rule. Secrets in the
+//! client properties never reach `Debug` output or logs.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use crate::core::{CoreConfig, UnsafeVariant};
+
+/// Client properties the election depends on; users may not set them.
+pub const FORCED_KEYS: &[&str] = &[
+    "group.id",
+    "enable.auto.commit",
+    "enable.auto.offset.store",
+    "auto.offset.reset",
+    "linger.ms",
+    "enable.partition.eof",
+    "partition.assignment.strategy",
+    "group.protocol",
+];
+
+/// goNELI's default heartbeat timeout.
+pub const DEFAULT_HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(5);
+/// goNELI's default minimum poll interval.
+pub const DEFAULT_MIN_POLL_INTERVAL: Duration = Duration::from_millis(100);
+/// Default bound on `close()`.
+pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How roles map onto the election topic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// One role on partition 0; at most one leader (goNELI).
+    #[default]
+    Exclusive,
+    /// Roles `0..roles` on `partitions` partitions via `role mod partitions`
+    /// (NELI paper). `exclusive` requires `T < S`; non-exclusive requires
+    /// `T > S` and trades overlap for continuous availability.
+    MultiRole { roles: u32, partitions: u32, exclusive: bool },
+}
+
+impl Mode {
+    pub fn roles(&self) -> u32 {
+        match *self {
+            Mode::Exclusive => 1,
+            Mode::MultiRole { roles, .. } => roles,
+        }
+    }
+
+    pub fn partitions(&self) -> u32 {
+        match *self {
+            Mode::Exclusive => 1,
+            Mode::MultiRole { partitions, .. } => partitions,
+        }
+    }
+
+    pub fn is_exclusive(&self) -> bool {
+        match *self {
+            Mode::Exclusive => true,
+            Mode::MultiRole { exclusive, .. } => exclusive,
+        }
+    }
+}
+
+/// Election configuration. Unset optional fields take goNELI's defaults.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Client properties passed through to the Kafka client (bootstrap
+    /// servers, SASL, SSL, `session.timeout.ms`, ...), except [`FORCED_KEYS`].
+    pub kafka_config: BTreeMap<String, String>,
+    /// Group id; defaults to the running binary's name.
+    pub leader_group_id: Option<String>,
+    /// Election topic; defaults to `<group>.neli`.
+    pub leader_topic: Option<String>,
+    /// Instance name; defaults to `{hostname}_{pid}_{unix seconds}`.
+    pub name: Option<String>,
+    /// Lease length `T`.
+    pub heartbeat_timeout: Duration,
+    /// Time between heartbeats; defaults to `T / 4`.
+    pub heartbeat_interval: Option<Duration>,
+    /// Shortest time between two polls of the broker.
+    pub min_poll_interval: Duration,
+    /// Acquisition grace `G`.
+    pub grace: Duration,
+    /// Upper bound on `close()`, also when the broker hangs.
+    pub close_timeout: Duration,
+    /// Bound leases by a generation-checked membership proof (recommended).
+    pub membership_proof: bool,
+    pub mode: Mode,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            kafka_config: BTreeMap::new(),
+            leader_group_id: None,
+            leader_topic: None,
+            name: None,
+            heartbeat_timeout: DEFAULT_HEARTBEAT_TIMEOUT,
+            heartbeat_interval: None,
+            min_poll_interval: DEFAULT_MIN_POLL_INTERVAL,
+            grace: Duration::ZERO,
+            close_timeout: DEFAULT_CLOSE_TIMEOUT,
+            membership_proof: true,
+            mode: Mode::Exclusive,
+        }
+    }
+}
+
+/// Whether a client property holds a secret that must never be printed.
+pub fn is_secret_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    key == "sasl.password"
+        || (key.starts_with("ssl.") && key.ends_with("password"))
+        || key.ends_with(".secret")
+        || key.contains("password")
+        || key == "sasl.jaas.config"
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("kafka_config", &Redacted(&self.kafka_config))
+            .field("leader_group_id", &self.leader_group_id)
+            .field("leader_topic", &self.leader_topic)
+            .field("name", &self.name)
+            .field("heartbeat_timeout", &self.heartbeat_timeout)
+            .field("heartbeat_interval", &self.heartbeat_interval)
+            .field("min_poll_interval", &self.min_poll_interval)
+            .field("grace", &self.grace)
+            .field("close_timeout", &self.close_timeout)
+            .field("membership_proof", &self.membership_proof)
+            .field("mode", &self.mode)
+            .finish()
+    }
+}
+
+/// Client properties with secret values replaced, for `Debug` and logs.
+pub struct Redacted<'a>(pub &'a BTreeMap<String, String>);
+
+impl fmt::Debug for Redacted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut map = f.debug_map();
+        for (k, v) in self.0 {
+            if is_secret_key(k) {
+                map.entry(k, &"<redacted>");
+            } else {
+                map.entry(k, v);
+            }
+        }
+        map.finish()
+    }
+}
+
+/// A configuration problem, naming the field, the value and the rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot override configuration '{0}'")]
+    ForcedKey(String),
+    #[error("{field} '{value}' is invalid: {rule}")]
+    InvalidName { field: &'static str, value: String, rule: &'static str },
+    #[error("{field} must be greater than zero (got {value:?})")]
+    Zero { field: &'static str, value: Duration },
+    #[error("{field} '{value}' is not a whole number of milliseconds")]
+    NotANumber { field: &'static str, value: String },
+    #[error(
+        "heartbeat_timeout ({t:?}) must be below session.timeout.ms ({s:?}) in exclusive mode: \
+         a lease as long as the session lets an evicted leader overlap its successor"
+    )]
+    ExclusiveLeaseTooLong { t: Duration, s: Duration },
+    #[error(
+        "heartbeat_timeout ({t:?}) must be above session.timeout.ms ({s:?}) in non-exclusive mode: \
+         the lease must outlast a rebalance for continuous availability"
+    )]
+    NonExclusiveLeaseTooShort { t: Duration, s: Duration },
+    #[error("heartbeat_interval ({interval:?}) must be below heartbeat_timeout ({t:?}) or the lease lapses between heartbeats")]
+    IntervalTooLong { interval: Duration, t: Duration },
+    #[error("mode: {field} must be at least 1 (got {value})")]
+    ZeroCount { field: &'static str, value: u32 },
+}
+
+/// A validated configuration with every default resolved.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ResolvedConfig {
+    pub group_id: String,
+    pub topic: String,
+    pub name: String,
+    pub session_timeout: Duration,
+    pub heartbeat_timeout: Duration,
+    pub heartbeat_interval: Duration,
+    pub min_poll_interval: Duration,
+    pub grace: Duration,
+    pub close_timeout: Duration,
+    pub membership_proof: bool,
+    pub mode: Mode,
+    /// User client properties (forced keys excluded) plus a defaulted
+    /// `session.timeout.ms`.
+    pub kafka_config: BTreeMap<String, String>,
+}
+
+impl fmt::Debug for ResolvedConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResolvedConfig")
+            .field("group_id", &self.group_id)
+            .field("topic", &self.topic)
+            .field("name", &self.name)
+            .field("session_timeout", &self.session_timeout)
+            .field("heartbeat_timeout", &self.heartbeat_timeout)
+            .field("heartbeat_interval", &self.heartbeat_interval)
+            .field("min_poll_interval", &self.min_poll_interval)
+            .field("grace", &self.grace)
+            .field("close_timeout", &self.close_timeout)
+            .field("membership_proof", &self.membership_proof)
+            .field("mode", &self.mode)
+            .field("kafka_config", &Redacted(&self.kafka_config))
+            .finish()
+    }
+}
+
+impl ResolvedConfig {
+    /// The core configuration for `partitions` partitions of the topic.
+    pub fn core(&self, partitions: u32) -> CoreConfig {
+        CoreConfig {
+            name: self.name.clone(),
+            roles: self.mode.roles(),
+            partitions: partitions.max(1),
+            heartbeat_timeout: self.heartbeat_timeout,
+            heartbeat_interval: self.heartbeat_interval,
+            grace: self.grace,
+            membership_proof: self.membership_proof,
+            resign_hold_off: self.session_timeout,
+            unsafe_variant: UnsafeVariant::default(),
+        }
+    }
+}
+
+impl Config {
+    pub fn builder() -> ConfigBuilder {
+        ConfigBuilder { cfg: Config::default() }
+    }
+
+    /// Validates and resolves defaults.
+    pub fn resolve(&self) -> Result<ResolvedConfig, ConfigError> {
+        for key in self.kafka_config.keys() {
+            if FORCED_KEYS.contains(&key.as_str()) {
+                return Err(ConfigError::ForcedKey(key.clone()));
+            }
+        }
+        let group_id = match &self.leader_group_id {
+            Some(g) => g.clone(),
+            None => default_group_id(),
+        };
+        check_kafka_name("leader_group_id", &group_id)?;
+        let topic = self.leader_topic.clone().unwrap_or_else(|| format!("{group_id}.neli"));
+        check_kafka_name("leader_topic", &topic)?;
+        let name = self.name.clone().unwrap_or_else(default_name);
+        check_member_name(&name)?;
+
+        let t = self.heartbeat_timeout;
+        nonzero("heartbeat_timeout", t)?;
+        nonzero("min_poll_interval", self.min_poll_interval)?;
+        nonzero("close_timeout", self.close_timeout)?;
+        let interval = self.heartbeat_interval.unwrap_or(t / 4);
+        nonzero("heartbeat_interval", interval)?;
+        if interval >= t {
+            return Err(ConfigError::IntervalTooLong { interval, t });
+        }
+        let session_timeout = match self.kafka_config.get("session.timeout.ms") {
+            Some(v) => {
+                let ms: u64 = v
+                    .trim()
+                    .parse()
+                    .map_err(|_| ConfigError::NotANumber { field: "session.timeout.ms", value: v.clone() })?;
+                let s = Duration::from_millis(ms);
+                nonzero("session.timeout.ms", s)?;
+                s
+            }
+            None => t * 3,
+        };
+        if let Mode::MultiRole { roles, partitions, .. } = self.mode {
+            if roles == 0 {
+                return Err(ConfigError::ZeroCount { field: "roles", value: roles });
+            }
+            if partitions == 0 {
+                return Err(ConfigError::ZeroCount { field: "partitions", value: partitions });
+            }
+        }
+        if self.mode.is_exclusive() && t >= session_timeout {
+            return Err(ConfigError::ExclusiveLeaseTooLong { t, s: session_timeout });
+        }
+        if !self.mode.is_exclusive() && t <= session_timeout {
+            return Err(ConfigError::NonExclusiveLeaseTooShort { t, s: session_timeout });
+        }
+        let mut kafka_config = self.kafka_config.clone();
+        kafka_config.insert("session.timeout.ms".into(), session_timeout.as_millis().to_string());
+        Ok(ResolvedConfig {
+            group_id,
+            topic,
+            name,
+            session_timeout,
+            heartbeat_timeout: t,
+            heartbeat_interval: interval,
+            min_poll_interval: self.min_poll_interval,
+            grace: self.grace,
+            close_timeout: self.close_timeout,
+            membership_proof: self.membership_proof,
+            mode: self.mode,
+            kafka_config,
+        })
+    }
+}
+
+/// Builder for [`Config`]; `build` validates.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigBuilder {
+    cfg: Config,
+}
+
+impl ConfigBuilder {
+    pub fn bootstrap_servers(self, servers: impl Into<String>) -> Self {
+        self.kafka("bootstrap.servers", servers)
+    }
+    /// Sets a client property (refused at `build` if it is a forced key).
+    pub fn kafka(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.cfg.kafka_config.insert(key.into(), value.into());
+        self
+    }
+    pub fn group(mut self, group: impl Into<String>) -> Self {
+        self.cfg.leader_group_id = Some(group.into());
+        self
+    }
+    pub fn topic(mut self, topic: impl Into<String>) -> Self {
+        self.cfg.leader_topic = Some(topic.into());
+        self
+    }
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.cfg.name = Some(name.into());
+        self
+    }
+    pub fn heartbeat_timeout(mut self, t: Duration) -> Self {
+        self.cfg.heartbeat_timeout = t;
+        self
+    }
+    pub fn heartbeat_interval(mut self, i: Duration) -> Self {
+        self.cfg.heartbeat_interval = Some(i);
+        self
+    }
+    pub fn session_timeout(self, s: Duration) -> Self {
+        self.kafka("session.timeout.ms", s.as_millis().to_string())
+    }
+    pub fn min_poll_interval(mut self, i: Duration) -> Self {
+        self.cfg.min_poll_interval = i;
+        self
+    }
+    pub fn grace(mut self, g: Duration) -> Self {
+        self.cfg.grace = g;
+        self
+    }
+    pub fn close_timeout(mut self, c: Duration) -> Self {
+        self.cfg.close_timeout = c;
+        self
+    }
+    pub fn membership_proof(mut self, on: bool) -> Self {
+        self.cfg.membership_proof = on;
+        self
+    }
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.cfg.mode = mode;
+        self
+    }
+    /// The configuration, validated.
+    pub fn build(self) -> Result<Config, ConfigError> {
+        self.cfg.resolve()?;
+        Ok(self.cfg)
+    }
+}
+
+fn nonzero(field: &'static str, value: Duration) -> Result<(), ConfigError> {
+    if value.is_zero() { Err(ConfigError::Zero { field, value }) } else { Ok(()) }
+}
+
+/// Kafka's rule for group ids and topic names.
+fn check_kafka_name(field: &'static str, value: &str) -> Result<(), ConfigError> {
+    let err = |rule| Err(ConfigError::InvalidName { field, value: value.to_owned(), rule });
+    if value.is_empty() {
+        return err("must not be empty");
+    }
+    if value.len() > 249 {
+        return err("must be at most 249 characters");
+    }
+    if value == "." || value == ".." {
+        return err("must not be '.' or '..'");
+    }
+    if !value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
+        return err("may contain only ASCII letters, digits, '.', '_' and '-'");
+    }
+    Ok(())
+}
+
+fn check_member_name(value: &str) -> Result<(), ConfigError> {
+    let err = |rule| Err(ConfigError::InvalidName { field: "name", value: value.to_owned(), rule });
+    if value.is_empty() {
+        return err("must not be empty");
+    }
+    if value.len() > 1024 {
+        return err("must be at most 1024 bytes");
+    }
+    if value.chars().any(char::is_control) {
+        return err("must not contain control characters");
+    }
+    Ok(())
+}
+
+fn default_group_id() -> String {
+    let exe = std::env::current_exe().ok().and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()));
+    let raw = exe.unwrap_or_else(|| "neli".to_owned());
+    // Cargo test binaries carry a hash suffix and may hold odd characters.
+    let cleaned: String =
+        raw.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' }).collect();
+    if cleaned.is_empty() { "neli".into() } else { cleaned }
+}
+
+fn default_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".into());
+    // Wall-clock seconds only label the instance; no timing depends on them.
+    let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    format!("{host}_{}_{unix}", std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> ConfigBuilder {
+        Config::builder().bootstrap_servers("127.0.0.1:9092").group("g")
+    }
+
+    #[test]
+    fn defaults_follow_goneli() {
+        let r = base().build().unwrap().resolve().unwrap();
+        assert_eq!(r.topic, "g.neli");
+        assert_eq!(r.heartbeat_timeout, Duration::from_secs(5));
+        assert_eq!(r.session_timeout, Duration::from_secs(15));
+        assert_eq!(r.min_poll_interval, Duration::from_millis(100));
+        assert_eq!(r.kafka_config["session.timeout.ms"], "15000");
+        let parts: Vec<&str> = r.name.rsplitn(3, '_').collect();
+        assert_eq!(parts.len(), 3, "name is host_pid_unix: {}", r.name);
+        assert_eq!(parts[1], std::process::id().to_string());
+    }
+
+    #[test]
+    fn default_group_is_the_binary_name() {
+        let r = Config::builder().build().unwrap().resolve().unwrap();
+        assert!(r.group_id.starts_with("neli"), "{}", r.group_id);
+    }
+
+    #[test]
+    fn forced_keys_are_refused_by_name() {
+        for key in FORCED_KEYS {
+            let err = base().kafka(*key, "x").build().unwrap_err();
+            assert_eq!(err.to_string(), format!("cannot override configuration '{key}'"));
+        }
+    }
+
+    #[test]
+    fn bad_group_and_topic_names_name_the_field_and_rule() {
+        let err = base().group("bad group").build().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "leader_group_id 'bad group' is invalid: may contain only ASCII letters, digits, '.', '_' and '-'"
+        );
+        let err = base().topic("..").build().unwrap_err();
+        assert_eq!(err.to_string(), "leader_topic '..' is invalid: must not be '.' or '..'");
+        let err = base().name("a\nb").build().unwrap_err();
+        assert!(err.to_string().starts_with("name 'a\nb' is invalid"), "{err}");
+    }
+
+    #[test]
+    fn zero_intervals_are_refused() {
+        let err = base().heartbeat_timeout(Duration::ZERO).build().unwrap_err();
+        assert_eq!(err, ConfigError::Zero { field: "heartbeat_timeout", value: Duration::ZERO });
+        let err = base().min_poll_interval(Duration::ZERO).build().unwrap_err();
+        assert!(err.to_string().starts_with("min_poll_interval must be greater than zero"));
+        let err = base().kafka("session.timeout.ms", "abc").build().unwrap_err();
+        assert_eq!(err.to_string(), "session.timeout.ms 'abc' is not a whole number of milliseconds");
+    }
+
+    #[test]
+    fn exclusive_mode_needs_lease_below_session() {
+        // Reference: NELI §3 — exclusivity needs the lease to end before the
+        // group can hand the partition to someone else.
+        let err = base().heartbeat_timeout(Duration::from_secs(6)).session_timeout(Duration::from_secs(6)).build();
+        let msg = err.unwrap_err().to_string();
+        assert!(msg.starts_with("heartbeat_timeout (6s) must be below session.timeout.ms (6s) in exclusive mode"), "{msg}");
+        assert!(base().heartbeat_timeout(Duration::from_secs(5)).session_timeout(Duration::from_secs(6)).build().is_ok());
+    }
+
+    #[test]
+    fn non_exclusive_mode_needs_lease_above_session() {
+        let multi = Mode::MultiRole { roles: 4, partitions: 2, exclusive: false };
+        let err = base().mode(multi).heartbeat_timeout(Duration::from_secs(5)).build().unwrap_err();
+        assert_eq!(err, ConfigError::NonExclusiveLeaseTooShort { t: Duration::from_secs(5), s: Duration::from_secs(15) });
+        let ok = base().mode(multi).heartbeat_timeout(Duration::from_secs(5)).session_timeout(Duration::from_secs(3));
+        assert!(ok.build().is_ok());
+    }
+
+    #[test]
+    fn secrets_never_reach_debug() {
+        let cfg = base()
+            .kafka("sasl.password", "hunter2")
+            .kafka("ssl.key.password", "k3y")
+            .kafka("sasl.oauthbearer.client.secret", "s3cret")
+            .kafka("client.id", "visible")
+            .build()
+            .unwrap();
+        for text in [format!("{cfg:?}"), format!("{:?}", cfg.resolve().unwrap())] {
+            assert!(!text.contains("hunter2") && !text.contains("k3y") && !text.contains("s3cret"), "{text}");
+            assert!(text.contains("visible") && text.contains("<redacted>"), "{text}");
+        }
+    }
+}

@@ -1,0 +1,560 @@
+//! The NELI member as a plain state machine: broker facts and time in,
+//! intended effects out. No async, no I/O, no clock reads.
+//!
+//! Drivers feed a [`Member`] with `handle_*` calls (assignment, revocation,
+//! lost partitions, records read back, membership confirmations, timeouts),
+//! then drain [`Member::poll_output`] until `None` and sleep until
+//! [`Member::poll_timeout`]. The same `Member` runs in production, inside the
+//! turmoil simulator and inside the stateright model.
+//!
+//! Leadership of a role is a lease. A member becomes *candidate* for every
+//! role whose partition (`role mod partitions`) it is assigned, writes
+//! heartbeats there, and leads once it reads one of its own current-term
+//! heartbeats back while that heartbeat is still fresh (`sent_at + T > now`)
+//! and the acquisition grace has passed. The lease ends at the freshest own
+//! heartbeat's `sent_at + T` and, with the membership proof enabled, also at
+//! the freshest confirmed membership's send time `+ T`.
+//! Reference: NELI §3 (exclusive mode), §4 (multi-role).
+
+mod heartbeat;
+mod time;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::Duration;
+
+pub use heartbeat::{DecodeError, Heartbeat};
+pub use time::Time;
+
+/// A fencing token: strictly increasing across successive leadership terms of
+/// a role, as long as the broker keeps the role's partition log.
+///
+/// It is the log offset of the own heartbeat that confirmed the term.
+/// Downstream systems should reject writes carrying a token older than the
+/// newest they have seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Token(pub u64);
+
+impl std::fmt::Display for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A leadership transition of one role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Event {
+    /// This member now leads `role`; `token` fences its writes.
+    Acquired { role: u32, token: Token },
+    /// Orderly loss (partition revoked, resign, close): finish work; the
+    /// driver holds the handover until the handler returns.
+    Revoked { role: u32 },
+    /// Suspected partition, lost assignment or expired lease: stop now.
+    Fenced { role: u32 },
+}
+
+impl Event {
+    /// The role this event is about.
+    pub fn role(&self) -> u32 {
+        match *self {
+            Event::Acquired { role, .. } | Event::Revoked { role } | Event::Fenced { role } => role,
+        }
+    }
+}
+
+/// An effect the driver must carry out.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Output {
+    /// Produce `payload` (an encoded [`Heartbeat`]) to `partition`.
+    Produce { partition: u32, payload: Vec<u8> },
+    /// Prove group membership for `generation` (a synchronous,
+    /// generation-checked offset commit) and report the outcome with
+    /// [`Member::handle_membership`], passing the time the request was sent.
+    ConfirmMembership { generation: u64 },
+    /// Leave the group now and rejoin after `rejoin_after` (resign).
+    LeaveGroup { rejoin_after: Duration },
+    /// Tell the application.
+    Event(Event),
+}
+
+/// A record read from the election topic.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Record {
+    pub partition: u32,
+    pub offset: u64,
+    /// Broker timestamp (CreateTime or LogAppendTime), if any. Informational:
+    /// broker time is not comparable with the member's monotonic clock.
+    pub timestamp: Option<u64>,
+    pub payload: Vec<u8>,
+}
+
+/// Deliberately unsafe behaviours, for the simulator and the model checker to
+/// show that their oracles catch them. Never enable in production.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct UnsafeVariant {
+    /// Count the lease from the time a heartbeat is *read*, not sent
+    /// (goNELI): buffered heartbeats revive a paused member.
+    pub lease_from_receipt: bool,
+    /// Count any record on the partition as a heartbeat (goNELI): a zombie's
+    /// or a stranger's writes keep a leader alive.
+    pub any_record_counts: bool,
+}
+
+impl UnsafeVariant {
+    /// Whether any unsafe behaviour is on.
+    pub fn is_any(&self) -> bool {
+        self.lease_from_receipt || self.any_record_counts
+    }
+}
+
+/// How a member runs. Built from the user-facing `Config` by validation; the
+/// simulator and the model construct it directly.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CoreConfig {
+    /// This instance's unique name (written into every heartbeat).
+    pub name: String,
+    /// Number of roles `R` (1 in exclusive mode).
+    pub roles: u32,
+    /// Number of partitions `M` of the election topic.
+    pub partitions: u32,
+    /// Lease length `T`.
+    pub heartbeat_timeout: Duration,
+    /// Time between heartbeats while assigned.
+    pub heartbeat_interval: Duration,
+    /// Acquisition grace `G`: a new assignment may lead only `G` after it.
+    pub grace: Duration,
+    /// Bound the lease by confirmed group membership as well.
+    pub membership_proof: bool,
+    /// How long a resigning member stays out of the group.
+    pub resign_hold_off: Duration,
+    pub unsafe_variant: UnsafeVariant,
+}
+
+impl CoreConfig {
+    /// Exclusive mode (one role on partition 0) with lease `heartbeat_timeout`
+    /// and the recommended defaults for the rest.
+    pub fn exclusive(name: impl Into<String>, heartbeat_timeout: Duration) -> CoreConfig {
+        CoreConfig {
+            name: name.into(),
+            roles: 1,
+            partitions: 1,
+            heartbeat_timeout,
+            heartbeat_interval: heartbeat_timeout / 4,
+            grace: Duration::ZERO,
+            membership_proof: true,
+            resign_hold_off: heartbeat_timeout,
+            unsafe_variant: UnsafeVariant::default(),
+        }
+    }
+
+    /// The partition that carries `role` (`role mod M`). Reference: NELI §4.
+    pub fn partition_of(&self, role: u32) -> u32 {
+        role % self.partitions.max(1)
+    }
+}
+
+/// Counts of records and inputs the core ignored, by reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Counters {
+    pub heartbeats_sent: u64,
+    pub own_heartbeats: u64,
+    pub undecodable: u64,
+    pub foreign: u64,
+    pub stale_term: u64,
+    pub expired_on_arrival: u64,
+    pub misplaced: u64,
+    pub while_unassigned: u64,
+    pub membership_rejected: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum RoleState {
+    /// The role's partition is not ours.
+    Idle,
+    /// Assigned; waiting for fresh own evidence (and the grace period).
+    Candidate {
+        eligible_at: Time,
+        /// Freshest own current-term heartbeat: (offset, lease end).
+        evidence: Option<(u64, Time)>,
+    },
+    /// Leading until `lease_until` unless renewed.
+    Leader { token: Token, heartbeat_until: Time },
+}
+
+/// One member's view of the election. See the module docs.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Member {
+    cfg: CoreConfig,
+    generation: Option<u64>,
+    assigned: BTreeSet<u32>,
+    roles: BTreeMap<u32, RoleState>,
+    /// Newest token per role, so a member never hands out a non-increasing one.
+    last_token: BTreeMap<u32, Token>,
+    /// Send time of the freshest confirmed membership for `generation`.
+    membership_until: Option<Time>,
+    next_heartbeat: Option<Time>,
+    seq: u64,
+    /// Assignments with a generation at or below this are ignored (resigned).
+    resigned_through: Option<u64>,
+    last_now: Time,
+    closed: bool,
+    outputs: VecDeque<Output>,
+    counters: Counters,
+}
+
+impl Member {
+    pub fn new(cfg: CoreConfig) -> Member {
+        let roles = (0..cfg.roles).map(|r| (r, RoleState::Idle)).collect();
+        Member {
+            cfg,
+            generation: None,
+            assigned: BTreeSet::new(),
+            roles,
+            last_token: BTreeMap::new(),
+            membership_until: None,
+            next_heartbeat: None,
+            seq: 0,
+            resigned_through: None,
+            last_now: Time::ZERO,
+            closed: false,
+            outputs: VecDeque::new(),
+            counters: Counters::default(),
+        }
+    }
+
+    pub fn config(&self) -> &CoreConfig {
+        &self.cfg
+    }
+
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The group generation of the current assignment, if any.
+    pub fn generation(&self) -> Option<u64> {
+        self.generation
+    }
+
+    /// Partitions currently assigned to this member.
+    pub fn assigned(&self) -> &BTreeSet<u32> {
+        &self.assigned
+    }
+
+    /// Whether this member leads `role` at `now`. Turns false when the lease
+    /// expires, with no further input needed.
+    pub fn is_leader(&self, role: u32, now: Time) -> bool {
+        self.lease_until(role).is_some_and(|until| now < until)
+    }
+
+    /// End of the current lease of `role`, if this member holds one.
+    pub fn lease_until(&self, role: u32) -> Option<Time> {
+        match self.roles.get(&role)? {
+            RoleState::Leader { heartbeat_until, .. } => Some(self.bound_by_membership(*heartbeat_until)),
+            _ => None,
+        }
+    }
+
+    /// The fencing token of the current term of `role`, if leading.
+    pub fn token(&self, role: u32) -> Option<Token> {
+        match self.roles.get(&role)? {
+            RoleState::Leader { token, .. } => Some(*token),
+            _ => None,
+        }
+    }
+
+    /// Roles this member currently holds as leader (lease possibly expired
+    /// but not yet processed by [`Member::handle_timeout`]).
+    pub fn leading_roles(&self) -> impl Iterator<Item = (u32, Token)> + '_ {
+        self.roles.iter().filter_map(|(r, s)| match s {
+            RoleState::Leader { token, .. } => Some((*r, *token)),
+            _ => None,
+        })
+    }
+
+    /// The partitions were assigned in `generation` (eager protocol: this is
+    /// the full assignment).
+    pub fn handle_assigned(&mut self, now: Time, generation: u64, partitions: &[u32]) {
+        let now = self.clamp(now);
+        if self.closed || self.resigned_through.is_some_and(|g| generation <= g) {
+            return;
+        }
+        if self.generation != Some(generation) {
+            // Membership proven for an older generation says nothing now.
+            self.membership_until = None;
+        }
+        self.generation = Some(generation);
+        self.assigned = partitions.iter().copied().filter(|p| *p < self.cfg.partitions).collect();
+        let eligible_at = now + self.cfg.grace;
+        for role in 0..self.cfg.roles {
+            let mine = self.assigned.contains(&self.cfg.partition_of(role));
+            let state = self.roles.get_mut(&role).expect("every role has a state");
+            match (mine, &*state) {
+                (true, RoleState::Idle) => *state = RoleState::Candidate { eligible_at, evidence: None },
+                (true, _) => {}
+                (false, RoleState::Leader { .. }) => {
+                    *state = RoleState::Idle;
+                    self.outputs.push_back(Output::Event(Event::Revoked { role }));
+                }
+                (false, _) => *state = RoleState::Idle,
+            }
+        }
+        if !self.assigned.is_empty() {
+            self.send_heartbeats(now);
+        }
+        self.handle_timeout(now);
+    }
+
+    /// Orderly revocation of `partitions`: leaders of their roles get
+    /// `Revoked`; revoking other partitions emits nothing.
+    pub fn handle_revoked(&mut self, now: Time, partitions: &[u32]) {
+        self.release(now, partitions, |role| Event::Revoked { role });
+    }
+
+    /// The assignment of `partitions` was lost (session timed out, member
+    /// evicted): leaders of their roles are fenced.
+    pub fn handle_lost(&mut self, now: Time, partitions: &[u32]) {
+        self.release(now, partitions, |role| Event::Fenced { role });
+    }
+
+    fn release(&mut self, now: Time, partitions: &[u32], event: fn(u32) -> Event) {
+        self.clamp(now);
+        for p in partitions {
+            self.assigned.remove(p);
+        }
+        for (role, state) in self.roles.iter_mut() {
+            if partitions.contains(&(role % self.cfg.partitions.max(1))) {
+                if matches!(state, RoleState::Leader { .. }) {
+                    self.outputs.push_back(Output::Event(event(*role)));
+                }
+                *state = RoleState::Idle;
+            }
+        }
+        if self.assigned.is_empty() {
+            self.next_heartbeat = None;
+        }
+    }
+
+    /// A record was read from the election topic at `now`.
+    pub fn handle_record(&mut self, now: Time, record: &Record) {
+        let now = self.clamp(now);
+        if self.closed {
+            return;
+        }
+        let any = self.cfg.unsafe_variant.any_record_counts;
+        let hb = match Heartbeat::decode(&record.payload) {
+            Ok(hb) => Some(hb),
+            Err(_) => {
+                self.counters.undecodable += 1;
+                None
+            }
+        };
+        let role_matches = |role: u32| self.cfg.partition_of(role) == record.partition;
+        let (role, sent_at) = match hb {
+            Some(hb) if hb.role >= self.cfg.roles || !role_matches(hb.role) => {
+                self.counters.misplaced += 1;
+                if !any {
+                    return;
+                }
+                (None, now)
+            }
+            Some(hb) if hb.name != self.cfg.name => {
+                self.counters.foreign += 1;
+                if !any {
+                    return;
+                }
+                (Some(hb.role), now)
+            }
+            Some(hb) if Some(hb.term) != self.generation => {
+                self.counters.stale_term += 1;
+                if !any {
+                    return;
+                }
+                (Some(hb.role), now)
+            }
+            Some(hb) => {
+                self.counters.own_heartbeats += 1;
+                let basis = if self.cfg.unsafe_variant.lease_from_receipt { now } else { hb.sent_at };
+                (Some(hb.role), basis)
+            }
+            None if any => (None, now),
+            None => return,
+        };
+        let lease_end = sent_at + self.cfg.heartbeat_timeout;
+        if lease_end <= now {
+            self.counters.expired_on_arrival += 1;
+            return;
+        }
+        // An unknown role (garbage counted by the unsafe variant) feeds every
+        // role on the partition.
+        let roles: Vec<u32> = match role {
+            Some(r) => vec![r],
+            None => (0..self.cfg.roles).filter(|r| role_matches(*r)).collect(),
+        };
+        for role in roles {
+            self.add_evidence(role, record.offset, lease_end);
+        }
+        self.handle_timeout(now);
+    }
+
+    fn add_evidence(&mut self, role: u32, offset: u64, lease_end: Time) {
+        let Some(state) = self.roles.get_mut(&role) else { return };
+        match state {
+            RoleState::Idle => self.counters.while_unassigned += 1,
+            RoleState::Candidate { evidence, .. } => {
+                if evidence.is_none_or(|(_, until)| until < lease_end) {
+                    *evidence = Some((offset, lease_end));
+                }
+            }
+            RoleState::Leader { heartbeat_until, .. } => {
+                *heartbeat_until = (*heartbeat_until).max(lease_end);
+            }
+        }
+    }
+
+    /// The outcome of a [`Output::ConfirmMembership`] request sent at
+    /// `sent_at`: `accepted` if the coordinator took the generation-checked
+    /// commit, false if it rejected the member or generation.
+    pub fn handle_membership(&mut self, now: Time, generation: u64, sent_at: Time, accepted: bool) {
+        let now = self.clamp(now);
+        if self.closed || Some(generation) != self.generation {
+            return;
+        }
+        if accepted {
+            let until = sent_at + self.cfg.heartbeat_timeout;
+            if self.membership_until.is_none_or(|u| u < until) {
+                self.membership_until = Some(until);
+            }
+            self.handle_timeout(now);
+        } else {
+            self.counters.membership_rejected += 1;
+            let all: Vec<u32> = self.assigned.iter().copied().collect();
+            self.handle_lost(now, &all);
+            self.generation = None;
+            self.membership_until = None;
+        }
+    }
+
+    /// Let time pass: expire leases, admit candidates whose grace ended,
+    /// send due heartbeats. Calls before any deadline change nothing.
+    pub fn handle_timeout(&mut self, now: Time) {
+        let now = self.clamp(now);
+        if self.closed {
+            return;
+        }
+        if self.next_heartbeat.is_some_and(|t| t <= now) {
+            self.send_heartbeats(now);
+        }
+        let membership_ok = !self.cfg.membership_proof || self.membership_until.is_some_and(|u| u > now);
+        for (role, state) in self.roles.iter_mut() {
+            match *state {
+                RoleState::Leader { heartbeat_until, .. } => {
+                    let until = bound(self.cfg.membership_proof, self.membership_until, heartbeat_until);
+                    if until <= now {
+                        *state = RoleState::Candidate { eligible_at: now, evidence: None };
+                        self.outputs.push_back(Output::Event(Event::Fenced { role: *role }));
+                    }
+                }
+                RoleState::Candidate { eligible_at, evidence: Some((offset, until)) } => {
+                    if until <= now {
+                        *state = RoleState::Candidate { eligible_at, evidence: None };
+                    } else if eligible_at <= now && membership_ok {
+                        let token = Token(offset);
+                        if self.last_token.get(role).is_some_and(|last| *last >= token) {
+                            // Evidence older than a term we already held
+                            // (only possible if the broker lost its log).
+                            *state = RoleState::Candidate { eligible_at, evidence: None };
+                            continue;
+                        }
+                        self.last_token.insert(*role, token);
+                        *state = RoleState::Leader { token, heartbeat_until: until };
+                        self.outputs.push_back(Output::Event(Event::Acquired { role: *role, token }));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The earliest time at which [`Member::handle_timeout`] has work to do.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        if self.closed {
+            return None;
+        }
+        let mut next = self.next_heartbeat;
+        let mut consider = |t: Time| next = Some(next.map_or(t, |n| n.min(t)));
+        for state in self.roles.values() {
+            match *state {
+                RoleState::Leader { heartbeat_until, .. } => consider(self.bound_by_membership(heartbeat_until)),
+                RoleState::Candidate { eligible_at, evidence: Some((_, until)) } => {
+                    consider(if eligible_at > self.last_now { eligible_at } else { until });
+                }
+                _ => {}
+            }
+        }
+        next
+    }
+
+    /// The next effect to carry out, oldest first.
+    pub fn poll_output(&mut self) -> Option<Output> {
+        self.outputs.pop_front()
+    }
+
+    /// Give up every role now: leaders get `Revoked`, and the member leaves
+    /// the group for `resign_hold_off` so another member takes over.
+    pub fn resign(&mut self, now: Time) {
+        let now = self.clamp(now);
+        if self.closed {
+            return;
+        }
+        let all: Vec<u32> = (0..self.cfg.partitions).collect();
+        self.handle_revoked(now, &all);
+        self.resigned_through = self.generation.or(Some(0));
+        self.generation = None;
+        self.membership_until = None;
+        self.outputs.push_back(Output::LeaveGroup { rejoin_after: self.cfg.resign_hold_off });
+    }
+
+    /// Stop for good: leaders get `Revoked`; later input is ignored.
+    pub fn close(&mut self, now: Time) {
+        let all: Vec<u32> = (0..self.cfg.partitions).collect();
+        self.handle_revoked(now, &all);
+        self.closed = true;
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    fn send_heartbeats(&mut self, now: Time) {
+        let Some(term) = self.generation else {
+            self.next_heartbeat = None;
+            return;
+        };
+        for (role, state) in &self.roles {
+            if matches!(state, RoleState::Idle) {
+                continue;
+            }
+            self.seq += 1;
+            let hb = Heartbeat { role: *role, term, seq: self.seq, sent_at: now, name: self.cfg.name.clone() };
+            self.counters.heartbeats_sent += 1;
+            self.outputs
+                .push_back(Output::Produce { partition: self.cfg.partition_of(*role), payload: hb.encode() });
+        }
+        if self.cfg.membership_proof {
+            self.outputs.push_back(Output::ConfirmMembership { generation: term });
+        }
+        self.next_heartbeat = Some(now + self.cfg.heartbeat_interval.max(Duration::from_millis(1)));
+    }
+
+    fn bound_by_membership(&self, heartbeat_until: Time) -> Time {
+        bound(self.cfg.membership_proof, self.membership_until, heartbeat_until)
+    }
+
+    fn clamp(&mut self, now: Time) -> Time {
+        self.last_now = self.last_now.max(now);
+        self.last_now
+    }
+}
+
+fn bound(membership_proof: bool, membership_until: Option<Time>, heartbeat_until: Time) -> Time {
+    if membership_proof { heartbeat_until.min(membership_until.unwrap_or(Time::ZERO)) } else { heartbeat_until }
+}

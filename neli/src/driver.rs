@@ -1,0 +1,538 @@
+//! `Neli`: the async driver that runs the sans-IO core against a [`Broker`]
+//! and a [`Clock`], with goNELI's API (`pulse`, `is_leader`, `background`,
+//! `close`, `state`) plus `resign`, `token`, a status `watch` and an event
+//! `Stream`.
+//!
+//! The driver is one short loop: poll the broker, feed the core, carry out
+//! the core's outputs. Handlers run on their own task so a `Fenced` handler
+//! never delays the loop, while a `Revoked` handler holds the handover (the
+//! loop waits for it before acknowledging the revocation to the broker).
+//! Control requests (`close`, `resign`) from handlers or other tasks are
+//! flags the loop picks up, so a handler calling `close()` cannot deadlock.
+
+use std::collections::BTreeMap;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+use tokio_stream::wrappers::UnboundedReceiverStream;
+
+use crate::broker::{Broker, BrokerError, BrokerEvent, Membership};
+use crate::clock::Clock;
+use crate::config::{Config, ConfigError, ResolvedConfig};
+use crate::core::{Event, Member, Output, Time, Token};
+
+/// Lifecycle of an election handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum State {
+    Live,
+    Closing,
+    Closed,
+}
+
+/// How a finished election ended (not an error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// `close()` was called.
+    Closed,
+    /// The election topic was deleted (`neli end`): every member stops.
+    ElectionEnded,
+}
+
+/// Errors surfaced by the driver.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    #[error("invalid configuration: {0}")]
+    Config(#[from] ConfigError),
+    /// A fatal broker error; sticky: every later call returns it again.
+    #[error(transparent)]
+    Broker(#[from] BrokerError),
+    #[error("the election is closed")]
+    Closed,
+    #[error("the election was ended (its topic was deleted)")]
+    ElectionEnded,
+    #[error("close did not finish within {0:?}; resources were abandoned")]
+    CloseTimedOut(Duration),
+}
+
+/// A role this member leads, as published on the status channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lease {
+    pub token: Token,
+    /// The lease ends at this time on the member's clock.
+    pub until: Time,
+}
+
+/// Published on the status `watch` channel after every change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    pub state: State,
+    pub leading: BTreeMap<u32, Lease>,
+}
+
+type HandlerFn = Box<dyn FnMut(Event, Control) -> BoxFuture<'static, ()> + Send>;
+type Now = Arc<dyn Fn() -> Time + Send + Sync>;
+
+struct Shared {
+    status: watch::Sender<Status>,
+    requests: Mutex<Requests>,
+    subscribers: Mutex<Vec<mpsc::UnboundedSender<Event>>>,
+    fatal: Mutex<Option<Error>>,
+    now: Now,
+}
+
+#[derive(Default)]
+struct Requests {
+    close: bool,
+    resign: bool,
+}
+
+/// A cheap, cloneable handle for requesting `close`/`resign` and reading
+/// leadership from any task, including an event handler.
+#[derive(Clone)]
+pub struct Control {
+    shared: Arc<Shared>,
+}
+
+impl Control {
+    /// Asks the election loop to close; returns at once.
+    pub fn close(&self) {
+        self.shared.requests.lock().expect("requests lock").close = true;
+    }
+
+    /// Asks the election loop to give up leadership; returns at once.
+    pub fn resign(&self) {
+        self.shared.requests.lock().expect("requests lock").resign = true;
+    }
+
+    /// Whether this member leads role 0 now (lease not expired).
+    pub fn is_leader(&self) -> bool {
+        self.is_leader_of(0)
+    }
+
+    pub fn is_leader_of(&self, role: u32) -> bool {
+        let now = (self.shared.now)();
+        self.shared.status.borrow().leading.get(&role).is_some_and(|l| now < l.until)
+    }
+
+    /// The fencing token of role 0 while leading.
+    pub fn token(&self) -> Option<Token> {
+        self.is_leader().then(|| self.shared.status.borrow().leading.get(&0).map(|l| l.token)).flatten()
+    }
+
+    pub fn state(&self) -> State {
+        self.shared.status.borrow().state
+    }
+
+    pub fn status(&self) -> watch::Receiver<Status> {
+        self.shared.status.subscribe()
+    }
+
+    /// Every event from now on, in order. Unbounded: nothing is dropped.
+    pub fn events(&self) -> UnboundedReceiverStream<Event> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.shared.subscribers.lock().expect("subscribers lock").push(tx);
+        UnboundedReceiverStream::new(rx)
+    }
+
+    /// The first fatal error, if one happened.
+    pub fn error(&self) -> Option<Error> {
+        self.shared.fatal.lock().expect("fatal lock").clone()
+    }
+}
+
+/// The election handle. See the crate docs for a complete example.
+pub struct Neli<B: Broker, C: Clock> {
+    cfg: ResolvedConfig,
+    core: Member,
+    broker: B,
+    clock: C,
+    shared: Arc<Shared>,
+    handler: Option<mpsc::UnboundedSender<(Event, Option<oneshot::Sender<()>>)>>,
+    fatal: Option<Error>,
+    ended: bool,
+    state: State,
+    rejoin_at: Option<Time>,
+}
+
+impl<B: Broker, C: Clock> Neli<B, C> {
+    /// Validates `config`, subscribes to the election and returns the handle.
+    pub async fn new(config: &Config, mut broker: B, clock: C) -> Result<Self, Error> {
+        let cfg = config.resolve()?;
+        let partitions = broker.partition_count().await?;
+        if partitions < cfg.mode.partitions() {
+            tracing::warn!(topic = %cfg.topic, partitions, wanted = cfg.mode.partitions(), "election topic has fewer partitions than configured");
+        }
+        broker.subscribe().await?;
+        let core = Member::new(cfg.core(partitions));
+        let now: Now = {
+            let clock = clock.clone();
+            Arc::new(move || clock.now())
+        };
+        let shared = Arc::new(Shared {
+            status: watch::Sender::new(Status { state: State::Live, leading: BTreeMap::new() }),
+            requests: Mutex::new(Requests::default()),
+            subscribers: Mutex::new(Vec::new()),
+            fatal: Mutex::new(None),
+            now,
+        });
+        Ok(Neli { cfg, core, broker, clock, shared, handler: None, fatal: None, ended: false, state: State::Live, rejoin_at: None })
+    }
+
+    /// Sets the event handler. `Revoked` handlers hold the handover until
+    /// they return; `Acquired` and `Fenced` never block the election loop.
+    /// Handlers run one at a time, in event order, on their own task.
+    pub fn on_event<F, Fut>(&mut self, mut handler: F)
+    where
+        F: FnMut(Event, Control) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let mut handler: HandlerFn = Box::new(move |ev, ctl| handler(ev, ctl).boxed());
+        let (tx, mut rx) = mpsc::unbounded_channel::<(Event, Option<oneshot::Sender<()>>)>();
+        let control = self.control();
+        tokio::spawn(async move {
+            while let Some((event, done)) = rx.recv().await {
+                handler(event, control.clone()).await;
+                if let Some(done) = done {
+                    let _ = done.send(());
+                }
+            }
+        });
+        self.handler = Some(tx);
+    }
+
+    pub fn control(&self) -> Control {
+        Control { shared: self.shared.clone() }
+    }
+
+    pub fn config(&self) -> &ResolvedConfig {
+        &self.cfg
+    }
+
+    /// The core's view, for diagnostics (counters of ignored records, ...).
+    pub fn core(&self) -> &Member {
+        &self.core
+    }
+
+    /// Polls the broker for up to `timeout`, advances the election and
+    /// returns whether this member leads role 0.
+    pub async fn pulse(&mut self, timeout: Duration) -> Result<bool, Error> {
+        self.usable()?;
+        self.take_requests().await?;
+        if self.state != State::Live {
+            return Err(Error::Closed);
+        }
+        if self.rejoin_at.is_some_and(|at| at <= self.clock.now()) {
+            self.rejoin_at = None;
+            if let Err(e) = self.broker.subscribe().await {
+                self.broker_error(e)?;
+            }
+        }
+        let now = self.clock.now();
+        let mut wait = timeout;
+        for deadline in [self.core.poll_timeout(), self.rejoin_at].into_iter().flatten() {
+            wait = wait.min(deadline.saturating_since(now));
+        }
+        match self.broker.poll(wait).await {
+            Ok(events) => {
+                for event in events {
+                    self.apply(event).await?;
+                }
+            }
+            Err(e) => self.broker_error(e)?,
+        }
+        self.core.handle_timeout(self.clock.now());
+        self.drain().await?;
+        Ok(self.is_leader())
+    }
+
+    /// Whether this member leads role 0 now. False once the lease expires,
+    /// even if nothing has been polled since.
+    pub fn is_leader(&self) -> bool {
+        self.core.is_leader(0, self.clock.now())
+    }
+
+    pub fn is_leader_of(&self, role: u32) -> bool {
+        self.core.is_leader(role, self.clock.now())
+    }
+
+    /// The fencing token of role 0 while leading.
+    pub fn token(&self) -> Option<Token> {
+        self.is_leader().then(|| self.core.token(0)).flatten()
+    }
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// Gives up leadership now (leaders get `Revoked`) and stays out of the
+    /// group for the session timeout so another member takes over.
+    pub async fn resign(&mut self) -> Result<(), Error> {
+        self.usable()?;
+        self.core.resign(self.clock.now());
+        self.drain().await
+    }
+
+    /// Closes the election: leaders get `Revoked`, the broker is closed.
+    /// Bounded by the configured close timeout, also if the broker or a
+    /// handler hangs.
+    pub async fn close(&mut self) -> Result<(), Error> {
+        if self.state == State::Closed {
+            return Ok(());
+        }
+        self.state = State::Closing;
+        self.publish();
+        let limit = self.cfg.close_timeout;
+        let clock = self.clock.clone();
+        let sleep = clock.sleep(limit);
+        let result = {
+            let work = async {
+                self.core.close(self.clock.now());
+                let drained = self.drain().await;
+                let closed = self.broker.close().await.map_err(Error::from);
+                drained.and(closed)
+            };
+            tokio::select! {
+                biased;
+                r = work => r,
+                _ = sleep => Err(Error::CloseTimedOut(limit)),
+            }
+        };
+        self.state = State::Closed;
+        self.publish();
+        match result {
+            Err(Error::Broker(e)) if !e.is_fatal() => Ok(()),
+            other => other,
+        }
+    }
+
+    /// Runs the election loop on a task: pulse every `min_poll_interval`
+    /// until closed, ended or a fatal error.
+    pub fn background(mut self) -> Background {
+        let control = self.control();
+        let close_timeout = self.cfg.close_timeout;
+        let clock = self.clock.clone();
+        let limit = Box::new(move |d| {
+            let clock = clock.clone();
+            async move { clock.sleep(d).await }.boxed()
+        }) as Box<dyn Fn(Duration) -> BoxFuture<'static, ()> + Send>;
+        let task = tokio::spawn(async move {
+            let poll = self.cfg.min_poll_interval;
+            let result = loop {
+                match self.pulse(poll).await {
+                    Ok(_) => {}
+                    Err(Error::Closed) => break Ok(Outcome::Closed),
+                    Err(Error::ElectionEnded) => break Ok(Outcome::ElectionEnded),
+                    Err(e) => break Err(e),
+                }
+            };
+            if self.state != State::Closed {
+                let closed = self.close().await;
+                if result.is_ok() {
+                    closed?;
+                }
+            }
+            result
+        });
+        Background { task, control, close_timeout, sleep: limit }
+    }
+
+    fn usable(&self) -> Result<(), Error> {
+        if let Some(e) = &self.fatal {
+            return Err(e.clone());
+        }
+        if self.ended {
+            return Err(Error::ElectionEnded);
+        }
+        if self.state == State::Closed {
+            return Err(Error::Closed);
+        }
+        Ok(())
+    }
+
+    async fn take_requests(&mut self) -> Result<(), Error> {
+        let (close, resign) = {
+            let mut r = self.shared.requests.lock().expect("requests lock");
+            (std::mem::take(&mut r.close), std::mem::take(&mut r.resign))
+        };
+        if resign {
+            self.resign().await?;
+        }
+        if close {
+            self.close().await?;
+        }
+        Ok(())
+    }
+
+    async fn apply(&mut self, event: BrokerEvent) -> Result<(), Error> {
+        let now = self.clock.now();
+        match event {
+            BrokerEvent::Assigned { generation, partitions } => self.core.handle_assigned(now, generation, &partitions),
+            BrokerEvent::Revoked { partitions } => {
+                self.core.handle_revoked(now, &partitions);
+                // Revoked handlers finish before the partitions move on.
+                self.drain().await?;
+                if let Err(e) = self.broker.ack_revoked(&partitions).await {
+                    self.broker_error(e)?;
+                }
+            }
+            BrokerEvent::Lost { partitions } => self.core.handle_lost(now, &partitions),
+            BrokerEvent::Record(record) => self.core.handle_record(now, &record),
+            BrokerEvent::ElectionEnded => {
+                tracing::info!(topic = %self.cfg.topic, "election ended");
+                self.close().await?;
+                self.ended = true;
+                return Err(Error::ElectionEnded);
+            }
+        }
+        self.drain().await
+    }
+
+    /// Carries out the core's outputs until there are none.
+    async fn drain(&mut self) -> Result<(), Error> {
+        while let Some(output) = self.core.poll_output() {
+            match output {
+                Output::Produce { partition, payload } => {
+                    if let Err(e) = self.broker.produce(partition, payload).await {
+                        self.broker_error(e)?;
+                    }
+                }
+                Output::ConfirmMembership { generation } => {
+                    let sent = self.clock.now();
+                    match self.broker.confirm_membership(generation).await {
+                        Ok(m) => {
+                            let accepted = m == Membership::Confirmed;
+                            self.core.handle_membership(self.clock.now(), generation, sent, accepted);
+                        }
+                        Err(e) => self.broker_error(e)?,
+                    }
+                }
+                Output::LeaveGroup { rejoin_after } => {
+                    if let Err(e) = self.broker.leave().await {
+                        self.broker_error(e)?;
+                    }
+                    self.rejoin_at = Some(self.clock.now() + rejoin_after);
+                }
+                Output::Event(event) => self.deliver(event).await,
+            }
+        }
+        self.publish();
+        Ok(())
+    }
+
+    async fn deliver(&mut self, event: Event) {
+        tracing::info!(name = %self.cfg.name, ?event, "leadership transition");
+        self.publish();
+        self.shared.subscribers.lock().expect("subscribers lock").retain(|tx| tx.send(event).is_ok());
+        let Some(handler) = &self.handler else { return };
+        if matches!(event, Event::Revoked { .. }) {
+            let (done, wait) = oneshot::channel();
+            if handler.send((event, Some(done))).is_ok() {
+                let _ = wait.await;
+            }
+        } else {
+            let _ = handler.send((event, None));
+        }
+    }
+
+    fn broker_error(&mut self, e: BrokerError) -> Result<(), Error> {
+        if e.is_fatal() {
+            tracing::error!(error = %e, "fatal broker error");
+            let err = Error::Broker(e);
+            self.fatal = Some(err.clone());
+            self.shared.fatal.lock().expect("fatal lock").get_or_insert_with(|| err.clone());
+            Err(err)
+        } else {
+            tracing::warn!(error = %e, "retriable broker error");
+            Ok(())
+        }
+    }
+
+    fn publish(&self) {
+        let leading: BTreeMap<u32, Lease> = self
+            .core
+            .leading_roles()
+            .filter_map(|(role, token)| self.core.lease_until(role).map(|until| (role, Lease { token, until })))
+            .collect();
+        let status = Status { state: self.state, leading };
+        self.shared.status.send_if_modified(|s| {
+            let changed = *s != status;
+            *s = status;
+            changed
+        });
+    }
+}
+
+/// The handle of an election running in the background. Awaiting it waits
+/// for the loop to end.
+pub struct Background {
+    task: JoinHandle<Result<Outcome, Error>>,
+    control: Control,
+    close_timeout: Duration,
+    sleep: Box<dyn Fn(Duration) -> BoxFuture<'static, ()> + Send>,
+}
+
+impl Background {
+    pub fn control(&self) -> Control {
+        self.control.clone()
+    }
+    pub fn is_leader(&self) -> bool {
+        self.control.is_leader()
+    }
+    pub fn token(&self) -> Option<Token> {
+        self.control.token()
+    }
+    pub fn state(&self) -> State {
+        self.control.state()
+    }
+    pub fn status(&self) -> watch::Receiver<Status> {
+        self.control.status()
+    }
+    pub fn events(&self) -> UnboundedReceiverStream<Event> {
+        self.control.events()
+    }
+    /// The first fatal error, if one happened.
+    pub fn error(&self) -> Option<Error> {
+        self.control.error()
+    }
+    pub fn resign(&self) {
+        self.control.resign()
+    }
+
+    /// Closes the election and waits for the loop, never longer than the
+    /// close timeout plus one poll.
+    pub async fn close(self) -> Result<Outcome, Error> {
+        self.control.close();
+        let limit = self.close_timeout * 2;
+        let mut task = self.task;
+        tokio::select! {
+            biased;
+            joined = &mut task => flatten(joined),
+            _ = (self.sleep)(limit) => {
+                task.abort();
+                Err(Error::CloseTimedOut(self.close_timeout))
+            }
+        }
+    }
+}
+
+fn flatten(joined: Result<Result<Outcome, Error>, tokio::task::JoinError>) -> Result<Outcome, Error> {
+    match joined {
+        Ok(r) => r,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => Err(Error::Closed),
+    }
+}
+
+impl IntoFuture for Background {
+    type Output = Result<Outcome, Error>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.task.map(flatten))
+    }
+}

@@ -1,0 +1,51 @@
+//! neli: "exactly one worker does this" on Kafka — NELI leader election.
+//!
+//! Each member joins a consumer group on an election topic. Whoever is
+//! assigned a role's partition writes heartbeats there and leads while it
+//! reads its *own* fresh heartbeats back: leadership is a lease that lapses
+//! on its own. The protocol lives once, in the sans-IO [`core`]; [`Neli`]
+//! drives it with a [`Broker`] and a [`Clock`].
+//!
+//! ```
+//! use std::time::Duration;
+//! use neli::{Config, Event, Neli, SystemClock, testing::FakeCluster};
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), neli::Error> {
+//! let config = Config::builder()
+//!     .bootstrap_servers("127.0.0.1:9092")
+//!     .group("billing-cron")
+//!     .heartbeat_timeout(Duration::from_secs(5))
+//!     .build()?;
+//! // Production uses the Kafka broker and `SystemClock`; this example runs
+//! // on the in-memory fake so it needs no broker.
+//! let clock = SystemClock::new();
+//! let cluster = FakeCluster::new(1);
+//! let mut neli = Neli::new(&config, cluster.broker("a", clock.clone()), clock).await?;
+//! neli.on_event(|event, _control| async move {
+//!     match event {
+//!         Event::Acquired { token, .. } => println!("leading, fencing token {token}"),
+//!         Event::Revoked { .. } => println!("finish work, then hand over"),
+//!         Event::Fenced { .. } => println!("stop now"),
+//!     }
+//! });
+//! neli.pulse(Duration::from_millis(10)).await?; // joins, writes a heartbeat
+//! let leader = neli.pulse(Duration::from_millis(10)).await?; // reads it back
+//! assert!(leader && neli.token().is_some());
+//! neli.close().await?;
+//! # Ok(()) }
+//! ```
+
+pub mod broker;
+pub mod clock;
+pub mod config;
+pub mod core;
+mod driver;
+pub mod mock;
+pub mod testing;
+
+pub use broker::{Broker, BrokerError, BrokerEvent, ErrorKind, Membership};
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use config::{Config, ConfigBuilder, ConfigError, Mode, ResolvedConfig};
+pub use core::{Event, Time, Token};
+pub use driver::{Background, Control, Error, Lease, Neli, Outcome, State, Status};
+pub use mock::{Election, MockNeli, Transition};

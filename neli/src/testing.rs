@@ -1,0 +1,259 @@
+//! An in-memory broker for tests of code that drives [`crate::Neli`]: one
+//! [`FakeCluster`] (group coordinator + election topic) shared by any number
+//! of [`FakeBroker`]s, with knobs to evict members, inject foreign records,
+//! fail calls, hang `close` and end the election.
+//!
+//! Deliberately simple: rebalances are instantaneous and eager, partition
+//! `p` goes to the `p mod n`-th member in name order. The simulator
+//! (`neli-sim`) models Kafka's timing faithfully; this is for unit tests.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+use crate::broker::{Broker, BrokerError, BrokerEvent, Membership};
+use crate::clock::Clock;
+use crate::core::Record;
+
+#[derive(Default)]
+struct FakeMember {
+    joined: bool,
+    generation: u64,
+    assigned: Vec<u32>,
+    queue: VecDeque<BrokerEvent>,
+    fail_next: VecDeque<BrokerError>,
+    hang_close: bool,
+    notify: Arc<Notify>,
+}
+
+struct ClusterState {
+    partitions: u32,
+    generation: u64,
+    members: BTreeMap<String, FakeMember>,
+    logs: Vec<Vec<Vec<u8>>>,
+    calls: Vec<String>,
+}
+
+/// The shared in-memory cluster. Clones share state.
+#[derive(Clone)]
+pub struct FakeCluster {
+    state: Arc<Mutex<ClusterState>>,
+}
+
+impl FakeCluster {
+    /// A cluster whose election topic has `partitions` partitions.
+    pub fn new(partitions: u32) -> FakeCluster {
+        let state = ClusterState {
+            partitions,
+            generation: 0,
+            members: BTreeMap::new(),
+            logs: vec![Vec::new(); partitions as usize],
+            calls: Vec::new(),
+        };
+        FakeCluster { state: Arc::new(Mutex::new(state)) }
+    }
+
+    /// A broker connection for member `name`, waiting on `clock`.
+    pub fn broker<C: Clock>(&self, name: &str, clock: C) -> FakeBroker<C> {
+        self.lock().members.entry(name.to_owned()).or_default();
+        FakeBroker { cluster: self.clone(), name: name.to_owned(), clock }
+    }
+
+    /// The group coordinator drops `name` (session timeout): it gets a lost
+    /// revocation and stays out until it subscribes again.
+    pub fn evict(&self, name: &str) {
+        let mut s = self.lock();
+        if let Some(m) = s.members.get_mut(name) {
+            m.joined = false;
+            let lost = std::mem::take(&mut m.assigned);
+            if !lost.is_empty() {
+                m.queue.push_back(BrokerEvent::Lost { partitions: lost });
+            }
+            m.notify.notify_one();
+        }
+        s.calls.push(format!("evict {name}"));
+        s.rebalance();
+    }
+
+    /// A foreign writer appends `payload` to `partition`.
+    pub fn write(&self, partition: u32, payload: Vec<u8>) {
+        self.lock().append(partition, payload);
+    }
+
+    /// The next broker call of `name` fails with `error`.
+    pub fn fail_next(&self, name: &str, error: BrokerError) {
+        let mut s = self.lock();
+        let m = s.members.entry(name.to_owned()).or_default();
+        m.fail_next.push_back(error);
+        m.notify.notify_one();
+    }
+
+    /// `close` of `name` never returns (a hung client).
+    pub fn hang_close(&self, name: &str) {
+        self.lock().members.entry(name.to_owned()).or_default().hang_close = true;
+    }
+
+    /// Deletes the election: every member observes `ElectionEnded`.
+    pub fn end_election(&self) {
+        let mut s = self.lock();
+        for m in s.members.values_mut() {
+            m.queue.push_back(BrokerEvent::ElectionEnded);
+            m.notify.notify_one();
+        }
+    }
+
+    /// Which member holds `partition` now.
+    pub fn owner(&self, partition: u32) -> Option<String> {
+        let s = self.lock();
+        s.members.iter().find(|(_, m)| m.assigned.contains(&partition)).map(|(n, _)| n.clone())
+    }
+
+    /// Every broker call so far, as `"<member> <call>"` lines.
+    pub fn calls(&self) -> Vec<String> {
+        self.lock().calls.clone()
+    }
+
+    /// Payloads written to `partition`, in offset order.
+    pub fn log(&self, partition: u32) -> Vec<Vec<u8>> {
+        self.lock().logs.get(partition as usize).cloned().unwrap_or_default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ClusterState> {
+        self.state.lock().expect("fake cluster lock")
+    }
+}
+
+impl ClusterState {
+    fn rebalance(&mut self) {
+        self.generation += 1;
+        let generation = self.generation;
+        let names: Vec<String> = self.members.iter().filter(|(_, m)| m.joined).map(|(n, _)| n.clone()).collect();
+        for m in self.members.values_mut().filter(|m| m.joined) {
+            let old = std::mem::take(&mut m.assigned);
+            if !old.is_empty() {
+                m.queue.push_back(BrokerEvent::Revoked { partitions: old });
+            }
+        }
+        for (i, name) in names.iter().enumerate() {
+            let partitions: Vec<u32> = (0..self.partitions).filter(|p| *p as usize % names.len() == i).collect();
+            let m = self.members.get_mut(name).expect("joined member exists");
+            m.generation = generation;
+            m.assigned = partitions.clone();
+            m.queue.push_back(BrokerEvent::Assigned { generation, partitions });
+            m.notify.notify_one();
+        }
+    }
+
+    fn append(&mut self, partition: u32, payload: Vec<u8>) {
+        let Some(log) = self.logs.get_mut(partition as usize) else { return };
+        let offset = log.len() as u64;
+        log.push(payload.clone());
+        for m in self.members.values_mut().filter(|m| m.assigned.contains(&partition)) {
+            let record = Record { partition, offset, timestamp: None, payload: payload.clone() };
+            m.queue.push_back(BrokerEvent::Record(record));
+            m.notify.notify_one();
+        }
+    }
+}
+
+/// One member's connection to a [`FakeCluster`].
+pub struct FakeBroker<C: Clock> {
+    cluster: FakeCluster,
+    name: String,
+    clock: C,
+}
+
+impl<C: Clock> FakeBroker<C> {
+    fn enter(&self, call: &str) -> Result<MutexGuard<'_, ClusterState>, BrokerError> {
+        let mut s = self.cluster.lock();
+        s.calls.push(format!("{} {call}", self.name));
+        let m = s.members.get_mut(&self.name).expect("member registered by FakeCluster::broker");
+        match m.fail_next.pop_front() {
+            Some(e) => Err(e),
+            None => Ok(s),
+        }
+    }
+
+    fn member<'a>(&self, s: &'a mut ClusterState) -> &'a mut FakeMember {
+        s.members.get_mut(&self.name).expect("member registered by FakeCluster::broker")
+    }
+}
+
+impl<C: Clock> Broker for FakeBroker<C> {
+    async fn subscribe(&mut self) -> Result<(), BrokerError> {
+        let mut s = self.enter("subscribe")?;
+        self.member(&mut s).joined = true;
+        s.rebalance();
+        Ok(())
+    }
+
+    async fn poll(&mut self, timeout: Duration) -> Result<Vec<BrokerEvent>, BrokerError> {
+        let notify = {
+            let mut s = self.cluster.lock();
+            let m = self.member(&mut s);
+            if let Some(e) = m.fail_next.pop_front() {
+                return Err(e);
+            }
+            if !m.queue.is_empty() {
+                return Ok(m.queue.drain(..).collect());
+            }
+            m.notify.clone()
+        };
+        tokio::select! {
+            _ = notify.notified() => {}
+            _ = self.clock.sleep(timeout) => {}
+        }
+        let mut s = self.cluster.lock();
+        Ok(self.member(&mut s).queue.drain(..).collect())
+    }
+
+    async fn produce(&mut self, partition: u32, payload: Vec<u8>) -> Result<(), BrokerError> {
+        let mut s = self.enter(&format!("produce {partition}"))?;
+        s.append(partition, payload);
+        Ok(())
+    }
+
+    async fn confirm_membership(&mut self, generation: u64) -> Result<Membership, BrokerError> {
+        let mut s = self.enter(&format!("confirm {generation}"))?;
+        let m = self.member(&mut s);
+        Ok(if m.joined && m.generation == generation { Membership::Confirmed } else { Membership::Rejected })
+    }
+
+    async fn ack_revoked(&mut self, partitions: &[u32]) -> Result<(), BrokerError> {
+        let _ = self.enter(&format!("ack_revoked {partitions:?}"))?;
+        Ok(())
+    }
+
+    async fn leave(&mut self) -> Result<(), BrokerError> {
+        let mut s = self.enter("leave")?;
+        let m = self.member(&mut s);
+        m.joined = false;
+        m.assigned.clear();
+        s.rebalance();
+        Ok(())
+    }
+
+    async fn partition_count(&mut self) -> Result<u32, BrokerError> {
+        Ok(self.enter("partition_count")?.partitions)
+    }
+
+    async fn close(&mut self) -> Result<(), BrokerError> {
+        let hang = {
+            let mut s = self.enter("close")?;
+            let m = self.member(&mut s);
+            let hang = m.hang_close;
+            if !hang {
+                m.joined = false;
+                m.assigned.clear();
+                s.rebalance();
+            }
+            hang
+        };
+        if hang {
+            std::future::pending::<()>().await;
+        }
+        Ok(())
+    }
+}
