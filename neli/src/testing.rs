@@ -222,7 +222,7 @@ impl<C: Clock> Broker for FakeBroker<C> {
     }
 
     async fn ack_revoked(&mut self, partitions: &[u32]) -> Result<(), BrokerError> {
-        let _ = self.enter(&format!("ack_revoked {partitions:?}"))?;
+        drop(self.enter(&format!("ack_revoked {partitions:?}"))?);
         Ok(())
     }
 
