@@ -12,12 +12,19 @@ use crate::core::Record;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BrokerEvent {
     /// Eager assignment: the full set of partitions held in `generation`.
-    Assigned { generation: u64, partitions: Vec<u32> },
+    Assigned {
+        generation: u64,
+        partitions: Vec<u32>,
+    },
     /// Orderly revocation. The broker must not release the partitions to
     /// another member until [`Broker::ack_revoked`] is called.
-    Revoked { partitions: Vec<u32> },
+    Revoked {
+        partitions: Vec<u32>,
+    },
     /// The assignment was lost (session timeout, eviction): no handover wait.
-    Lost { partitions: Vec<u32> },
+    Lost {
+        partitions: Vec<u32>,
+    },
     Record(Record),
     /// The election topic was deleted: every member stops (terminal).
     ElectionEnded,
@@ -70,10 +77,7 @@ pub trait Broker: Send + 'static {
     /// Produces `payload` to `partition` of the election topic.
     fn produce(&mut self, partition: u32, payload: Vec<u8>) -> impl Future<Output = Result<(), BrokerError>> + Send;
     /// Synchronous, generation-checked membership proof (an offset commit).
-    fn confirm_membership(
-        &mut self,
-        generation: u64,
-    ) -> impl Future<Output = Result<Membership, BrokerError>> + Send;
+    fn confirm_membership(&mut self, generation: u64) -> impl Future<Output = Result<Membership, BrokerError>> + Send;
     /// The handler for a revocation finished: the partitions may move on.
     fn ack_revoked(&mut self, partitions: &[u32]) -> impl Future<Output = Result<(), BrokerError>> + Send;
     /// Leaves the group (resign); `subscribe` joins again.

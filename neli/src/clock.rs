@@ -110,6 +110,7 @@ mod tests {
             let clock = clock.clone();
             async move { clock.sleep(Duration::from_millis(100)).await }
         });
+        tokio::task::yield_now().await; // the sleeper takes its deadline at t=0
         clock.advance(Duration::from_millis(99));
         tokio::task::yield_now().await;
         assert!(!sleeper.is_finished());

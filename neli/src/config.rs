@@ -176,7 +176,9 @@ pub enum ConfigError {
          the lease must outlast a rebalance for continuous availability"
     )]
     NonExclusiveLeaseTooShort { t: Duration, s: Duration },
-    #[error("heartbeat_interval ({interval:?}) must be below heartbeat_timeout ({t:?}) or the lease lapses between heartbeats")]
+    #[error(
+        "heartbeat_interval ({interval:?}) must be below heartbeat_timeout ({t:?}) or the lease lapses between heartbeats"
+    )]
     IntervalTooLong { interval: Duration, t: Duration },
     #[error("mode: {field} must be at least 1 (got {value})")]
     ZeroCount { field: &'static str, value: u32 },
@@ -499,15 +501,23 @@ mod tests {
         // group can hand the partition to someone else.
         let err = base().heartbeat_timeout(Duration::from_secs(6)).session_timeout(Duration::from_secs(6)).build();
         let msg = err.unwrap_err().to_string();
-        assert!(msg.starts_with("heartbeat_timeout (6s) must be below session.timeout.ms (6s) in exclusive mode"), "{msg}");
-        assert!(base().heartbeat_timeout(Duration::from_secs(5)).session_timeout(Duration::from_secs(6)).build().is_ok());
+        assert!(
+            msg.starts_with("heartbeat_timeout (6s) must be below session.timeout.ms (6s) in exclusive mode"),
+            "{msg}"
+        );
+        assert!(
+            base().heartbeat_timeout(Duration::from_secs(5)).session_timeout(Duration::from_secs(6)).build().is_ok()
+        );
     }
 
     #[test]
     fn non_exclusive_mode_needs_lease_above_session() {
         let multi = Mode::MultiRole { roles: 4, partitions: 2, exclusive: false };
         let err = base().mode(multi).heartbeat_timeout(Duration::from_secs(5)).build().unwrap_err();
-        assert_eq!(err, ConfigError::NonExclusiveLeaseTooShort { t: Duration::from_secs(5), s: Duration::from_secs(15) });
+        assert_eq!(
+            err,
+            ConfigError::NonExclusiveLeaseTooShort { t: Duration::from_secs(5), s: Duration::from_secs(15) }
+        );
         let ok = base().mode(multi).heartbeat_timeout(Duration::from_secs(5)).session_timeout(Duration::from_secs(3));
         assert!(ok.build().is_ok());
     }

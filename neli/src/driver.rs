@@ -181,7 +181,18 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             fatal: Mutex::new(None),
             now,
         });
-        Ok(Neli { cfg, core, broker, clock, shared, handler: None, fatal: None, ended: false, state: State::Live, rejoin_at: None })
+        Ok(Neli {
+            cfg,
+            core,
+            broker,
+            clock,
+            shared,
+            handler: None,
+            fatal: None,
+            ended: false,
+            state: State::Live,
+            rejoin_at: None,
+        })
     }
 
     /// Sets the event handler. `Revoked` handlers hold the handover until

@@ -536,8 +536,7 @@ impl Member {
             self.seq += 1;
             let hb = Heartbeat { role: *role, term, seq: self.seq, sent_at: now, name: self.cfg.name.clone() };
             self.counters.heartbeats_sent += 1;
-            self.outputs
-                .push_back(Output::Produce { partition: self.cfg.partition_of(*role), payload: hb.encode() });
+            self.outputs.push_back(Output::Produce { partition: self.cfg.partition_of(*role), payload: hb.encode() });
         }
         if self.cfg.membership_proof {
             self.outputs.push_back(Output::ConfirmMembership { generation: term });

@@ -1,0 +1,277 @@
+//! Named scenarios for the sans-IO core: goNELI's behaviours and the new
+//! lease rules. Each test injects one fault where it happens in the story.
+
+use neli::core::{CoreConfig, Event, Heartbeat, Member, Output, Token, UnsafeVariant};
+
+use crate::core_loop::{Loop, dur, ms};
+
+fn elected() -> Loop {
+    let mut l = Loop::exclusive();
+    l.assign(ms(0), 1, &[0]);
+    l.read_back(ms(5));
+    assert!(l.member.is_leader(0, ms(5)));
+    l.take_events();
+    l
+}
+
+#[test]
+fn assignment_of_partition_0_leads_once_own_heartbeat_is_read_back() {
+    let mut l = Loop::exclusive();
+    l.assign(ms(0), 1, &[0]);
+    // Assigned is not leading: the log has not proven reachable yet.
+    assert!(!l.member.is_leader(0, ms(0)));
+    l.read_back(ms(5));
+    assert_eq!(l.take_events(), vec![Event::Acquired { role: 0, token: Token(0) }]);
+    assert_eq!(l.member.lease_until(0), Some(ms(1000)), "lease = own heartbeat send time + T");
+}
+
+#[test]
+fn assignment_without_partition_0_never_leads() {
+    let mut cfg = CoreConfig::exclusive("me", dur(1000));
+    cfg.partitions = 2; // topic created with 2 partitions, exclusive role on 0
+    let mut l = Loop::with(cfg);
+    l.assign(ms(0), 1, &[1]);
+    l.run_healthy(ms(0), ms(3000), 100);
+    assert!(l.take_events().is_empty());
+    assert!(l.log.is_empty() && l.next_offset == 0, "no heartbeats for roles we cannot hold");
+}
+
+#[test]
+fn revoking_other_partitions_emits_nothing() {
+    let mut cfg = CoreConfig::exclusive("me", dur(1000));
+    cfg.partitions = 2;
+    let mut l = Loop::with(cfg);
+    l.assign(ms(0), 1, &[0, 1]);
+    l.read_back(ms(5));
+    l.take_events();
+    l.member.handle_revoked(ms(10), &[1]);
+    l.drain(ms(10));
+    assert!(l.take_events().is_empty());
+    assert!(l.member.is_leader(0, ms(10)));
+}
+
+#[test]
+fn revoking_partition_0_is_an_orderly_revoke() {
+    let mut l = elected();
+    l.member.handle_revoked(ms(10), &[0]);
+    l.drain(ms(10));
+    assert_eq!(l.take_events(), vec![Event::Revoked { role: 0 }]);
+    assert!(!l.member.is_leader(0, ms(10)));
+}
+
+#[test]
+fn lost_assignment_is_fenced_not_revoked() {
+    let mut l = elected();
+    l.member.handle_lost(ms(10), &[0]);
+    l.drain(ms(10));
+    assert_eq!(l.take_events(), vec![Event::Fenced { role: 0 }]);
+}
+
+#[test]
+fn heartbeat_timeout_fences_at_send_time_plus_t() {
+    let mut l = elected();
+    // The log becomes unreachable: heartbeats are produced but never read.
+    l.tick(ms(999));
+    l.log.clear();
+    assert!(l.take_events().is_empty());
+    l.tick(ms(1000));
+    assert_eq!(l.take_events(), vec![Event::Fenced { role: 0 }]);
+}
+
+#[test]
+fn lease_expires_without_any_further_input() {
+    // A stalled loop must not keep a stale "true" (goNELI keeps a flag).
+    let l = elected();
+    assert!(l.member.is_leader(0, ms(999)));
+    assert!(!l.member.is_leader(0, ms(1000)));
+}
+
+#[test]
+fn heartbeat_after_fence_reacquires_with_a_larger_token() {
+    let mut l = elected();
+    l.log.clear();
+    l.tick(ms(1000));
+    assert_eq!(l.take_events(), vec![Event::Fenced { role: 0 }]);
+    l.tick(ms(1250)); // next heartbeat goes out
+    l.read_back(ms(1260));
+    let events = l.take_events();
+    let [Event::Acquired { token, .. }] = events[..] else { panic!("expected one Acquired, got {events:?}") };
+    assert!(token > Token(0), "token {token} must exceed the previous term's 0");
+}
+
+#[test]
+fn foreign_records_do_not_extend_the_lease() {
+    let mut l = elected();
+    let stranger = Heartbeat { role: 0, term: 1, seq: 9, sent_at: ms(900), name: "stranger".into() };
+    l.log.clear();
+    for at in [300, 600, 900] {
+        let r = l.foreign(0, stranger.encode());
+        l.member.handle_record(ms(at), &r);
+    }
+    assert_eq!(l.member.counters().foreign, 3);
+    l.tick(ms(1000));
+    assert_eq!(l.take_events(), vec![Event::Fenced { role: 0 }]);
+}
+
+#[test]
+fn garbage_records_are_ignored_and_counted() {
+    let mut l = elected();
+    for bytes in [&b""[..], b"NELI", b"\xff\x00garbage", b"NELI\x01short"] {
+        let r = l.foreign(0, bytes.to_vec());
+        l.member.handle_record(ms(10), &r);
+    }
+    assert_eq!(l.member.counters().undecodable, 4);
+    assert!(l.take_events().is_empty());
+    assert_eq!(l.member.lease_until(0), Some(ms(1000)));
+}
+
+#[test]
+fn buffered_own_heartbeats_do_not_revive_a_paused_leader() {
+    // DESIGN §4.1: the leader is paused 0.3 s..5 s; its own heartbeats sat in
+    // the fetch buffer and are drained on resume.
+    let mut l = elected();
+    l.tick(ms(250));
+    l.tick(ms(300));
+    let buffered = std::mem::take(&mut l.log);
+    l.tick(ms(5000));
+    assert_eq!(l.take_events(), vec![Event::Fenced { role: 0 }]);
+    for r in &buffered {
+        l.member.handle_record(ms(5001), r);
+    }
+    l.drain(ms(5001));
+    assert!(l.take_events().is_empty(), "stale evidence must not re-acquire");
+    assert!(l.member.counters().expired_on_arrival >= 1);
+}
+
+#[test]
+fn receipt_time_variant_is_revived_by_buffered_heartbeats() {
+    // The broken goNELI behaviour, kept for the harness to catch.
+    let mut cfg = CoreConfig::exclusive("me", dur(1000));
+    cfg.unsafe_variant = UnsafeVariant { lease_from_receipt: true, ..Default::default() };
+    let mut l = Loop::with(cfg);
+    l.assign(ms(0), 1, &[0]);
+    l.read_back(ms(5));
+    l.tick(ms(250));
+    let buffered = std::mem::take(&mut l.log);
+    l.tick(ms(5000));
+    l.take_events();
+    for r in &buffered {
+        l.member.handle_record(ms(5001), r);
+    }
+    l.drain(ms(5001));
+    assert!(matches!(l.take_events()[..], [Event::Acquired { .. }]));
+}
+
+#[test]
+fn heartbeats_from_an_older_generation_are_stale() {
+    let mut l = elected();
+    l.tick(ms(250));
+    let old = std::mem::take(&mut l.log);
+    // A rebalance hands partition 0 back to us in generation 2 without an
+    // intervening revoke (cooperative-like): old-term records are ignored.
+    l.assign(ms(260), 2, &[0]);
+    for r in &old {
+        l.member.handle_record(ms(270), r);
+    }
+    assert_eq!(l.member.counters().stale_term, 1);
+}
+
+#[test]
+fn grace_delays_acquisition() {
+    let mut cfg = CoreConfig::exclusive("me", dur(1000));
+    cfg.grace = dur(400);
+    let mut l = Loop::with(cfg);
+    l.assign(ms(0), 1, &[0]);
+    l.read_back(ms(5));
+    assert!(l.take_events().is_empty());
+    assert_eq!(l.member.poll_timeout(), Some(ms(250)), "next heartbeat comes before grace ends");
+    l.run_healthy(ms(250), ms(399), 50);
+    assert!(l.take_events().is_empty());
+    l.tick(ms(400));
+    assert!(matches!(l.take_events()[..], [Event::Acquired { .. }]));
+}
+
+#[test]
+fn lease_is_bounded_by_membership_proof() {
+    // DESIGN §4.3: the member still reads its own heartbeats but can no longer
+    // prove to the coordinator that it is a member.
+    let mut l = elected();
+    l.coordinator_reachable = false;
+    let mut now = ms(250);
+    while now < ms(1500) {
+        l.tick(now);
+        l.read_back(now);
+        now = now + dur(50);
+    }
+    assert_eq!(l.take_events(), vec![Event::Fenced { role: 0 }]);
+    assert!(!l.member.is_leader(0, ms(1000)), "last proof was sent at 0 ms, T = 1000 ms");
+}
+
+#[test]
+fn rejected_membership_fences_immediately() {
+    let mut l = elected();
+    l.member.handle_membership(ms(100), 1, ms(100), false);
+    l.drain(ms(100));
+    assert_eq!(l.take_events(), vec![Event::Fenced { role: 0 }]);
+    assert_eq!(l.member.generation(), None);
+}
+
+#[test]
+fn resign_revokes_leaves_and_ignores_the_old_generation() {
+    let mut l = elected();
+    l.member.resign(ms(100));
+    l.drain(ms(100));
+    assert_eq!(l.take_events(), vec![Event::Revoked { role: 0 }]);
+    assert!(l.left_group);
+    l.assign(ms(110), 1, &[0]);
+    l.run_healthy(ms(110), ms(500), 50);
+    assert!(l.take_events().is_empty(), "a late assignment of the resigned generation is ignored");
+    l.assign(ms(600), 2, &[0]);
+    l.read_back(ms(601));
+    assert!(matches!(l.take_events()[..], [Event::Acquired { .. }]));
+}
+
+#[test]
+fn close_revokes_and_ignores_later_input() {
+    let mut l = elected();
+    l.member.close(ms(100));
+    l.drain(ms(100));
+    assert_eq!(l.take_events(), vec![Event::Revoked { role: 0 }]);
+    l.assign(ms(200), 2, &[0]);
+    l.run_healthy(ms(200), ms(600), 50);
+    assert!(l.take_events().is_empty());
+    assert_eq!(l.member.poll_timeout(), None);
+}
+
+#[test]
+fn multi_role_assigns_roles_by_j_mod_m() {
+    // Reference: NELI §4 — role j lives on partition j mod M.
+    let cfg = CoreConfig { roles: 4, partitions: 2, ..CoreConfig::exclusive("me", dur(1000)) };
+    let mut l = Loop::with(cfg);
+    l.assign(ms(0), 1, &[1]);
+    l.read_back(ms(5));
+    let mut acquired: Vec<u32> = l.take_events().iter().map(Event::role).collect();
+    acquired.sort();
+    assert_eq!(acquired, vec![1, 3]);
+    assert!(l.member.is_leader(3, ms(5)) && !l.member.is_leader(2, ms(5)));
+}
+
+#[test]
+fn early_timeouts_change_nothing() {
+    let mut l = elected();
+    let deadline = l.member.poll_timeout().expect("a leader has a deadline");
+    l.member.handle_timeout(deadline - dur(1));
+    assert!(l.member.poll_output().is_none());
+    assert_eq!(l.member.poll_timeout(), Some(deadline));
+    assert_eq!(l.member.lease_until(0), Some(ms(1000)));
+}
+
+#[test]
+fn heartbeats_carry_identity_term_sequence_and_send_time() {
+    let mut m = Member::new(CoreConfig::exclusive("host_1_2", dur(1000)));
+    m.handle_assigned(ms(42), 7, &[0]);
+    let Some(Output::Produce { partition: 0, payload }) = m.poll_output() else { panic!("expected a heartbeat") };
+    let hb = Heartbeat::decode(&payload).expect("own heartbeat decodes");
+    assert_eq!(hb, Heartbeat { role: 0, term: 7, seq: 1, sent_at: ms(42), name: "host_1_2".into() });
+    assert_eq!(m.poll_output(), Some(Output::ConfirmMembership { generation: 7 }));
+}
