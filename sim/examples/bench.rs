@@ -17,7 +17,7 @@ fn bare(seed: u64, sim_secs: u64) {
         .tick_duration(neli_sim::TICK)
         .simulation_duration(Duration::from_secs(sim_secs + 60))
         .min_message_latency(Duration::from_millis(1))
-        .max_message_latency(Duration::from_millis(10))
+        .max_message_latency(Duration::from_millis(25))
         .build();
     sim.host("b0", || async {
         let l = turmoil::net::TcpListener::bind(("0.0.0.0", 9092)).await?;

@@ -28,6 +28,10 @@ pub struct Figures {
     pub acquisitions: u64,
     pub writes: u64,
     pub stale_writes: u64,
+    /// Stale-term heartbeats in the partition logs (zombie writes, hazard 2).
+    pub zombie_heartbeats: u64,
+    /// Some member held role 0 when the run ended (liveness).
+    pub leader_at_end: bool,
 }
 
 impl Figures {
@@ -134,6 +138,7 @@ pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figur
         let first = hs.first().map(|h| h.start);
         if role == 0 {
             f.first_leader_ms = first;
+            f.leader_at_end = hs.iter().any(|h| h.end >= end);
         }
         let (mut count, mut last) = (0i64, first.unwrap_or(end));
         let mut overlap_start = None;

@@ -125,6 +125,24 @@ impl BrokerState {
             logs: (0..partitions).map(|p| (p, Vec::new())).collect(),
         }
     }
+
+    /// Heartbeats written with an older term after a newer term was
+    /// already in the log: a zombie's writes (hazard 2).
+    pub fn zombie_heartbeats(&self) -> u64 {
+        let mut n = 0;
+        for log in self.logs.values() {
+            let mut newest = 0;
+            for r in log {
+                if let Ok(hb) = neli::core::Heartbeat::decode(&r.payload) {
+                    if hb.term < newest {
+                        n += 1;
+                    }
+                    newest = newest.max(hb.term);
+                }
+            }
+        }
+        n
+    }
 }
 
 /// Everything a broker host needs; shared with the run so faults can reach it.

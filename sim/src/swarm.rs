@@ -17,8 +17,9 @@ pub fn random_faults(s: &Scenario, seed: u64) -> Vec<Fault> {
     for i in 0..r.faults as u64 {
         let pick = |salt: u64, n: u64| mix(seed, 1000 + i * 16 + salt) % n.max(1);
         let kind = r.kinds[pick(0, r.kinds.len() as u64) as usize];
-        // Faults start in the middle of the run so the end shows recovery.
-        let at = dur / 10 + pick(1, dur * 6 / 10);
+        // Faults start in the middle of the run and end by 80% of it, so
+        // the end shows recovery.
+        let at = dur / 10 + pick(1, dur / 2);
         let mut f = Fault::new(Dur(at as i64), kind);
         let member = if pick(2, 2) == 0 {
             "leader".to_owned()
@@ -26,7 +27,8 @@ pub fn random_faults(s: &Scenario, seed: u64) -> Vec<Fault> {
             format!("m{}", pick(3, s.election.members as u64))
         };
         let other = format!("m{}", pick(4, s.election.members as u64));
-        let length = 500 + pick(5, r.max_duration.ms().saturating_sub(500));
+        let room = (dur * 8 / 10).saturating_sub(at).max(500);
+        let length = (500 + pick(5, r.max_duration.ms().saturating_sub(500))).min(room);
         f.duration = Some(Dur(length as i64));
         match kind {
             FaultKind::Partition | FaultKind::Latency => {

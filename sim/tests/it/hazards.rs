@@ -4,9 +4,9 @@
 
 use crate::{assert_flagged, assert_survives, scenario};
 
-fn story(election_extra: &str, cluster: &str, faults: &str) -> String {
+fn story(name: &str, election_extra: &str, cluster: &str, faults: &str) -> String {
     format!(
-        "name = \"hazard\"\nduration = \"30s\"\n{cluster}\n[election]\nmembers = 3\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n{election_extra}\n{faults}\n[expect]\nmax_overlap = \"0s\"\n"
+        "name = \"{name}\"\nduration = \"30s\"\n{cluster}\n[election]\nmembers = 3\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n{election_extra}\n{faults}\n[expect]\nmax_overlap = \"0s\"\n"
     )
 }
 
@@ -17,7 +17,7 @@ const PAUSE: &str =
 // buffered input; its lease ended on its own clock, so no overlap.
 #[test]
 fn hazard1_leader_pause_longer_than_session() {
-    let s = scenario(&story("", "", PAUSE));
+    let s = scenario(&story("hazard1-pause", "", "", PAUSE));
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
         assert!(
@@ -32,7 +32,8 @@ fn hazard1_leader_pause_longer_than_session() {
 #[test]
 fn hazard1_broken_lease_longer_than_session_overlaps() {
     let s = scenario(
-        &story("", "", PAUSE).replace("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"4s\""),
+        &story("hazard1-broken", "", "", PAUSE)
+            .replace("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"4s\""),
     );
     assert_flagged(&s, 1..4, "overlap");
 }
@@ -41,11 +42,17 @@ fn hazard1_broken_lease_longer_than_session_overlaps() {
 // assignment reaches it; the new owner must ignore them (own evidence only).
 #[test]
 fn hazard2_zombie_heartbeats_do_not_extend_anyone() {
-    let s = scenario(&story("", "", &PAUSE.replace("5s", "4s")));
+    let s = scenario(&story("hazard2-zombie", "", "", &PAUSE.replace("5s", "4s")));
+    let mut zombies = 0;
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
         assert_eq!(r.figures.stale_writes, 0);
+        zombies += r.figures.zombie_heartbeats;
     }
+    assert!(
+        zombies > 0,
+        "the hazard was reproduced: the resumed member wrote stale-term heartbeats"
+    );
 }
 
 // Hazard 3: the leader reaches the partition leader (b1) but not the
@@ -55,7 +62,7 @@ fn hazard2_zombie_heartbeats_do_not_extend_anyone() {
 fn hazard3_isolated_from_coordinator() {
     let cluster = "[cluster]\nbrokers = 2\ncoordinator = \"b0\"\npartition_leader = \"b1\"";
     let faults = "[[faults]]\nat = \"10s\"\nkind = \"isolate-coordinator\"\ntarget = \"leader\"\nduration = \"8s\"\n";
-    let s = scenario(&story("", cluster, faults));
+    let s = scenario(&story("hazard3-isolate", "", cluster, faults));
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
         assert!(
@@ -71,7 +78,7 @@ fn hazard3_isolated_from_coordinator() {
 #[test]
 fn hazard4_clock_step_and_drift() {
     let faults = "[[faults]]\nat = \"8s\"\nkind = \"clock-drift\"\ntarget = \"leader\"\nppm = -50000\n[[faults]]\nat = \"12s\"\nkind = \"clock-step\"\ntarget = \"leader\"\nby = \"-2s\"\n[[faults]]\nat = \"16s\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"4s\"\n";
-    let s = scenario(&story("", "", faults));
+    let s = scenario(&story("hazard4-clock", "", "", faults));
     for seed in 1..4 {
         assert_survives(&s, seed);
     }
@@ -82,7 +89,7 @@ fn hazard4_clock_step_and_drift() {
 #[test]
 fn hazard4_broken_t_not_below_s_overlaps() {
     let s = scenario(
-        &story("", "", PAUSE)
+        &story("hazard4-broken", "", "", PAUSE)
             .replace("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"2s\"")
             .replace("session_timeout = \"3s\"", "session_timeout = \"1s\""),
     );
@@ -94,7 +101,12 @@ fn hazard4_broken_t_not_below_s_overlaps() {
 #[test]
 fn hazard5_drops_stalls_and_broker_restart() {
     let faults = "[[faults]]\nat = \"8s\"\nkind = \"drop-connections\"\ntarget = \"leader\"\n[[faults]]\nat = \"10s\"\nkind = \"stall-poll\"\ntarget = \"leader\"\nduration = \"6s\"\n[[faults]]\nat = \"20s\"\nkind = \"broker-crash\"\ntarget = \"b0\"\nduration = \"2s\"\nlose_state = true\n";
-    let s = scenario(&story("max_poll_interval = \"4s\"", "", faults));
+    let s = scenario(&story(
+        "hazard5-drops",
+        "max_poll_interval = \"4s\"",
+        "",
+        faults,
+    ));
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
         assert!(
@@ -111,7 +123,7 @@ fn hazard5_drops_stalls_and_broker_restart() {
 #[test]
 fn hazard6_foreign_writer_is_ignored() {
     let faults = "[[faults]]\nat = \"6s\"\nkind = \"foreign-writer\"\npartition = 0\ncount = 20\ngarbage = true\n[[faults]]\nat = \"7s\"\nkind = \"foreign-writer\"\npartition = 0\ncount = 20\ngarbage = false\n[[faults]]\nat = \"9s\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"5s\"\n";
-    let s = scenario(&story("", "", faults));
+    let s = scenario(&story("hazard6-foreign", "", "", faults));
     for seed in 1..4 {
         assert_survives(&s, seed);
     }
@@ -122,7 +134,7 @@ fn hazard6_foreign_writer_is_ignored() {
 #[test]
 fn hazard7_close_during_rebalance() {
     let faults = "[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m2\"\n[[faults]]\nat = \"13s\"\nkind = \"close\"\ntarget = \"leader\"\n";
-    let s = scenario(&story("", "", faults));
+    let s = scenario(&story("hazard7-close", "", "", faults));
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
         assert!(
@@ -130,4 +142,29 @@ fn hazard7_close_during_rebalance() {
             "close finished"
         );
     }
+}
+
+// The membership proof's caveat (DESIGN §3): a commit is accepted during
+// PreparingRebalance, and the partition moves once the rebalance timeout
+// (max.poll.interval.ms) passes. A leader paused just after a rebalance
+// began keeps a proven lease of T; with a rebalance timeout of 1 s below
+// T = 2 s the next leader overlaps it. Found by this simulator: the rebalance
+// timeout must exceed T plus the group heartbeat interval.
+#[test]
+fn membership_proof_broken_by_rebalance_timeout_below_lease() {
+    let faults = "[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m2\"\nduration = \"200ms\"\n[[faults]]\nat = \"10200ms\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"5s\"\n";
+    let text = story(
+        "proof-rebalance-timeout",
+        "max_poll_interval = \"1s\"",
+        "",
+        faults,
+    )
+    .replace("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"2s\"")
+    .replace("session_timeout = \"3s\"", "session_timeout = \"6s\"");
+    assert_flagged(&scenario(&text), 1..4, "overlap");
+    // The same story with the default rebalance timeout (10 s) is safe.
+    let safe = text
+        .replace("max_poll_interval = \"1s\"", "")
+        .replace("proof-rebalance-timeout", "proof-rebalance-timeout-ok");
+    assert_survives(&scenario(&safe), 1);
 }

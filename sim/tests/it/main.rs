@@ -10,9 +10,24 @@ mod swarm;
 
 use neli_sim::{RunReport, Scenario, run_scenario};
 
-/// Parses an inline scenario (a test's story, in the file format).
+/// Parses an inline scenario (a test's story, in the file format) and
+/// keeps a copy under `target/neli-sim-scenarios/` so a failure can be
+/// reproduced with one command.
 pub fn scenario(toml: &str) -> Scenario {
-    Scenario::parse(toml, "<test>").unwrap_or_else(|e| panic!("test scenario invalid: {e}"))
+    let s =
+        Scenario::parse(toml, "<test>").unwrap_or_else(|e| panic!("test scenario invalid: {e}"));
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/neli-sim-scenarios");
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(dir.join(format!("{}.toml", s.name)), toml);
+    s
+}
+
+/// The one-line command that replays `s` with `seed`.
+pub fn repro(s: &Scenario, seed: u64) -> String {
+    format!(
+        "cargo run -p neli-sim --example run -- target/neli-sim-scenarios/{}.toml --seed {seed}",
+        s.name
+    )
 }
 
 /// Runs `s` with `seed`; on violations prints the trace tail and a one-line
@@ -24,8 +39,10 @@ pub fn assert_survives(s: &Scenario, seed: u64) -> RunReport {
             eprintln!("{line}");
         }
         panic!(
-            "scenario {} seed {seed} violated: {:?}\nreproduce: write the scenario to a file and run `cargo run -p neli-sim --example run -- <file> --seed {seed}`",
-            s.name, r.violations
+            "scenario {} seed {seed} violated: {:?}\nreproduce: {}",
+            s.name,
+            r.violations,
+            repro(s, seed)
         );
     }
     r
