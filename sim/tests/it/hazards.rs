@@ -221,3 +221,19 @@ fn membership_proof_broken_by_rebalance_timeout_below_lease() {
         .replace("proof-rebalance-timeout", "proof-rebalance-timeout-ok");
     assert_survives(&scenario(&safe), 1);
 }
+
+// Multi-role mode (NELI §4): 4 roles on 3 partitions (j mod M); a member
+// crash and a pause move roles around without any role having two holders,
+// and every role is led again at the end.
+#[test]
+fn multi_role_exclusive_survives_crash_and_pause() {
+    let text = "name = \"multi-role\"\nduration = \"30s\"\n[election]\nmembers = 3\nmode = \"multi-role\"\nroles = 4\npartitions = 3\nexclusive = true\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m1\"\n[[faults]]\nat = \"15s\"\nkind = \"pause\"\ntarget = \"m0\"\nduration = \"5s\"\n[expect]\nmax_overlap = \"0s\"\n";
+    for seed in 1..3 {
+        let r = assert_survives(&scenario(text), seed);
+        assert!(
+            r.figures.acquisitions >= 8,
+            "all four roles were acquired, then re-acquired"
+        );
+        assert!(r.figures.leader_at_end);
+    }
+}
