@@ -16,8 +16,8 @@ fn bare(seed: u64, sim_secs: u64) {
         .rng_seed(seed)
         .tick_duration(neli_sim::TICK)
         .simulation_duration(Duration::from_secs(sim_secs + 60))
-        .min_message_latency(Duration::from_millis(1))
-        .max_message_latency(Duration::from_millis(25))
+        .min_message_latency(neli_sim::MIN_LATENCY)
+        .max_message_latency(neli_sim::MAX_LATENCY)
         .build();
     sim.host("b0", || async {
         let l = turmoil::net::TcpListener::bind(("0.0.0.0", 9092)).await?;

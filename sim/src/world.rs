@@ -22,6 +22,10 @@ use crate::server::{BrokerCtx, BrokerState, Profile};
 
 /// The simulation tick: 10 ms keeps turmoil near 400x real time (DESIGN §6).
 pub const TICK: Duration = Duration::from_millis(10);
+/// Default link latency range: spread over a few ticks so seeds explore
+/// different message orders.
+pub const MIN_LATENCY: Duration = Duration::from_millis(1);
+pub const MAX_LATENCY: Duration = Duration::from_millis(25);
 
 /// What a run produced.
 #[derive(Debug, Clone)]
@@ -328,8 +332,8 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
         .rng_seed(seed)
         .tick_duration(TICK)
         .simulation_duration(Duration::from_millis(duration) + Duration::from_secs(3600))
-        .min_message_latency(Duration::from_millis(1))
-        .max_message_latency(Duration::from_millis(25))
+        .min_message_latency(MIN_LATENCY)
+        .max_message_latency(MAX_LATENCY)
         .build();
     let rec = Recorder::default();
     let partitions = if e.mode == ModeName::MultiRole {
@@ -485,12 +489,14 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
                                     sim.partition(a.as_str(), b.as_str());
                                     later(now + dur, Action::Repair(a, b));
                                 } else {
-                                    let l =
-                                        f.latency.map_or(0, Dur::ms) + f.jitter.map_or(0, Dur::ms);
-                                    sim.set_link_latency(
-                                        a.as_str(),
-                                        b.as_str(),
-                                        Duration::from_millis(l),
+                                    let l = f.latency.map_or(0, Dur::ms);
+                                    let j = f.jitter.map_or(0, Dur::ms);
+                                    let (a_, b_) = (a.as_str(), b.as_str());
+                                    sim.set_link_latency(a_, b_, Duration::from_millis(l));
+                                    sim.set_link_max_message_latency(
+                                        a_,
+                                        b_,
+                                        Duration::from_millis(l + j),
                                     );
                                     later(now + dur, Action::RestoreLatency(a, b));
                                 }
@@ -582,7 +588,8 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
                 Action::Repair(a, b) => sim.repair(a.as_str(), b.as_str()),
                 Action::RepairOneWay(a, b) => sim.repair_oneway(a.as_str(), b.as_str()),
                 Action::RestoreLatency(a, b) => {
-                    sim.set_link_latency(a.as_str(), b.as_str(), Duration::from_millis(5))
+                    sim.set_link_latency(a.as_str(), b.as_str(), MIN_LATENCY);
+                    sim.set_link_max_message_latency(a.as_str(), b.as_str(), MAX_LATENCY);
                 }
                 Action::Restart(h) => {
                     rec.trace(now, "sim", format!("restart {h}"));
