@@ -60,6 +60,7 @@ struct MemberCtl {
     stall_until: u64,
     close: bool,
     resign: bool,
+    close_in_handler: bool,
 }
 
 #[derive(Clone)]
@@ -166,6 +167,31 @@ async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Res
     };
     let control = neli.control();
     {
+        // The application's handler: a Revoked barrier that finishes some
+        // work (250 ms) and, when armed, closes the election from inside.
+        let (ctl, rec, name, gate) = (
+            slot.ctl.clone(),
+            rec.clone(),
+            name.clone(),
+            slot.gate.clone(),
+        );
+        neli.on_event(move |event, control| {
+            let close = matches!(event, neli::Event::Revoked { .. })
+                && std::mem::take(&mut ctl.lock().expect("ctl lock").close_in_handler);
+            let (rec, name, gate) = (rec.clone(), name.clone(), gate.clone());
+            async move {
+                if close {
+                    rec.trace(global_ms(), &name, "Revoked handler calls close()");
+                    control.close();
+                }
+                if matches!(event, neli::Event::Revoked { .. }) {
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                    gate.pass().await;
+                }
+            }
+        });
+    }
+    {
         let mut status = control.status();
         let (rec2, name2, idx) = (rec.clone(), name.clone(), slot.idx);
         tokio::spawn(async move {
@@ -249,7 +275,11 @@ async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Res
         }
         match neli.pulse(p.poll).await {
             Ok(_) => {}
-            Err(neli::Error::Closed | neli::Error::ElectionEnded) => return Ok(()),
+            Err(neli::Error::Closed | neli::Error::ElectionEnded) => {
+                rec.trace(global_ms(), &name, "closed (ok)");
+                rec.lock().ends.insert(name.clone(), global_ms());
+                return Ok(());
+            }
             Err(e) => {
                 rec.trace(global_ms(), &name, format!("pulse failed: {e}"));
                 clock.sleep(p.poll).await;
@@ -572,6 +602,11 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
                         FaultKind::Close => {
                             if let Some(i) = target_member {
                                 slots[i].ctl.lock().expect("ctl lock").close = true;
+                            }
+                        }
+                        FaultKind::CloseInHandler => {
+                            if let Some(i) = target_member {
+                                slots[i].ctl.lock().expect("ctl lock").close_in_handler = true;
                             }
                         }
                         FaultKind::Resign => {

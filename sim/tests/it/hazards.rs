@@ -237,3 +237,27 @@ fn multi_role_exclusive_survives_crash_and_pause() {
         assert!(r.figures.leader_at_end);
     }
 }
+
+// Hazard 7: a barrier handler that calls close() from inside its Revoked
+// callback (goNELI deadlocks). A rebalance (m2 restarts) revokes the leader;
+// its handler closes the election; the close finishes and another member
+// leads.
+#[test]
+fn hazard7_barrier_handler_calls_close() {
+    let faults = "[[faults]]\nat = \"8s\"\nkind = \"close-in-handler\"\ntarget = \"leader\"\n[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m2\"\nduration = \"1s\"\n";
+    let s = scenario(&story("hazard7-handler-close", "", "", faults));
+    for seed in 1..4 {
+        let r = assert_survives(&s, seed);
+        assert!(
+            r.trace
+                .iter()
+                .any(|l| l.contains("Revoked handler calls close()")),
+            "the handler ran"
+        );
+        assert!(
+            r.trace.iter().any(|l| l.contains("closed (ok)")),
+            "close finished, no deadlock"
+        );
+        assert!(r.figures.leader_at_end, "someone else leads");
+    }
+}
