@@ -1,0 +1,263 @@
+//! One test per hazard of DESIGN §4: the recommended configuration (T=1s,
+//! S=3s, own heartbeats by send time, membership proof) survives it, and
+//! where we have one, a broken variant in the same story is flagged.
+
+use crate::{assert_flagged, assert_survives, scenario};
+
+fn story(name: &str, election_extra: &str, cluster: &str, faults: &str) -> String {
+    format!(
+        "name = \"{name}\"\nduration = \"30s\"\n{cluster}\n[election]\nmembers = 3\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n{election_extra}\n{faults}\n[expect]\nmax_overlap = \"0s\"\n"
+    )
+}
+
+const PAUSE: &str =
+    "[[faults]]\nat = \"10s\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"5s\"\n";
+
+// Hazard 1: a leader paused longer than S resumes with late timers and
+// buffered input; its lease ended on its own clock, so no overlap.
+#[test]
+fn hazard1_leader_pause_longer_than_session() {
+    let s = scenario(&story("hazard1-pause", "", "", PAUSE));
+    for seed in 1..4 {
+        let r = assert_survives(&s, seed);
+        assert!(
+            !r.figures.failovers_ms.is_empty(),
+            "the pause hit the leader and someone took over"
+        );
+    }
+}
+
+// Hazard 1/4 broken: a lease T=4s longer than S=3s outlives the paused
+// leader's eviction, so two members hold the role (paper: T must be < S).
+#[test]
+fn hazard1_broken_lease_longer_than_session_overlaps() {
+    let s = scenario(
+        &story("hazard1-broken", "", "", PAUSE)
+            .replace("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"4s\""),
+    );
+    assert_flagged(&s, 1..4, "overlap");
+}
+
+// Hazard 1 broken (goNELI): the lease counted from *receipt* plus no
+// membership proof. Latency makes the leader's last heartbeats arrive while
+// it is paused; on resume it drains them and believes it leads for another T.
+#[test]
+fn hazard1_broken_lease_from_receipt_overlaps() {
+    let latency = "[[faults]]\nat = \"10s\"\nkind = \"latency\"\na = \"leader\"\nb = \"b0\"\nlatency = \"400ms\"\nduration = \"6s\"\n";
+    let text = story(
+        "hazard1-receipt",
+        "membership_proof = false\nvariant = \"lease-from-receipt\"",
+        "",
+        &format!("{PAUSE}{latency}"),
+    );
+    assert_flagged(&scenario(&text), 1..12, "overlap");
+}
+
+// Hazard 2: the resumed zombie writes stale heartbeats before its lost
+// assignment reaches it; the new owner must ignore them (own evidence only).
+#[test]
+fn hazard2_zombie_heartbeats_do_not_extend_anyone() {
+    let s = scenario(&story("hazard2-zombie", "", "", &PAUSE.replace("5s", "4s")));
+    let mut zombies = 0;
+    for seed in 1..4 {
+        let r = assert_survives(&s, seed);
+        assert_eq!(r.figures.stale_writes, 0);
+        zombies += r.figures.zombie_heartbeats;
+    }
+    assert!(
+        zombies > 0,
+        "the hazard was reproduced: the resumed member wrote stale-term heartbeats"
+    );
+}
+
+// Hazard 2 broken: without the membership proof the resumed zombie reads
+// back its own stale-term heartbeat before its lost assignment arrives and
+// leads again next to the new leader (the measured real-broker behaviour).
+#[test]
+fn hazard2_broken_without_membership_proof_zombie_leads_again() {
+    let text = story("hazard2-noproof", "membership_proof = false", "", PAUSE);
+    assert_flagged(&scenario(&text), 1..16, "overlap");
+}
+
+// Hazard 2 broken (goNELI): counting any record as a heartbeat lets the
+// zombie lead again on the new owner's records, with a reused token.
+#[test]
+fn hazard2_broken_any_record_counts() {
+    let text = story(
+        "hazard2-anyrecord",
+        "membership_proof = false\nvariant = \"any-record-counts\"",
+        "",
+        PAUSE,
+    );
+    assert_flagged(&scenario(&text), 1..16, "role 0");
+}
+
+// Hazard 3: the leader reaches the partition leader (b1) but not the
+// coordinator (b0): it keeps reading its own heartbeats after eviction. The
+// membership proof bounds its lease anyway.
+#[test]
+fn hazard3_isolated_from_coordinator() {
+    let cluster = "[cluster]\nbrokers = 2\ncoordinator = \"b0\"\npartition_leader = \"b1\"";
+    let faults = "[[faults]]\nat = \"10s\"\nkind = \"isolate-coordinator\"\ntarget = \"leader\"\nduration = \"8s\"\n";
+    let s = scenario(&story("hazard3-isolate", "", cluster, faults));
+    for seed in 1..4 {
+        let r = assert_survives(&s, seed);
+        assert!(
+            !r.figures.failovers_ms.is_empty(),
+            "the isolated leader was replaced"
+        );
+    }
+}
+
+// Hazard 4: clock step backwards, fast drift on the leader: the lease is
+// measured on one clock (send and expiry on the same member), so no skew
+// assumption is needed.
+#[test]
+fn hazard4_clock_step_and_drift() {
+    let faults = "[[faults]]\nat = \"8s\"\nkind = \"clock-drift\"\ntarget = \"leader\"\nppm = -50000\n[[faults]]\nat = \"12s\"\nkind = \"clock-step\"\ntarget = \"leader\"\nby = \"-2s\"\n[[faults]]\nat = \"16s\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"4s\"\n";
+    let s = scenario(&story("hazard4-clock", "", "", faults));
+    for seed in 1..4 {
+        assert_survives(&s, seed);
+    }
+}
+
+// Hazard 4 broken: T >= S in exclusive mode (validation refuses it; the
+// simulator bypasses validation to show why).
+#[test]
+fn hazard4_broken_t_not_below_s_overlaps() {
+    let s = scenario(
+        &story("hazard4-broken", "", "", PAUSE)
+            .replace("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"2s\"")
+            .replace("session_timeout = \"3s\"", "session_timeout = \"1s\""),
+    );
+    assert_flagged(&s, 1..4, "overlap");
+}
+
+// Hazard 5: socket drops, a stalled poll loop beyond max.poll.interval.ms
+// while background heartbeats go on, and a broker restart losing its state.
+#[test]
+fn hazard5_drops_stalls_and_broker_restart() {
+    let faults = "[[faults]]\nat = \"8s\"\nkind = \"drop-connections\"\ntarget = \"leader\"\n[[faults]]\nat = \"10s\"\nkind = \"stall-poll\"\ntarget = \"leader\"\nduration = \"6s\"\n[[faults]]\nat = \"20s\"\nkind = \"broker-crash\"\ntarget = \"b0\"\nduration = \"2s\"\nlose_state = true\n";
+    let s = scenario(&story(
+        "hazard5-drops",
+        "max_poll_interval = \"4s\"",
+        "",
+        faults,
+    ));
+    for seed in 1..4 {
+        let r = assert_survives(&s, seed);
+        assert!(
+            r.trace
+                .iter()
+                .any(|l| l.contains("max.poll.interval.ms exceeded")),
+            "the stall outlived max.poll.interval.ms"
+        );
+    }
+}
+
+// Hazard 6: a stranger writes garbage and well-formed foreign heartbeats;
+// nobody counts them.
+#[test]
+fn hazard6_foreign_writer_is_ignored() {
+    let faults = "[[faults]]\nat = \"6s\"\nkind = \"foreign-writer\"\npartition = 0\ncount = 20\ngarbage = true\n[[faults]]\nat = \"7s\"\nkind = \"foreign-writer\"\npartition = 0\ncount = 20\ngarbage = false\n[[faults]]\nat = \"9s\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"5s\"\n";
+    let s = scenario(&story("hazard6-foreign", "", "", faults));
+    for seed in 1..4 {
+        assert_survives(&s, seed);
+    }
+}
+
+// Hazard 6 broken: with any record counting, a stranger's garbage written
+// while the leader is paused revives it on resume.
+#[test]
+fn hazard6_broken_any_record_counts_foreign_garbage() {
+    let faults = format!(
+        "{PAUSE}[[faults]]\nat = \"14900ms\"\nkind = \"foreign-writer\"\npartition = 0\ncount = 10\ngarbage = true\n"
+    );
+    let text = story(
+        "hazard6-anyrecord",
+        "membership_proof = false\nvariant = \"any-record-counts\"",
+        "",
+        &faults,
+    );
+    assert_flagged(&scenario(&text), 1..16, "role 0");
+}
+
+// Hazard 7: the leader closes while a rebalance is under way (a member
+// crashed just before): events stay well-formed and someone else leads.
+#[test]
+fn hazard7_close_during_rebalance() {
+    let faults = "[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m2\"\n[[faults]]\nat = \"13s\"\nkind = \"close\"\ntarget = \"leader\"\n";
+    let s = scenario(&story("hazard7-close", "", "", faults));
+    for seed in 1..4 {
+        let r = assert_survives(&s, seed);
+        assert!(
+            r.trace.iter().any(|l| l.contains("closed (ok)")),
+            "close finished"
+        );
+    }
+}
+
+// The membership proof's caveat (DESIGN §3): a commit is accepted during
+// PreparingRebalance, and the partition moves once the rebalance timeout
+// (max.poll.interval.ms) passes. A leader paused just after a rebalance
+// began keeps a proven lease of T; with a rebalance timeout of 1 s below
+// T = 2 s the next leader overlaps it. Found by this simulator: the rebalance
+// timeout must exceed T plus the group heartbeat interval.
+#[test]
+fn membership_proof_broken_by_rebalance_timeout_below_lease() {
+    let faults = "[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m2\"\nduration = \"200ms\"\n[[faults]]\nat = \"10200ms\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"5s\"\n";
+    let text = story(
+        "proof-rebalance-timeout",
+        "max_poll_interval = \"1s\"",
+        "",
+        faults,
+    )
+    .replace("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"2s\"")
+    .replace("session_timeout = \"3s\"", "session_timeout = \"6s\"");
+    assert_flagged(&scenario(&text), 1..4, "overlap");
+    // The same story with the default rebalance timeout (10 s) is safe.
+    let safe = text
+        .replace("max_poll_interval = \"1s\"", "")
+        .replace("proof-rebalance-timeout", "proof-rebalance-timeout-ok");
+    assert_survives(&scenario(&safe), 1);
+}
+
+// Multi-role mode (NELI §4): 4 roles on 3 partitions (j mod M); a member
+// crash and a pause move roles around without any role having two holders,
+// and every role is led again at the end.
+#[test]
+fn multi_role_exclusive_survives_crash_and_pause() {
+    let text = "name = \"multi-role\"\nduration = \"30s\"\n[election]\nmembers = 3\nmode = \"multi-role\"\nroles = 4\npartitions = 3\nexclusive = true\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m1\"\n[[faults]]\nat = \"15s\"\nkind = \"pause\"\ntarget = \"m0\"\nduration = \"5s\"\n[expect]\nmax_overlap = \"0s\"\n";
+    for seed in 1..3 {
+        let r = assert_survives(&scenario(text), seed);
+        assert!(
+            r.figures.acquisitions >= 8,
+            "all four roles were acquired, then re-acquired"
+        );
+        assert!(r.figures.leader_at_end);
+    }
+}
+
+// Hazard 7: a barrier handler that calls close() from inside its Revoked
+// callback (goNELI deadlocks). A rebalance (m2 restarts) revokes the leader;
+// its handler closes the election; the close finishes and another member
+// leads.
+#[test]
+fn hazard7_barrier_handler_calls_close() {
+    let faults = "[[faults]]\nat = \"8s\"\nkind = \"close-in-handler\"\ntarget = \"leader\"\n[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m2\"\nduration = \"1s\"\n";
+    let s = scenario(&story("hazard7-handler-close", "", "", faults));
+    for seed in 1..4 {
+        let r = assert_survives(&s, seed);
+        assert!(
+            r.trace
+                .iter()
+                .any(|l| l.contains("Revoked handler calls close()")),
+            "the handler ran"
+        );
+        assert!(
+            r.trace.iter().any(|l| l.contains("closed (ok)")),
+            "close finished, no deadlock"
+        );
+        assert!(r.figures.leader_at_end, "someone else leads");
+    }
+}
