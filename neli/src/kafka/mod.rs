@@ -462,6 +462,14 @@ async fn read_timestamp_type(cfg: &ResolvedConfig, timeout: Duration) -> Timesta
     }
 }
 
+/// Whether the cluster lists `topic` (None: no answer). Asks for all topics:
+/// a metadata request naming a deleted topic crashed librdkafka's metadata
+/// parsing against tansu (segfault observed), a full listing does not.
+pub fn topic_present<C: rdkafka::client::ClientContext>(client: &rdkafka::client::Client<C>, topic: &str) -> Option<bool> {
+    let md = client.fetch_metadata(None, Duration::from_secs(2)).ok()?;
+    Some(md.topics().iter().any(|t| t.name() == topic && t.error().is_none()))
+}
+
 /// Reports `ElectionEnded` once two consecutive metadata answers lack the
 /// topic (one could be a broker still catching up).
 fn watch_topic(
@@ -481,12 +489,9 @@ fn watch_topic(
         if stop.load(Ordering::SeqCst) {
             return;
         }
-        let Ok(md) = producer.client().fetch_metadata(Some(&topic), Duration::from_secs(2)) else {
+        let Some(present) = topic_present(producer.client(), &topic) else {
             continue;
         };
-        let present = md.topics().iter().any(|t| {
-            t.name() == topic && t.error().is_none_or(|e| RDKafkaErrorCode::from(e) != RDKafkaErrorCode::UnknownTopicOrPartition)
-        });
         missing = if present { 0 } else { missing + 1 };
         if missing >= 2 {
             tracing::info!(%topic, "election topic deleted");
