@@ -120,6 +120,11 @@ impl Common {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Diagnostics on stderr, silent unless RUST_LOG asks (e.g. RUST_LOG=neli=debug).
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "off".into()))
+        .with_writer(std::io::stderr)
+        .try_init();
     // One thread: children are spawned from the main thread, which lives as
     // long as the process, so PR_SET_PDEATHSIG fires exactly when neli dies.
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
@@ -129,13 +134,18 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    rt.block_on(async {
+    let code = rt.block_on(async {
         match cli.command {
             Cmd::Exec(args) => exec(args).await,
             Cmd::Watch(c) => watch(c).await,
             Cmd::End(c) => end(c).await,
         }
-    })
+    });
+    tracing::debug!("runtime done");
+    // A librdkafka call abandoned on the blocking pool (a commit racing the
+    // close) must not hold the exit: leadership is already given up.
+    rt.shutdown_timeout(Duration::from_millis(200));
+    code
 }
 
 fn usage_error(msg: impl std::fmt::Display) -> ExitCode {
@@ -211,6 +221,7 @@ async fn exec(args: ExecArgs) -> ExitCode {
             }
         }
     };
+    tracing::debug!(?outcome, "election loop ended");
     // Whatever ended the loop, CMD never outlives leadership.
     let mut s = state.lock().await;
     if let Some(child) = s.child.take() {

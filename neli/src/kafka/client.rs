@@ -245,8 +245,16 @@ pub(crate) fn poll_loop(consumer: Arc<BaseConsumer<ElectionContext>>, shared: Ar
             }
         }
     }
-    // Leaves the group (no held revocation: `closing` is set). Runs here, so a
-    // hung librdkafka blocks this thread, never the caller of `close`.
-    consumer.unsubscribe();
-    drop(consumer);
+    // Leaves the group (LeaveGroup; the revocation is not held since
+    // `closing` is set) and waits for librdkafka to finish closing, bounded.
+    // Runs here, so a hung librdkafka blocks this thread, never `close`.
+    if consumer.close_queue().is_ok() {
+        let deadline = std::time::Instant::now() + CLOSE_LIMIT;
+        while !consumer.closed() && std::time::Instant::now() < deadline {
+            let _ = consumer.poll(Duration::from_millis(50));
+        }
+    }
 }
+
+/// Longest the poll thread waits for librdkafka's consumer close.
+const CLOSE_LIMIT: Duration = Duration::from_secs(5);

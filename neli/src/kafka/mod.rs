@@ -81,7 +81,10 @@ pub async fn end_election(config: &Config) -> Result<(), Error> {
     let admin = admin_client(&cfg)?;
     reachable(&cfg, DEFAULT_CONNECT_TIMEOUT).await?;
     let opts = AdminOptions::new().operation_timeout(Some(DEFAULT_CONNECT_TIMEOUT));
-    let results = admin.delete_topics(&[cfg.topic.as_str()], &opts).await.map_err(|e| broker_err("delete topic", &e))?;
+    let results = tokio::time::timeout(DEFAULT_CONNECT_TIMEOUT, admin.delete_topics(&[cfg.topic.as_str()], &opts))
+        .await
+        .map_err(|_| BrokerError::fatal(format!("deleting topic '{}' got no answer within {DEFAULT_CONNECT_TIMEOUT:?}", cfg.topic)))?
+        .map_err(|e| broker_err("delete topic", &e))?;
     for r in results {
         if let Err((topic, code)) = r {
             if code != RDKafkaErrorCode::UnknownTopicOrPartition {
@@ -105,9 +108,9 @@ pub enum TimestampType {
 pub struct KafkaBroker {
     topic: String,
     partitions: u32,
-    timestamp_type: TimestampType,
-    consumer: Arc<BaseConsumer<ElectionContext>>,
-    producer: Arc<ThreadedProducer<ProduceContext>>,
+    timestamp_type: Arc<Mutex<TimestampType>>,
+    consumer: Option<Arc<BaseConsumer<ElectionContext>>>,
+    producer: Option<Arc<ThreadedProducer<ProduceContext>>>,
     shared: Arc<Shared>,
     events: mpsc::UnboundedReceiver<Result<BrokerEvent, BrokerError>>,
     acks: std_mpsc::Sender<()>,
@@ -130,8 +133,18 @@ impl KafkaBroker {
         let (tx, events) = mpsc::unbounded_channel();
         reachable(&cfg, connect_timeout).await?;
         let partitions = ensure_topic(&cfg, connect_timeout).await?;
-        let timestamp_type = read_timestamp_type(&cfg, connect_timeout).await;
-        tracing::info!(topic = %cfg.topic, partitions, ?timestamp_type, "election topic ready (lease uses heartbeat send time regardless)");
+        tracing::info!(topic = %cfg.topic, partitions, "election topic ready");
+        // Diagnostic only, so it never delays joining (the mock does not
+        // answer DescribeConfigs at all).
+        let timestamp_type = Arc::new(Mutex::new(TimestampType::Unknown));
+        {
+            let (cfg, slot) = (cfg.clone(), timestamp_type.clone());
+            tokio::spawn(async move {
+                let found = read_timestamp_type(&cfg, Duration::from_secs(5)).await;
+                tracing::info!(topic = %cfg.topic, timestamp_type = ?found, "broker timestamp type (the lease uses heartbeat send time regardless)");
+                *slot.lock().expect("timestamp lock") = found;
+            });
+        }
 
         let (acks, ack_rx) = std_mpsc::channel();
         let shared = Arc::new(Shared {
@@ -169,8 +182,8 @@ impl KafkaBroker {
             topic: cfg.topic.clone(),
             partitions,
             timestamp_type,
-            consumer,
-            producer,
+            consumer: Some(consumer),
+            producer: Some(producer),
             shared,
             events,
             acks,
@@ -181,9 +194,14 @@ impl KafkaBroker {
         })
     }
 
-    /// What the broker keeps as the topic's timestamp type (diagnostic).
-    pub fn timestamp_type(&self) -> &TimestampType {
-        &self.timestamp_type
+    /// What the broker keeps as the topic's timestamp type (diagnostic;
+    /// `Unknown` until the broker answered, or if it does not).
+    pub fn timestamp_type(&self) -> TimestampType {
+        self.timestamp_type.lock().expect("timestamp lock").clone()
+    }
+
+    fn consumer(&self) -> Result<Arc<BaseConsumer<ElectionContext>>, BrokerError> {
+        self.consumer.clone().ok_or_else(|| BrokerError::fatal("the Kafka client is closed"))
     }
 
     /// Runs blocking librdkafka work off the async runtime, bounded.
@@ -203,7 +221,7 @@ impl KafkaBroker {
 impl Broker for KafkaBroker {
     async fn subscribe(&mut self) -> Result<(), BrokerError> {
         self.shared.leaving.store(false, Ordering::SeqCst);
-        let (consumer, topic) = (self.consumer.clone(), self.topic.clone());
+        let (consumer, topic) = (self.consumer()?, self.topic.clone());
         self.blocking("subscribe", move || {
             consumer.subscribe(&[topic.as_str()]).map_err(|e| BrokerError { kind: classify(&e), message: format!("subscribe: {e}") })
         })
@@ -238,15 +256,16 @@ impl Broker for KafkaBroker {
     async fn produce(&mut self, partition: u32, payload: Vec<u8>) -> Result<(), BrokerError> {
         let partition = i32::try_from(partition).map_err(|_| BrokerError::fatal("partition out of range"))?;
         let record: BaseRecord<'_, (), Vec<u8>> = BaseRecord::to(&self.topic).partition(partition).payload(&payload);
+        let producer = self.producer.as_ref().ok_or_else(|| BrokerError::fatal("the Kafka client is closed"))?;
         // Enqueue only: delivery is proven by reading the heartbeat back.
-        self.producer.send(record).map_err(|(e, _)| BrokerError { kind: classify(&e), message: format!("produce: {e}") })
+        producer.send(record).map_err(|(e, _)| BrokerError { kind: classify(&e), message: format!("produce: {e}") })
     }
 
     async fn confirm_membership(&mut self, generation: u64) -> Result<Membership, BrokerError> {
         if self.shared.generation.load(Ordering::SeqCst) != generation {
             return Ok(Membership::Rejected);
         }
-        let (consumer, shared) = (self.consumer.clone(), self.shared.clone());
+        let (consumer, shared) = (self.consumer()?, self.shared.clone());
         self.blocking("membership commit", move || {
             let assignment = consumer.assignment().map_err(|e| broker_err("assignment", &e))?;
             if assignment.count() == 0 || shared.generation.load(Ordering::SeqCst) != generation {
@@ -282,7 +301,7 @@ impl Broker for KafkaBroker {
 
     async fn leave(&mut self) -> Result<(), BrokerError> {
         self.shared.leaving.store(true, Ordering::SeqCst);
-        let consumer = self.consumer.clone();
+        let consumer = self.consumer()?;
         self.blocking("leave", move || {
             consumer.unsubscribe();
             Ok(())
@@ -295,32 +314,52 @@ impl Broker for KafkaBroker {
     }
 
     async fn close(&mut self) -> Result<(), BrokerError> {
+        tracing::debug!("closing the kafka client");
         self.shared.closing.store(true, Ordering::SeqCst);
         self.watcher_stop.store(true, Ordering::SeqCst);
         let poller = self.poller.take();
-        let producer = self.producer.clone();
+        let consumer = self.consumer.take();
+        let producer = self.producer.take();
         let (done_tx, done_rx) = oneshot::channel();
         // A dedicated thread, not `spawn_blocking`: if librdkafka hangs, the
-        // driver's close timeout abandons it and the runtime can still shut down.
+        // driver's close timeout abandons it and the runtime can still shut
+        // down. The clients are destroyed there too, after `close` returned.
         let spawned = std::thread::Builder::new().name("neli-kafka-close".into()).spawn(move || {
             if let Some(p) = poller {
                 let _ = p.join();
             }
-            let _ = producer.flush(Duration::from_millis(500));
+            if let Some(p) = &producer {
+                let _ = p.flush(Duration::from_millis(500));
+            }
             let _ = done_tx.send(());
+            drop(consumer);
+            drop(producer);
         });
         if spawned.is_err() {
             return Err(BrokerError::retriable("cannot start the close thread"));
         }
         let _ = done_rx.await;
+        tracing::debug!("kafka client closed");
         Ok(())
     }
 }
 
 impl Drop for KafkaBroker {
+    /// Dropped without `close` (or after an abandoned one): stop the threads
+    /// and destroy the clients off the caller's thread, which librdkafka may block.
     fn drop(&mut self) {
         self.shared.closing.store(true, Ordering::SeqCst);
         self.watcher_stop.store(true, Ordering::SeqCst);
+        let (consumer, producer, poller) = (self.consumer.take(), self.producer.take(), self.poller.take());
+        if consumer.is_some() || producer.is_some() {
+            let _ = std::thread::Builder::new().name("neli-kafka-drop".into()).spawn(move || {
+                if let Some(p) = poller {
+                    let _ = p.join();
+                }
+                drop(consumer);
+                drop(producer);
+            });
+        }
     }
 }
 
