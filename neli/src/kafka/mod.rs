@@ -390,9 +390,18 @@ fn consumer_config(cfg: &ResolvedConfig) -> ClientConfig {
         .set("partition.assignment.strategy", "range")
         .set("group.protocol", "classic");
     if !cfg.kafka_config.contains_key("heartbeat.interval.ms") {
-        // librdkafka's 3 s default would get members with short sessions evicted.
-        let hb = (cfg.session_timeout.as_millis() / 3).clamp(1, 3000);
+        // librdkafka's 3 s default would get members with short sessions
+        // evicted; a shorter interval also makes survivors notice a
+        // rebalance (and so a failover) sooner.
+        let hb = (cfg.session_timeout.as_millis() / 5).clamp(100, 3000);
         c.set("heartbeat.interval.ms", hb.to_string());
+    }
+    if !cfg.kafka_config.contains_key("fetch.wait.max.ms") {
+        // Brokers that do not wake a waiting fetch when data arrives (the
+        // librdkafka mock; 500 ms by default) would delay every heartbeat's
+        // read-back by this much, eating into (or exceeding) the lease T.
+        let wait = (cfg.heartbeat_timeout.as_millis() / 10).clamp(10, 100);
+        c.set("fetch.wait.max.ms", wait.to_string());
     }
     if !cfg.kafka_config.contains_key("client.id") {
         c.set("client.id", format!("neli-{}", cfg.name));
