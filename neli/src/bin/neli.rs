@@ -53,6 +53,9 @@ struct Common {
     /// Instance name (default `{hostname}_{pid}_{unix}`).
     #[arg(long)]
     name: Option<String>,
+    /// Give up (exit 2) if the cluster does not answer within this.
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    connect_timeout: Duration,
 }
 
 #[derive(Args)]
@@ -158,7 +161,7 @@ async fn end(c: Common) -> ExitCode {
         Ok(cfg) => cfg,
         Err(e) => return usage_error(e),
     };
-    match end_election(&cfg).await {
+    match end_election(&cfg, c.connect_timeout).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => usage_error(e),
     }
@@ -179,7 +182,7 @@ async fn exec(args: ExecArgs) -> ExitCode {
         Ok(cfg) => cfg,
         Err(e) => return usage_error(e),
     };
-    let broker = match KafkaBroker::new(&cfg).await {
+    let broker = match KafkaBroker::with_connect_timeout(&cfg, args.common.connect_timeout).await {
         Ok(b) => b,
         Err(e) => return usage_error(e),
     };
@@ -387,7 +390,7 @@ async fn watch(c: Common) -> ExitCode {
         Err(e) => return usage_error(e),
     };
     // Connecting this way creates the topic if needed and checks reachability.
-    let broker = match KafkaBroker::new(&cfg).await {
+    let broker = match KafkaBroker::with_connect_timeout(&cfg, c.connect_timeout).await {
         Ok(b) => b,
         Err(e) => return usage_error(e),
     };

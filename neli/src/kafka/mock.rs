@@ -52,6 +52,12 @@ impl MockKafka {
         self.cluster().create_topic(topic, partitions as i32, 1).map_err(|e| format!("create_topic {topic}: {e}"))
     }
 
+    /// Makes metadata answers report `topic` as unknown: how a deleted
+    /// topic looks to members (the mock has no DeleteTopics).
+    pub fn hide_topic(&self, topic: &str) {
+        let _ = self.cluster().topic_error(topic, RDKafkaRespErr::RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+    }
+
     pub fn broker_down(&self, broker: i32) {
         let _ = self.cluster().broker_down(broker);
     }

@@ -75,15 +75,15 @@ pub async fn connect(config: &Config) -> Result<Neli<KafkaBroker, SystemClock>, 
 }
 
 /// Ends the election: deletes its topic. Every member observes it and stops
-/// with `Outcome::ElectionEnded`.
-pub async fn end_election(config: &Config) -> Result<(), Error> {
+/// with `Outcome::ElectionEnded`. Gives up after `timeout`.
+pub async fn end_election(config: &Config, timeout: Duration) -> Result<(), Error> {
     let cfg = config.resolve()?;
     let admin = admin_client(&cfg)?;
-    reachable(&cfg, DEFAULT_CONNECT_TIMEOUT).await?;
-    let opts = AdminOptions::new().operation_timeout(Some(DEFAULT_CONNECT_TIMEOUT));
-    let results = tokio::time::timeout(DEFAULT_CONNECT_TIMEOUT, admin.delete_topics(&[cfg.topic.as_str()], &opts))
+    reachable(&cfg, timeout).await?;
+    let opts = AdminOptions::new().operation_timeout(Some(timeout));
+    let results = tokio::time::timeout(timeout, admin.delete_topics(&[cfg.topic.as_str()], &opts))
         .await
-        .map_err(|_| BrokerError::fatal(format!("deleting topic '{}' got no answer within {DEFAULT_CONNECT_TIMEOUT:?}", cfg.topic)))?
+        .map_err(|_| BrokerError::fatal(format!("deleting topic '{}' got no answer within {timeout:?}", cfg.topic)))?
         .map_err(|e| broker_err("delete topic", &e))?;
     for r in results {
         if let Err((topic, code)) = r {

@@ -105,3 +105,15 @@ async fn rejected_membership_fences_the_leader_and_it_recovers() {
     mock.clear_errors();
     assert!(wait_for(Duration::from_secs(30), || leaders(&members).len() == 1).await, "a leader again after recovery");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn deleted_topic_ends_the_election_for_every_member() {
+    let (mock, mut members, topic) = mock_election(3, T, S).await;
+    mock.hide_topic(&topic);
+    // Leader and followers alike stop with the distinct, non-error outcome.
+    for m in &mut members {
+        let bg = m.bg.take().unwrap();
+        let outcome = tokio::time::timeout(Duration::from_secs(10), bg).await.expect("members stop within 10 s");
+        assert_eq!(outcome, Ok(neli::Outcome::ElectionEnded), "{}", m.name);
+    }
+}
