@@ -26,8 +26,21 @@ fn spawn(bootstrap: &str, group: &str, s: Duration, file: &Path) -> Child {
     let t = s / 3;
     Command::new(neli_bin())
         .args(["exec", "--bootstrap-servers", bootstrap, "--group", group])
-        .args(["--heartbeat-timeout", &format!("{}ms", t.as_millis()), "--session-timeout", &format!("{}ms", s.as_millis())])
-        .args(["--stop-timeout", "1s", "--", "sh", "-c", "echo start $PPID $(date +%s%3N) >> \"$1\"; exec sleep 1000", "cmd"])
+        .args([
+            "--heartbeat-timeout",
+            &format!("{}ms", t.as_millis()),
+            "--session-timeout",
+            &format!("{}ms", s.as_millis()),
+        ])
+        .args([
+            "--stop-timeout",
+            "1s",
+            "--",
+            "sh",
+            "-c",
+            "echo start $PPID $(date +%s%3N) >> \"$1\"; exec sleep 1000",
+            "cmd",
+        ])
         .arg(file)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -136,13 +149,20 @@ fn main() {
     if which == "mock" || which == "both" {
         let mock = MockKafka::start(1).expect("mock cluster");
         let bs = mock.bootstrap_servers();
-        bench("mock", &|group| {
-            mock.create_topic(&format!("{group}.neli"), 1).expect("topic");
-            bs.clone()
-        }, runs);
+        bench(
+            "mock",
+            &|group| {
+                mock.create_topic(&format!("{group}.neli"), 1).expect("topic");
+                bs.clone()
+            },
+            runs,
+        );
     }
     if which == "tansu" || which == "both" {
-        let out = Command::new("sh").arg("scripts/fetch-tansu.sh").output().expect("run scripts/fetch-tansu.sh from the repo root");
+        let out = Command::new("sh")
+            .arg("scripts/fetch-tansu.sh")
+            .output()
+            .expect("run scripts/fetch-tansu.sh from the repo root");
         let bin = String::from_utf8_lossy(&out.stdout).trim().to_owned();
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let url = format!("tcp://127.0.0.1:{port}");
@@ -156,5 +176,6 @@ fn main() {
         let bs = format!("127.0.0.1:{port}");
         bench("tansu", &|_| bs.clone(), runs);
         let _ = tansu.kill();
+        let _ = tansu.wait();
     }
 }

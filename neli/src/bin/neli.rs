@@ -191,7 +191,12 @@ async fn exec(args: ExecArgs) -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let state = Arc::new(tokio::sync::Mutex::new(Running::default()));
-    let spec = Arc::new(Spec { cmd: args.cmd, stop_timeout: args.stop_timeout, on_acquire: args.on_acquire, on_revoke: args.on_revoke });
+    let spec = Arc::new(Spec {
+        cmd: args.cmd,
+        stop_timeout: args.stop_timeout,
+        on_acquire: args.on_acquire,
+        on_revoke: args.on_revoke,
+    });
     {
         let (state, spec) = (state.clone(), spec.clone());
         neli.on_event(move |event, control| {
@@ -213,13 +218,13 @@ async fn exec(args: ExecArgs) -> ExitCode {
             _ = sigterm.recv() => control.close(),
             _ = tokio::time::sleep(Duration::from_millis(50)) => {
                 let mut s = state.lock().await;
-                if let Some(child) = s.child.as_mut() {
-                    if let Ok(Some(status)) = child.try_wait() {
-                        s.child = None;
-                        s.exited = Some(status.code().unwrap_or(1));
-                        eprintln!("neli: CMD exited ({status}); resigning");
-                        control.close();
-                    }
+                if let Some(child) = s.child.as_mut()
+                    && let Ok(Some(status)) = child.try_wait()
+                {
+                    s.child = None;
+                    s.exited = Some(status.code().unwrap_or(1));
+                    eprintln!("neli: CMD exited ({status}); resigning");
+                    control.close();
                 }
             }
         }
@@ -272,12 +277,12 @@ async fn handle(event: Event, control: Control, state: &tokio::sync::Mutex<Runni
             if s.exited.is_some() || s.hook_failed {
                 return;
             }
-            if let Some(hook) = &spec.on_acquire {
-                if !run_hook(hook, token.0, "leader").await {
-                    eprintln!("neli: on-acquire hook failed; resigning");
-                    control.resign();
-                    return;
-                }
+            if let Some(hook) = &spec.on_acquire
+                && !run_hook(hook, token.0, "leader").await
+            {
+                eprintln!("neli: on-acquire hook failed; resigning");
+                control.resign();
+                return;
             }
             match spawn_cmd(&spec.cmd, token.0) {
                 Ok(child) => {
@@ -451,7 +456,8 @@ async fn watch(c: Common) -> ExitCode {
 
 fn emit(lock: &Mutex<()>, name: &str, event: &str, role: u32, token: Option<u64>) {
     let _g = lock.lock();
-    let time_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    let time_ms =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     let line = serde_json::json!({
         "time_ms": time_ms as u64,
         "member": name,
@@ -479,7 +485,9 @@ fn follow(
         }
     }
     c.set("enable.auto.commit", "false").set("group.id", format!("{}.watch", cfg.group_id));
-    let Ok(consumer) = c.create::<BaseConsumer>() else { return false };
+    let Ok(consumer) = c.create::<BaseConsumer>() else {
+        return false;
+    };
     let mut tpl = rdkafka::TopicPartitionList::new();
     for p in 0..partitions {
         let _ = tpl.add_partition_offset(&cfg.topic, p as i32, rdkafka::Offset::End);
@@ -490,10 +498,10 @@ fn follow(
     let mut last_check = std::time::Instant::now();
     let mut missing = 0;
     while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-        if let Some(Ok(m)) = consumer.poll(Duration::from_millis(50)) {
-            if let Ok(hb) = neli::core::Heartbeat::decode(m.payload().unwrap_or_default()) {
-                let _ = tx.send((m.offset() as u64, hb));
-            }
+        if let Some(Ok(m)) = consumer.poll(Duration::from_millis(50))
+            && let Ok(hb) = neli::core::Heartbeat::decode(m.payload().unwrap_or_default())
+        {
+            let _ = tx.send((m.offset() as u64, hb));
         }
         if last_check.elapsed() >= Duration::from_secs(1) {
             last_check = std::time::Instant::now();

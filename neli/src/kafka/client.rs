@@ -208,7 +208,9 @@ fn log_librdkafka(level: RDKafkaLogLevel, fac: &str, message: &str) {
             tracing::error!(target: "librdkafka", fac, "{message}")
         }
         RDKafkaLogLevel::Warning => tracing::warn!(target: "librdkafka", fac, "{message}"),
-        RDKafkaLogLevel::Notice | RDKafkaLogLevel::Info => tracing::info!(target: "librdkafka", fac, "{message}"),
+        RDKafkaLogLevel::Notice | RDKafkaLogLevel::Info => {
+            tracing::info!(target: "librdkafka", fac, "{message}")
+        }
         RDKafkaLogLevel::Debug => tracing::debug!(target: "librdkafka", fac, "{message}"),
     }
 }

@@ -86,10 +86,10 @@ pub async fn end_election(config: &Config, timeout: Duration) -> Result<(), Erro
         .map_err(|_| BrokerError::fatal(format!("deleting topic '{}' got no answer within {timeout:?}", cfg.topic)))?
         .map_err(|e| broker_err("delete topic", &e))?;
     for r in results {
-        if let Err((topic, code)) = r {
-            if code != RDKafkaErrorCode::UnknownTopicOrPartition {
-                return Err(BrokerError::fatal(format!("cannot delete election topic '{topic}': {code}")).into());
-            }
+        if let Err((topic, code)) = r
+            && code != RDKafkaErrorCode::UnknownTopicOrPartition
+        {
+            return Err(BrokerError::fatal(format!("cannot delete election topic '{topic}': {code}")).into());
         }
     }
     Ok(())
@@ -223,7 +223,9 @@ impl Broker for KafkaBroker {
         self.shared.leaving.store(false, Ordering::SeqCst);
         let (consumer, topic) = (self.consumer()?, self.topic.clone());
         self.blocking("subscribe", move || {
-            consumer.subscribe(&[topic.as_str()]).map_err(|e| BrokerError { kind: classify(&e), message: format!("subscribe: {e}") })
+            consumer
+                .subscribe(&[topic.as_str()])
+                .map_err(|e| BrokerError { kind: classify(&e), message: format!("subscribe: {e}") })
         })
         .await
     }
@@ -453,9 +455,14 @@ async fn ensure_topic(cfg: &ResolvedConfig, timeout: Duration) -> Result<u32, Br
         match results.into_iter().next() {
             Some(Ok(_)) | Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) | None => break,
             // Older brokers do not know "-1 = broker default".
-            Some(Err((_, RDKafkaErrorCode::InvalidReplicationFactor))) if replication == -1 => continue,
+            Some(Err((_, RDKafkaErrorCode::InvalidReplicationFactor))) if replication == -1 => {
+                continue;
+            }
             Some(Err((topic, code))) => {
-                return Err(BrokerError { kind: kind_of(code), message: format!("cannot create topic '{topic}': {code}") });
+                return Err(BrokerError {
+                    kind: kind_of(code),
+                    message: format!("cannot create topic '{topic}': {code}"),
+                });
             }
         }
     }
@@ -466,7 +473,10 @@ async fn ensure_topic(cfg: &ResolvedConfig, timeout: Duration) -> Result<u32, Br
             return Ok(n);
         }
         if tokio::time::Instant::now() >= deadline {
-            return Err(BrokerError::retriable(format!("topic '{}' was created but is not visible after {timeout:?}", cfg.topic)));
+            return Err(BrokerError::retriable(format!(
+                "topic '{}' was created but is not visible after {timeout:?}",
+                cfg.topic
+            )));
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -490,7 +500,9 @@ async fn topic_partitions(cfg: &ResolvedConfig, timeout: Duration) -> Result<Opt
 }
 
 async fn read_timestamp_type(cfg: &ResolvedConfig, timeout: Duration) -> TimestampType {
-    let Ok(admin) = admin_client(cfg) else { return TimestampType::Unknown };
+    let Ok(admin) = admin_client(cfg) else {
+        return TimestampType::Unknown;
+    };
     let opts = AdminOptions::new().request_timeout(Some(timeout));
     let Ok(Ok(results)) =
         tokio::time::timeout(timeout, admin.describe_configs([&ResourceSpecifier::Topic(&cfg.topic)], &opts)).await
@@ -513,7 +525,10 @@ async fn read_timestamp_type(cfg: &ResolvedConfig, timeout: Duration) -> Timesta
 /// Whether the cluster lists `topic` (None: no answer). Asks for all topics:
 /// a metadata request naming a deleted topic crashed librdkafka's metadata
 /// parsing against tansu (segfault observed), a full listing does not.
-pub fn topic_present<C: rdkafka::client::ClientContext>(client: &rdkafka::client::Client<C>, topic: &str) -> Option<bool> {
+pub fn topic_present<C: rdkafka::client::ClientContext>(
+    client: &rdkafka::client::Client<C>,
+    topic: &str,
+) -> Option<bool> {
     let md = client.fetch_metadata(None, Duration::from_secs(2)).ok()?;
     Some(md.topics().iter().any(|t| t.name() == topic && t.error().is_none()))
 }

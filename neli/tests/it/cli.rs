@@ -32,7 +32,10 @@ fn bad_flags_print_usage_and_exit_2() {
     let out = neli().args(["exec", "--bogus"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("Usage: neli exec"), "{}", stderr(&out));
-    let out = neli().args(["exec", "--bootstrap-servers", "x:1", "--group", "g", "-X", "group.id=other", "--", "true"]).output().unwrap();
+    let out = neli()
+        .args(["exec", "--bootstrap-servers", "x:1", "--group", "g", "-X", "group.id=other", "--", "true"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2), "a forced key is refused");
     assert!(stderr(&out).contains("cannot override configuration 'group.id'"), "{}", stderr(&out));
 }

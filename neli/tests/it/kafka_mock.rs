@@ -60,7 +60,13 @@ async fn foreign_records_change_nothing() {
     let token = members[leader].bg.as_ref().unwrap().token();
     let since = Instant::now();
     // Garbage, and a well-formed heartbeat from a stranger claiming role 0.
-    let stranger = Heartbeat { role: 0, term: 1_000_000, seq: 1, sent_at: Time::from_millis(u64::MAX / 2), name: "stranger".into() };
+    let stranger = Heartbeat {
+        role: 0,
+        term: 1_000_000,
+        seq: 1,
+        sent_at: Time::from_millis(u64::MAX / 2),
+        name: "stranger".into(),
+    };
     for _ in 0..20 {
         mock.write(&topic, 0, b"\x00garbage\xff").unwrap();
         mock.write(&topic, 0, &stranger.encode()).unwrap();
@@ -83,7 +89,12 @@ async fn broker_down_fences_the_leader_within_the_lease_and_it_recovers() {
     // The lease is counted from heartbeats sent before the outage: it lapses within T.
     assert!(wait_for(T + Duration::from_millis(300), || leaders(&members).is_empty()).await, "fenced within T");
     assert!(down_at.elapsed() <= T + Duration::from_millis(300));
-    assert!(wait_for(Duration::from_secs(2), || members[leader].saw_after(down_at, |e| matches!(e, Event::Fenced { .. })).is_some()).await);
+    assert!(
+        wait_for(Duration::from_secs(2), || members[leader]
+            .saw_after(down_at, |e| matches!(e, Event::Fenced { .. }))
+            .is_some())
+        .await
+    );
     mock.broker_up(1);
     assert!(wait_for(Duration::from_secs(30), || leaders(&members).len() == 1).await, "a leader again after recovery");
 }

@@ -35,7 +35,9 @@ fn tansu_bin() -> Option<PathBuf> {
             if std::env::var("CI").as_deref() == Ok("true") {
                 panic!("tansu is required under CI=true but {} failed: {why}", script.display());
             }
-            eprintln!("NOTICE: skipping tansu test: cannot fetch tansu ({why}); run scripts/fetch-tansu.sh or set NELI_TANSU_BIN");
+            eprintln!(
+                "NOTICE: skipping tansu test: cannot fetch tansu ({why}); run scripts/fetch-tansu.sh or set NELI_TANSU_BIN"
+            );
             None
         }
     }
@@ -198,14 +200,20 @@ mod tempdir {
 
 #[test]
 fn sigkilled_leader_takes_its_cmd_along_and_exactly_one_member_takes_over() {
-    let Some((_tansu, _members, file, _dir)) = setup("kill") else { return };
+    let Some((_tansu, _members, file, _dir)) = setup("kill") else {
+        return;
+    };
     let (neli, cmd) = wait_until(Duration::from_secs(60), || current_leader(&file, None)).expect("a first leader");
     unsafe {
         libc::kill(neli as i32, libc::SIGKILL);
     }
     // PR_SET_PDEATHSIG: no orphan leader survives its neli.
-    assert!(wait_until(Duration::from_secs(2), || (!alive(cmd)).then_some(())).is_some(), "CMD {cmd} died with neli {neli}");
-    let (new_neli, _) = wait_until(Duration::from_secs(60), || current_leader(&file, Some(neli))).expect("a new leader");
+    assert!(
+        wait_until(Duration::from_secs(2), || (!alive(cmd)).then_some(())).is_some(),
+        "CMD {cmd} died with neli {neli}"
+    );
+    let (new_neli, _) =
+        wait_until(Duration::from_secs(60), || current_leader(&file, Some(neli))).expect("a new leader");
     assert_ne!(new_neli, neli);
     std::thread::sleep(Duration::from_secs(2)); // observe the new leader's term for a while
     assert_one_at_a_time(&file);
@@ -215,7 +223,9 @@ fn sigkilled_leader_takes_its_cmd_along_and_exactly_one_member_takes_over() {
 
 #[test]
 fn paused_leader_is_stopped_promptly_on_resume_and_tokens_only_increase() {
-    let Some((_tansu, _members, file, _dir)) = setup("pause") else { return };
+    let Some((_tansu, _members, file, _dir)) = setup("pause") else {
+        return;
+    };
     let (neli, cmd) = wait_until(Duration::from_secs(60), || current_leader(&file, None)).expect("a first leader");
     // A host pause: neli and CMD (its own process group) freeze together.
     unsafe {
@@ -224,7 +234,8 @@ fn paused_leader_is_stopped_promptly_on_resume_and_tokens_only_increase() {
         libc::kill(neli as i32, libc::SIGSTOP);
     }
     let paused = Instant::now();
-    let (new_neli, _) = wait_until(Duration::from_secs(60), || current_leader(&file, Some(neli))).expect("a new leader while paused");
+    let (new_neli, _) =
+        wait_until(Duration::from_secs(60), || current_leader(&file, Some(neli))).expect("a new leader while paused");
     assert_ne!(new_neli, neli);
     assert!(paused.elapsed() > S, "the takeover needed the session timeout");
     unsafe {
