@@ -128,3 +128,17 @@ async fn deleted_topic_ends_the_election_for_every_member() {
         assert_eq!(outcome, Ok(neli::Outcome::ElectionEnded), "{}", m.name);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn round_trips_longer_than_the_lease_leave_no_leader_until_they_heal() {
+    let (mock, members, _) = mock_election(3, T, S).await;
+    // Every request now takes longer than T: a heartbeat is stale by the
+    // time it is read back, so it can never extend a lease.
+    mock.round_trip_time(1, T + Duration::from_millis(500));
+    assert!(
+        wait_for(2 * T + Duration::from_millis(500), || leaders(&members).is_empty()).await,
+        "slow round trips fence the leader"
+    );
+    mock.round_trip_time(1, Duration::ZERO);
+    assert!(wait_for(Duration::from_secs(30), || leaders(&members).len() == 1).await, "a leader again once healed");
+}
