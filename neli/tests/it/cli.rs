@@ -148,3 +148,29 @@ fn ended_election_stops_cmd_and_exits_0() {
     assert_eq!(status.code(), Some(0), "{err}");
     assert!(err.contains("the election was ended"), "{err}");
 }
+
+#[test]
+fn watch_prints_one_json_line_per_transition() {
+    let mock = mock("watched");
+    let bs = mock.bootstrap_servers();
+    let mut watch = neli()
+        .args(["watch", "--bootstrap-servers", &bs, "--group", "watched", "--heartbeat-timeout", "1s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = neli().args(exec_args(&bs, "watched")).args(["--", "sleep", "2"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    std::thread::sleep(Duration::from_millis(1500)); // the lease lapses: "expired"
+    unsafe {
+        libc::kill(watch.id() as i32, libc::SIGTERM);
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(watch.stdout.as_mut().unwrap(), &mut text).unwrap();
+    let _ = watch.wait();
+    let events: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    // The exec member led once, then its heartbeats stopped.
+    assert_eq!(kinds, ["acquired", "expired"], "{text}");
+    assert!(events[0]["token"].is_u64() && events[0]["member"].is_string(), "{text}");
+}
