@@ -40,6 +40,8 @@ pub mod clock;
 pub mod config;
 pub mod core;
 mod driver;
+#[cfg(feature = "kafka")]
+pub mod kafka;
 pub mod mock;
 pub mod testing;
 

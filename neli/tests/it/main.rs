@@ -1,9 +1,26 @@
-//! neli's integration tests: the sans-IO core (goNELI parity and the new
+//! neli's integration tests, one binary.
+//!
+//! Core and driver (always): the sans-IO core (goNELI parity and the new
 //! lease rules), property tests over random inputs, and the async driver on
 //! the in-memory fake broker with a manual clock.
+//!
+//! Kafka (feature `kafka`): `cli` — the `neli` binary's exit codes, signals
+//! and hooks (mock broker); `kafka_mock` — the rdkafka backend against
+//! librdkafka's in-process mock cluster; `kafka_tansu` — members and
+//! `neli exec` as child processes against the tansu broker (fetched by
+//! `scripts/fetch-tansu.sh`).
 
 mod core_loop;
 mod core_props;
 mod core_rules;
 mod driver;
 mod mock;
+
+#[cfg(feature = "kafka")]
+mod cli;
+#[cfg(feature = "kafka")]
+mod kafka_mock;
+#[cfg(feature = "kafka")]
+mod kafka_tansu;
+#[cfg(feature = "kafka")]
+mod support;

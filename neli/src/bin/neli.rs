@@ -1,0 +1,517 @@
+//! `neli`: run a command only while this process leads a Kafka election
+//! (`exec`), watch an election (`watch`), or end one (`end`).
+//!
+//! Exit codes: 0 success / election ended / stopped by a signal; CMD's own
+//! status when CMD exits by itself; 1 a fatal error or a failed revoke hook;
+//! 2 bad flags or an unreachable broker.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use neli::kafka::{KafkaBroker, end_election};
+use neli::{Config, Control, Error, Event, Neli, Outcome, SystemClock};
+use tokio::process::{Child, Command};
+
+#[derive(Parser)]
+#[command(name = "neli", about = "NELI leader election over Kafka", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run CMD only while this process leads the election.
+    Exec(ExecArgs),
+    /// Print one JSON line per leadership transition seen on the topic.
+    Watch(Common),
+    /// End the election: delete its topic; every member stops.
+    End(Common),
+}
+
+#[derive(Args, Clone)]
+struct Common {
+    #[arg(long, value_name = "HOST:PORT")]
+    bootstrap_servers: String,
+    #[arg(long, value_name = "G")]
+    group: String,
+    /// Election topic (default `<group>.neli`).
+    #[arg(long, value_name = "T")]
+    topic: Option<String>,
+    /// Lease length T (e.g. 500ms, 2s).
+    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    heartbeat_timeout: Duration,
+    /// Kafka session timeout S (default 3 × heartbeat timeout).
+    #[arg(long, value_parser = parse_duration)]
+    session_timeout: Option<Duration>,
+    /// Extra librdkafka property (repeatable), e.g. -X security.protocol=SSL.
+    #[arg(short = 'X', value_name = "KEY=VALUE", value_parser = parse_kv)]
+    properties: Vec<(String, String)>,
+    /// Instance name (default `{hostname}_{pid}_{unix}`).
+    #[arg(long)]
+    name: Option<String>,
+    /// Give up (exit 2) if the cluster does not answer within this.
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    connect_timeout: Duration,
+}
+
+#[derive(Args)]
+struct ExecArgs {
+    #[command(flatten)]
+    common: Common,
+    /// How long CMD may take to stop after SIGTERM before SIGKILL.
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    stop_timeout: Duration,
+    /// Shell command run on acquiring leadership, before CMD starts.
+    #[arg(long, value_name = "SHELL")]
+    on_acquire: Option<String>,
+    /// Shell command run after CMD stopped on losing leadership.
+    #[arg(long, value_name = "SHELL")]
+    on_revoke: Option<String>,
+    /// The command to run while leading.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    cmd: Vec<String>,
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, unit) = s.find(|c: char| !c.is_ascii_digit() && c != '.').map_or((s, "s"), |i| s.split_at(i));
+    let n: f64 = num.parse().map_err(|_| format!("'{s}' is not a duration (examples: 500ms, 3s, 1m)"))?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" => n * 60.0,
+        _ => return Err(format!("'{s}': unknown unit '{unit}' (use ms, s or m)")),
+    };
+    if !secs.is_finite() || secs < 0.0 {
+        return Err(format!("'{s}' is not a valid duration"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn parse_kv(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s.split_once('=').ok_or_else(|| format!("'{s}' is not key=value"))?;
+    Ok((k.trim().to_owned(), v.to_owned()))
+}
+
+impl Common {
+    fn config(&self) -> Result<Config, String> {
+        let mut b = Config::builder()
+            .bootstrap_servers(self.bootstrap_servers.clone())
+            .group(self.group.clone())
+            .heartbeat_timeout(self.heartbeat_timeout)
+            .min_poll_interval(Duration::from_millis(20))
+            .kafka("log_level", "3");
+        if let Some(t) = &self.topic {
+            b = b.topic(t.clone());
+        }
+        if let Some(s) = self.session_timeout {
+            b = b.session_timeout(s);
+        }
+        if let Some(n) = &self.name {
+            b = b.name(n.clone());
+        }
+        for (k, v) in &self.properties {
+            b = b.kafka(k.clone(), v.clone());
+        }
+        b.build().map_err(|e| e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Diagnostics on stderr, silent unless RUST_LOG asks (e.g. RUST_LOG=neli=debug).
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "off".into()))
+        .with_writer(std::io::stderr)
+        .try_init();
+    // One thread: children are spawned from the main thread, which lives as
+    // long as the process, so PR_SET_PDEATHSIG fires exactly when neli dies.
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("neli: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let code = rt.block_on(async {
+        match cli.command {
+            Cmd::Exec(args) => exec(args).await,
+            Cmd::Watch(c) => watch(c).await,
+            Cmd::End(c) => end(c).await,
+        }
+    });
+    tracing::debug!("runtime done");
+    // A librdkafka call abandoned on the blocking pool (a commit racing the
+    // close) must not hold the exit: leadership is already given up.
+    rt.shutdown_timeout(Duration::from_millis(200));
+    code
+}
+
+fn usage_error(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("neli: {msg}");
+    ExitCode::from(2)
+}
+
+async fn end(c: Common) -> ExitCode {
+    let cfg = match c.config() {
+        Ok(cfg) => cfg,
+        Err(e) => return usage_error(e),
+    };
+    match end_election(&cfg, c.connect_timeout).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => usage_error(e),
+    }
+}
+
+/// What the exec loop shares with the event handler.
+#[derive(Default)]
+struct Running {
+    child: Option<Child>,
+    /// Set when CMD exited on its own: neli resigns and exits with this.
+    exited: Option<i32>,
+    /// A revoke hook failed for good.
+    hook_failed: bool,
+}
+
+async fn exec(args: ExecArgs) -> ExitCode {
+    let cfg = match args.common.config() {
+        Ok(cfg) => cfg,
+        Err(e) => return usage_error(e),
+    };
+    let broker = match KafkaBroker::with_connect_timeout(&cfg, args.common.connect_timeout).await {
+        Ok(b) => b,
+        Err(e) => return usage_error(e),
+    };
+    let mut neli = match Neli::new(&cfg, broker, SystemClock::new()).await {
+        Ok(n) => n,
+        Err(e) => return usage_error(e),
+    };
+    let state = Arc::new(tokio::sync::Mutex::new(Running::default()));
+    let spec = Arc::new(Spec {
+        cmd: args.cmd,
+        stop_timeout: args.stop_timeout,
+        on_acquire: args.on_acquire,
+        on_revoke: args.on_revoke,
+    });
+    {
+        let (state, spec) = (state.clone(), spec.clone());
+        neli.on_event(move |event, control| {
+            let (state, spec) = (state.clone(), spec.clone());
+            async move { handle(event, control, &state, &spec).await }
+        });
+    }
+    let bg = neli.background();
+    let control = bg.control();
+    let mut sigterm = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => return usage_error(format!("cannot install the SIGTERM handler: {e}")),
+    };
+    let mut bg = std::pin::pin!(bg.into_future_boxed());
+    let outcome = loop {
+        tokio::select! {
+            r = &mut bg => break r,
+            _ = tokio::signal::ctrl_c() => control.close(),
+            _ = sigterm.recv() => control.close(),
+            _ = tokio::time::sleep(Duration::from_millis(50)) => {
+                let mut s = state.lock().await;
+                if let Some(child) = s.child.as_mut()
+                    && let Ok(Some(status)) = child.try_wait()
+                {
+                    s.child = None;
+                    s.exited = Some(status.code().unwrap_or(1));
+                    eprintln!("neli: CMD exited ({status}); resigning");
+                    control.close();
+                }
+            }
+        }
+    };
+    tracing::debug!(?outcome, "election loop ended");
+    // Whatever ended the loop, CMD never outlives leadership.
+    let mut s = state.lock().await;
+    if let Some(child) = s.child.take() {
+        stop_child(child, spec.stop_timeout).await;
+    }
+    if s.hook_failed {
+        eprintln!("neli: the revoke hook kept failing; exiting");
+        return ExitCode::from(1);
+    }
+    match outcome {
+        Ok(Outcome::ElectionEnded) => {
+            eprintln!("neli: the election was ended");
+            ExitCode::SUCCESS
+        }
+        Ok(Outcome::Closed) => ExitCode::from(u8::try_from(s.exited.unwrap_or(0)).unwrap_or(1)),
+        Err(Error::ElectionEnded) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("neli: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+trait IntoBoxed {
+    fn into_future_boxed(self) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Outcome, Error>> + Send>>;
+}
+
+impl IntoBoxed for neli::Background {
+    fn into_future_boxed(self) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Outcome, Error>> + Send>> {
+        std::future::IntoFuture::into_future(self)
+    }
+}
+
+struct Spec {
+    cmd: Vec<String>,
+    stop_timeout: Duration,
+    on_acquire: Option<String>,
+    on_revoke: Option<String>,
+}
+
+async fn handle(event: Event, control: Control, state: &tokio::sync::Mutex<Running>, spec: &Spec) {
+    match event {
+        Event::Acquired { token, role } => {
+            let mut s = state.lock().await;
+            if s.exited.is_some() || s.hook_failed {
+                return;
+            }
+            if let Some(hook) = &spec.on_acquire
+                && !run_hook(hook, token.0, "leader").await
+            {
+                eprintln!("neli: on-acquire hook failed; resigning");
+                control.resign();
+                return;
+            }
+            match spawn_cmd(&spec.cmd, token.0) {
+                Ok(child) => {
+                    eprintln!("neli: leading role {role} with token {token}; started CMD (pid {:?})", child.id());
+                    s.child = Some(child);
+                }
+                Err(e) => {
+                    eprintln!("neli: cannot start CMD: {e}");
+                    s.exited = Some(127);
+                    control.close();
+                }
+            }
+        }
+        Event::Revoked { .. } | Event::Fenced { .. } => {
+            let fenced = matches!(event, Event::Fenced { .. });
+            let mut s = state.lock().await;
+            if let Some(child) = s.child.take() {
+                if fenced {
+                    // Someone else may lead already: stop now, no grace.
+                    kill_group(&child, libc::SIGKILL);
+                    let mut child = child;
+                    let _ = child.wait().await;
+                } else {
+                    stop_child(child, spec.stop_timeout).await;
+                }
+                eprintln!("neli: {} — CMD stopped", if fenced { "fenced" } else { "revoked" });
+            }
+            if let Some(hook) = &spec.on_revoke {
+                let mut ok = false;
+                for attempt in 1..=3 {
+                    if run_hook(hook, 0, "follower").await {
+                        ok = true;
+                        break;
+                    }
+                    eprintln!("neli: on-revoke hook failed (attempt {attempt}/3)");
+                    tokio::time::sleep(Duration::from_millis(200 * attempt)).await;
+                }
+                if !ok {
+                    // Never keep running (or lead again) after a failed stop.
+                    s.hook_failed = true;
+                    control.close();
+                }
+            }
+        }
+    }
+}
+
+fn spawn_cmd(cmd: &[String], token: u64) -> std::io::Result<Child> {
+    let mut c = Command::new(&cmd[0]);
+    c.args(&cmd[1..]).env("NELI_TOKEN", token.to_string()).env("NELI_ROLE", "leader").process_group(0);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died between fork and prctl.
+            if libc::getppid() == 1 {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+    c.spawn()
+}
+
+fn kill_group(child: &Child, signal: i32) {
+    if let Some(pid) = child.id() {
+        // CMD leads its own process group: signal everything it started.
+        // SAFETY: plain syscall on a pid we own.
+        unsafe {
+            libc::kill(-(pid as i32), signal);
+        }
+    }
+}
+
+/// SIGTERM, up to `timeout` to exit, then SIGKILL.
+async fn stop_child(mut child: Child, timeout: Duration) {
+    if let Ok(Some(_)) = child.try_wait() {
+        return;
+    }
+    kill_group(&child, libc::SIGTERM);
+    if tokio::time::timeout(timeout, child.wait()).await.is_err() {
+        kill_group(&child, libc::SIGKILL);
+        let _ = child.wait().await;
+    }
+}
+
+async fn run_hook(hook: &str, token: u64, role: &str) -> bool {
+    let status = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(hook)
+        .env("NELI_TOKEN", token.to_string())
+        .env("NELI_ROLE", role)
+        .status()
+        .await;
+    matches!(status, Ok(s) if s.success())
+}
+
+/// Follows the topic's heartbeats (no group membership, so watching never
+/// takes part in the election) and prints a JSON line whenever the writer
+/// of a role changes or its heartbeats stop for longer than the lease.
+async fn watch(c: Common) -> ExitCode {
+    let cfg = match c.config() {
+        Ok(cfg) => cfg,
+        Err(e) => return usage_error(e),
+    };
+    let resolved = match cfg.resolve() {
+        Ok(r) => r,
+        Err(e) => return usage_error(e),
+    };
+    // Connecting this way creates the topic if needed and checks reachability.
+    let broker = match KafkaBroker::with_connect_timeout(&cfg, c.connect_timeout).await {
+        Ok(b) => b,
+        Err(e) => return usage_error(e),
+    };
+    let partitions = {
+        let mut b = broker;
+        let n = neli::Broker::partition_count(&mut b).await.unwrap_or(1);
+        let _ = neli::Broker::close(&mut b).await;
+        n
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let worker = {
+        let (stop, resolved) = (stop.clone(), resolved.clone());
+        std::thread::spawn(move || follow(&resolved, partitions, &stop, &tx))
+    };
+    let t = resolved.heartbeat_timeout;
+    let mut current: BTreeMap<u32, (String, u64, u64, tokio::time::Instant)> = BTreeMap::new();
+    let printed = Arc::new(Mutex::new(()));
+    let mut sigterm = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => return usage_error(e),
+    };
+    loop {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => break,
+            _ = sigterm.recv() => break,
+            item = rx.recv() => match item {
+                None => break,
+                Some((offset, hb)) => {
+                    let hb: neli::core::Heartbeat = hb;
+                    let entry = current.get(&hb.role);
+                    let changed = entry.is_none_or(|(n, term, _, _)| *n != hb.name || *term != hb.term);
+                    if changed {
+                        emit(&printed, &hb.name, "acquired", hb.role, Some(offset));
+                        current.insert(hb.role, (hb.name.clone(), hb.term, offset, tokio::time::Instant::now()));
+                    } else if let Some(e) = current.get_mut(&hb.role) {
+                        e.3 = tokio::time::Instant::now();
+                    }
+                }
+            },
+            _ = tokio::time::sleep(Duration::from_millis(50)) => {
+                let expired: Vec<u32> = current.iter().filter(|(_, e)| e.3.elapsed() > t).map(|(r, _)| *r).collect();
+                for role in expired {
+                    if let Some((name, _, token, _)) = current.remove(&role) {
+                        emit(&printed, &name, "expired", role, Some(token));
+                    }
+                }
+            }
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let ended = worker.join().unwrap_or(false);
+    if ended {
+        emit(&printed, "", "election_ended", 0, None);
+    }
+    ExitCode::SUCCESS
+}
+
+fn emit(lock: &Mutex<()>, name: &str, event: &str, role: u32, token: Option<u64>) {
+    let _g = lock.lock();
+    let time_ms =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    let line = serde_json::json!({
+        "time_ms": time_ms as u64,
+        "member": name,
+        "event": event,
+        "role": role,
+        "token": token,
+    });
+    println!("{line}");
+}
+
+/// Reads heartbeats from the log end until `stop`; returns whether the topic
+/// disappeared (the election ended).
+fn follow(
+    cfg: &neli::ResolvedConfig,
+    partitions: u32,
+    stop: &std::sync::atomic::AtomicBool,
+    tx: &tokio::sync::mpsc::UnboundedSender<(u64, neli::core::Heartbeat)>,
+) -> bool {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    use rdkafka::message::Message;
+    let mut c = rdkafka::ClientConfig::new();
+    for (k, v) in &cfg.kafka_config {
+        if k != "session.timeout.ms" {
+            c.set(k, v);
+        }
+    }
+    c.set("enable.auto.commit", "false").set("group.id", format!("{}.watch", cfg.group_id));
+    let Ok(consumer) = c.create::<BaseConsumer>() else {
+        return false;
+    };
+    let mut tpl = rdkafka::TopicPartitionList::new();
+    for p in 0..partitions {
+        let _ = tpl.add_partition_offset(&cfg.topic, p as i32, rdkafka::Offset::End);
+    }
+    if consumer.assign(&tpl).is_err() {
+        return false;
+    }
+    let mut last_check = std::time::Instant::now();
+    let mut missing = 0;
+    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+        if let Some(Ok(m)) = consumer.poll(Duration::from_millis(50))
+            && let Ok(hb) = neli::core::Heartbeat::decode(m.payload().unwrap_or_default())
+        {
+            let _ = tx.send((m.offset() as u64, hb));
+        }
+        if last_check.elapsed() >= Duration::from_secs(1) {
+            last_check = std::time::Instant::now();
+            if let Some(present) = neli::kafka::topic_present(consumer.client(), &cfg.topic) {
+                missing = if present { 0 } else { missing + 1 };
+                if missing >= 2 {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}

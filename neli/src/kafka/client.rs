@@ -1,0 +1,283 @@
+//! The rdkafka side of [`super::KafkaBroker`]: one consumer polled on a
+//! dedicated thread, one threaded producer, and a topic watcher thread.
+//!
+//! librdkafka runs rebalance callbacks on the thread that calls `poll`, so
+//! that thread is ours alone: a revocation callback forwards `Revoked` to the
+//! driver and *blocks* until the driver acknowledges it, which is what holds
+//! the partition until the application's Revoked handler has finished (eager
+//! protocol: the group cannot complete the rebalance before we unassign).
+//! Nothing async ever blocks on librdkafka: every blocking call runs on these
+//! threads or on `spawn_blocking`, and the async side bounds its waits.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc as std_mpsc};
+use std::time::Duration;
+
+use rdkafka::client::ClientContext;
+use rdkafka::config::RDKafkaLogLevel;
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
+use rdkafka::error::KafkaError;
+use rdkafka::message::Message;
+use rdkafka::producer::{DeliveryResult, ProducerContext};
+use rdkafka::types::RDKafkaRespErr;
+use rdkafka::{Offset, TopicPartitionList};
+use tokio::sync::mpsc;
+
+use super::errors::classify;
+use crate::broker::{BrokerError, BrokerEvent};
+use crate::core::Record;
+
+/// How long the poll thread waits in one `poll` call; bounds how late a
+/// command (close) or an acknowledgement is noticed.
+pub(crate) const POLL_SLICE: Duration = Duration::from_millis(10);
+
+pub(crate) type EventTx = mpsc::UnboundedSender<Result<BrokerEvent, BrokerError>>;
+
+/// State shared by the consumer context (poll thread) and the async side.
+pub(crate) struct Shared {
+    pub(crate) topic: String,
+    pub(crate) events: EventTx,
+    /// Generation of the current assignment (0 = none).
+    pub(crate) generation: AtomicU64,
+    /// Highest generation ever assigned, so a fallback never goes backwards.
+    pub(crate) last_generation: AtomicU64,
+    /// Set while leaving or closing: revocations are then not held.
+    pub(crate) leaving: AtomicBool,
+    pub(crate) closing: AtomicBool,
+    /// Acknowledgements of a held revocation.
+    pub(crate) acks: Mutex<Option<std_mpsc::Receiver<()>>>,
+}
+
+/// Consumer context: rebalances become broker events.
+pub(crate) struct ElectionContext {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl ClientContext for ElectionContext {
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
+        log_librdkafka(level, fac, log_message);
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        forward_client_error(&self.shared.events, error, reason);
+    }
+}
+
+impl ConsumerContext for ElectionContext {
+    fn rebalance(&self, consumer: &BaseConsumer<Self>, err: RDKafkaRespErr, tpl: &mut TopicPartitionList) {
+        let partitions: Vec<u32> = tpl
+            .elements()
+            .iter()
+            .filter(|e| e.topic() == self.shared.topic)
+            .filter_map(|e| u32::try_from(e.partition()).ok())
+            .collect();
+        match err {
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS => {
+                // Only fresh heartbeats matter: never replay history.
+                let _ = tpl.set_all_offsets(Offset::End);
+                let last = self.shared.last_generation.load(Ordering::SeqCst);
+                // Without the group's generation, a local counter still
+                // orders this member's own terms.
+                let generation = read_generation(consumer).filter(|g| *g > last).unwrap_or(last + 1);
+                self.shared.last_generation.store(generation, Ordering::SeqCst);
+                self.shared.generation.store(generation, Ordering::SeqCst);
+                if let Err(e) = consumer.assign(tpl) {
+                    let _ = self.shared.events.send(Err(BrokerError::retriable(format!("assign failed: {e}"))));
+                }
+                tracing::debug!(generation, ?partitions, "assigned");
+                let _ = self.shared.events.send(Ok(BrokerEvent::Assigned { generation, partitions }));
+            }
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS => {
+                self.shared.generation.store(0, Ordering::SeqCst);
+                if consumer.assignment_lost() {
+                    // Evicted: another member may already own the partition.
+                    let _ = self.shared.events.send(Ok(BrokerEvent::Lost { partitions }));
+                } else {
+                    self.hold_revocation(partitions);
+                }
+                let _ = consumer.unassign();
+            }
+            other => {
+                tracing::warn!(error = ?other, "rebalance error; dropping the assignment");
+                self.shared.generation.store(0, Ordering::SeqCst);
+                let _ = self.shared.events.send(Ok(BrokerEvent::Lost { partitions }));
+                let _ = consumer.unassign();
+            }
+        }
+    }
+}
+
+impl ElectionContext {
+    /// Sends `Revoked` and waits for the driver's acknowledgement before the
+    /// partitions are unassigned (the handover barrier).
+    fn hold_revocation(&self, partitions: Vec<u32>) {
+        let acks = self.shared.acks.lock().expect("acks lock");
+        let Some(acks) = acks.as_ref() else { return };
+        while acks.try_recv().is_ok() {}
+        let _ = self.shared.events.send(Ok(BrokerEvent::Revoked { partitions }));
+        if self.shared.leaving.load(Ordering::SeqCst) {
+            return;
+        }
+        loop {
+            if self.shared.closing.load(Ordering::SeqCst) || self.shared.leaving.load(Ordering::SeqCst) {
+                return;
+            }
+            match acks.recv_timeout(Duration::from_millis(50)) {
+                Ok(()) | Err(std_mpsc::RecvTimeoutError::Disconnected) => return,
+                Err(std_mpsc::RecvTimeoutError::Timeout) => {}
+            }
+        }
+    }
+}
+
+/// The group generation of the consumer's current membership, read from
+/// librdkafka's serialized group metadata (`"CGMDv2:" <i32 generation> ...`,
+/// native endian; rdkafka does not expose the generation otherwise).
+fn read_generation(consumer: &BaseConsumer<ElectionContext>) -> Option<u64> {
+    // SAFETY: the pointers come from librdkafka and are released with the
+    // matching librdkafka functions; the buffer is read within its length.
+    unsafe {
+        let rk = consumer.client().native_ptr();
+        let md = rdkafka_sys::rd_kafka_consumer_group_metadata(rk);
+        if md.is_null() {
+            return None;
+        }
+        let mut buf: *mut std::ffi::c_void = std::ptr::null_mut();
+        let mut size: usize = 0;
+        let err = rdkafka_sys::rd_kafka_consumer_group_metadata_write(md, &mut buf, &mut size);
+        rdkafka_sys::rd_kafka_consumer_group_metadata_destroy(md);
+        if !err.is_null() {
+            rdkafka_sys::rd_kafka_error_destroy(err);
+            return None;
+        }
+        let bytes = std::slice::from_raw_parts(buf as *const u8, size).to_vec();
+        rdkafka_sys::rd_kafka_mem_free(rk, buf);
+        parse_generation(&bytes)
+    }
+}
+
+pub(crate) fn parse_generation(bytes: &[u8]) -> Option<u64> {
+    let magic = b"CGMDv2:";
+    if bytes.len() < magic.len() + 4 || &bytes[..magic.len()] != magic {
+        return None;
+    }
+    let raw: [u8; 4] = bytes[magic.len()..magic.len() + 4].try_into().ok()?;
+    let generation = i32::from_ne_bytes(raw);
+    u64::try_from(generation).ok().filter(|g| *g > 0)
+}
+
+/// Producer context: delivery failures are logged (the lease simply does
+/// not get renewed by a heartbeat that never arrives).
+pub(crate) struct ProduceContext {
+    pub(crate) events: EventTx,
+}
+
+impl ClientContext for ProduceContext {
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
+        log_librdkafka(level, fac, log_message);
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        forward_client_error(&self.events, error, reason);
+    }
+}
+
+impl ProducerContext for ProduceContext {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, result: &DeliveryResult<'_>, _: Self::DeliveryOpaque) {
+        if let Err((e, _)) = result {
+            tracing::warn!(error = %e, "heartbeat delivery failed");
+        }
+    }
+}
+
+fn forward_client_error(events: &EventTx, error: KafkaError, reason: &str) {
+    let kind = classify(&error);
+    let e = BrokerError { kind, message: format!("{error}: {reason}") };
+    if e.is_fatal() {
+        let _ = events.send(Err(e));
+    } else {
+        // Transient client errors (broker down, timeouts) show up as missing
+        // heartbeats; the lease handles them. Log, do not flood the driver.
+        tracing::debug!(error = %e.message, "librdkafka client error");
+    }
+}
+
+fn log_librdkafka(level: RDKafkaLogLevel, fac: &str, message: &str) {
+    match level {
+        RDKafkaLogLevel::Emerg | RDKafkaLogLevel::Alert | RDKafkaLogLevel::Critical | RDKafkaLogLevel::Error => {
+            tracing::error!(target: "librdkafka", fac, "{message}")
+        }
+        RDKafkaLogLevel::Warning => tracing::warn!(target: "librdkafka", fac, "{message}"),
+        RDKafkaLogLevel::Notice | RDKafkaLogLevel::Info => {
+            tracing::info!(target: "librdkafka", fac, "{message}")
+        }
+        RDKafkaLogLevel::Debug => tracing::debug!(target: "librdkafka", fac, "{message}"),
+    }
+}
+
+/// The poll loop: forwards records (and, through the context, rebalances)
+/// until closing; then closes the consumer on this same thread.
+pub(crate) fn poll_loop(consumer: Arc<BaseConsumer<ElectionContext>>, shared: Arc<Shared>) {
+    while !shared.closing.load(Ordering::SeqCst) {
+        match consumer.poll(POLL_SLICE) {
+            None => {}
+            Some(Ok(msg)) => {
+                if msg.topic() != shared.topic {
+                    continue;
+                }
+                let (Ok(partition), Ok(offset)) = (u32::try_from(msg.partition()), u64::try_from(msg.offset())) else {
+                    continue;
+                };
+                let record = Record {
+                    partition,
+                    offset,
+                    timestamp: msg.timestamp().to_millis().and_then(|t| u64::try_from(t).ok()),
+                    payload: msg.payload().unwrap_or_default().to_vec(),
+                };
+                let _ = shared.events.send(Ok(BrokerEvent::Record(record)));
+            }
+            Some(Err(e)) => {
+                let kind = classify(&e);
+                let err = BrokerError { kind, message: format!("consumer: {e}") };
+                if err.is_fatal() {
+                    let _ = shared.events.send(Err(err));
+                } else {
+                    tracing::debug!(error = %e, "consumer error");
+                }
+            }
+        }
+    }
+    // Leaves the group (LeaveGroup; the revocation is not held since
+    // `closing` is set) and waits for librdkafka to finish closing, bounded.
+    // Runs here, so a hung librdkafka blocks this thread, never `close`.
+    if consumer.close_queue().is_ok() {
+        let deadline = std::time::Instant::now() + CLOSE_LIMIT;
+        while !consumer.closed() && std::time::Instant::now() < deadline {
+            let _ = consumer.poll(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Longest the poll thread waits for librdkafka's consumer close.
+const CLOSE_LIMIT: Duration = Duration::from_secs(5);
+
+#[cfg(test)]
+mod tests {
+    use super::parse_generation;
+
+    #[test]
+    fn generation_is_read_from_librdkafkas_group_metadata_v2() {
+        let mut bytes = b"CGMDv2:".to_vec();
+        bytes.extend_from_slice(&7i32.to_ne_bytes());
+        bytes.extend_from_slice(b"group\0member\0\x01");
+        assert_eq!(parse_generation(&bytes), Some(7));
+        // No generation yet (-1), or another format: None, so a local counter is used.
+        let mut none = b"CGMDv2:".to_vec();
+        none.extend_from_slice(&(-1i32).to_ne_bytes());
+        assert_eq!(parse_generation(&none), None);
+        assert_eq!(parse_generation(b"CGMDv3:\x07\0\0\0"), None);
+        assert_eq!(parse_generation(b"CGM"), None);
+    }
+}

@@ -1,0 +1,104 @@
+//! An in-process Kafka for tests and benchmarks: librdkafka's mock cluster
+//! with the knobs the election's fault tests need.
+//!
+//! Quirks (DESIGN §6): classic group protocol only, no CreateTopics (the
+//! topic is created here), no LogAppendTime, member expiry checked every
+//! second. Its initial rebalance delay (3 s by default) is set to 0 here
+//! through the raw librdkafka call, since rdkafka does not expose it.
+
+use std::time::Duration;
+
+use rdkafka::ClientConfig;
+use rdkafka::mocking::MockCoordinator;
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+use rdkafka::types::{RDKafkaApiKey, RDKafkaRespErr};
+
+/// A running mock cluster; dropped with the value.
+pub struct MockKafka {
+    // The mock cluster lives inside this client.
+    handle: BaseProducer,
+}
+
+impl MockKafka {
+    /// Starts a mock cluster of `brokers` brokers.
+    pub fn start(brokers: u32) -> Result<MockKafka, String> {
+        let handle: BaseProducer = ClientConfig::new()
+            .set("test.mock.num.brokers", brokers.to_string())
+            .set("log_level", "3")
+            .create()
+            .map_err(|e| format!("cannot start the librdkafka mock cluster: {e}"))?;
+        // SAFETY: the handle is a live client created with a mock cluster;
+        // the pointer is only used while `handle` lives.
+        unsafe {
+            let mc = rdkafka_sys::rd_kafka_handle_mock_cluster(handle.client().native_ptr());
+            if mc.is_null() {
+                return Err("librdkafka did not create a mock cluster".into());
+            }
+            rdkafka_sys::rd_kafka_mock_group_initial_rebalance_delay_ms(mc, 0);
+        }
+        Ok(MockKafka { handle })
+    }
+
+    fn cluster(&self) -> rdkafka::mocking::MockCluster<'_, rdkafka::producer::DefaultProducerContext> {
+        self.handle.client().mock_cluster().expect("created with test.mock.num.brokers")
+    }
+
+    pub fn bootstrap_servers(&self) -> String {
+        self.cluster().bootstrap_servers()
+    }
+
+    /// Creates `topic` (the mock has no CreateTopics API).
+    pub fn create_topic(&self, topic: &str, partitions: u32) -> Result<(), String> {
+        self.cluster().create_topic(topic, partitions as i32, 1).map_err(|e| format!("create_topic {topic}: {e}"))
+    }
+
+    /// Makes metadata answers report `topic` as unknown: how a deleted
+    /// topic looks to members (the mock has no DeleteTopics).
+    pub fn hide_topic(&self, topic: &str) {
+        let _ = self.cluster().topic_error(topic, RDKafkaRespErr::RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+    }
+
+    /// Moves the leadership of `topic`/`partition` to `broker`.
+    pub fn partition_leader(&self, topic: &str, partition: u32, broker: i32) {
+        let _ = self.cluster().partition_leader(topic, partition as i32, Some(broker));
+    }
+
+    pub fn broker_down(&self, broker: i32) {
+        let _ = self.cluster().broker_down(broker);
+    }
+
+    pub fn broker_up(&self, broker: i32) {
+        let _ = self.cluster().broker_up(broker);
+    }
+
+    /// Puts the coordinator of every group on `broker`.
+    pub fn coordinator(&self, group: &str, broker: i32) {
+        let _ = self.cluster().coordinator(MockCoordinator::Group(group.to_owned()), broker);
+    }
+
+    pub fn round_trip_time(&self, broker: i32, rtt: Duration) {
+        let _ = self.cluster().broker_round_trip_time(broker, rtt);
+    }
+
+    /// The next `count` group Heartbeat requests fail with `error`.
+    pub fn fail_heartbeats(&self, count: usize, error: RDKafkaRespErr) {
+        self.cluster().request_errors(RDKafkaApiKey::Heartbeat, &vec![error; count]);
+    }
+
+    /// The next `count` OffsetCommit requests fail with `error`.
+    pub fn fail_commits(&self, count: usize, error: RDKafkaRespErr) {
+        self.cluster().request_errors(RDKafkaApiKey::OffsetCommit, &vec![error; count]);
+    }
+
+    pub fn clear_errors(&self) {
+        self.cluster().clear_request_errors(RDKafkaApiKey::Heartbeat);
+        self.cluster().clear_request_errors(RDKafkaApiKey::OffsetCommit);
+    }
+
+    /// Produces `payload` to `topic`/`partition` as a foreign writer.
+    pub fn write(&self, topic: &str, partition: u32, payload: &[u8]) -> Result<(), String> {
+        let record: BaseRecord<'_, (), [u8]> = BaseRecord::to(topic).partition(partition as i32).payload(payload);
+        self.handle.send(record).map_err(|(e, _)| format!("foreign write: {e}"))?;
+        self.handle.flush(Duration::from_secs(5)).map_err(|e| format!("foreign write flush: {e}"))
+    }
+}

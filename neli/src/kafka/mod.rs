@@ -1,0 +1,566 @@
+//! The production [`Broker`]: Kafka through `rdkafka` (librdkafka).
+//!
+//! [`connect`] is all most users need:
+//!
+//! ```no_run
+//! # #[tokio::main] async fn main() -> Result<(), neli::Error> {
+//! let config = neli::Config::builder().bootstrap_servers("127.0.0.1:9092").group("billing-cron").build()?;
+//! let mut neli = neli::kafka::connect(&config).await?;
+//! if neli.pulse(std::time::Duration::from_millis(100)).await? { /* lead */ }
+//! neli.close().await
+//! # }
+//! ```
+//!
+//! Choices worth knowing:
+//! - **Topic.** Created when missing (1 partition in exclusive mode, `M` in
+//!   multi-role mode) asking for `message.timestamp.type=LogAppendTime`; what
+//!   the broker actually keeps is read back ([`KafkaBroker::timestamp_type`])
+//!   and logged. It is diagnostic only: the lease is always counted from the
+//!   heartbeat's own send time on the member's monotonic clock, because tansu
+//!   and the librdkafka mock ignore LogAppendTime and broker time is not
+//!   comparable with a monotonic clock anyway (DESIGN §3).
+//! - **Group protocol.** Classic, eager, `range` assignment (forced keys): a
+//!   revocation is a barrier. Our rebalance callback forwards `Revoked` and
+//!   blocks librdkafka's poll thread until the driver calls
+//!   [`Broker::ack_revoked`], i.e. until the application's Revoked handler
+//!   has finished; only then is the partition unassigned. A *lost*
+//!   assignment (session timeout, eviction) becomes [`BrokerEvent::Lost`].
+//! - **Membership proof.** A synchronous offset commit: librdkafka sends the
+//!   consumer's current generation and member id, and the coordinator
+//!   rejects it for an evicted member or an old generation.
+//! - **Offsets.** Assignments start at the log end: only fresh heartbeats
+//!   matter and a restarted member never replays history.
+//! - **Ending.** [`end_election`] deletes the topic; every member notices it
+//!   (two consecutive metadata answers without the topic) and stops with
+//!   [`BrokerEvent::ElectionEnded`].
+//! - **Bounded close.** All blocking librdkafka work runs on dedicated
+//!   threads; `close` waits for them at most as long as the driver's close
+//!   timeout lets it, and a hung librdkafka is abandoned, never awaited.
+
+mod client;
+mod errors;
+pub mod mock;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc as std_mpsc};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer};
+use rdkafka::{Offset, TopicPartitionList};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::broker::{Broker, BrokerError, BrokerEvent, Membership};
+use crate::clock::SystemClock;
+use crate::config::{Config, ResolvedConfig};
+use crate::driver::{Error, Neli};
+use client::{ElectionContext, ProduceContext, Shared};
+pub use errors::classify;
+
+/// How long [`KafkaBroker::new`] waits for the cluster to answer at all.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often each member checks that the election topic still exists.
+pub const TOPIC_CHECK_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Validates `config`, connects to Kafka (creating the election topic when
+/// missing) and joins the election.
+pub async fn connect(config: &Config) -> Result<Neli<KafkaBroker, SystemClock>, Error> {
+    let broker = KafkaBroker::new(config).await?;
+    Neli::new(config, broker, SystemClock::new()).await
+}
+
+/// Ends the election: deletes its topic. Every member observes it and stops
+/// with `Outcome::ElectionEnded`. Gives up after `timeout`.
+pub async fn end_election(config: &Config, timeout: Duration) -> Result<(), Error> {
+    let cfg = config.resolve()?;
+    let admin = admin_client(&cfg)?;
+    reachable(&cfg, timeout).await?;
+    let opts = AdminOptions::new().operation_timeout(Some(timeout));
+    let results = tokio::time::timeout(timeout, admin.delete_topics(&[cfg.topic.as_str()], &opts))
+        .await
+        .map_err(|_| BrokerError::fatal(format!("deleting topic '{}' got no answer within {timeout:?}", cfg.topic)))?
+        .map_err(|e| broker_err("delete topic", &e))?;
+    for r in results {
+        if let Err((topic, code)) = r
+            && code != RDKafkaErrorCode::UnknownTopicOrPartition
+        {
+            return Err(BrokerError::fatal(format!("cannot delete election topic '{topic}': {code}")).into());
+        }
+    }
+    Ok(())
+}
+
+/// The broker's timestamp type for the election topic, as read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TimestampType {
+    LogAppendTime,
+    CreateTime,
+    /// The broker did not say (DescribeConfigs unsupported or failed).
+    Unknown,
+}
+
+/// The rdkafka implementation of [`Broker`]. See the module docs.
+pub struct KafkaBroker {
+    topic: String,
+    partitions: u32,
+    timestamp_type: Arc<Mutex<TimestampType>>,
+    consumer: Option<Arc<BaseConsumer<ElectionContext>>>,
+    producer: Option<Arc<ThreadedProducer<ProduceContext>>>,
+    shared: Arc<Shared>,
+    events: mpsc::UnboundedReceiver<Result<BrokerEvent, BrokerError>>,
+    acks: std_mpsc::Sender<()>,
+    pending_error: Option<BrokerError>,
+    poller: Option<JoinHandle<()>>,
+    watcher_stop: Arc<AtomicBool>,
+    call_timeout: Duration,
+}
+
+impl KafkaBroker {
+    /// Connects, ensures the election topic exists and starts the poll
+    /// thread. Fails with a fatal error naming the bootstrap servers if the
+    /// cluster does not answer within [`DEFAULT_CONNECT_TIMEOUT`].
+    pub async fn new(config: &Config) -> Result<KafkaBroker, Error> {
+        KafkaBroker::with_connect_timeout(config, DEFAULT_CONNECT_TIMEOUT).await
+    }
+
+    pub async fn with_connect_timeout(config: &Config, connect_timeout: Duration) -> Result<KafkaBroker, Error> {
+        let cfg = config.resolve()?;
+        let (tx, events) = mpsc::unbounded_channel();
+        reachable(&cfg, connect_timeout).await?;
+        let partitions = ensure_topic(&cfg, connect_timeout).await?;
+        tracing::info!(topic = %cfg.topic, partitions, "election topic ready");
+        // Diagnostic only, so it never delays joining (the mock does not
+        // answer DescribeConfigs at all).
+        let timestamp_type = Arc::new(Mutex::new(TimestampType::Unknown));
+        {
+            let (cfg, slot) = (cfg.clone(), timestamp_type.clone());
+            tokio::spawn(async move {
+                let found = read_timestamp_type(&cfg, Duration::from_secs(5)).await;
+                tracing::info!(topic = %cfg.topic, timestamp_type = ?found, "broker timestamp type (the lease uses heartbeat send time regardless)");
+                *slot.lock().expect("timestamp lock") = found;
+            });
+        }
+
+        let (acks, ack_rx) = std_mpsc::channel();
+        let shared = Arc::new(Shared {
+            topic: cfg.topic.clone(),
+            events: tx.clone(),
+            generation: AtomicU64::new(0),
+            last_generation: AtomicU64::new(0),
+            leaving: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
+            acks: Mutex::new(Some(ack_rx)),
+        });
+        let consumer: BaseConsumer<ElectionContext> = consumer_config(&cfg)
+            .create_with_context(ElectionContext { shared: shared.clone() })
+            .map_err(|e| broker_err("create consumer", &e))?;
+        let producer: ThreadedProducer<ProduceContext> = producer_config(&cfg)
+            .create_with_context(ProduceContext { events: tx.clone() })
+            .map_err(|e| broker_err("create producer", &e))?;
+        let consumer = Arc::new(consumer);
+        let producer = Arc::new(producer);
+        let poller = {
+            let (consumer, shared) = (consumer.clone(), shared.clone());
+            std::thread::Builder::new()
+                .name("neli-kafka-poll".into())
+                .spawn(move || client::poll_loop(consumer, shared))
+                .map_err(|e| BrokerError::fatal(format!("cannot start the poll thread: {e}")))?
+        };
+        let watcher_stop = Arc::new(AtomicBool::new(false));
+        {
+            let (producer, stop, topic) = (producer.clone(), watcher_stop.clone(), cfg.topic.clone());
+            std::thread::Builder::new()
+                .name("neli-kafka-topic".into())
+                .spawn(move || watch_topic(producer, topic, stop, tx))
+                .map_err(|e| BrokerError::fatal(format!("cannot start the topic watcher: {e}")))?;
+        }
+        Ok(KafkaBroker {
+            topic: cfg.topic.clone(),
+            partitions,
+            timestamp_type,
+            consumer: Some(consumer),
+            producer: Some(producer),
+            shared,
+            events,
+            acks,
+            pending_error: None,
+            poller: Some(poller),
+            watcher_stop,
+            call_timeout: cfg.heartbeat_timeout.max(Duration::from_secs(1)),
+        })
+    }
+
+    /// What the broker keeps as the topic's timestamp type (diagnostic;
+    /// `Unknown` until the broker answered, or if it does not).
+    pub fn timestamp_type(&self) -> TimestampType {
+        self.timestamp_type.lock().expect("timestamp lock").clone()
+    }
+
+    fn consumer(&self) -> Result<Arc<BaseConsumer<ElectionContext>>, BrokerError> {
+        self.consumer.clone().ok_or_else(|| BrokerError::fatal("the Kafka client is closed"))
+    }
+
+    /// Runs blocking librdkafka work off the async runtime, bounded.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        what: &str,
+        f: impl FnOnce() -> Result<T, BrokerError> + Send + 'static,
+    ) -> Result<T, BrokerError> {
+        match tokio::time::timeout(self.call_timeout, tokio::task::spawn_blocking(f)).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(join)) => Err(BrokerError::retriable(format!("{what}: worker failed: {join}"))),
+            Err(_) => Err(BrokerError::retriable(format!("{what}: no answer within {:?}", self.call_timeout))),
+        }
+    }
+}
+
+impl Broker for KafkaBroker {
+    async fn subscribe(&mut self) -> Result<(), BrokerError> {
+        self.shared.leaving.store(false, Ordering::SeqCst);
+        let (consumer, topic) = (self.consumer()?, self.topic.clone());
+        self.blocking("subscribe", move || {
+            consumer
+                .subscribe(&[topic.as_str()])
+                .map_err(|e| BrokerError { kind: classify(&e), message: format!("subscribe: {e}") })
+        })
+        .await
+    }
+
+    async fn poll(&mut self, timeout: Duration) -> Result<Vec<BrokerEvent>, BrokerError> {
+        if let Some(e) = self.pending_error.take() {
+            return Err(e);
+        }
+        let mut out = Vec::new();
+        let first = match tokio::time::timeout(timeout, self.events.recv()).await {
+            Ok(Some(item)) => item,
+            Ok(None) => return Err(BrokerError::fatal("the Kafka client threads stopped")),
+            Err(_) => return Ok(out),
+        };
+        let mut next = Some(first);
+        while let Some(item) = next.take() {
+            match item {
+                Ok(ev) => out.push(ev),
+                Err(e) if out.is_empty() => return Err(e),
+                Err(e) => {
+                    self.pending_error = Some(e);
+                    break;
+                }
+            }
+            next = self.events.try_recv().ok();
+        }
+        Ok(out)
+    }
+
+    async fn produce(&mut self, partition: u32, payload: Vec<u8>) -> Result<(), BrokerError> {
+        let partition = i32::try_from(partition).map_err(|_| BrokerError::fatal("partition out of range"))?;
+        let record: BaseRecord<'_, (), Vec<u8>> = BaseRecord::to(&self.topic).partition(partition).payload(&payload);
+        let producer = self.producer.as_ref().ok_or_else(|| BrokerError::fatal("the Kafka client is closed"))?;
+        // Enqueue only: delivery is proven by reading the heartbeat back.
+        producer.send(record).map_err(|(e, _)| BrokerError { kind: classify(&e), message: format!("produce: {e}") })
+    }
+
+    async fn confirm_membership(&mut self, generation: u64) -> Result<Membership, BrokerError> {
+        if self.shared.generation.load(Ordering::SeqCst) != generation {
+            return Ok(Membership::Rejected);
+        }
+        let (consumer, shared) = (self.consumer()?, self.shared.clone());
+        self.blocking("membership commit", move || {
+            let assignment = consumer.assignment().map_err(|e| broker_err("assignment", &e))?;
+            if assignment.count() == 0 || shared.generation.load(Ordering::SeqCst) != generation {
+                return Ok(Membership::Rejected);
+            }
+            let mut offsets = TopicPartitionList::new();
+            let positions = consumer.position().unwrap_or_else(|_| assignment.clone());
+            for e in assignment.elements() {
+                let at = positions
+                    .find_partition(e.topic(), e.partition())
+                    .and_then(|p| match p.offset() {
+                        Offset::Offset(o) => Some(o),
+                        _ => None,
+                    })
+                    .unwrap_or(0);
+                let _ = offsets.add_partition_offset(e.topic(), e.partition(), Offset::Offset(at));
+            }
+            match consumer.commit(&offsets, CommitMode::Sync) {
+                Ok(()) => Ok(Membership::Confirmed),
+                Err(e) => match e.rdkafka_error_code() {
+                    Some(code) if errors::is_membership_rejection(code) => Ok(Membership::Rejected),
+                    _ => Err(BrokerError { kind: classify(&e), message: format!("membership commit: {e}") }),
+                },
+            }
+        })
+        .await
+    }
+
+    async fn ack_revoked(&mut self, _partitions: &[u32]) -> Result<(), BrokerError> {
+        let _ = self.acks.send(());
+        Ok(())
+    }
+
+    async fn leave(&mut self) -> Result<(), BrokerError> {
+        self.shared.leaving.store(true, Ordering::SeqCst);
+        let consumer = self.consumer()?;
+        self.blocking("leave", move || {
+            consumer.unsubscribe();
+            Ok(())
+        })
+        .await
+    }
+
+    async fn partition_count(&mut self) -> Result<u32, BrokerError> {
+        Ok(self.partitions)
+    }
+
+    async fn close(&mut self) -> Result<(), BrokerError> {
+        tracing::debug!("closing the kafka client");
+        self.shared.closing.store(true, Ordering::SeqCst);
+        self.watcher_stop.store(true, Ordering::SeqCst);
+        let poller = self.poller.take();
+        let consumer = self.consumer.take();
+        let producer = self.producer.take();
+        let (done_tx, done_rx) = oneshot::channel();
+        // A dedicated thread, not `spawn_blocking`: if librdkafka hangs, the
+        // driver's close timeout abandons it and the runtime can still shut
+        // down. The clients are destroyed there too, after `close` returned.
+        let spawned = std::thread::Builder::new().name("neli-kafka-close".into()).spawn(move || {
+            if let Some(p) = poller {
+                let _ = p.join();
+            }
+            if let Some(p) = &producer {
+                let _ = p.flush(Duration::from_millis(500));
+            }
+            let _ = done_tx.send(());
+            drop(consumer);
+            drop(producer);
+        });
+        if spawned.is_err() {
+            return Err(BrokerError::retriable("cannot start the close thread"));
+        }
+        let _ = done_rx.await;
+        tracing::debug!("kafka client closed");
+        Ok(())
+    }
+}
+
+impl Drop for KafkaBroker {
+    /// Dropped without `close` (or after an abandoned one): stop the threads
+    /// and destroy the clients off the caller's thread, which librdkafka may block.
+    fn drop(&mut self) {
+        self.shared.closing.store(true, Ordering::SeqCst);
+        self.watcher_stop.store(true, Ordering::SeqCst);
+        let (consumer, producer, poller) = (self.consumer.take(), self.producer.take(), self.poller.take());
+        if consumer.is_some() || producer.is_some() {
+            let _ = std::thread::Builder::new().name("neli-kafka-drop".into()).spawn(move || {
+                if let Some(p) = poller {
+                    let _ = p.join();
+                }
+                drop(consumer);
+                drop(producer);
+            });
+        }
+    }
+}
+
+fn broker_err(what: &str, e: &KafkaError) -> BrokerError {
+    BrokerError { kind: classify(e), message: format!("{what}: {e}") }
+}
+
+/// The user's client properties plus the election's forced ones.
+fn base_config(cfg: &ResolvedConfig) -> ClientConfig {
+    let mut c = ClientConfig::new();
+    for (k, v) in &cfg.kafka_config {
+        c.set(k, v);
+    }
+    if !cfg.kafka_config.contains_key("allow.auto.create.topics") {
+        // A metadata check must never resurrect a deleted election.
+        c.set("allow.auto.create.topics", "false");
+    }
+    c
+}
+
+fn consumer_config(cfg: &ResolvedConfig) -> ClientConfig {
+    let mut c = base_config(cfg);
+    c.set("group.id", &cfg.group_id)
+        .set("enable.auto.commit", "false")
+        .set("enable.auto.offset.store", "false")
+        .set("auto.offset.reset", "latest")
+        .set("enable.partition.eof", "false")
+        .set("partition.assignment.strategy", "range")
+        .set("group.protocol", "classic");
+    if !cfg.kafka_config.contains_key("heartbeat.interval.ms") {
+        // librdkafka's 3 s default would get members with short sessions
+        // evicted; a shorter interval also makes survivors notice a
+        // rebalance (and so a failover) sooner.
+        let hb = (cfg.session_timeout.as_millis() / 5).clamp(100, 3000);
+        c.set("heartbeat.interval.ms", hb.to_string());
+    }
+    if !cfg.kafka_config.contains_key("fetch.wait.max.ms") {
+        // Brokers that do not wake a waiting fetch when data arrives (the
+        // librdkafka mock; 500 ms by default) would delay every heartbeat's
+        // read-back by this much, eating into (or exceeding) the lease T.
+        let wait = (cfg.heartbeat_timeout.as_millis() / 10).clamp(10, 100);
+        c.set("fetch.wait.max.ms", wait.to_string());
+    }
+    if !cfg.kafka_config.contains_key("client.id") {
+        c.set("client.id", format!("neli-{}", cfg.name));
+    }
+    c
+}
+
+fn producer_config(cfg: &ResolvedConfig) -> ClientConfig {
+    let mut c = base_config(cfg);
+    for consumer_only in ["session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms"] {
+        c.remove(consumer_only);
+    }
+    c.set("linger.ms", "0");
+    c
+}
+
+fn admin_client(cfg: &ResolvedConfig) -> Result<AdminClient<DefaultClientContext>, BrokerError> {
+    producer_config(cfg).create().map_err(|e| broker_err("create admin client", &e))
+}
+
+/// Fails fast with a clear message if nobody answers at the bootstrap servers.
+async fn reachable(cfg: &ResolvedConfig, timeout: Duration) -> Result<(), BrokerError> {
+    let servers = cfg.kafka_config.get("bootstrap.servers").cloned().unwrap_or_default();
+    if servers.trim().is_empty() {
+        return Err(BrokerError::fatal("bootstrap.servers is not set"));
+    }
+    let producer: rdkafka::producer::BaseProducer =
+        producer_config(cfg).create().map_err(|e| broker_err("create client", &e))?;
+    let answer = tokio::task::spawn_blocking(move || producer.client().fetch_metadata(None, timeout).map(|_| ()))
+        .await
+        .map_err(|e| BrokerError::fatal(format!("metadata worker failed: {e}")))?;
+    answer.map_err(|e| {
+        BrokerError::fatal(format!("cannot reach the Kafka cluster at '{servers}' within {timeout:?}: {e}"))
+    })
+}
+
+/// Partition count of the election topic, creating it when missing.
+async fn ensure_topic(cfg: &ResolvedConfig, timeout: Duration) -> Result<u32, BrokerError> {
+    if let Some(n) = topic_partitions(cfg, timeout).await? {
+        return Ok(n);
+    }
+    let admin = admin_client(cfg)?;
+    let partitions = i32::try_from(cfg.mode.partitions()).unwrap_or(i32::MAX);
+    let opts = AdminOptions::new().operation_timeout(Some(timeout)).request_timeout(Some(timeout));
+    for replication in [-1, 1] {
+        let topic = NewTopic::new(&cfg.topic, partitions, TopicReplication::Fixed(replication))
+            .set("message.timestamp.type", "LogAppendTime");
+        let results = admin.create_topics([&topic], &opts).await.map_err(|e| broker_err("create topic", &e))?;
+        match results.into_iter().next() {
+            Some(Ok(_)) | Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) | None => break,
+            // Older brokers do not know "-1 = broker default".
+            Some(Err((_, RDKafkaErrorCode::InvalidReplicationFactor))) if replication == -1 => {
+                continue;
+            }
+            Some(Err((topic, code))) => {
+                return Err(BrokerError {
+                    kind: kind_of(code),
+                    message: format!("cannot create topic '{topic}': {code}"),
+                });
+            }
+        }
+    }
+    // Creation propagates asynchronously; wait until metadata shows it.
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if let Some(n) = topic_partitions(cfg, timeout).await? {
+            return Ok(n);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(BrokerError::retriable(format!(
+                "topic '{}' was created but is not visible after {timeout:?}",
+                cfg.topic
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn kind_of(code: RDKafkaErrorCode) -> crate::broker::ErrorKind {
+    if errors::is_fatal_code(code) { crate::broker::ErrorKind::Fatal } else { crate::broker::ErrorKind::Retriable }
+}
+
+async fn topic_partitions(cfg: &ResolvedConfig, timeout: Duration) -> Result<Option<u32>, BrokerError> {
+    let producer: rdkafka::producer::BaseProducer =
+        producer_config(cfg).create().map_err(|e| broker_err("create client", &e))?;
+    let topic = cfg.topic.clone();
+    tokio::task::spawn_blocking(move || {
+        let md = producer.client().fetch_metadata(Some(&topic), timeout).map_err(|e| broker_err("metadata", &e))?;
+        Ok(md.topics().iter().find(|t| t.name() == topic && t.error().is_none()).map(|t| t.partitions().len() as u32))
+    })
+    .await
+    .map_err(|e| BrokerError::fatal(format!("metadata worker failed: {e}")))?
+    .map(|n| n.filter(|n| *n > 0))
+}
+
+async fn read_timestamp_type(cfg: &ResolvedConfig, timeout: Duration) -> TimestampType {
+    let Ok(admin) = admin_client(cfg) else {
+        return TimestampType::Unknown;
+    };
+    let opts = AdminOptions::new().request_timeout(Some(timeout));
+    let Ok(Ok(results)) =
+        tokio::time::timeout(timeout, admin.describe_configs([&ResourceSpecifier::Topic(&cfg.topic)], &opts)).await
+    else {
+        return TimestampType::Unknown;
+    };
+    let value = results
+        .into_iter()
+        .flatten()
+        .flat_map(|r| r.entries.into_iter())
+        .find(|e| e.name == "message.timestamp.type")
+        .and_then(|e| e.value);
+    match value.as_deref() {
+        Some("LogAppendTime") => TimestampType::LogAppendTime,
+        Some("CreateTime") => TimestampType::CreateTime,
+        _ => TimestampType::Unknown,
+    }
+}
+
+/// Whether the cluster lists `topic` (None: no answer). Asks for all topics:
+/// a metadata request naming a deleted topic crashed librdkafka's metadata
+/// parsing against tansu (segfault observed), a full listing does not.
+pub fn topic_present<C: rdkafka::client::ClientContext>(
+    client: &rdkafka::client::Client<C>,
+    topic: &str,
+) -> Option<bool> {
+    let md = client.fetch_metadata(None, Duration::from_secs(2)).ok()?;
+    Some(md.topics().iter().any(|t| t.name() == topic && t.error().is_none()))
+}
+
+/// Reports `ElectionEnded` once two consecutive metadata answers lack the
+/// topic (one could be a broker still catching up).
+fn watch_topic(
+    producer: Arc<ThreadedProducer<ProduceContext>>,
+    topic: String,
+    stop: Arc<AtomicBool>,
+    events: client::EventTx,
+) {
+    let mut missing = 0;
+    while !stop.load(Ordering::SeqCst) {
+        let step = Duration::from_millis(50);
+        let mut waited = Duration::ZERO;
+        while waited < TOPIC_CHECK_INTERVAL && !stop.load(Ordering::SeqCst) {
+            std::thread::sleep(step);
+            waited += step;
+        }
+        if stop.load(Ordering::SeqCst) {
+            return;
+        }
+        let Some(present) = topic_present(producer.client(), &topic) else {
+            continue;
+        };
+        missing = if present { 0 } else { missing + 1 };
+        if missing >= 2 {
+            tracing::info!(%topic, "election topic deleted");
+            let _ = events.send(Ok(BrokerEvent::ElectionEnded));
+            return;
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! The rdkafka backend against librdkafka's mock cluster, in process.
+//! Crashes and pauses need child processes: see `kafka_tansu`.
+
+use std::time::{Duration, Instant};
+
+use neli::Event;
+use neli::core::{Heartbeat, Time};
+use rdkafka::types::RDKafkaRespErr;
+
+use crate::support::{history, leaders, mock_election, mock_election_with, wait_for};
+
+const T: Duration = Duration::from_secs(1);
+const S: Duration = Duration::from_secs(3);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn three_members_elect_exactly_one_leader() {
+    let (_mock, members, _) = mock_election(3, T, S).await;
+    // Sampled for 3 leases: the election is stable and never shows two leaders.
+    let start = Instant::now();
+    while start.elapsed() < 3 * T {
+        assert_eq!(leaders(&members).len(), 1, "exactly one leader at every sample:{}", history(&members, start));
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn closing_the_leader_hands_over_fast() {
+    let (_mock, mut members, _) = mock_election(3, T, S).await;
+    let old = leaders(&members)[0];
+    let old_token = members[old].bg.as_ref().unwrap().token().unwrap();
+    let closed_at = Instant::now();
+    let outcome = members[old].bg.take().unwrap().close().await;
+    assert_eq!(outcome, Ok(neli::Outcome::Closed));
+    // Close leaves the group: the next leader needs a rebalance, not a session timeout.
+    assert!(wait_for(Duration::from_secs(10), || leaders(&members).len() == 1).await, "someone takes over");
+    let handover = closed_at.elapsed();
+    let new = leaders(&members)[0];
+    assert_ne!(new, old);
+    assert!(members[new].bg.as_ref().unwrap().token().unwrap() > old_token, "fencing tokens increase");
+    assert!(handover < S, "graceful handover ({handover:?}) beats the session timeout ({S:?})");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn resigning_leader_hands_over_and_stays_out() {
+    let (_mock, members, _) = mock_election(3, T, S).await;
+    let old = leaders(&members)[0];
+    let resigned_at = Instant::now();
+    members[old].bg.as_ref().unwrap().resign();
+    assert!(wait_for(Duration::from_secs(10), || leaders(&members).iter().any(|i| *i != old)).await);
+    let handover = resigned_at.elapsed();
+    assert!(members[old].saw_after(resigned_at, |e| matches!(e, Event::Revoked { .. })).is_some(), "orderly Revoked");
+    assert_eq!(leaders(&members).len(), 1, "the resigned member does not lead too");
+    assert!(handover < S, "resign handover ({handover:?}) beats the session timeout ({S:?})");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn foreign_records_change_nothing() {
+    let (mock, members, topic) = mock_election(3, T, S).await;
+    let leader = leaders(&members)[0];
+    let token = members[leader].bg.as_ref().unwrap().token();
+    let since = Instant::now();
+    // Garbage, and a well-formed heartbeat from a stranger claiming role 0.
+    let stranger = Heartbeat {
+        role: 0,
+        term: 1_000_000,
+        seq: 1,
+        sent_at: Time::from_millis(u64::MAX / 2),
+        name: "stranger".into(),
+    };
+    for _ in 0..20 {
+        mock.write(&topic, 0, b"\x00garbage\xff").unwrap();
+        mock.write(&topic, 0, &stranger.encode()).unwrap();
+    }
+    tokio::time::sleep(2 * T).await;
+    // Own evidence only: the leader, its token and the followers are untouched.
+    assert_eq!(leaders(&members), vec![leader]);
+    assert_eq!(members[leader].bg.as_ref().unwrap().token(), token);
+    for m in &members {
+        assert!(m.saw_after(since, |_| true).is_none(), "{} saw no transition:{}", m.name, history(&members, since));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn broker_down_fences_the_leader_within_the_lease_and_it_recovers() {
+    let (mock, members, _) = mock_election(3, T, S).await;
+    let leader = leaders(&members)[0];
+    let down_at = Instant::now();
+    mock.broker_down(1);
+    // The lease is counted from heartbeats sent before the outage: it lapses within T.
+    assert!(wait_for(T + Duration::from_millis(300), || leaders(&members).is_empty()).await, "fenced within T");
+    assert!(down_at.elapsed() <= T + Duration::from_millis(300));
+    assert!(
+        wait_for(Duration::from_secs(2), || members[leader]
+            .saw_after(down_at, |e| matches!(e, Event::Fenced { .. }))
+            .is_some())
+        .await
+    );
+    mock.broker_up(1);
+    assert!(wait_for(Duration::from_secs(30), || leaders(&members).len() == 1).await, "a leader again after recovery");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn rejected_membership_fences_the_leader_and_it_recovers() {
+    let (mock, members, _) = mock_election(3, T, S).await;
+    let leader = leaders(&members)[0];
+    let since = Instant::now();
+    // The coordinator stops counting the leader: heartbeats and membership
+    // commits answer ILLEGAL_GENERATION.
+    mock.fail_heartbeats(50, RDKafkaRespErr::RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION);
+    mock.fail_commits(50, RDKafkaRespErr::RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION);
+    let fenced = wait_for(T + Duration::from_millis(500), || {
+        members[leader].saw_after(since, |e| matches!(e, Event::Fenced { .. } | Event::Revoked { .. })).is_some()
+    })
+    .await;
+    assert!(fenced, "the leader stops within the heartbeat timeout");
+    mock.clear_errors();
+    assert!(wait_for(Duration::from_secs(30), || leaders(&members).len() == 1).await, "a leader again after recovery");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn deleted_topic_ends_the_election_for_every_member() {
+    let (mock, mut members, topic) = mock_election(3, T, S).await;
+    mock.hide_topic(&topic);
+    // Leader and followers alike stop with the distinct, non-error outcome.
+    for m in &mut members {
+        let bg = m.bg.take().unwrap();
+        let outcome = tokio::time::timeout(Duration::from_secs(10), bg).await.expect("members stop within 10 s");
+        assert_eq!(outcome, Ok(neli::Outcome::ElectionEnded), "{}", m.name);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn round_trips_longer_than_the_lease_leave_no_leader_until_they_heal() {
+    let (mock, members, _) = mock_election(3, T, S).await;
+    // Every request now takes longer than T: a heartbeat is stale by the
+    // time it is read back, so it can never extend a lease.
+    mock.round_trip_time(1, T + Duration::from_millis(500));
+    assert!(
+        wait_for(2 * T + Duration::from_millis(500), || leaders(&members).is_empty()).await,
+        "slow round trips fence the leader"
+    );
+    mock.round_trip_time(1, Duration::ZERO);
+    assert!(wait_for(Duration::from_secs(30), || leaders(&members).len() == 1).await, "a leader again once healed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn leader_cut_off_from_the_coordinator_only_is_fenced_within_the_lease() {
+    // Hazard 3 (DESIGN §4): the partition leader (broker 1) stays reachable,
+    // the group coordinator (broker 2) does not. The leader still reads its
+    // own heartbeats back, but cannot prove membership any more. (With
+    // `membership_proof(false)` this test fails: the lease is renewed forever.)
+    let (mock, members, _) = mock_election_with(3, 3, T, S, |mock, group, topic| {
+        mock.partition_leader(topic, 0, 1);
+        mock.coordinator(group, 2);
+    })
+    .await;
+    let down_at = Instant::now();
+    mock.broker_down(2);
+    assert!(
+        wait_for(T + Duration::from_millis(500), || leaders(&members).is_empty()).await,
+        "fenced within T although its heartbeats still come back"
+    );
+    assert!(down_at.elapsed() <= T + Duration::from_millis(500));
+    mock.broker_up(2);
+    assert!(wait_for(Duration::from_secs(30), || leaders(&members).len() == 1).await, "a leader again after recovery");
+}

