@@ -163,7 +163,7 @@ pub fn timeline(r: &RunReport, members: u32, end: u64) -> String {
     let (leads, bands) = parse_trace(&r.trace, end);
     let rows = members.max(1) as usize;
     let (left, top, width, row_h) = (70.0, 60.0, 900.0, 36.0);
-    let height = top + row_h * rows as f64 + 120.0;
+    let height = top + row_h * rows as f64 + 50.0 + 14.0 * bands.len().min(6) as f64;
     let x = |ms: u64| left + width * ms as f64 / end.max(1) as f64;
     let mut o = String::new();
     let _ = writeln!(
@@ -246,6 +246,32 @@ pub fn timeline(r: &RunReport, members: u32, end: u64) -> String {
     for l in leads.iter().filter(|l| l.row < rows) {
         let lane = (row_h - 12.0) / roles;
         let y = top + row_h * l.row as f64 + 6.0 + lane * f64::from(l.role);
+        // While its member is paused a leader's lease runs out on its own
+        // clock, but the Revoked event only comes after it resumes: that
+        // part is drawn pale.
+        let paused = bands
+            .iter()
+            .filter(|b| b.label.starts_with("pause") && b.rows.contains(&l.row))
+            .filter(|b| b.start > l.start && b.start < l.end)
+            .map(|b| b.start)
+            .min();
+        let solid_end = paused.unwrap_or(l.end);
+        if let Some(p) = paused {
+            let _ = writeln!(
+                o,
+                r#"<rect x="{}" y="{y}" width="{}" height="{}" fill="{}" fill-opacity="0.3" rx="2"><title>{} paused while leading: its lease expires on its own clock; Revoked at {}</title></rect>"#,
+                x(p),
+                (x(l.end) - x(p)).max(1.5),
+                (lane - 1.0).max(2.0),
+                PALETTE[l.role as usize % PALETTE.len()],
+                esc(&l.who),
+                crate::secs(l.end)
+            );
+        }
+        let l = &Lead {
+            end: solid_end,
+            ..l.clone()
+        };
         let _ = writeln!(
             o,
             r#"<rect x="{}" y="{y}" width="{}" height="{}" fill="{}" rx="2"><title>{} leads role {} (token {}) {} – {}</title></rect>"#,
@@ -273,7 +299,7 @@ pub fn timeline(r: &RunReport, members: u32, end: u64) -> String {
     }
     let _ = writeln!(
         o,
-        r##"<text x="{}" y="{}" text-anchor="end"><tspan fill="{}">▮</tspan> leads (Acquired → Revoked/Fenced/end)  <tspan fill="#e53e3e">▮</tspan> fault</text>"##,
+        r##"<text x="{}" y="{}" text-anchor="end"><tspan fill="{}">▮</tspan> leads (Acquired → Revoked/Fenced/end; pale: paused)  <tspan fill="#e53e3e">▮</tspan> fault</text>"##,
         left + width,
         y1 + 34.0,
         PALETTE[0]
