@@ -453,11 +453,16 @@ fn cmd_tune(
                 c.violating.to_string(),
                 c.overlap_max_ms.to_string(),
                 format!("{}/{}", c.gap_p50_ms, c.gap_p99_ms),
-                format!("{}/{}", c.failover_p50_ms, c.failover_max_ms),
-                match (Some(i) == rec, c.safe()) {
-                    (true, _) => "safe, recommended".into(),
-                    (false, true) => "safe".into(),
-                    (false, false) => "OVERLAPS".into(),
+                match (c.failover_p50_ms, c.failover_max_ms) {
+                    (Some(a), Some(b)) => format!("{a}/{b}"),
+                    _ => "-".into(),
+                },
+                match (Some(i) == rec, c.safe(), c.valid) {
+                    (true, _, _) => "safe, recommended".into(),
+                    (false, true, true) => "safe".into(),
+                    (false, true, false) => "no overlap seen, but rejected by validation".into(),
+                    (false, false, true) => "OVERLAPS".into(),
+                    (false, false, false) => "OVERLAPS (rejected by validation)".into(),
                 },
             ]
         })
@@ -480,7 +485,11 @@ fn cmd_tune(
             &rows
         )
     );
-    let safe: Vec<String> = cs.iter().filter(|c| c.safe()).map(|c| c.label()).collect();
+    let safe: Vec<String> = cs
+        .iter()
+        .filter(|c| c.safe() && c.valid)
+        .map(|c| c.label())
+        .collect();
     println!(
         "safe region: {}",
         if safe.is_empty() {
@@ -491,12 +500,14 @@ fn cmd_tune(
     );
     match rec {
         Some(i) => println!(
-            "recommended: {} (longest gap p99 {}ms, failover max {}ms)",
+            "recommended: {} (longest gap p99 {}ms, failover max {}; rule: safe and valid, gap p99 within 25% of the best, then the largest margin |S-T|/S)",
             cs[i].label(),
             cs[i].gap_p99_ms,
-            cs[i].failover_max_ms
+            cs[i]
+                .failover_max_ms
+                .map_or("-".into(), |f| format!("{f}ms"))
         ),
-        None => println!("recommended: none (no configuration was free of overlap)"),
+        None => println!("recommended: none (no valid configuration was free of overlap)"),
     }
     let points: Vec<svg::Point> = cs
         .iter()
@@ -506,6 +517,7 @@ fn cmd_tune(
             gap_ms: c.gap_p99_ms,
             overlap_ms: c.overlap_max_ms,
             safe: c.safe(),
+            valid: c.valid,
             recommended: Some(i) == rec,
         })
         .collect();

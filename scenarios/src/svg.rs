@@ -315,6 +315,8 @@ pub struct Point {
     pub gap_ms: u64,
     pub overlap_ms: u64,
     pub safe: bool,
+    /// Accepted by neli's config validation.
+    pub valid: bool,
     pub recommended: bool,
 }
 
@@ -386,10 +388,11 @@ pub fn chart(title: &str, points: &[Point]) -> String {
         top + h / 2.0
     );
     for (i, p) in points.iter().enumerate() {
-        let (fill, r) = match (p.recommended, p.safe) {
-            (true, _) => ("#2f855a", 7.0),
-            (false, true) => ("#68d391", 5.0),
-            (false, false) => ("#e53e3e", 5.0),
+        let (fill, r) = match (p.recommended, p.safe, p.valid) {
+            (true, _, _) => ("#2f855a", 7.0),
+            (false, true, true) => ("#68d391", 5.0),
+            (false, _, false) => ("#a0aec0", 5.0),
+            (false, false, true) => ("#e53e3e", 5.0),
         };
         let _ = writeln!(
             o,
@@ -409,6 +412,7 @@ pub fn chart(title: &str, points: &[Point]) -> String {
         ("#2f855a", "recommended"),
         ("#68d391", "safe"),
         ("#e53e3e", "overlaps"),
+        ("#a0aec0", "rejected by validation"),
     ]
     .iter()
     .enumerate()

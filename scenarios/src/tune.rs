@@ -1,9 +1,15 @@
 //! Sweeping the timings T (heartbeat timeout), S (session timeout) and G
 //! (grace) over seeds: per configuration the worst overlap and the leaderless
 //! gap, written as CSV and an SVG chart, with the safe region and a
-//! recommendation (safe = no overlap and no stale write on any seed;
-//! recommended = the safe configuration with the shortest p99 gap, ties to
-//! the shorter failover, then the larger margin S - T).
+//! recommendation.
+//!
+//! Safe = no overlap and no stale write on any seed. Valid = what neli's
+//! config validation accepts (exclusive: T < S; non-exclusive: T > S); an
+//! invalid configuration is still simulated, to show why the rule exists,
+//! but never recommended. Recommended = among safe and valid
+//! configurations whose p99 gap is within 25% (+250 ms) of the best one, the
+//! one with the largest relative margin |S - T| / S (slack against clock
+//! drift and late timers), then the shorter gap.
 
 use indicatif::ProgressBar;
 use neli_sim::Scenario;
@@ -24,8 +30,10 @@ pub struct Config {
     pub stale_writes: u64,
     pub gap_p50_ms: u64,
     pub gap_p99_ms: u64,
-    pub failover_p50_ms: u64,
-    pub failover_max_ms: u64,
+    /// `None` when no fault hit a leader that was then replaced.
+    pub failover_p50_ms: Option<u64>,
+    pub failover_max_ms: Option<u64>,
+    pub valid: bool,
 }
 
 impl Config {
@@ -104,8 +112,13 @@ pub fn sweep(
                     stale_writes: rs.iter().map(|r| r.figures.stale_writes).sum(),
                     gap_p50_ms: percentile(&gaps, 50),
                     gap_p99_ms: percentile(&gaps, 99),
-                    failover_p50_ms: percentile(&fos, 50),
-                    failover_max_ms: percentile(&fos, 100),
+                    failover_p50_ms: (!fos.is_empty()).then(|| percentile(&fos, 50)),
+                    failover_max_ms: (!fos.is_empty()).then(|| percentile(&fos, 100)),
+                    valid: if sc.election.is_exclusive() {
+                        t < s
+                    } else {
+                        t > s
+                    },
                 });
             }
         }
@@ -113,28 +126,30 @@ pub fn sweep(
     out
 }
 
-/// Index of the recommended configuration, if any is safe.
+/// Index of the recommended configuration, if any is safe and valid.
 pub fn recommend(cs: &[Config]) -> Option<usize> {
-    cs.iter()
-        .enumerate()
-        .filter(|(_, c)| c.safe())
-        .min_by_key(|(_, c)| {
-            (
-                c.gap_p99_ms,
-                c.failover_max_ms,
-                std::cmp::Reverse(c.s.0 - c.t.0),
-            )
+    let ok = || cs.iter().enumerate().filter(|(_, c)| c.safe() && c.valid);
+    let best = ok().map(|(_, c)| c.gap_p99_ms).min()?;
+    let near = best + best / 4 + 250;
+    ok().filter(|(_, c)| c.gap_p99_ms <= near)
+        .max_by_key(|(_, c)| {
+            let margin = (c.s.0 - c.t.0).unsigned_abs() * 1000 / c.s.ms().max(1);
+            (margin, std::cmp::Reverse(c.gap_p99_ms))
         })
         .map(|(i, _)| i)
 }
 
+fn opt(v: Option<u64>) -> String {
+    v.map_or(String::new(), |v| v.to_string())
+}
+
 pub fn csv(cs: &[Config]) -> String {
     let mut o = String::from(
-        "heartbeat_timeout_ms,session_timeout_ms,grace_ms,seeds,violating_seeds,overlap_max_ms,stale_writes,gap_p50_ms,gap_p99_ms,failover_p50_ms,failover_max_ms,safe\n",
+        "heartbeat_timeout_ms,session_timeout_ms,grace_ms,seeds,violating_seeds,overlap_max_ms,stale_writes,gap_p50_ms,gap_p99_ms,failover_p50_ms,failover_max_ms,safe,valid\n",
     );
     for c in cs {
         o.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             c.t.0,
             c.s.0,
             c.g.0,
@@ -144,9 +159,10 @@ pub fn csv(cs: &[Config]) -> String {
             c.stale_writes,
             c.gap_p50_ms,
             c.gap_p99_ms,
-            c.failover_p50_ms,
-            c.failover_max_ms,
-            c.safe()
+            opt(c.failover_p50_ms),
+            opt(c.failover_max_ms),
+            c.safe(),
+            c.valid
         ));
     }
     o
