@@ -500,8 +500,9 @@ fn cmd_tune(
     );
     match rec {
         Some(i) => println!(
-            "recommended: {} (longest gap p99 {}ms, failover max {}; rule: safe and valid, gap p99 within 25% of the best, then the largest margin |S-T|/S)",
+            "recommended: {} (gap p50 {}ms p99 {}ms, failover max {}; rule: safe and valid, gap p50 within 25% of the best, then the largest margin |S-T|/S)",
             cs[i].label(),
+            cs[i].gap_p50_ms,
             cs[i].gap_p99_ms,
             cs[i]
                 .failover_max_ms
@@ -514,7 +515,8 @@ fn cmd_tune(
         .enumerate()
         .map(|(i, c)| svg::Point {
             label: c.label(),
-            gap_ms: c.gap_p99_ms,
+            gap_ms: c.gap_p50_ms,
+            gap_p99_ms: c.gap_p99_ms,
             overlap_ms: c.overlap_max_ms,
             safe: c.safe(),
             valid: c.valid,

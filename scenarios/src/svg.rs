@@ -312,7 +312,9 @@ pub fn timeline(r: &RunReport, members: u32, end: u64) -> String {
 #[derive(Debug, Clone)]
 pub struct Point {
     pub label: String,
+    /// Median of the runs' longest gaps; the whisker reaches the p99.
     pub gap_ms: u64,
+    pub gap_p99_ms: u64,
     pub overlap_ms: u64,
     pub safe: bool,
     /// Accepted by neli's config validation.
@@ -320,10 +322,25 @@ pub struct Point {
     pub recommended: bool,
 }
 
+fn colour(p: &Point) -> (&'static str, f64) {
+    match (p.recommended, p.safe, p.valid) {
+        (true, _, _) => ("#2f855a", 7.0),
+        (false, true, true) => ("#68d391", 5.0),
+        (false, _, false) => ("#a0aec0", 5.0),
+        (false, false, true) => ("#e53e3e", 5.0),
+    }
+}
+
 /// Overlap (y) against leaderless gap (x), one point per configuration.
 pub fn chart(title: &str, points: &[Point]) -> String {
     let (left, top, w, h) = (80.0, 50.0, 760.0, 420.0);
-    let max_gap = points.iter().map(|p| p.gap_ms).max().unwrap_or(1).max(1) as f64 * 1.1;
+    let max_gap = points
+        .iter()
+        .map(|p| p.gap_ms.max(p.gap_p99_ms))
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64
+        * 1.1;
     let max_ov = points
         .iter()
         .map(|p| p.overlap_ms)
@@ -337,8 +354,8 @@ pub fn chart(title: &str, points: &[Point]) -> String {
     let _ = writeln!(
         o,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">"#,
-        left + w + 220.0,
-        top + h + 70.0
+        left + w + 330.0,
+        (top + h + 70.0).max(top + 140.0 + 15.0 * points.len() as f64)
     );
     let _ = writeln!(o, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(
@@ -378,7 +395,7 @@ pub fn chart(title: &str, points: &[Point]) -> String {
     }
     let _ = writeln!(
         o,
-        r#"<text x="{}" y="{}" text-anchor="middle">longest leaderless gap, p99 over seeds (ms)</text>"#,
+        r#"<text x="{}" y="{}" text-anchor="middle">longest leaderless gap per run (ms): dot = median over seeds, whisker = p99</text>"#,
         left + w / 2.0,
         top + h + 36.0
     );
@@ -387,27 +404,56 @@ pub fn chart(title: &str, points: &[Point]) -> String {
         r#"<text transform="translate(20,{}) rotate(-90)" text-anchor="middle">overlap, worst seed (ms)</text>"#,
         top + h / 2.0
     );
+    // Points crowd the zero-overlap line: each gets a number, labels are
+    // stacked in levels with a leader line, and a table on the right says
+    // which number is which configuration.
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by_key(|i| (points[*i].overlap_ms, points[*i].gap_ms));
+    let mut level = vec![0usize; points.len()];
+    for (rank, i) in order.iter().enumerate() {
+        level[*i] = rank % 6;
+    }
     for (i, p) in points.iter().enumerate() {
-        let (fill, r) = match (p.recommended, p.safe, p.valid) {
-            (true, _, _) => ("#2f855a", 7.0),
-            (false, true, true) => ("#68d391", 5.0),
-            (false, _, false) => ("#a0aec0", 5.0),
-            (false, false, true) => ("#e53e3e", 5.0),
-        };
+        let (fill, r) = colour(p);
+        let cy = y(p.overlap_ms) - 3.0 * level[i] as f64;
         let _ = writeln!(
             o,
-            r#"<circle cx="{}" cy="{}" r="{r}" fill="{fill}" stroke="black" stroke-width="0.5"><title>{}: gap {} ms, overlap {} ms</title></circle><text x="{}" y="{}" font-size="10">{}</text>"#,
+            r#"<line x1="{}" y1="{cy}" x2="{}" y2="{cy}" stroke="{fill}" stroke-width="2" stroke-opacity="0.7"/>"#,
             x(p.gap_ms),
-            y(p.overlap_ms),
+            x(p.gap_p99_ms.max(p.gap_ms)),
+        );
+        let ty = y(p.overlap_ms) - 22.0 - 16.0 * level[i] as f64;
+        let _ = writeln!(
+            o,
+            r##"<line x1="{cx}" y1="{cy}" x2="{cx}" y2="{}" stroke="#718096" stroke-width="0.5"/><circle cx="{cx}" cy="{cy}" r="{r}" fill="{fill}" stroke="black" stroke-width="0.5"><title>{}: gap p50 {} ms, p99 {} ms, overlap {} ms</title></circle><text x="{cx}" y="{ty}" font-size="11" text-anchor="middle" font-weight="bold">{}</text>"##,
+            ty + 3.0,
             esc(&p.label),
             p.gap_ms,
+            p.gap_p99_ms,
             p.overlap_ms,
-            x(p.gap_ms) + 7.0,
-            y(p.overlap_ms) - 4.0 - 11.0 * (i % 2) as f64,
-            esc(&p.label)
+            i + 1,
+            cx = x(p.gap_ms),
         );
     }
     let lx = left + w + 20.0;
+    let _ = writeln!(
+        o,
+        r#"<text x="{lx}" y="{}" font-weight="bold">#  configuration: gap p50/p99, overlap</text>"#,
+        top + 100.0
+    );
+    for (i, p) in points.iter().enumerate() {
+        let (fill, _) = colour(p);
+        let _ = writeln!(
+            o,
+            r#"<text x="{lx}" y="{}" font-size="11"><tspan fill="{fill}">●</tspan> {}  {}: {}/{} ms, {} ms</text>"#,
+            top + 118.0 + 15.0 * i as f64,
+            i + 1,
+            esc(&p.label),
+            p.gap_ms,
+            p.gap_p99_ms,
+            p.overlap_ms
+        );
+    }
     for (i, (fill, text)) in [
         ("#2f855a", "recommended"),
         ("#68d391", "safe"),

@@ -7,9 +7,9 @@
 //! config validation accepts (exclusive: T < S; non-exclusive: T > S); an
 //! invalid configuration is still simulated, to show why the rule exists,
 //! but never recommended. Recommended = among safe and valid
-//! configurations whose p99 gap is within 25% (+250 ms) of the best one, the
-//! one with the largest relative margin |S - T| / S (slack against clock
-//! drift and late timers), then the shorter gap.
+//! configurations whose median gap is within 25% (+250 ms) of the best one,
+//! the one with the largest relative margin |S - T| / S (slack against clock
+//! drift and late timers), then the shorter p99 gap.
 
 use indicatif::ProgressBar;
 use neli_sim::Scenario;
@@ -129,9 +129,9 @@ pub fn sweep(
 /// Index of the recommended configuration, if any is safe and valid.
 pub fn recommend(cs: &[Config]) -> Option<usize> {
     let ok = || cs.iter().enumerate().filter(|(_, c)| c.safe() && c.valid);
-    let best = ok().map(|(_, c)| c.gap_p99_ms).min()?;
+    let best = ok().map(|(_, c)| c.gap_p50_ms).min()?;
     let near = best + best / 4 + 250;
-    ok().filter(|(_, c)| c.gap_p99_ms <= near)
+    ok().filter(|(_, c)| c.gap_p50_ms <= near)
         .max_by_key(|(_, c)| {
             let margin = (c.s.0 - c.t.0).unsigned_abs() * 1000 / c.s.ms().max(1);
             (margin, std::cmp::Reverse(c.gap_p99_ms))
