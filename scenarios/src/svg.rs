@@ -158,6 +158,24 @@ fn tick_step(span_ms: u64) -> u64 {
     .unwrap_or(600_000)
 }
 
+/// Overlaps the oracle reported, from the violation sentences
+/// (`overlap: role 0 held by m0 and m1 at once from 12.330s for 880ms`):
+/// rows, start, end.
+pub fn overlaps(violations: &[String]) -> Vec<(Vec<usize>, u64, u64)> {
+    violations
+        .iter()
+        .filter_map(|v| {
+            let rest = v.strip_prefix("overlap: ")?;
+            let (who, when) = rest.split_once(" at once from ")?;
+            let (start, len) = when.split_once(" for ")?;
+            let start = parse_at(start)?;
+            let len: u64 = len.strip_suffix("ms")?.parse().ok()?;
+            let rows = who.split_whitespace().filter_map(row_of).collect();
+            Some((rows, start, start + len))
+        })
+        .collect()
+}
+
 /// The timeline picture of `r` for a run of `end` ms with `members` rows.
 pub fn timeline(r: &RunReport, members: u32, end: u64) -> String {
     let (leads, bands) = parse_trace(&r.trace, end);
@@ -286,6 +304,20 @@ pub fn timeline(r: &RunReport, members: u32, end: u64) -> String {
             crate::secs(l.end)
         );
     }
+    // Overlaps on top of everything, so a failure is seen at once.
+    for (rs, start, stop) in overlaps(&r.violations) {
+        for row in rs.iter().filter(|r| **r < rows) {
+            let _ = writeln!(
+                o,
+                r##"<rect x="{}" y="{}" width="{}" height="{row_h}" fill="none" stroke="#9b2c2c" stroke-width="2.5"><title>overlap {} – {}</title></rect>"##,
+                x(start),
+                top + row_h * *row as f64,
+                (x(stop) - x(start)).max(3.0),
+                crate::secs(start),
+                crate::secs(stop)
+            );
+        }
+    }
     // Fault labels below the axis, and the legend.
     let mut ly = y1 + 34.0;
     for b in bands.iter().take(6) {
@@ -299,7 +331,7 @@ pub fn timeline(r: &RunReport, members: u32, end: u64) -> String {
     }
     let _ = writeln!(
         o,
-        r##"<text x="{}" y="{}" text-anchor="end"><tspan fill="{}">▮</tspan> leads (Acquired → Revoked/Fenced/end; pale: paused)  <tspan fill="#e53e3e">▮</tspan> fault</text>"##,
+        r##"<text x="{}" y="{}" text-anchor="end"><tspan fill="{}">▮</tspan> leads (Acquired → Revoked/Fenced/end; pale: paused)  <tspan fill="#e53e3e">▮</tspan> fault  <tspan fill="#9b2c2c">□</tspan> overlap</text>"##,
         left + width,
         y1 + 34.0,
         PALETTE[0]
