@@ -4,6 +4,7 @@
 //! The `neli-lab` binary (`src/main.rs`) is a thin clap layer over it.
 
 pub mod catalog;
+pub mod check;
 pub mod explore;
 pub mod schedule;
 pub mod shrink;

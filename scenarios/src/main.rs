@@ -100,6 +100,50 @@ enum Cmd {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Model-check the election (stateright, the real core, exhaustive within
+    /// bounds); counterexamples become scenario files that `run` replays.
+    Check {
+        #[arg(long, default_value_t = 2)]
+        members: u8,
+        #[arg(long, value_enum, default_value_t = CheckMode::Exclusive)]
+        mode: CheckMode,
+        /// Roles (and partitions) in multi-role mode.
+        #[arg(long, default_value_t = 2)]
+        roles: u32,
+        /// T in model ticks (a tick is 500 ms when replayed).
+        #[arg(long, default_value_t = 2)]
+        heartbeat_timeout: u8,
+        /// S in model ticks.
+        #[arg(long, default_value_t = 4)]
+        session_timeout: u8,
+        /// G in model ticks.
+        #[arg(long, default_value_t = 0)]
+        grace: u8,
+        /// Bound on the global clock, in ticks.
+        #[arg(long, default_value_t = 8)]
+        ticks: u8,
+        #[arg(long, value_enum, default_value_t = CheckVariant::Recommended)]
+        variant: CheckVariant,
+        /// Turn the membership proof off (goNELI).
+        #[arg(long)]
+        no_membership_proof: bool,
+        #[arg(long, default_value_t = 1)]
+        pauses: u8,
+        #[arg(long, default_value_t = 0)]
+        crashes: u8,
+        #[arg(long, default_value_t = 0)]
+        isolations: u8,
+        #[arg(long, default_value_t = 0)]
+        clock_steps: u8,
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// Where counterexample scenario files go.
+        #[arg(long, default_value = "target/neli-lab/check")]
+        out: PathBuf,
+        /// Seeds of the simulator tried on each counterexample scenario.
+        #[arg(long, default_value_t = 20)]
+        sim_seeds: u64,
+    },
     /// The harness's own speed: seeds/s and simulated seconds per wall second.
     Bench {
         /// Scenario (default: the fixed `bench` scenario).
@@ -110,6 +154,21 @@ enum Cmd {
         #[arg(long)]
         jobs: Option<usize>,
     },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum CheckMode {
+    Exclusive,
+    MultiRole,
+    /// Multi-role, non-exclusive.
+    NonExclusive,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum CheckVariant {
+    Recommended,
+    LeaseFromReceipt,
+    AnyRecordCounts,
 }
 
 fn fail(msg: impl std::fmt::Display) -> ExitCode {
@@ -540,6 +599,87 @@ fn cmd_tune(
     ExitCode::SUCCESS
 }
 
+fn cmd_check(req: neli_lab::check::Request, out: PathBuf, sim_seeds: u64) -> ExitCode {
+    let cfg = match req.config() {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
+    println!(
+        "model: {} member(s), {} role(s) {}, T={} S={} G={} ticks, {} ticks, proof {}, variant {:?}, faults {:?}",
+        req.members,
+        cfg.roles,
+        if req.exclusive {
+            "exclusive"
+        } else {
+            "non-exclusive"
+        },
+        req.heartbeat_timeout,
+        req.session_timeout,
+        req.grace,
+        req.ticks,
+        if req.membership_proof { "on" } else { "off" },
+        req.variant,
+        req.faults
+    );
+    let t0 = Instant::now();
+    let s = match neli_lab::check::check(cfg, req.threads, &out) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    println!(
+        "explored {} states ({} unique, depth {}) in {:.1}s",
+        s.states,
+        s.unique,
+        s.depth,
+        t0.elapsed().as_secs_f64()
+    );
+    let mut violated = false;
+    for o in &s.outcomes {
+        match (o.always, &o.found) {
+            (true, None) => println!("holds     {}", o.property),
+            (false, Some(_)) => println!("witnessed {}", o.property),
+            (false, None) => println!("never     {} (not reachable within the bounds)", o.property),
+            (true, Some(path)) => {
+                violated = true;
+                println!("VIOLATED  {}\n{path}", o.property);
+                if let Some(f) = &o.file {
+                    match &o.file_error {
+                        None => {
+                            println!("scenario  {}", f.display());
+                            // The model abstracts time and the coordinator; say
+                            // whether the simulator shows the same failure.
+                            let sc = neli_sim::Scenario::load(f);
+                            let hit = sc.ok().and_then(|sc| {
+                                (0..sim_seeds).find(|seed| !neli_lab::run(&sc, *seed).passed())
+                            });
+                            match hit {
+                                Some(seed) => println!(
+                                    "simulator reproduces it with seed {seed}: {REPRO} run {} --seed {seed}",
+                                    f.display()
+                                ),
+                                None => println!(
+                                    "simulator: no violation in seeds 0..{sim_seeds} (the model's timing is coarser than the simulator's); replay: {REPRO} run {}",
+                                    f.display()
+                                ),
+                            }
+                        }
+                        Some(e) => println!(
+                            "scenario  {} (the simulator cannot load it: {e})",
+                            f.display()
+                        ),
+                    }
+                }
+            }
+        }
+    }
+    println!("verdict   {}", if violated { "FAIL" } else { "PASS" });
+    if violated {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 fn cmd_bench(arg: &str, seeds: u64, j: Option<usize>) -> ExitCode {
     let e = match catalog::load(arg) {
         Ok(e) => e,
@@ -626,6 +766,52 @@ fn main() -> ExitCode {
             jobs,
             out,
         ),
+        Cmd::Check {
+            members,
+            mode,
+            roles,
+            heartbeat_timeout,
+            session_timeout,
+            grace,
+            ticks,
+            variant,
+            no_membership_proof,
+            pauses,
+            crashes,
+            isolations,
+            clock_steps,
+            threads,
+            out,
+            sim_seeds,
+        } => {
+            let req = neli_lab::check::Request {
+                members,
+                roles: if matches!(mode, CheckMode::Exclusive) {
+                    1
+                } else {
+                    roles
+                },
+                exclusive: !matches!(mode, CheckMode::NonExclusive),
+                heartbeat_timeout,
+                session_timeout,
+                grace,
+                ticks,
+                membership_proof: !no_membership_proof,
+                variant: neli::core::UnsafeVariant {
+                    lease_from_receipt: matches!(variant, CheckVariant::LeaseFromReceipt),
+                    any_record_counts: matches!(variant, CheckVariant::AnyRecordCounts),
+                },
+                faults: neli_models::Faults {
+                    pauses,
+                    crashes,
+                    isolations,
+                    clock_steps,
+                    ..neli_models::Faults::default()
+                },
+                threads,
+            };
+            cmd_check(req, out, sim_seeds)
+        }
         Cmd::Bench {
             scenario,
             seeds,

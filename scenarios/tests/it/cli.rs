@@ -249,3 +249,40 @@ fn bench_reports_rates() {
         "{out}"
     );
 }
+
+// The model checker passes the recommended configuration and, for goNELI's
+// lease-from-receipt without membership proof, reports the two-leader
+// counterexample and writes it as a scenario file the simulator loads.
+#[test]
+fn check_passes_recommended_and_writes_counterexamples() {
+    let ok = lab(&["check", "--members", "2", "--ticks", "6"]);
+    let out = stdout(&ok);
+    assert_eq!(ok.status.code(), Some(0), "{out}{}", stderr(&ok));
+    assert!(
+        out.contains("holds     at most one leader per role"),
+        "{out}"
+    );
+    assert!(out.contains("verdict   PASS"), "{out}");
+    let dir = scratch("check");
+    let bad = lab(&[
+        "check",
+        "--variant",
+        "lease-from-receipt",
+        "--no-membership-proof",
+        "--sim-seeds",
+        "2",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let out = stdout(&bad);
+    assert_eq!(bad.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("VIOLATED  at most one leader per role"),
+        "{out}"
+    );
+    let file = dir.join("check-at-most-one-leader-per-role.toml");
+    let s = neli_sim::Scenario::load(&file).expect("the counterexample is a valid scenario");
+    assert_eq!(s.election.members, 2);
+    assert!(!s.faults.is_empty());
+    assert!(out.contains(&format!("run {}", file.display())), "{out}");
+}

@@ -60,3 +60,33 @@ fn written_scenario_round_trips() {
         assert_eq!(format!("{:?}", back.election), format!("{:?}", s.election));
     }
 }
+
+// The timeline reads leadership and fault bands from the trace: a bar from
+// Acquired to Revoked, a crash closes the bar, a pause band lasts its duration.
+#[test]
+fn timeline_parses_leadership_and_faults_from_the_trace() {
+    let trace: Vec<String> = [
+        "   3.000s m0 Acquired role=0 token=4",
+        "  10.000s sim pause m0 for 5s",
+        "  13.000s m1 Acquired role=0 token=9",
+        "  15.000s m0 Revoked role=0",
+        "  20.000s sim crash m1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let (leads, bands) = neli_lab::svg::parse_trace(&trace, 30_000);
+    let got: Vec<(usize, u64, u64, u64)> = leads
+        .iter()
+        .map(|l| (l.row, l.start, l.end, l.token))
+        .collect();
+    assert_eq!(got, vec![(0, 3000, 15_000, 4), (1, 13_000, 20_000, 9)]);
+    assert_eq!(
+        (bands[0].rows.clone(), bands[0].start, bands[0].end),
+        (vec![0], 10_000, 15_000)
+    );
+    let o = neli_lab::svg::overlaps(&[
+        "overlap: role 0 held by m0 and m1.1 at once from 12.330s for 880ms".into(),
+    ]);
+    assert_eq!(o, vec![(vec![0, 1], 12_330, 13_210)]);
+}

@@ -1,0 +1,1 @@
+//! Counterexamples become scenario files (scenarios/FORMAT.md).
