@@ -1,8 +1,9 @@
 //! Minimising a failing run. The seed stays fixed (it drives turmoil's
 //! message delays and the members' clock origins); what shrinks is the
-//! scenario: first the `[random]` schedule along its proptest value tree,
-//! then greedy passes until nothing more helps — drop faults, halve fault
-//! durations, cut the run length, drop members. A candidate counts as
+//! scenario: first whole faults are dropped, then the remaining `[random]`
+//! schedule is simplified along its proptest value tree (with at most half
+//! of the run budget), then greedy passes run until nothing more helps —
+//! drop faults, halve fault durations, cut the run length, drop members. A candidate counts as
 //! failing only if it shows a violation of the same class as the original
 //! (an overlap stays an overlap), so shrinking cannot wander to another bug.
 
@@ -78,21 +79,51 @@ pub fn shrink(s: &Scenario, seed: u64, budget: u32) -> Option<Shrunk> {
         budget,
     };
     let mut violations = first.violations.clone();
-    // Phase 1: the random schedule along its value tree.
     let mut best = schedule::materialize(s, seed);
-    if let Some(mut tree) = schedule::tree(s, seed) {
-        let mut more = tree.simplify();
-        while more {
-            let cand = schedule::with_faults(s, tree.current());
+    // Phase 1: drop whole faults, the scenario's own and the drawn ones,
+    // then walk the drawn schedule's value tree with the dropped ones kept
+    // out (the vector has a fixed length, so indices stay put).
+    let own: Vec<Fault> = faults(&{
+        let mut t = s.clone();
+        t.random = None;
+        t
+    });
+    let mut tree = schedule::tree(s, seed);
+    let drawn_len = tree.as_ref().map_or(0, |t| t.current().len());
+    let mut keep = vec![true; own.len() + drawn_len];
+    let build = |keep: &[bool], drawn: &[Fault]| -> Scenario {
+        let fs: Vec<Fault> = own
+            .iter()
+            .chain(drawn.iter())
+            .zip(keep)
+            .filter(|(_, k)| **k)
+            .map(|(f, _)| f.clone())
+            .collect();
+        set_faults(s, fs)
+    };
+    let drawn_now = |tree: &Option<Box<dyn proptest::strategy::ValueTree<Value = Vec<Fault>>>>| {
+        tree.as_ref().map(|t| t.current()).unwrap_or_default()
+    };
+    for i in (0..keep.len()).rev() {
+        keep[i] = false;
+        let cand = build(&keep, &drawn_now(&tree));
+        match j.fails(&cand) {
+            Some(v) => (best, violations) = (cand, v),
+            None => keep[i] = true,
+        }
+    }
+    if let Some(t) = tree.as_mut() {
+        // Leave half of what is left for phase 2.
+        let stop = j.runs + (j.budget - j.runs) / 2;
+        let mut more = t.simplify();
+        while more && j.runs < stop {
+            let cand = build(&keep, &t.current());
             if let Some(v) = j.fails(&cand) {
                 best = cand;
                 violations = v;
-                more = tree.simplify();
+                more = t.simplify();
             } else {
-                if j.runs >= j.budget {
-                    break;
-                }
-                more = tree.complicate();
+                more = t.complicate();
             }
         }
     }

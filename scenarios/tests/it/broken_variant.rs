@@ -71,3 +71,35 @@ fn shrink_of_a_passing_run_says_so() {
         stderr(&o)
     );
 }
+
+// A failing random schedule (T >= S under random pauses and latency, seed 4)
+// shrinks to fewer faults and a shorter run, written with explicit faults
+// and no `[random]` table, and the file still overlaps.
+#[test]
+fn shrink_turns_a_random_schedule_into_fewer_explicit_faults() {
+    let dir = scratch("shrink_random");
+    let file = dir.join("shrunk.toml");
+    let fixture = crate::fixture("random-broken");
+    let o = lab(&[
+        "shrink",
+        &fixture,
+        "--seed",
+        "4",
+        "--budget",
+        "30",
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let s = neli_sim::Scenario::load(&file).expect("valid scenario");
+    assert!(s.random.is_none(), "the schedule is written out explicitly");
+    assert!(
+        s.faults.len() < 3,
+        "three drawn faults, {} left",
+        s.faults.len()
+    );
+    assert!(s.duration.ms() < 20_000);
+    let r = lab(&["run", file.to_str().unwrap()]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(stdout(&r).contains("violation overlap"), "{}", stdout(&r));
+}
