@@ -22,4 +22,4 @@ mod world;
 
 pub use oracle::Figures;
 pub use scenario::{Scenario, ScenarioError};
-pub use world::{RunReport, TICK, mix, run_scenario};
+pub use world::{MAX_LATENCY, MIN_LATENCY, RunReport, TICK, mix, run_scenario};

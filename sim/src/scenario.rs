@@ -109,6 +109,9 @@ pub enum FaultKind {
     ForeignWriter,
     Close,
     Resign,
+    /// Extension: arm a Revoked handler that calls `close()` (a barrier
+    /// handler closing the election; goNELI deadlocks here).
+    CloseInHandler,
 }
 
 impl FaultKind {
@@ -128,6 +131,7 @@ impl FaultKind {
             FaultKind::ForeignWriter => "foreign-writer",
             FaultKind::Close => "close",
             FaultKind::Resign => "resign",
+            FaultKind::CloseInHandler => "close-in-handler",
         }
     }
 }
@@ -433,9 +437,10 @@ impl Scenario {
                     member("target", &f.target)?;
                     need("duration", f.duration.is_some())?;
                 }
-                FaultKind::Crash | FaultKind::Close | FaultKind::Resign => {
-                    member("target", &f.target)?
-                }
+                FaultKind::Crash
+                | FaultKind::Close
+                | FaultKind::Resign
+                | FaultKind::CloseInHandler => member("target", &f.target)?,
                 FaultKind::ClockStep => {
                     member("target", &f.target)?;
                     need("by", f.by.is_some())?;

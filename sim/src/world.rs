@@ -22,6 +22,10 @@ use crate::server::{BrokerCtx, BrokerState, Profile};
 
 /// The simulation tick: 10 ms keeps turmoil near 400x real time (DESIGN §6).
 pub const TICK: Duration = Duration::from_millis(10);
+/// Default link latency range: spread over a few ticks so seeds explore
+/// different message orders.
+pub const MIN_LATENCY: Duration = Duration::from_millis(1);
+pub const MAX_LATENCY: Duration = Duration::from_millis(25);
 
 /// What a run produced.
 #[derive(Debug, Clone)]
@@ -56,6 +60,7 @@ struct MemberCtl {
     stall_until: u64,
     close: bool,
     resign: bool,
+    close_in_handler: bool,
 }
 
 #[derive(Clone)]
@@ -119,6 +124,8 @@ async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Res
     // The client's session timeout is the scenario's S. neli's validation
     // (T < S exclusive, T > S non-exclusive) is bypassed on purpose so unsafe
     // settings can be shown to fail: neli itself only uses S to time a resign.
+    // For the same reason max.poll.interval.ms stays out of neli's config
+    // (validation refuses values not above T + S with the membership proof).
     let t = p.t;
     let validated_s = match (p.mode.is_exclusive(), t < p.s, t > p.s) {
         (true, true, _) | (false, _, true) => p.s,
@@ -159,6 +166,31 @@ async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Res
         neli
     };
     let control = neli.control();
+    {
+        // The application's handler: a Revoked barrier that finishes some
+        // work (250 ms) and, when armed, closes the election from inside.
+        let (ctl, rec, name, gate) = (
+            slot.ctl.clone(),
+            rec.clone(),
+            name.clone(),
+            slot.gate.clone(),
+        );
+        neli.on_event(move |event, control| {
+            let close = matches!(event, neli::Event::Revoked { .. })
+                && std::mem::take(&mut ctl.lock().expect("ctl lock").close_in_handler);
+            let (rec, name, gate) = (rec.clone(), name.clone(), gate.clone());
+            async move {
+                if close {
+                    rec.trace(global_ms(), &name, "Revoked handler calls close()");
+                    control.close();
+                }
+                if matches!(event, neli::Event::Revoked { .. }) {
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                    gate.pass().await;
+                }
+            }
+        });
+    }
     {
         let mut status = control.status();
         let (rec2, name2, idx) = (rec.clone(), name.clone(), slot.idx);
@@ -243,7 +275,11 @@ async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Res
         }
         match neli.pulse(p.poll).await {
             Ok(_) => {}
-            Err(neli::Error::Closed | neli::Error::ElectionEnded) => return Ok(()),
+            Err(neli::Error::Closed | neli::Error::ElectionEnded) => {
+                rec.trace(global_ms(), &name, "closed (ok)");
+                rec.lock().ends.insert(name.clone(), global_ms());
+                return Ok(());
+            }
             Err(e) => {
                 rec.trace(global_ms(), &name, format!("pulse failed: {e}"));
                 clock.sleep(p.poll).await;
@@ -326,8 +362,8 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
         .rng_seed(seed)
         .tick_duration(TICK)
         .simulation_duration(Duration::from_millis(duration) + Duration::from_secs(3600))
-        .min_message_latency(Duration::from_millis(1))
-        .max_message_latency(Duration::from_millis(25))
+        .min_message_latency(MIN_LATENCY)
+        .max_message_latency(MAX_LATENCY)
         .build();
     let rec = Recorder::default();
     let partitions = if e.mode == ModeName::MultiRole {
@@ -483,12 +519,14 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
                                     sim.partition(a.as_str(), b.as_str());
                                     later(now + dur, Action::Repair(a, b));
                                 } else {
-                                    let l =
-                                        f.latency.map_or(0, Dur::ms) + f.jitter.map_or(0, Dur::ms);
-                                    sim.set_link_latency(
-                                        a.as_str(),
-                                        b.as_str(),
-                                        Duration::from_millis(l),
+                                    let l = f.latency.map_or(0, Dur::ms);
+                                    let j = f.jitter.map_or(0, Dur::ms);
+                                    let (a_, b_) = (a.as_str(), b.as_str());
+                                    sim.set_link_latency(a_, b_, Duration::from_millis(l));
+                                    sim.set_link_max_message_latency(
+                                        a_,
+                                        b_,
+                                        Duration::from_millis(l + j),
                                     );
                                     later(now + dur, Action::RestoreLatency(a, b));
                                 }
@@ -566,6 +604,11 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
                                 slots[i].ctl.lock().expect("ctl lock").close = true;
                             }
                         }
+                        FaultKind::CloseInHandler => {
+                            if let Some(i) = target_member {
+                                slots[i].ctl.lock().expect("ctl lock").close_in_handler = true;
+                            }
+                        }
                         FaultKind::Resign => {
                             if let Some(i) = target_member {
                                 slots[i].ctl.lock().expect("ctl lock").resign = true;
@@ -580,7 +623,8 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
                 Action::Repair(a, b) => sim.repair(a.as_str(), b.as_str()),
                 Action::RepairOneWay(a, b) => sim.repair_oneway(a.as_str(), b.as_str()),
                 Action::RestoreLatency(a, b) => {
-                    sim.set_link_latency(a.as_str(), b.as_str(), Duration::from_millis(5))
+                    sim.set_link_latency(a.as_str(), b.as_str(), MIN_LATENCY);
+                    sim.set_link_max_message_latency(a.as_str(), b.as_str(), MAX_LATENCY);
                 }
                 Action::Restart(h) => {
                     rec.trace(now, "sim", format!("restart {h}"));

@@ -72,19 +72,33 @@ fn shrink_of_a_passing_run_says_so() {
     );
 }
 
-// A failing random schedule (T >= S under random pauses and latency, seed 4)
-// shrinks to fewer faults and a shorter run, written with explicit faults
-// and no `[random]` table, and the file still overlaps.
+// A failing random schedule (T >= S under random pauses and latency; explore
+// finds the seed) shrinks to fewer faults and a shorter run, written with
+// explicit faults and no `[random]` table, and the file still overlaps.
 #[test]
 fn shrink_turns_a_random_schedule_into_fewer_explicit_faults() {
+    let fixture = crate::fixture("random-broken");
+    let e = lab(&["explore", &fixture, "--seeds", "12"]);
+    assert_eq!(
+        e.status.code(),
+        Some(1),
+        "T >= S must overlap on some seed:\n{}",
+        stdout(&e)
+    );
+    let out = stdout(&e);
+    let seed = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("reproduce: "))
+        .and_then(|l| l.rsplit(' ').next())
+        .expect("a reproduction line")
+        .to_owned();
     let dir = scratch("shrink_random");
     let file = dir.join("shrunk.toml");
-    let fixture = crate::fixture("random-broken");
     let o = lab(&[
         "shrink",
         &fixture,
         "--seed",
-        "4",
+        &seed,
         "--budget",
         "30",
         "-o",
