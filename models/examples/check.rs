@@ -1,7 +1,10 @@
 //! Checks one configuration of the election model and prints figures and
 //! counterexamples. Usage:
-//! `cargo run --release -p neli-models --example check -- [--sym] [--threads N] [preset]`
-//! where preset is `default` (3 members, documented bounds), `hazards`, ...
+//! `cargo run --release -p neli-models --example check -- [--threads N]`
+//! checks the default exclusive model with 3 members at the documented bounds
+//! (T = 2, S = 6 ticks; 10 ticks; one pause, one coordinator
+//! isolation, one clock step). Env overrides: TICKS, PAUSES, CRASHES,
+//! ISOLATIONS, STEPS.
 
 use std::time::Instant;
 
@@ -10,7 +13,6 @@ use stateright::{Checker, Model};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let sym = args.iter().any(|a| a == "--sym");
     let threads = args
         .iter()
         .position(|a| a == "--threads")
@@ -18,24 +20,28 @@ fn main() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(2);
     let mut cfg = ElectionModelCfg::exclusive(3);
-    let env = |k: &str, d: u8| std::env::var(k).ok().and_then(|t| t.parse().ok()).unwrap_or(d);
+    let env = |k: &str, d: u8| {
+        std::env::var(k)
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(d)
+    };
     cfg.faults = Faults {
         pauses: env("PAUSES", 1),
-        crashes: env("CRASHES", 1),
+        crashes: env("CRASHES", 0),
         isolations: env("ISOLATIONS", 1),
         clock_steps: env("STEPS", 1),
         max_skew: 1,
         ..Faults::default()
     };
-    cfg.max_ticks = std::env::var("TICKS").ok().and_then(|t| t.parse().ok()).unwrap_or(12);
-    println!("config: {cfg:?}\nsymmetry: {sym}, threads: {threads}");
+    cfg.max_ticks = std::env::var("TICKS")
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(10);
+    println!("config: {cfg:?}\nthreads: {threads}");
     let model = cfg.into_model();
     let start = Instant::now();
-    let mut builder = model.clone().checker().threads(threads);
-    if sym {
-        eprintln!("symmetry not wired yet");
-    }
-    let checker = builder.spawn_bfs().join();
+    let checker = model.clone().checker().threads(threads).spawn_bfs().join();
     let secs = start.elapsed().as_secs_f64();
     println!(
         "states generated: {}\nunique states: {}\nmax depth: {}\nwall time: {secs:.2} s\nstates/s generated: {:.0}",
