@@ -110,3 +110,30 @@ fn recommended_without_grace_survives_clock_skew() {
     };
     assert_eq!(assert_safe(small(faults)), 677);
 }
+
+/// Non-exclusive multi-role mode (`T > S`, NELI §4): overlap is allowed, and
+/// every role is led again within the bound once a pause heals. Finding:
+/// tokens do NOT strictly increase here: a member resumed from a pause
+/// acquires on its pre-pause heartbeat (still fresh, since `T > S`) with a
+/// lower offset than the new owner's token, before its commit is rejected.
+#[test]
+fn non_exclusive_multi_role_leads_every_role_but_tokens_can_regress() {
+    let mut cfg = small(Faults {
+        pauses: 1,
+        ..Faults::default()
+    });
+    (cfg.roles, cfg.partitions, cfg.exclusive) = (2, 2, false);
+    cfg.heartbeat_timeout = 5;
+    cfg.max_ticks = 6;
+    let (model, checker) = check(cfg);
+    checker.assert_no_discovery(ONE_LEADER); // vacuous outside exclusive mode
+    checker.assert_no_discovery(LIVENESS);
+    checker.assert_any_discovery(ELECTED);
+    counterexample(&model, &checker, TOKENS);
+    println!(
+        "states {} unique {}",
+        checker.state_count(),
+        checker.unique_state_count()
+    );
+    assert_eq!(checker.unique_state_count(), 196_672);
+}
