@@ -748,3 +748,68 @@ impl Model for ElectionModel {
         ]
     }
 }
+
+/// Symmetry reduction over members: a canonical renaming of member slots.
+///
+/// Members are interchangeable up to their names (`m{slot}.{inc}`), which
+/// appear in the cores, the coordinator's table, the logs, messages in flight
+/// and the token monitor. Slots are ordered by a fingerprint that ignores
+/// their own index, and every name is rewritten with the same permutation
+/// (`Member::rename` for the cores), so the representative is a state of the
+/// same system up to renaming and every property (which only counts leaders
+/// and compares tokens) has the same value on it. Ties keep index order,
+/// which costs reduction, never soundness.
+pub fn representative(s: &ElectionState) -> ElectionState {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let n = s.slots.len();
+    let fingerprint = |i: usize| {
+        let slot = &s.slots[i];
+        let mut h = DefaultHasher::new();
+        if let Some(core) = &slot.core {
+            let mut anonymous = core.clone();
+            anonymous.rename("");
+            anonymous.hash(&mut h);
+        }
+        (slot.inc, slot.offset, slot.paused, slot.isolated, slot.in_group, slot.coord_ok).hash(&mut h);
+        (&slot.callbacks, &slot.read, slot.outbox.len()).hash(&mut h);
+        s.coord.members.get(&(i as u8, slot.inc)).hash(&mut h);
+        h.finish()
+    };
+    let keys: Vec<u64> = (0..n).map(fingerprint).collect();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| (keys[i], i));
+    if order.iter().enumerate().all(|(new, old)| new == *old) {
+        return s.clone();
+    }
+    let mut perm = vec![0u8; n];
+    for (new, &old) in order.iter().enumerate() {
+        perm[old] = new as u8;
+    }
+    let map = |k: Key| (perm[k.0 as usize], k.1);
+    let mut out = s.clone();
+    out.slots = order
+        .iter()
+        .map(|&old| {
+            let mut slot = s.slots[old].clone();
+            if let Some(core) = slot.core.as_mut() {
+                core.rename(name(map((old as u8, slot.inc))));
+            }
+            for msg in slot.outbox.iter_mut() {
+                if let Msg::Produce { hb, .. } = msg {
+                    hb.3 = map(hb.3);
+                }
+            }
+            slot
+        })
+        .collect();
+    out.coord.members = s.coord.members.iter().map(|(k, v)| (map(*k), v.clone())).collect();
+    for (_, recs) in out.logs.iter_mut() {
+        for rec in recs.iter_mut().flatten() {
+            rec.3 = map(rec.3);
+        }
+    }
+    for last in out.last_acquired.iter_mut().flatten() {
+        last.1 = map(last.1);
+    }
+    out
+}
