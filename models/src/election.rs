@@ -9,6 +9,7 @@
 //! flight, a skewed clock. One tick is one millisecond of core time.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 use neli::core::{CoreConfig, Event, Heartbeat, Member, Output, Record, Time, UnsafeVariant};
@@ -119,7 +120,9 @@ pub enum Msg {
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Slot {
-    pub core: Option<Member>,
+    /// Shared between states until a step changes it (copy on write): most
+    /// steps touch one member, so cloning a state must not copy the others.
+    pub core: Option<Arc<Member>>,
     pub inc: u8,
     pub offset: i8,
     pub paused: bool,
@@ -283,10 +286,11 @@ impl ElectionModel {
     /// Runs `f` on member `i`'s core, then carries out its outputs.
     fn run(&self, s: &mut ElectionState, i: usize, f: impl FnOnce(&mut Member, Time)) {
         let now = Time::from_millis(s.local(i));
-        let Some(mut core) = s.slots[i].core.take() else {
+        let Some(mut shared) = s.slots[i].core.take() else {
             return;
         };
-        f(&mut core, now);
+        let core = Arc::make_mut(&mut shared);
+        f(core, now);
         while let Some(output) = core.poll_output() {
             match output {
                 Output::Produce { partition, payload } => {
@@ -317,7 +321,7 @@ impl ElectionModel {
             slot.read.entry(*p).or_insert(end);
         }
         slot.read.retain(|p, _| core.assigned().contains(p));
-        slot.core = Some(core);
+        slot.core = Some(shared);
         if self.cfg.faults.message_delay == 0 {
             while !s.slots[i].outbox.is_empty() {
                 self.deliver(s, i, 0);
@@ -420,7 +424,7 @@ impl Model for ElectionModel {
     fn init_states(&self) -> Vec<ElectionState> {
         let c = &self.cfg;
         let slot = |i: u8| Slot {
-            core: Some(Member::new(self.core_config((i, 0)))),
+            core: Some(Arc::new(Member::new(self.core_config((i, 0))))),
             inc: 0,
             offset: 0,
             paused: false,
@@ -688,7 +692,7 @@ impl Model for ElectionModel {
             }
             Restart(m) => {
                 let inc = s_.slots[m as usize].inc + 1;
-                let core = Member::new(self.core_config((m, inc)));
+                let core = Arc::new(Member::new(self.core_config((m, inc))));
                 let local = s_.local(m as usize);
                 let slot = &mut s_.slots[m as usize];
                 (slot.core, slot.inc, slot.coord_ok) = (Some(core), inc, local);
@@ -766,7 +770,7 @@ pub fn representative(s: &ElectionState) -> ElectionState {
         let slot = &s.slots[i];
         let mut h = DefaultHasher::new();
         if let Some(core) = &slot.core {
-            let mut anonymous = core.clone();
+            let mut anonymous = Member::clone(core);
             anonymous.rename("");
             anonymous.hash(&mut h);
         }
@@ -792,7 +796,7 @@ pub fn representative(s: &ElectionState) -> ElectionState {
         .map(|&old| {
             let mut slot = s.slots[old].clone();
             if let Some(core) = slot.core.as_mut() {
-                core.rename(name(map((old as u8, slot.inc))));
+                Arc::make_mut(core).rename(name(map((old as u8, slot.inc))));
             }
             for msg in slot.outbox.iter_mut() {
                 if let Msg::Produce { hb, .. } = msg {

@@ -4,6 +4,7 @@
 mod hazards;
 mod safe;
 mod scenario;
+mod symmetry;
 
 use neli_models::{
     ElectionAction, ElectionModel, ElectionModelCfg, ElectionState, Faults, cut_at_violation,
