@@ -774,7 +774,15 @@ pub fn representative(s: &ElectionState) -> ElectionState {
             anonymous.rename("");
             anonymous.hash(&mut h);
         }
-        (slot.inc, slot.offset, slot.paused, slot.isolated, slot.in_group, slot.coord_ok).hash(&mut h);
+        (
+            slot.inc,
+            slot.offset,
+            slot.paused,
+            slot.isolated,
+            slot.in_group,
+            slot.coord_ok,
+        )
+            .hash(&mut h);
         (&slot.callbacks, &slot.read, slot.outbox.len()).hash(&mut h);
         s.coord.members.get(&(i as u8, slot.inc)).hash(&mut h);
         h.finish()
@@ -806,7 +814,12 @@ pub fn representative(s: &ElectionState) -> ElectionState {
             slot
         })
         .collect();
-    out.coord.members = s.coord.members.iter().map(|(k, v)| (map(*k), v.clone())).collect();
+    out.coord.members = s
+        .coord
+        .members
+        .iter()
+        .map(|(k, v)| (map(*k), v.clone()))
+        .collect();
     for (_, recs) in out.logs.iter_mut() {
         for rec in recs.iter_mut().flatten() {
             rec.3 = map(rec.3);
