@@ -1,16 +1,21 @@
 //! Checks one configuration of the election model and prints figures and
 //! counterexamples. Usage:
-//! `cargo run --release -p neli-models --example check -- [--sym] [--threads N] [preset]`
-//! where preset is `default` (3 members, documented bounds), `hazards`, ...
+//! `cargo run --release -p neli-models --example check -- [--dfs] [--sym] [--threads N]`
+//! (stateright 0.31 applies symmetry reduction in DFS only, so `--sym` implies `--dfs`)
+//! checks the default exclusive model with 3 members at the documented bounds
+//! (T = 2, S = 6 ticks; 10 ticks; one pause, one coordinator
+//! isolation, one clock step). Env overrides: TICKS, PAUSES, CRASHES,
+//! ISOLATIONS, STEPS.
 
 use std::time::Instant;
 
-use neli_models::{ElectionModelCfg, Faults, format_path};
+use neli_models::{ElectionModel, ElectionModelCfg, Faults, format_path};
 use stateright::{Checker, Model};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let sym = args.iter().any(|a| a == "--sym");
+    let dfs = sym || args.iter().any(|a| a == "--dfs");
     let threads = args
         .iter()
         .position(|a| a == "--threads")
@@ -18,24 +23,39 @@ fn main() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(2);
     let mut cfg = ElectionModelCfg::exclusive(3);
-    let env = |k: &str, d: u8| std::env::var(k).ok().and_then(|t| t.parse().ok()).unwrap_or(d);
+    let env = |k: &str, d: u8| {
+        std::env::var(k)
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(d)
+    };
     cfg.faults = Faults {
         pauses: env("PAUSES", 1),
-        crashes: env("CRASHES", 1),
+        crashes: env("CRASHES", 0),
         isolations: env("ISOLATIONS", 1),
         clock_steps: env("STEPS", 1),
         max_skew: 1,
         ..Faults::default()
     };
-    cfg.max_ticks = std::env::var("TICKS").ok().and_then(|t| t.parse().ok()).unwrap_or(12);
-    println!("config: {cfg:?}\nsymmetry: {sym}, threads: {threads}");
+    cfg.max_ticks = std::env::var("TICKS")
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(10);
+    println!("config: {cfg:?}\nthreads: {threads}, symmetry: {sym}, dfs: {dfs}");
     let model = cfg.into_model();
     let start = Instant::now();
     let mut builder = model.clone().checker().threads(threads);
     if sym {
-        eprintln!("symmetry not wired yet");
+        builder = builder.symmetry_fn(neli_models::election::representative);
     }
-    let checker = builder.spawn_bfs().join();
+    if dfs {
+        report(&model, builder.spawn_dfs().join(), start);
+    } else {
+        report(&model, builder.spawn_bfs().join(), start);
+    }
+}
+
+fn report(model: &ElectionModel, checker: impl Checker<ElectionModel>, start: Instant) {
     let secs = start.elapsed().as_secs_f64();
     println!(
         "states generated: {}\nunique states: {}\nmax depth: {}\nwall time: {secs:.2} s\nstates/s generated: {:.0}",
@@ -46,7 +66,7 @@ fn main() {
     );
     for p in model.properties() {
         match checker.discovery(p.name) {
-            Some(path) => println!("discovered {:?}:\n{}", p.name, format_path(&model, &path)),
+            Some(path) => println!("discovered {:?}:\n{}", p.name, format_path(model, &path)),
             None => println!("no discovery: {:?}", p.name),
         }
     }

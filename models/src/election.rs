@@ -9,6 +9,7 @@
 //! flight, a skewed clock. One tick is one millisecond of core time.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 use neli::core::{CoreConfig, Event, Heartbeat, Member, Output, Record, Time, UnsafeVariant};
@@ -96,7 +97,10 @@ pub type Key = (u8, u8);
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Callback {
-    Assigned { generation: u64, partitions: Vec<u32> },
+    Assigned {
+        generation: u64,
+        partitions: Vec<u32>,
+    },
     /// The coordinator is rebalancing: revoke everything (eager protocol), then rejoin.
     Rejoin,
     Lost,
@@ -104,13 +108,21 @@ pub enum Callback {
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Msg {
-    Produce { partition: u32, hb: (u32, u64, u64, Key) },
-    Commit { generation: u64, sent_at: u64 },
+    Produce {
+        partition: u32,
+        hb: (u32, u64, u64, Key),
+    },
+    Commit {
+        generation: u64,
+        sent_at: u64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Slot {
-    pub core: Option<Member>,
+    /// Shared between states until a step changes it (copy on write): most
+    /// steps touch one member, so cloning a state must not copy the others.
+    pub core: Option<Arc<Member>>,
     pub inc: u8,
     pub offset: i8,
     pub paused: bool,
@@ -198,7 +210,9 @@ impl ElectionState {
     }
 
     fn faults_active(&self) -> bool {
-        self.slots.iter().any(|s| s.paused || s.isolated || s.core.is_none() || !s.outbox.is_empty())
+        self.slots
+            .iter()
+            .any(|s| s.paused || s.isolated || s.core.is_none() || !s.outbox.is_empty())
     }
 }
 
@@ -227,25 +241,40 @@ impl ElectionModel {
     /// Work a running member must do before the clock may advance.
     fn urgent(&self, s: &ElectionState, out: &mut Vec<ElectionAction>) {
         let c = &s.coord;
-        if c.rebalance.is_some() && !c.members.is_empty() && c.members.values().all(|m| m.rejoined) {
-            (0..c.members.len() as u8).for_each(|rotation| out.push(ElectionAction::Sync { rotation }));
+        if c.rebalance.is_some() && !c.members.is_empty() && c.members.values().all(|m| m.rejoined)
+        {
+            (0..c.members.len() as u8)
+                .for_each(|rotation| out.push(ElectionAction::Sync { rotation }));
         }
         for i in 0..s.slots.len() {
             let (slot, m) = (&s.slots[i], i as u8);
-            let Some(core) = slot.core.as_ref().filter(|_| !slot.paused) else { continue };
+            let Some(core) = slot.core.as_ref().filter(|_| !slot.paused) else {
+                continue;
+            };
             if !slot.in_group && slot.callbacks.is_empty() && !slot.isolated {
                 out.push(ElectionAction::Join(m));
             }
-            if slot.callbacks.front().is_some_and(|cb| *cb != Callback::Rejoin || !slot.isolated) {
+            if slot
+                .callbacks
+                .front()
+                .is_some_and(|cb| *cb != Callback::Rejoin || !slot.isolated)
+            {
                 out.push(ElectionAction::Poll(m));
             }
             for p in core.assigned() {
                 let (base, recs) = &s.logs[*p as usize];
-                if slot.read.get(p).is_some_and(|r| *r < base + recs.len() as u64) {
+                if slot
+                    .read
+                    .get(p)
+                    .is_some_and(|r| *r < base + recs.len() as u64)
+                {
                     out.push(ElectionAction::Read(m, *p));
                 }
             }
-            if core.poll_timeout().is_some_and(|t| t.as_millis() <= s.local(i)) {
+            if core
+                .poll_timeout()
+                .is_some_and(|t| t.as_millis() <= s.local(i))
+            {
                 out.push(ElectionAction::Timeout(m));
             }
             if self.cfg.faults.message_delay == 0 && !slot.outbox.is_empty() {
@@ -257,18 +286,25 @@ impl ElectionModel {
     /// Runs `f` on member `i`'s core, then carries out its outputs.
     fn run(&self, s: &mut ElectionState, i: usize, f: impl FnOnce(&mut Member, Time)) {
         let now = Time::from_millis(s.local(i));
-        let Some(mut core) = s.slots[i].core.take() else { return };
-        f(&mut core, now);
+        let Some(mut shared) = s.slots[i].core.take() else {
+            return;
+        };
+        let core = Arc::make_mut(&mut shared);
+        f(core, now);
         while let Some(output) = core.poll_output() {
             match output {
                 Output::Produce { partition, payload } => {
                     let hb = Heartbeat::decode(&payload).expect("the core writes valid heartbeats");
                     let key = (i as u8, s.slots[i].inc);
-                    s.slots[i].outbox.push(Msg::Produce { partition, hb: (hb.role, hb.term, hb.sent_at.as_millis(), key) });
+                    s.slots[i].outbox.push(Msg::Produce {
+                        partition,
+                        hb: (hb.role, hb.term, hb.sent_at.as_millis(), key),
+                    });
                 }
-                Output::ConfirmMembership { generation } => {
-                    s.slots[i].outbox.push(Msg::Commit { generation, sent_at: now.as_millis() })
-                }
+                Output::ConfirmMembership { generation } => s.slots[i].outbox.push(Msg::Commit {
+                    generation,
+                    sent_at: now.as_millis(),
+                }),
                 Output::Event(Event::Acquired { role, token }) => {
                     let last = &mut s.last_acquired[role as usize];
                     let key = (i as u8, s.slots[i].inc);
@@ -285,7 +321,7 @@ impl ElectionModel {
             slot.read.entry(*p).or_insert(end);
         }
         slot.read.retain(|p, _| core.assigned().contains(p));
-        slot.core = Some(core);
+        slot.core = Some(shared);
         if self.cfg.faults.message_delay == 0 {
             while !s.slots[i].outbox.is_empty() {
                 self.deliver(s, i, 0);
@@ -299,12 +335,21 @@ impl ElectionModel {
             Msg::Produce { partition, hb } => s.logs[partition as usize].1.push(Some(hb)),
             // An isolated member's commit times out: the driver tells the core nothing.
             Msg::Commit { .. } if s.slots[i].isolated => {}
-            Msg::Commit { generation, sent_at } => {
+            Msg::Commit {
+                generation,
+                sent_at,
+            } => {
                 let expiry = s.now + self.cfg.session_timeout;
                 let accepted = s.coord.generation == generation
-                    && s.coord.members.get_mut(&key).map(|m| m.expiry = expiry).is_some();
+                    && s.coord
+                        .members
+                        .get_mut(&key)
+                        .map(|m| m.expiry = expiry)
+                        .is_some();
                 let sent = Time::from_millis(sent_at);
-                self.run(s, i, |core, now| core.handle_membership(now, generation, sent, accepted));
+                self.run(s, i, |core, now| {
+                    core.handle_membership(now, generation, sent, accepted)
+                });
             }
         }
     }
@@ -339,14 +384,19 @@ impl ElectionModel {
             if slot.in_group && (evicted || timed_out) {
                 slot.in_group = false;
                 slot.callbacks.push_back(Callback::Lost);
-            } else if slot.in_group && !slot.isolated && known.is_some_and(|m| !m.rejoined) {
-                if !slot.callbacks.contains(&Callback::Rejoin) {
-                    slot.callbacks.push_back(Callback::Rejoin);
-                }
+            } else if slot.in_group
+                && !slot.isolated
+                && known.is_some_and(|m| !m.rejoined)
+                && !slot.callbacks.contains(&Callback::Rejoin)
+            {
+                slot.callbacks.push_back(Callback::Rejoin);
             }
         }
         for p in 0..s.logs.len() {
-            let readers = s.slots.iter().filter_map(|sl| sl.read.get(&(p as u32)).copied());
+            let readers = s
+                .slots
+                .iter()
+                .filter_map(|sl| sl.read.get(&(p as u32)).copied());
             let end = s.logs[p].0 + s.logs[p].1.len() as u64;
             let keep_from = readers.min().unwrap_or(end);
             let (base, recs) = &mut s.logs[p];
@@ -374,7 +424,7 @@ impl Model for ElectionModel {
     fn init_states(&self) -> Vec<ElectionState> {
         let c = &self.cfg;
         let slot = |i: u8| Slot {
-            core: Some(Member::new(self.core_config((i, 0)))),
+            core: Some(Arc::new(Member::new(self.core_config((i, 0))))),
             inc: 0,
             offset: 0,
             paused: false,
@@ -392,7 +442,17 @@ impl Model for ElectionModel {
             coord: Coordinator {
                 generation: 0,
                 rebalance: Some(c.session_timeout),
-                members: (0..c.members).map(|i| ((i, 0), GroupMember { expiry: c.session_timeout, rejoined: true })).collect(),
+                members: (0..c.members)
+                    .map(|i| {
+                        (
+                            (i, 0),
+                            GroupMember {
+                                expiry: c.session_timeout,
+                                rejoined: true,
+                            },
+                        )
+                    })
+                    .collect(),
             },
             logs: vec![(0, Vec::new()); c.partitions as usize],
             used: Faults::default(),
@@ -413,12 +473,19 @@ impl Model for ElectionModel {
         // done): a pause is the one fault whose timing inside a tick matters
         // (it freezes a member mid-work), and this keeps the space small.
         let quiescent = out.is_empty();
-        let in_flight = (0..s.slots.len()).any(|i| Self::runs(s, i) && !s.slots[i].outbox.is_empty());
-        if quiescent && s.now < self.cfg.max_ticks && (!in_flight || u.message_delay < f.message_delay) {
+        let in_flight =
+            (0..s.slots.len()).any(|i| Self::runs(s, i) && !s.slots[i].outbox.is_empty());
+        if quiescent
+            && s.now < self.cfg.max_ticks
+            && (!in_flight || u.message_delay < f.message_delay)
+        {
             out.push(Tick { slow: None });
             for (i, slot) in s.slots.iter().enumerate() {
-                if u.clock_steps < f.clock_steps && i16::from(slot.offset) > -i16::from(f.max_skew) {
-                    out.push(Tick { slow: Some(i as u8) });
+                if u.clock_steps < f.clock_steps && i16::from(slot.offset) > -i16::from(f.max_skew)
+                {
+                    out.push(Tick {
+                        slow: Some(i as u8),
+                    });
                 }
             }
         }
@@ -431,7 +498,11 @@ impl Model for ElectionModel {
                 _ => {}
             }
             if f.message_delay > 0 && Self::runs(s, i) {
-                let n = if f.reorder { slot.outbox.len() } else { slot.outbox.len().min(1) };
+                let n = if f.reorder {
+                    slot.outbox.len()
+                } else {
+                    slot.outbox.len().min(1)
+                };
                 (0..n as u8).for_each(|k| out.push(Send(m, k)));
                 if u.losses < f.losses {
                     (0..n as u8).for_each(|k| out.push(Lose(m, k)));
@@ -462,16 +533,31 @@ impl Model for ElectionModel {
         let mut s = last.clone();
         let s_ = &mut s;
         let key = |s: &ElectionState, m: u8| (m, s.slots[m as usize].inc);
-        let fault = !matches!(action, Tick { slow: None } | Join(_) | Sync { .. } | Poll(_) | Read(..) | Timeout(_) | Send(..));
+        let fault = !matches!(
+            action,
+            Tick { slow: None }
+                | Join(_)
+                | Sync { .. }
+                | Poll(_)
+                | Read(..)
+                | Timeout(_)
+                | Send(..)
+        );
         match action {
             Tick { slow } => {
                 let calm = !s_.faults_active();
                 for role in 0..self.cfg.roles {
                     let counter = &mut s_.calm_leaderless[role as usize];
-                    *counter = if calm && last.leaders(role).is_empty() { counter.saturating_add(1) } else { 0 };
+                    *counter = if calm && last.leaders(role).is_empty() {
+                        counter.saturating_add(1)
+                    } else {
+                        0
+                    };
                 }
                 s_.now += 1;
-                if (0..last.slots.len()).any(|i| Self::runs(last, i) && !last.slots[i].outbox.is_empty()) {
+                if (0..last.slots.len())
+                    .any(|i| Self::runs(last, i) && !last.slots[i].outbox.is_empty())
+                {
                     s_.used.message_delay += 1;
                 }
                 if let Some(m) = slow {
@@ -482,7 +568,12 @@ impl Model for ElectionModel {
                 let mut expired = Vec::new();
                 for (k, gm) in s_.coord.members.iter_mut() {
                     let slot = &last.slots[k.0 as usize];
-                    if slot.inc == k.1 && slot.core.is_some() && !slot.paused && !slot.isolated && slot.in_group {
+                    if slot.inc == k.1
+                        && slot.core.is_some()
+                        && !slot.paused
+                        && !slot.isolated
+                        && slot.in_group
+                    {
                         gm.expiry = now + self.cfg.session_timeout;
                     } else if gm.expiry <= now {
                         expired.push(*k);
@@ -492,20 +583,23 @@ impl Model for ElectionModel {
                     }
                 }
                 if !expired.is_empty() {
-                    expired.iter().for_each(|k| drop(s_.coord.members.remove(k)));
-                    if s_.coord.members.values().all(|m| m.rejoined) && s_.coord.rebalance.is_some() {
-                        // Rebalance timeout: the rebalance completes without the stragglers.
-                    } else {
-                        self.start_rebalance(s_, None);
+                    for k in &expired {
+                        s_.coord.members.remove(k);
                     }
-                    if s_.coord.members.is_empty() {
-                        s_.coord.rebalance = None;
-                    }
+                    // Starts a rebalance unless one is on (its timeout then
+                    // completes it without the stragglers).
+                    self.start_rebalance(s_, None);
                 }
             }
             Join(m) => {
                 let k = key(s_, m);
-                s_.coord.members.insert(k, GroupMember { expiry: s_.now + self.cfg.session_timeout, rejoined: true });
+                s_.coord.members.insert(
+                    k,
+                    GroupMember {
+                        expiry: s_.now + self.cfg.session_timeout,
+                        rejoined: true,
+                    },
+                );
                 s_.slots[m as usize].in_group = true;
                 self.start_rebalance(s_, Some(k));
             }
@@ -518,17 +612,26 @@ impl Model for ElectionModel {
                         .filter(|p| (*p as usize + rotation as usize) % keys.len() == idx)
                         .collect();
                     let generation = s_.coord.generation;
-                    s_.slots[k.0 as usize].callbacks.push_back(Callback::Assigned { generation, partitions });
+                    s_.slots[k.0 as usize]
+                        .callbacks
+                        .push_back(Callback::Assigned {
+                            generation,
+                            partitions,
+                        });
                 }
             }
             Poll(m) => {
                 let i = m as usize;
                 let k = key(s_, m);
-                let assigned = |core: &Member| core.assigned().iter().copied().collect::<Vec<u32>>();
+                let assigned =
+                    |core: &Member| core.assigned().iter().copied().collect::<Vec<u32>>();
                 match s_.slots[i].callbacks.pop_front()? {
-                    Callback::Assigned { generation, partitions } => {
-                        self.run(s_, i, |core, now| core.handle_assigned(now, generation, &partitions))
-                    }
+                    Callback::Assigned {
+                        generation,
+                        partitions,
+                    } => self.run(s_, i, |core, now| {
+                        core.handle_assigned(now, generation, &partitions)
+                    }),
                     Callback::Rejoin => {
                         self.run(s_, i, |core, now| core.handle_revoked(now, &assigned(core)));
                         match s_.coord.members.get_mut(&k) {
@@ -536,7 +639,9 @@ impl Model for ElectionModel {
                             None => s_.slots[i].in_group = false,
                         }
                     }
-                    Callback::Lost => self.run(s_, i, |core, now| core.handle_lost(now, &assigned(core))),
+                    Callback::Lost => {
+                        self.run(s_, i, |core, now| core.handle_lost(now, &assigned(core)))
+                    }
                 }
             }
             Read(m, p) => {
@@ -546,12 +651,24 @@ impl Model for ElectionModel {
                 let payload = match recs[(offset - base) as usize] {
                     Some((role, term, sent_at, writer)) => {
                         let sent_at = Time::from_millis(sent_at);
-                        Heartbeat { role, term, seq: 0, sent_at, name: name(writer) }.encode()
+                        Heartbeat {
+                            role,
+                            term,
+                            seq: 0,
+                            sent_at,
+                            name: name(writer),
+                        }
+                        .encode()
                     }
                     None => b"not a heartbeat".to_vec(),
                 };
                 s_.slots[i].read.insert(p, offset + 1);
-                let record = Record { partition: p, offset, timestamp: None, payload };
+                let record = Record {
+                    partition: p,
+                    offset,
+                    timestamp: None,
+                    payload,
+                };
                 self.run(s_, i, |core, now| core.handle_record(now, &record));
             }
             Timeout(m) => self.run(s_, m as usize, |core, now| core.handle_timeout(now)),
@@ -575,7 +692,7 @@ impl Model for ElectionModel {
             }
             Restart(m) => {
                 let inc = s_.slots[m as usize].inc + 1;
-                let core = Member::new(self.core_config((m, inc)));
+                let core = Arc::new(Member::new(self.core_config((m, inc))));
                 let local = s_.local(m as usize);
                 let slot = &mut s_.slots[m as usize];
                 (slot.core, slot.inc, slot.coord_ok) = (Some(core), inc, local);
@@ -603,16 +720,113 @@ impl Model for ElectionModel {
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
-            Property::always("at most one leader per role", |m: &ElectionModel, s: &ElectionState| {
-                !m.cfg.exclusive || (0..m.cfg.roles).all(|r| s.leaders(r).len() <= 1)
-            }),
-            Property::always("tokens strictly increase per role", |_, s: &ElectionState| !s.token_regressed),
-            Property::always("resource never sees an older token after a newer one", |_, s: &ElectionState| !s.resource_regressed),
-            Property::always("a leader within the liveness bound once faults heal", |m: &ElectionModel, s: &ElectionState| {
-                s.calm_leaderless.iter().all(|c| *c <= m.cfg.liveness_bound())
-            }),
-            Property::sometimes("a leader is elected", |m: &ElectionModel, s: &ElectionState| (0..m.cfg.roles).any(|r| !s.leaders(r).is_empty())),
+            Property::always(
+                "at most one leader per role",
+                |m: &ElectionModel, s: &ElectionState| {
+                    !m.cfg.exclusive || (0..m.cfg.roles).all(|r| s.leaders(r).len() <= 1)
+                },
+            ),
+            Property::always(
+                "tokens strictly increase per role",
+                |_, s: &ElectionState| !s.token_regressed,
+            ),
+            Property::always(
+                "resource never sees an older token after a newer one",
+                |_, s: &ElectionState| !s.resource_regressed,
+            ),
+            Property::always(
+                "a leader within the liveness bound once faults heal",
+                |m: &ElectionModel, s: &ElectionState| {
+                    s.calm_leaderless
+                        .iter()
+                        .all(|c| *c <= m.cfg.liveness_bound())
+                },
+            ),
+            Property::sometimes(
+                "a leader is elected",
+                |m: &ElectionModel, s: &ElectionState| {
+                    (0..m.cfg.roles).any(|r| !s.leaders(r).is_empty())
+                },
+            ),
             Property::sometimes("a handover happens", |_, s: &ElectionState| s.handover),
         ]
     }
+}
+
+/// Symmetry reduction over members: a canonical renaming of member slots.
+///
+/// Members are interchangeable up to their names (`m{slot}.{inc}`), which
+/// appear in the cores, the coordinator's table, the logs, messages in flight
+/// and the token monitor. Slots are ordered by a fingerprint that ignores
+/// their own index, and every name is rewritten with the same permutation
+/// (`Member::rename` for the cores), so the representative is a state of the
+/// same system up to renaming and every property (which only counts leaders
+/// and compares tokens) has the same value on it. Ties keep index order,
+/// which costs reduction, never soundness.
+pub fn representative(s: &ElectionState) -> ElectionState {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let n = s.slots.len();
+    let fingerprint = |i: usize| {
+        let slot = &s.slots[i];
+        let mut h = DefaultHasher::new();
+        if let Some(core) = &slot.core {
+            let mut anonymous = Member::clone(core);
+            anonymous.rename("");
+            anonymous.hash(&mut h);
+        }
+        (
+            slot.inc,
+            slot.offset,
+            slot.paused,
+            slot.isolated,
+            slot.in_group,
+            slot.coord_ok,
+        )
+            .hash(&mut h);
+        (&slot.callbacks, &slot.read, slot.outbox.len()).hash(&mut h);
+        s.coord.members.get(&(i as u8, slot.inc)).hash(&mut h);
+        h.finish()
+    };
+    let keys: Vec<u64> = (0..n).map(fingerprint).collect();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| (keys[i], i));
+    if order.iter().enumerate().all(|(new, old)| new == *old) {
+        return s.clone();
+    }
+    let mut perm = vec![0u8; n];
+    for (new, &old) in order.iter().enumerate() {
+        perm[old] = new as u8;
+    }
+    let map = |k: Key| (perm[k.0 as usize], k.1);
+    let mut out = s.clone();
+    out.slots = order
+        .iter()
+        .map(|&old| {
+            let mut slot = s.slots[old].clone();
+            if let Some(core) = slot.core.as_mut() {
+                Arc::make_mut(core).rename(name(map((old as u8, slot.inc))));
+            }
+            for msg in slot.outbox.iter_mut() {
+                if let Msg::Produce { hb, .. } = msg {
+                    hb.3 = map(hb.3);
+                }
+            }
+            slot
+        })
+        .collect();
+    out.coord.members = s
+        .coord
+        .members
+        .iter()
+        .map(|(k, v)| (map(*k), v.clone()))
+        .collect();
+    for (_, recs) in out.logs.iter_mut() {
+        for rec in recs.iter_mut().flatten() {
+            rec.3 = map(rec.3);
+        }
+    }
+    for last in out.last_acquired.iter_mut().flatten() {
+        last.1 = map(last.1);
+    }
+    out
 }
