@@ -147,15 +147,34 @@ fn adapt(text: &str) -> String {
     crate::write::to_toml(&s, &comments)
 }
 
-/// Runs the check; counterexamples go to `out` as scenario files.
-pub fn check(cfg: ElectionModelCfg, threads: usize, out: &Path) -> Result<Summary, String> {
+/// Runs the check; counterexamples go to `out` as scenario files. With
+/// `symmetry`, members are interchangeable (stateright applies symmetry
+/// reduction in DFS only, so counterexamples are then not the shortest).
+pub fn check(
+    cfg: ElectionModelCfg,
+    threads: usize,
+    symmetry: bool,
+    out: &Path,
+) -> Result<Summary, String> {
     let model: ElectionModel = cfg.into_model();
-    let checker = model
-        .clone()
-        .checker()
-        .threads(threads.max(1))
-        .spawn_bfs()
-        .join_and_report(&mut Progress);
+    let builder = model.clone().checker().threads(threads.max(1));
+    if symmetry {
+        let c = builder
+            .symmetry_fn(neli_models::election::representative)
+            .spawn_dfs()
+            .join_and_report(&mut Progress);
+        summarise(&model, &c, out)
+    } else {
+        let c = builder.spawn_bfs().join_and_report(&mut Progress);
+        summarise(&model, &c, out)
+    }
+}
+
+fn summarise(
+    model: &ElectionModel,
+    checker: &impl Checker<ElectionModel>,
+    out: &Path,
+) -> Result<Summary, String> {
     let mut outcomes = Vec::new();
     for p in model.properties() {
         let always = matches!(p.expectation, Expectation::Always);
@@ -168,10 +187,10 @@ pub fn check(cfg: ElectionModelCfg, threads: usize, out: &Path) -> Result<Summar
         };
         if let Some(path) = checker.discovery(p.name) {
             if always {
-                let path = cut_at_violation(&model, &path, p.name);
-                o.found = Some(format_path(&model, &path));
+                let path = cut_at_violation(model, &path, p.name);
+                o.found = Some(format_path(model, &path));
                 let name = format!("check-{}", slug(p.name));
-                let text = adapt(&counterexample_to_scenario(&model, &name, &path));
+                let text = adapt(&counterexample_to_scenario(model, &name, &path));
                 std::fs::create_dir_all(out)
                     .map_err(|e| format!("{}: cannot create: {e}", out.display()))?;
                 let file = out.join(format!("{name}.toml"));
@@ -182,7 +201,7 @@ pub fn check(cfg: ElectionModelCfg, threads: usize, out: &Path) -> Result<Summar
                     .map(|e| e.to_string());
                 o.file = Some(file);
             } else {
-                o.found = Some(format_path(&model, &path));
+                o.found = Some(format_path(model, &path));
             }
         }
         outcomes.push(o);

@@ -140,6 +140,9 @@ enum Cmd {
         /// Where counterexample scenario files go.
         #[arg(long, default_value = "target/neli-lab/check")]
         out: PathBuf,
+        /// Treat members as interchangeable (symmetry reduction; DFS).
+        #[arg(long)]
+        symmetry: bool,
         /// Seeds of the simulator tried on each counterexample scenario.
         #[arg(long, default_value_t = 20)]
         sim_seeds: u64,
@@ -599,7 +602,12 @@ fn cmd_tune(
     ExitCode::SUCCESS
 }
 
-fn cmd_check(req: neli_lab::check::Request, out: PathBuf, sim_seeds: u64) -> ExitCode {
+fn cmd_check(
+    req: neli_lab::check::Request,
+    out: PathBuf,
+    symmetry: bool,
+    sim_seeds: u64,
+) -> ExitCode {
     let cfg = match req.config() {
         Ok(c) => c,
         Err(e) => return fail(e),
@@ -622,7 +630,7 @@ fn cmd_check(req: neli_lab::check::Request, out: PathBuf, sim_seeds: u64) -> Exi
         req.faults
     );
     let t0 = Instant::now();
-    let s = match neli_lab::check::check(cfg, req.threads, &out) {
+    let s = match neli_lab::check::check(cfg, req.threads, symmetry, &out) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
@@ -782,6 +790,7 @@ fn main() -> ExitCode {
             clock_steps,
             threads,
             out,
+            symmetry,
             sim_seeds,
         } => {
             let req = neli_lab::check::Request {
@@ -810,7 +819,7 @@ fn main() -> ExitCode {
                 },
                 threads,
             };
-            cmd_check(req, out, sim_seeds)
+            cmd_check(req, out, symmetry, sim_seeds)
         }
         Cmd::Bench {
             scenario,

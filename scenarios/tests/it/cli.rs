@@ -263,6 +263,8 @@ fn check_passes_recommended_and_writes_counterexamples() {
         "{out}"
     );
     assert!(out.contains("verdict   PASS"), "{out}");
+    let sym = lab(&["check", "--members", "2", "--ticks", "5", "--symmetry"]);
+    assert_eq!(sym.status.code(), Some(0), "{}", stdout(&sym));
     let dir = scratch("check");
     let bad = lab(&[
         "check",
