@@ -225,6 +225,15 @@ impl Member {
         &self.cfg
     }
 
+    /// Changes the instance name written into (and expected back from)
+    /// heartbeats. For model checkers' symmetry reduction, which permutes
+    /// member names consistently across a whole system state; a driver never
+    /// needs it (a restarted process gets a new `Member`).
+    #[doc(hidden)]
+    pub fn rename(&mut self, name: impl Into<String>) {
+        self.cfg.name = name.into();
+    }
+
     pub fn counters(&self) -> &Counters {
         &self.counters
     }

@@ -1,0 +1,832 @@
+//! The election model: members running the real `neli::core::Member` against
+//! an abstract classic-protocol group coordinator and a partition log, under
+//! a discrete global clock and bounded, individually switchable faults.
+//!
+//! Semantics: maximal progress. Within one tick members and the coordinator
+//! interleave freely; the clock advances only once no member can do any more
+//! work (poll a callback, read a record, fire a due timer, join, sync). Delay
+//! therefore only ever comes from a fault: a pause, an isolation, a message in
+//! flight, a skewed clock. One tick is one millisecond of core time.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use neli::core::{CoreConfig, Event, Heartbeat, Member, Output, Record, Time, UnsafeVariant};
+use stateright::{Model, Property};
+
+/// Fault budgets; 0 switches a kind off.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Faults {
+    /// Process pauses (SIGSTOP/GC): nothing of the member runs, timers fire late.
+    pub pauses: u8,
+    pub crashes: u8,
+    /// Member cannot reach the coordinator but still reaches the partition leader.
+    pub isolations: u8,
+    /// Clock steps of one tick (forward jump or a tick the clock stands still).
+    pub clock_steps: u8,
+    /// Largest |local - global| any member clock may reach.
+    pub max_skew: u8,
+    /// Produce/commit messages go in flight; this many ticks may pass while
+    /// any message is in flight (delivery order is FIFO unless `reorder`).
+    pub message_delay: u8,
+    pub reorder: bool,
+    pub losses: u8,
+    /// Garbage records written to partition 0 by a stranger.
+    pub foreign_writes: u8,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ElectionModelCfg {
+    pub members: u8,
+    pub roles: u32,
+    pub partitions: u32,
+    /// Exclusive mode: check at-most-one-leader. Otherwise only liveness and tokens.
+    pub exclusive: bool,
+    /// `T`, `S`, `G` and the heartbeat interval, in ticks.
+    pub heartbeat_timeout: u8,
+    pub session_timeout: u8,
+    pub grace: u8,
+    pub heartbeat_interval: u8,
+    pub membership_proof: bool,
+    pub variant: UnsafeVariant,
+    pub faults: Faults,
+    pub max_ticks: u8,
+    /// Milliseconds per tick when a counterexample is written as a scenario.
+    pub tick_ms: u64,
+}
+
+impl ElectionModelCfg {
+    /// The recommended exclusive configuration (T = 2, S = 3T, G = 0, proof
+    /// on) with every fault kind off; tests switch faults on one by one.
+    pub fn exclusive(members: u8) -> Self {
+        ElectionModelCfg {
+            members,
+            roles: 1,
+            partitions: 1,
+            exclusive: true,
+            heartbeat_timeout: 2,
+            session_timeout: 6,
+            grace: 0,
+            heartbeat_interval: 1,
+            membership_proof: true,
+            variant: UnsafeVariant::default(),
+            faults: Faults::default(),
+            max_ticks: 10,
+            tick_ms: 500,
+        }
+    }
+
+    /// Ticks a role may stay leaderless once every fault has healed.
+    pub fn liveness_bound(&self) -> u8 {
+        2 * self.session_timeout + self.grace + 2
+    }
+
+    pub fn into_model(self) -> ElectionModel {
+        ElectionModel { cfg: self }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ElectionModel {
+    pub cfg: ElectionModelCfg,
+}
+
+/// A member incarnation: slot and restart count (its instance name is `m{slot}.{inc}`).
+pub type Key = (u8, u8);
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Callback {
+    Assigned {
+        generation: u64,
+        partitions: Vec<u32>,
+    },
+    /// The coordinator is rebalancing: revoke everything (eager protocol), then rejoin.
+    Rejoin,
+    Lost,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Msg {
+    Produce {
+        partition: u32,
+        hb: (u32, u64, u64, Key),
+    },
+    Commit {
+        generation: u64,
+        sent_at: u64,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Slot {
+    /// Shared between states until a step changes it (copy on write): most
+    /// steps touch one member, so cloning a state must not copy the others.
+    pub core: Option<Arc<Member>>,
+    pub inc: u8,
+    pub offset: i8,
+    pub paused: bool,
+    pub isolated: bool,
+    pub in_group: bool,
+    /// Local time of the last successful contact with the coordinator.
+    pub coord_ok: u64,
+    pub callbacks: VecDeque<Callback>,
+    pub read: BTreeMap<u32, u64>,
+    pub outbox: Vec<Msg>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GroupMember {
+    pub expiry: u8,
+    pub rejoined: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Coordinator {
+    pub generation: u64,
+    /// `Some(deadline)` while PreparingRebalance; the rebalance timeout is `S`.
+    pub rebalance: Option<u8>,
+    pub members: BTreeMap<Key, GroupMember>,
+}
+
+/// A heartbeat in the log: (role, term, sent_at, writer), or `None` for garbage.
+pub type LogRec = Option<(u32, u64, u64, Key)>;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ElectionState {
+    pub now: u8,
+    pub slots: Vec<Slot>,
+    pub coord: Coordinator,
+    /// Per partition: offset of the first kept record and the records from it
+    /// (a prefix nobody can read any more is trimmed).
+    pub logs: Vec<(u64, Vec<LogRec>)>,
+    pub used: Faults,
+    pub last_acquired: Vec<Option<(u64, Key)>>,
+    pub resource: Vec<Option<u64>>,
+    pub token_regressed: bool,
+    pub resource_regressed: bool,
+    pub handover: bool,
+    /// Per role: consecutive ticks, all faults healed, without a leader.
+    pub calm_leaderless: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ElectionAction {
+    Tick { slow: Option<u8> },
+    Join(u8),
+    Sync { rotation: u8 },
+    Poll(u8),
+    Read(u8, u32),
+    Timeout(u8),
+    Send(u8, u8),
+    Lose(u8, u8),
+    Pause(u8),
+    Resume(u8),
+    Crash(u8),
+    Restart(u8),
+    Isolate(u8),
+    Heal(u8),
+    ClockFast(u8),
+    Foreign,
+}
+
+impl ElectionState {
+    /// The member clock of `slot` at the global tick.
+    pub fn local(&self, slot: usize) -> u64 {
+        (i16::from(self.now) + i16::from(self.slots[slot].offset)).max(0) as u64
+    }
+
+    /// Incarnations leading `role` now, each judged on its own clock.
+    pub fn leaders(&self, role: u32) -> Vec<(Key, u64)> {
+        let mut out = Vec::new();
+        for (i, s) in self.slots.iter().enumerate() {
+            if let Some(core) = &s.core
+                && core.is_leader(role, Time::from_millis(self.local(i)))
+            {
+                out.push(((i as u8, s.inc), core.token(role).map_or(0, |t| t.0)));
+            }
+        }
+        out
+    }
+
+    fn faults_active(&self) -> bool {
+        self.slots
+            .iter()
+            .any(|s| s.paused || s.isolated || s.core.is_none() || !s.outbox.is_empty())
+    }
+}
+
+impl ElectionModel {
+    fn core_config(&self, key: Key) -> CoreConfig {
+        let c = &self.cfg;
+        let ms = |t: u8| Duration::from_millis(u64::from(t));
+        CoreConfig {
+            name: format!("m{}.{}", key.0, key.1),
+            roles: c.roles,
+            partitions: c.partitions,
+            heartbeat_timeout: ms(c.heartbeat_timeout),
+            heartbeat_interval: ms(c.heartbeat_interval),
+            grace: ms(c.grace),
+            membership_proof: c.membership_proof,
+            resign_hold_off: ms(c.heartbeat_timeout),
+            unsafe_variant: c.variant,
+        }
+    }
+
+    /// Whether `i` can run: alive and not paused.
+    fn runs(s: &ElectionState, i: usize) -> bool {
+        s.slots[i].core.is_some() && !s.slots[i].paused
+    }
+
+    /// Work a running member must do before the clock may advance.
+    fn urgent(&self, s: &ElectionState, out: &mut Vec<ElectionAction>) {
+        let c = &s.coord;
+        if c.rebalance.is_some() && !c.members.is_empty() && c.members.values().all(|m| m.rejoined)
+        {
+            (0..c.members.len() as u8)
+                .for_each(|rotation| out.push(ElectionAction::Sync { rotation }));
+        }
+        for i in 0..s.slots.len() {
+            let (slot, m) = (&s.slots[i], i as u8);
+            let Some(core) = slot.core.as_ref().filter(|_| !slot.paused) else {
+                continue;
+            };
+            if !slot.in_group && slot.callbacks.is_empty() && !slot.isolated {
+                out.push(ElectionAction::Join(m));
+            }
+            if slot
+                .callbacks
+                .front()
+                .is_some_and(|cb| *cb != Callback::Rejoin || !slot.isolated)
+            {
+                out.push(ElectionAction::Poll(m));
+            }
+            for p in core.assigned() {
+                let (base, recs) = &s.logs[*p as usize];
+                if slot
+                    .read
+                    .get(p)
+                    .is_some_and(|r| *r < base + recs.len() as u64)
+                {
+                    out.push(ElectionAction::Read(m, *p));
+                }
+            }
+            if core
+                .poll_timeout()
+                .is_some_and(|t| t.as_millis() <= s.local(i))
+            {
+                out.push(ElectionAction::Timeout(m));
+            }
+            if self.cfg.faults.message_delay == 0 && !slot.outbox.is_empty() {
+                out.push(ElectionAction::Send(m, 0));
+            }
+        }
+    }
+
+    /// Runs `f` on member `i`'s core, then carries out its outputs.
+    fn run(&self, s: &mut ElectionState, i: usize, f: impl FnOnce(&mut Member, Time)) {
+        let now = Time::from_millis(s.local(i));
+        let Some(mut shared) = s.slots[i].core.take() else {
+            return;
+        };
+        let core = Arc::make_mut(&mut shared);
+        f(core, now);
+        while let Some(output) = core.poll_output() {
+            match output {
+                Output::Produce { partition, payload } => {
+                    let hb = Heartbeat::decode(&payload).expect("the core writes valid heartbeats");
+                    let key = (i as u8, s.slots[i].inc);
+                    s.slots[i].outbox.push(Msg::Produce {
+                        partition,
+                        hb: (hb.role, hb.term, hb.sent_at.as_millis(), key),
+                    });
+                }
+                Output::ConfirmMembership { generation } => s.slots[i].outbox.push(Msg::Commit {
+                    generation,
+                    sent_at: now.as_millis(),
+                }),
+                Output::Event(Event::Acquired { role, token }) => {
+                    let last = &mut s.last_acquired[role as usize];
+                    let key = (i as u8, s.slots[i].inc);
+                    s.token_regressed |= last.is_some_and(|(t, _)| t >= token.0);
+                    s.handover |= last.is_some_and(|(_, k)| k != key);
+                    *last = Some((token.0, key));
+                }
+                Output::Event(_) | Output::LeaveGroup { .. } => {}
+            }
+        }
+        let slot = &mut s.slots[i];
+        for p in core.assigned() {
+            let end = s.logs[*p as usize].0 + s.logs[*p as usize].1.len() as u64;
+            slot.read.entry(*p).or_insert(end);
+        }
+        slot.read.retain(|p, _| core.assigned().contains(p));
+        slot.core = Some(shared);
+        if self.cfg.faults.message_delay == 0 {
+            while !s.slots[i].outbox.is_empty() {
+                self.deliver(s, i, 0);
+            }
+        }
+    }
+
+    fn deliver(&self, s: &mut ElectionState, i: usize, idx: usize) {
+        let key = (i as u8, s.slots[i].inc);
+        match s.slots[i].outbox.remove(idx) {
+            Msg::Produce { partition, hb } => s.logs[partition as usize].1.push(Some(hb)),
+            // An isolated member's commit times out: the driver tells the core nothing.
+            Msg::Commit { .. } if s.slots[i].isolated => {}
+            Msg::Commit {
+                generation,
+                sent_at,
+            } => {
+                let expiry = s.now + self.cfg.session_timeout;
+                let accepted = s.coord.generation == generation
+                    && s.coord
+                        .members
+                        .get_mut(&key)
+                        .map(|m| m.expiry = expiry)
+                        .is_some();
+                let sent = Time::from_millis(sent_at);
+                self.run(s, i, |core, now| {
+                    core.handle_membership(now, generation, sent, accepted)
+                });
+            }
+        }
+    }
+
+    /// Membership changed: enter PreparingRebalance; everyone but `joiner` must rejoin.
+    fn start_rebalance(&self, s: &mut ElectionState, joiner: Option<Key>) {
+        if s.coord.members.is_empty() {
+            s.coord.rebalance = None;
+        } else if s.coord.rebalance.is_none() {
+            s.coord.rebalance = Some(s.now + self.cfg.session_timeout);
+            for (k, m) in s.coord.members.iter_mut() {
+                m.rejoined = Some(*k) == joiner;
+            }
+        }
+    }
+
+    /// What members learn from background group heartbeats, then cleanup.
+    fn settle(&self, s: &mut ElectionState) {
+        for i in 0..s.slots.len() {
+            let local = s.local(i);
+            let key = (i as u8, s.slots[i].inc);
+            let slot = &mut s.slots[i];
+            if slot.core.is_none() || slot.paused {
+                continue;
+            }
+            if !slot.isolated {
+                slot.coord_ok = local;
+            }
+            let known = s.coord.members.get(&key);
+            let evicted = !slot.isolated && known.is_none();
+            let timed_out = local >= slot.coord_ok + u64::from(self.cfg.session_timeout);
+            if slot.in_group && (evicted || timed_out) {
+                slot.in_group = false;
+                slot.callbacks.push_back(Callback::Lost);
+            } else if slot.in_group
+                && !slot.isolated
+                && known.is_some_and(|m| !m.rejoined)
+                && !slot.callbacks.contains(&Callback::Rejoin)
+            {
+                slot.callbacks.push_back(Callback::Rejoin);
+            }
+        }
+        for p in 0..s.logs.len() {
+            let readers = s
+                .slots
+                .iter()
+                .filter_map(|sl| sl.read.get(&(p as u32)).copied());
+            let end = s.logs[p].0 + s.logs[p].1.len() as u64;
+            let keep_from = readers.min().unwrap_or(end);
+            let (base, recs) = &mut s.logs[p];
+            recs.drain(..(keep_from - *base) as usize);
+            *base = keep_from;
+        }
+        for role in 0..self.cfg.roles {
+            for (_, token) in s.leaders(role) {
+                let newest = &mut s.resource[role as usize];
+                s.resource_regressed |= newest.is_some_and(|n| token < n);
+                *newest = Some(newest.map_or(token, |n| n.max(token)));
+            }
+        }
+    }
+}
+
+fn name(key: Key) -> String {
+    format!("m{}.{}", key.0, key.1)
+}
+
+impl Model for ElectionModel {
+    type State = ElectionState;
+    type Action = ElectionAction;
+
+    fn init_states(&self) -> Vec<ElectionState> {
+        let c = &self.cfg;
+        let slot = |i: u8| Slot {
+            core: Some(Arc::new(Member::new(self.core_config((i, 0))))),
+            inc: 0,
+            offset: 0,
+            paused: false,
+            isolated: false,
+            in_group: true,
+            coord_ok: 0,
+            callbacks: VecDeque::new(),
+            read: BTreeMap::new(),
+            outbox: Vec::new(),
+        };
+        vec![ElectionState {
+            now: 0,
+            slots: (0..c.members).map(slot).collect(),
+            // Every member has joined; the first rebalance is pending.
+            coord: Coordinator {
+                generation: 0,
+                rebalance: Some(c.session_timeout),
+                members: (0..c.members)
+                    .map(|i| {
+                        (
+                            (i, 0),
+                            GroupMember {
+                                expiry: c.session_timeout,
+                                rejoined: true,
+                            },
+                        )
+                    })
+                    .collect(),
+            },
+            logs: vec![(0, Vec::new()); c.partitions as usize],
+            used: Faults::default(),
+            last_acquired: vec![None; c.roles as usize],
+            resource: vec![None; c.roles as usize],
+            token_regressed: false,
+            resource_regressed: false,
+            handover: false,
+            calm_leaderless: vec![0; c.roles as usize],
+        }]
+    }
+
+    fn actions(&self, s: &ElectionState, out: &mut Vec<ElectionAction>) {
+        use ElectionAction::*;
+        let (f, u) = (&self.cfg.faults, &s.used);
+        self.urgent(s, out);
+        // Faults other than pauses strike between ticks (when all work is
+        // done): a pause is the one fault whose timing inside a tick matters
+        // (it freezes a member mid-work), and this keeps the space small.
+        let quiescent = out.is_empty();
+        let in_flight =
+            (0..s.slots.len()).any(|i| Self::runs(s, i) && !s.slots[i].outbox.is_empty());
+        if quiescent
+            && s.now < self.cfg.max_ticks
+            && (!in_flight || u.message_delay < f.message_delay)
+        {
+            out.push(Tick { slow: None });
+            for (i, slot) in s.slots.iter().enumerate() {
+                if u.clock_steps < f.clock_steps && i16::from(slot.offset) > -i16::from(f.max_skew)
+                {
+                    out.push(Tick {
+                        slow: Some(i as u8),
+                    });
+                }
+            }
+        }
+        for (i, slot) in s.slots.iter().enumerate() {
+            let m = i as u8;
+            match (&slot.core, slot.paused) {
+                (None, _) => out.push(Restart(m)),
+                (Some(_), true) => out.push(Resume(m)),
+                (Some(_), false) if u.pauses < f.pauses => out.push(Pause(m)),
+                _ => {}
+            }
+            if f.message_delay > 0 && Self::runs(s, i) {
+                let n = if f.reorder {
+                    slot.outbox.len()
+                } else {
+                    slot.outbox.len().min(1)
+                };
+                (0..n as u8).for_each(|k| out.push(Send(m, k)));
+                if u.losses < f.losses {
+                    (0..n as u8).for_each(|k| out.push(Lose(m, k)));
+                }
+            }
+            if !quiescent {
+                continue;
+            }
+            if slot.core.is_some() && u.crashes < f.crashes {
+                out.push(Crash(m));
+            }
+            if slot.isolated {
+                out.push(Heal(m));
+            } else if u.isolations < f.isolations {
+                out.push(Isolate(m));
+            }
+            if u.clock_steps < f.clock_steps && i16::from(slot.offset) < i16::from(f.max_skew) {
+                out.push(ClockFast(m));
+            }
+        }
+        if quiescent && u.foreign_writes < f.foreign_writes {
+            out.push(Foreign);
+        }
+    }
+
+    fn next_state(&self, last: &ElectionState, action: ElectionAction) -> Option<ElectionState> {
+        use ElectionAction::*;
+        let mut s = last.clone();
+        let s_ = &mut s;
+        let key = |s: &ElectionState, m: u8| (m, s.slots[m as usize].inc);
+        let fault = !matches!(
+            action,
+            Tick { slow: None }
+                | Join(_)
+                | Sync { .. }
+                | Poll(_)
+                | Read(..)
+                | Timeout(_)
+                | Send(..)
+        );
+        match action {
+            Tick { slow } => {
+                let calm = !s_.faults_active();
+                for role in 0..self.cfg.roles {
+                    let counter = &mut s_.calm_leaderless[role as usize];
+                    *counter = if calm && last.leaders(role).is_empty() {
+                        counter.saturating_add(1)
+                    } else {
+                        0
+                    };
+                }
+                s_.now += 1;
+                if (0..last.slots.len())
+                    .any(|i| Self::runs(last, i) && !last.slots[i].outbox.is_empty())
+                {
+                    s_.used.message_delay += 1;
+                }
+                if let Some(m) = slow {
+                    s_.slots[m as usize].offset -= 1;
+                    s_.used.clock_steps += 1;
+                }
+                let now = s_.now;
+                let mut expired = Vec::new();
+                for (k, gm) in s_.coord.members.iter_mut() {
+                    let slot = &last.slots[k.0 as usize];
+                    if slot.inc == k.1
+                        && slot.core.is_some()
+                        && !slot.paused
+                        && !slot.isolated
+                        && slot.in_group
+                    {
+                        gm.expiry = now + self.cfg.session_timeout;
+                    } else if gm.expiry <= now {
+                        expired.push(*k);
+                    }
+                    if s_.coord.rebalance.is_some_and(|d| d <= now) && !gm.rejoined {
+                        expired.push(*k);
+                    }
+                }
+                if !expired.is_empty() {
+                    for k in &expired {
+                        s_.coord.members.remove(k);
+                    }
+                    // Starts a rebalance unless one is on (its timeout then
+                    // completes it without the stragglers).
+                    self.start_rebalance(s_, None);
+                }
+            }
+            Join(m) => {
+                let k = key(s_, m);
+                s_.coord.members.insert(
+                    k,
+                    GroupMember {
+                        expiry: s_.now + self.cfg.session_timeout,
+                        rejoined: true,
+                    },
+                );
+                s_.slots[m as usize].in_group = true;
+                self.start_rebalance(s_, Some(k));
+            }
+            Sync { rotation } => {
+                s_.coord.generation += 1;
+                s_.coord.rebalance = None;
+                let keys: Vec<Key> = s_.coord.members.keys().copied().collect();
+                for (idx, k) in keys.iter().enumerate() {
+                    let partitions = (0..self.cfg.partitions)
+                        .filter(|p| (*p as usize + rotation as usize) % keys.len() == idx)
+                        .collect();
+                    let generation = s_.coord.generation;
+                    s_.slots[k.0 as usize]
+                        .callbacks
+                        .push_back(Callback::Assigned {
+                            generation,
+                            partitions,
+                        });
+                }
+            }
+            Poll(m) => {
+                let i = m as usize;
+                let k = key(s_, m);
+                let assigned =
+                    |core: &Member| core.assigned().iter().copied().collect::<Vec<u32>>();
+                match s_.slots[i].callbacks.pop_front()? {
+                    Callback::Assigned {
+                        generation,
+                        partitions,
+                    } => self.run(s_, i, |core, now| {
+                        core.handle_assigned(now, generation, &partitions)
+                    }),
+                    Callback::Rejoin => {
+                        self.run(s_, i, |core, now| core.handle_revoked(now, &assigned(core)));
+                        match s_.coord.members.get_mut(&k) {
+                            Some(gm) => gm.rejoined = true,
+                            None => s_.slots[i].in_group = false,
+                        }
+                    }
+                    Callback::Lost => {
+                        self.run(s_, i, |core, now| core.handle_lost(now, &assigned(core)))
+                    }
+                }
+            }
+            Read(m, p) => {
+                let i = m as usize;
+                let offset = s_.slots[i].read[&p];
+                let (base, recs) = &s_.logs[p as usize];
+                let payload = match recs[(offset - base) as usize] {
+                    Some((role, term, sent_at, writer)) => {
+                        let sent_at = Time::from_millis(sent_at);
+                        Heartbeat {
+                            role,
+                            term,
+                            seq: 0,
+                            sent_at,
+                            name: name(writer),
+                        }
+                        .encode()
+                    }
+                    None => b"not a heartbeat".to_vec(),
+                };
+                s_.slots[i].read.insert(p, offset + 1);
+                let record = Record {
+                    partition: p,
+                    offset,
+                    timestamp: None,
+                    payload,
+                };
+                self.run(s_, i, |core, now| core.handle_record(now, &record));
+            }
+            Timeout(m) => self.run(s_, m as usize, |core, now| core.handle_timeout(now)),
+            Send(m, k) => self.deliver(s_, m as usize, k as usize),
+            Lose(m, k) => {
+                s_.slots[m as usize].outbox.remove(k as usize);
+                s_.used.losses += 1;
+            }
+            Pause(m) => {
+                s_.slots[m as usize].paused = true;
+                s_.used.pauses += 1;
+            }
+            Resume(m) => s_.slots[m as usize].paused = false,
+            Crash(m) => {
+                let slot = &mut s_.slots[m as usize];
+                (slot.core, slot.paused, slot.in_group) = (None, false, false);
+                slot.callbacks.clear();
+                slot.read.clear();
+                slot.outbox.clear();
+                s_.used.crashes += 1;
+            }
+            Restart(m) => {
+                let inc = s_.slots[m as usize].inc + 1;
+                let core = Arc::new(Member::new(self.core_config((m, inc))));
+                let local = s_.local(m as usize);
+                let slot = &mut s_.slots[m as usize];
+                (slot.core, slot.inc, slot.coord_ok) = (Some(core), inc, local);
+            }
+            Isolate(m) => {
+                s_.slots[m as usize].isolated = true;
+                s_.used.isolations += 1;
+            }
+            Heal(m) => s_.slots[m as usize].isolated = false,
+            ClockFast(m) => {
+                s_.slots[m as usize].offset += 1;
+                s_.used.clock_steps += 1;
+            }
+            Foreign => {
+                s_.logs[0].1.push(None);
+                s_.used.foreign_writes += 1;
+            }
+        }
+        if fault {
+            s_.calm_leaderless.iter_mut().for_each(|c| *c = 0);
+        }
+        self.settle(s_);
+        Some(s)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always(
+                "at most one leader per role",
+                |m: &ElectionModel, s: &ElectionState| {
+                    !m.cfg.exclusive || (0..m.cfg.roles).all(|r| s.leaders(r).len() <= 1)
+                },
+            ),
+            Property::always(
+                "tokens strictly increase per role",
+                |_, s: &ElectionState| !s.token_regressed,
+            ),
+            Property::always(
+                "resource never sees an older token after a newer one",
+                |_, s: &ElectionState| !s.resource_regressed,
+            ),
+            Property::always(
+                "a leader within the liveness bound once faults heal",
+                |m: &ElectionModel, s: &ElectionState| {
+                    s.calm_leaderless
+                        .iter()
+                        .all(|c| *c <= m.cfg.liveness_bound())
+                },
+            ),
+            Property::sometimes(
+                "a leader is elected",
+                |m: &ElectionModel, s: &ElectionState| {
+                    (0..m.cfg.roles).any(|r| !s.leaders(r).is_empty())
+                },
+            ),
+            Property::sometimes("a handover happens", |_, s: &ElectionState| s.handover),
+        ]
+    }
+}
+
+/// Symmetry reduction over members: a canonical renaming of member slots.
+///
+/// Members are interchangeable up to their names (`m{slot}.{inc}`), which
+/// appear in the cores, the coordinator's table, the logs, messages in flight
+/// and the token monitor. Slots are ordered by a fingerprint that ignores
+/// their own index, and every name is rewritten with the same permutation
+/// (`Member::rename` for the cores), so the representative is a state of the
+/// same system up to renaming and every property (which only counts leaders
+/// and compares tokens) has the same value on it. Ties keep index order,
+/// which costs reduction, never soundness.
+pub fn representative(s: &ElectionState) -> ElectionState {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let n = s.slots.len();
+    let fingerprint = |i: usize| {
+        let slot = &s.slots[i];
+        let mut h = DefaultHasher::new();
+        if let Some(core) = &slot.core {
+            let mut anonymous = Member::clone(core);
+            anonymous.rename("");
+            anonymous.hash(&mut h);
+        }
+        (
+            slot.inc,
+            slot.offset,
+            slot.paused,
+            slot.isolated,
+            slot.in_group,
+            slot.coord_ok,
+        )
+            .hash(&mut h);
+        (&slot.callbacks, &slot.read, slot.outbox.len()).hash(&mut h);
+        s.coord.members.get(&(i as u8, slot.inc)).hash(&mut h);
+        h.finish()
+    };
+    let keys: Vec<u64> = (0..n).map(fingerprint).collect();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| (keys[i], i));
+    if order.iter().enumerate().all(|(new, old)| new == *old) {
+        return s.clone();
+    }
+    let mut perm = vec![0u8; n];
+    for (new, &old) in order.iter().enumerate() {
+        perm[old] = new as u8;
+    }
+    let map = |k: Key| (perm[k.0 as usize], k.1);
+    let mut out = s.clone();
+    out.slots = order
+        .iter()
+        .map(|&old| {
+            let mut slot = s.slots[old].clone();
+            if let Some(core) = slot.core.as_mut() {
+                Arc::make_mut(core).rename(name(map((old as u8, slot.inc))));
+            }
+            for msg in slot.outbox.iter_mut() {
+                if let Msg::Produce { hb, .. } = msg {
+                    hb.3 = map(hb.3);
+                }
+            }
+            slot
+        })
+        .collect();
+    out.coord.members = s
+        .coord
+        .members
+        .iter()
+        .map(|(k, v)| (map(*k), v.clone()))
+        .collect();
+    for (_, recs) in out.logs.iter_mut() {
+        for rec in recs.iter_mut().flatten() {
+            rec.3 = map(rec.3);
+        }
+    }
+    for last in out.last_acquired.iter_mut().flatten() {
+        last.1 = map(last.1);
+    }
+    out
+}

@@ -1,0 +1,236 @@
+//! Counterexamples for humans and for the simulator: one line per step
+//! (tick, member, action, resulting leadership), and the same path written as
+//! a scenario file (`scenarios/FORMAT.md`) with a fault timeline.
+
+use std::fmt::Write;
+
+use stateright::Model;
+use stateright::Path;
+
+use crate::election::{ElectionAction, ElectionModel, ElectionState};
+
+/// Who leads each role in `s`, e.g. `r0=m1.0#5` (member slot.incarnation, token).
+pub fn leadership(model: &ElectionModel, s: &ElectionState) -> String {
+    let roles: Vec<String> = (0..model.cfg.roles)
+        .map(|r| {
+            let who: Vec<String> = s
+                .leaders(r)
+                .iter()
+                .map(|((m, i), t)| format!("m{m}.{i}#{t}"))
+                .collect();
+            format!(
+                "r{r}={}",
+                if who.is_empty() {
+                    "-".into()
+                } else {
+                    who.join("+")
+                }
+            )
+        })
+        .collect();
+    roles.join(" ")
+}
+
+/// The member an action belongs to, if any.
+fn actor(a: &ElectionAction) -> Option<u8> {
+    use ElectionAction::*;
+    match *a {
+        Tick { slow } => slow,
+        Join(m)
+        | Poll(m)
+        | Read(m, _)
+        | Timeout(m)
+        | Send(m, _)
+        | Lose(m, _)
+        | Pause(m)
+        | Resume(m)
+        | Crash(m)
+        | Restart(m)
+        | Isolate(m)
+        | Heal(m)
+        | ClockFast(m) => Some(m),
+        Sync { .. } | Foreign => None,
+    }
+}
+
+/// `path` cut right after the first state that violates the `always`
+/// property `name`. Stateright's BFS keeps the last violating state it met in
+/// a batch; cutting at the first violation restores a shortest-looking trace.
+pub fn cut_at_violation(
+    model: &ElectionModel,
+    path: &Path<ElectionState, ElectionAction>,
+    name: &'static str,
+) -> Path<ElectionState, ElectionAction> {
+    let property = model.property(name);
+    let steps = path.clone().into_vec();
+    let first_bad = steps
+        .iter()
+        .position(|(s, _)| !(property.condition)(model, s))
+        .unwrap_or(steps.len() - 1);
+    let actions: Vec<ElectionAction> = steps[..first_bad].iter().filter_map(|(_, a)| *a).collect();
+    Path::from_actions(model, steps[0].0.clone(), &actions)
+        .expect("a prefix of a model path is a model path")
+}
+
+/// One line per step: `t=<tick> <member> <action> -> <leadership>`.
+pub fn format_path(model: &ElectionModel, path: &Path<ElectionState, ElectionAction>) -> String {
+    let mut out = String::new();
+    let steps = path.clone().into_vec();
+    let _ = writeln!(out, "t=0  --  init -> {}", leadership(model, &steps[0].0));
+    for w in steps.windows(2) {
+        let (action, next) = (
+            w[0].1.expect("every step but the last has an action"),
+            &w[1].0,
+        );
+        let who = actor(&action).map_or("--".to_string(), |m| format!("m{m}"));
+        let _ = writeln!(
+            out,
+            "t={:<2} {who:<3} {:<22} -> {}",
+            next.now,
+            model.format_action(&action),
+            leadership(model, next)
+        );
+    }
+    out
+}
+
+/// The path as a scenario file for `neli-sim` to replay. Faults the format
+/// cannot express (a single lost or reordered message) are kept as comments.
+pub fn counterexample_to_scenario(
+    model: &ElectionModel,
+    name: &str,
+    path: &Path<ElectionState, ElectionAction>,
+) -> String {
+    use ElectionAction::*;
+    let c = &model.cfg;
+    let ms = |ticks: u64| format!("\"{}ms\"", ticks * c.tick_ms);
+    let mut out = String::new();
+    let _ = writeln!(out, "name = \"{name}\"");
+    let _ = writeln!(
+        out,
+        "description = \"found by neli-models (BFS shortest counterexample)\""
+    );
+    let steps = path.clone().into_vec();
+    let end = u64::from(steps.last().map_or(0, |s| s.0.now));
+    let _ = writeln!(
+        out,
+        "duration = {}\n",
+        ms(end + u64::from(c.session_timeout) * 2)
+    );
+    let _ = writeln!(
+        out,
+        "[cluster]\nbrokers = 1\ncoordinator = \"b0\"\npartition_leader = \"b0\"\nprofile = \"kafka\"\n"
+    );
+    let mode = if c.roles == 1 && c.partitions == 1 {
+        "exclusive"
+    } else {
+        "multi-role"
+    };
+    let variant = match (c.variant.lease_from_receipt, c.variant.any_record_counts) {
+        (false, false) => "recommended",
+        (true, _) => "lease-from-receipt",
+        (false, true) => "any-record-counts",
+    };
+    let _ = writeln!(
+        out,
+        "[election]\nmembers = {}\nmode = \"{mode}\"",
+        c.members
+    );
+    if mode == "multi-role" {
+        let _ = writeln!(
+            out,
+            "roles = {}\npartitions = {}\nexclusive = {}",
+            c.roles, c.partitions, c.exclusive
+        );
+    }
+    let _ = writeln!(
+        out,
+        "heartbeat_timeout = {}\nsession_timeout = {}\ngrace = {}\nheartbeat_interval = {}\npoll_interval = {}\nmembership_proof = {}\nvariant = \"{variant}\"",
+        ms(c.heartbeat_timeout.into()),
+        ms(c.session_timeout.into()),
+        ms(c.grace.into()),
+        ms(c.heartbeat_interval.into()),
+        ms(1),
+        c.membership_proof
+    );
+    // Open faults (pause, crash, isolation) end at the matching healing step.
+    let mut open: Vec<(ElectionAction, u64)> = Vec::new();
+    let mut faults = String::new();
+    for w in steps.windows(2) {
+        let (action, t) = (w[0].1.expect("non-final step"), u64::from(w[0].0.now));
+        let mut emit = |kind: &str, fields: String| {
+            let _ = writeln!(
+                faults,
+                "\n[[faults]]\nat = {}\nkind = \"{kind}\"\n{fields}",
+                ms(t)
+            );
+        };
+        match action {
+            Pause(_) | Crash(_) | Isolate(_) => open.push((action, t)),
+            Resume(m) | Restart(m) | Heal(m) => {
+                let opener = |a: &ElectionAction| match (a, action) {
+                    (Pause(x), Resume(_)) | (Crash(x), Restart(_)) | (Isolate(x), Heal(_)) => {
+                        *x == m
+                    }
+                    _ => false,
+                };
+                if let Some(i) = open.iter().position(|(a, _)| opener(a)) {
+                    let (a, since) = open.remove(i);
+                    let kind = match a {
+                        Pause(_) => "pause",
+                        Crash(_) => "crash",
+                        _ => "isolate-coordinator",
+                    };
+                    let _ = writeln!(
+                        faults,
+                        "\n[[faults]]\nat = {}\nkind = \"{kind}\"\ntarget = \"m{m}\"\nduration = {}",
+                        ms(since),
+                        ms(t - since)
+                    );
+                }
+            }
+            ClockFast(m) => emit("clock-step", format!("target = \"m{m}\"\nby = {}", ms(1))),
+            Tick { slow: Some(m) } => emit(
+                "clock-step",
+                format!("target = \"m{m}\"\nby = \"-{}ms\"", c.tick_ms),
+            ),
+            Foreign => emit(
+                "foreign-writer",
+                "partition = 0\ncount = 1\ngarbage = true".into(),
+            ),
+            Lose(m, k) => {
+                let _ = writeln!(
+                    faults,
+                    "\n# at {}: message {k} in flight from m{m} lost (not expressible in v1)",
+                    ms(t)
+                );
+            }
+            Send(m, k) if k > 0 => {
+                let _ = writeln!(
+                    faults,
+                    "\n# at {}: message {k} from m{m} delivered out of order (not expressible in v1)",
+                    ms(t)
+                );
+            }
+            _ => {}
+        }
+    }
+    // Faults still open at the end of the path last until the end of the run.
+    for (a, since) in open {
+        let m = actor(&a).unwrap_or(0);
+        let kind = match a {
+            Pause(_) => "pause",
+            Crash(_) => "crash",
+            _ => "isolate-coordinator",
+        };
+        let _ = writeln!(
+            faults,
+            "\n[[faults]]\nat = {}\nkind = \"{kind}\"\ntarget = \"m{m}\"\nduration = {}",
+            ms(since),
+            ms(end + u64::from(c.session_timeout) * 2 - since)
+        );
+    }
+    out.push_str(&faults);
+    let _ = writeln!(out, "\n[expect]\nmax_overlap = \"0s\"");
+    out
+}

@@ -1,0 +1,70 @@
+//! Integration tests of the election model: each property as a test that
+//! asserts discovery or absence of discovery, with pinned state counts.
+
+mod hazards;
+mod safe;
+mod scenario;
+mod symmetry;
+
+use neli_models::{
+    ElectionAction, ElectionModel, ElectionModelCfg, ElectionState, Faults, cut_at_violation,
+    format_path,
+};
+use stateright::{Checker, HasDiscoveries, Model, Path};
+
+pub const ONE_LEADER: &str = "at most one leader per role";
+pub const TOKENS: &str = "tokens strictly increase per role";
+pub const RESOURCE: &str = "resource never sees an older token after a newer one";
+pub const LIVENESS: &str = "a leader within the liveness bound once faults heal";
+pub const ELECTED: &str = "a leader is elected";
+pub const HANDOVER: &str = "a handover happens";
+
+/// The test bounds: 2 members, `T` = 2, `S` = 4, 8 ticks (small enough for a
+/// debug build; the benchmark uses the documented bounds).
+pub fn small(faults: Faults) -> ElectionModelCfg {
+    let mut cfg = ElectionModelCfg::exclusive(2);
+    cfg.session_timeout = 4;
+    cfg.max_ticks = 8;
+    cfg.faults = faults;
+    cfg
+}
+
+/// Exhaustive BFS on one thread (deterministic counts).
+pub fn check(cfg: ElectionModelCfg) -> (ElectionModel, impl Checker<ElectionModel>) {
+    let model = cfg.into_model();
+    let checker = model.clone().checker().spawn_bfs().join();
+    (model, checker)
+}
+
+/// BFS until `property` is violated.
+pub fn hunt(
+    cfg: ElectionModelCfg,
+    property: &'static str,
+) -> (ElectionModel, impl Checker<ElectionModel>) {
+    let model = cfg.into_model();
+    let until = HasDiscoveries::AnyOf([property].into_iter().collect());
+    let checker = model
+        .clone()
+        .checker()
+        .finish_when(until)
+        .spawn_bfs()
+        .join();
+    (model, checker)
+}
+
+/// The shortest counterexample for `property`, printed one line per step.
+pub fn counterexample(
+    model: &ElectionModel,
+    checker: &impl Checker<ElectionModel>,
+    property: &'static str,
+) -> Path<ElectionState, ElectionAction> {
+    let path = checker
+        .discovery(property)
+        .unwrap_or_else(|| panic!("expected a discovery of {property:?}"));
+    let path = cut_at_violation(model, &path, property);
+    println!(
+        "counterexample to {property:?}:\n{}",
+        format_path(model, &path)
+    );
+    path
+}

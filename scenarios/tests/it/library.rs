@@ -1,0 +1,92 @@
+//! The library pieces the CLI is built from.
+
+use neli_lab::stats::percentile;
+use neli_lab::{schedule, write};
+use neli_sim::Scenario;
+use proptest::strategy::ValueTree;
+
+fn fixture(name: &str) -> Scenario {
+    Scenario::load(std::path::Path::new(&crate::fixture(name))).expect("fixture")
+}
+
+// Nearest-rank percentiles: p50 of 1..=10 is 5, p99 and max are 10.
+#[test]
+fn percentiles_are_nearest_rank() {
+    let v: Vec<u64> = (1..=10).rev().collect();
+    assert_eq!(
+        (percentile(&v, 50), percentile(&v, 99), percentile(&v, 100)),
+        (5, 10, 10)
+    );
+    assert_eq!(percentile(&[], 50), 0);
+}
+
+// The proptest schedule for a seed is a pure function of the seed, honours
+// `[random]` (count, kinds, start window, durations) and can be simplified.
+#[test]
+fn random_schedule_is_seeded_bounded_and_shrinkable() {
+    let s = fixture("tiny-random");
+    let a = schedule::materialize(&s, 9);
+    let b = schedule::materialize(&s, 9);
+    assert!(a.random.is_none());
+    assert_eq!(format!("{:?}", a.faults), format!("{:?}", b.faults));
+    assert_eq!(a.faults.len(), 3);
+    for f in a.faults.iter().map(|f| f.get_ref()) {
+        assert!(["pause", "crash", "partition", "clock-step"].contains(&f.kind.name()));
+        assert!(f.at.ms() >= 1600 && f.at.ms() <= 9600, "{f:?}");
+        assert!(
+            f.duration.is_some_and(|d| d.ms() >= 500 && d.ms() <= 4000),
+            "{f:?}"
+        );
+    }
+    let mut tree = schedule::tree(&s, 9).expect("a value tree");
+    assert!(tree.simplify(), "a schedule can be simplified");
+}
+
+// A scenario written back as TOML parses to the same scenario.
+#[test]
+fn written_scenario_round_trips() {
+    for name in [
+        "leader-pause",
+        "multi-role-scale",
+        "clock-skew",
+        "foreign-writer",
+        "swarm",
+    ] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("{name}.toml"));
+        let s = Scenario::load(&path).expect("shipped");
+        let text = write::to_toml(&s, &["header".into()]);
+        let back = Scenario::parse(&text, "<written>").unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(write::to_toml(&back, &["header".into()]), text);
+        assert_eq!(format!("{:?}", back.election), format!("{:?}", s.election));
+    }
+}
+
+// The timeline reads leadership and fault bands from the trace: a bar from
+// Acquired to Revoked, a crash closes the bar, a pause band lasts its duration.
+#[test]
+fn timeline_parses_leadership_and_faults_from_the_trace() {
+    let trace: Vec<String> = [
+        "   3.000s m0 Acquired role=0 token=4",
+        "  10.000s sim pause m0 for 5s",
+        "  13.000s m1 Acquired role=0 token=9",
+        "  15.000s m0 Revoked role=0",
+        "  20.000s sim crash m1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let (leads, bands) = neli_lab::svg::parse_trace(&trace, 30_000);
+    let got: Vec<(usize, u64, u64, u64)> = leads
+        .iter()
+        .map(|l| (l.row, l.start, l.end, l.token))
+        .collect();
+    assert_eq!(got, vec![(0, 3000, 15_000, 4), (1, 13_000, 20_000, 9)]);
+    assert_eq!(
+        (bands[0].rows.clone(), bands[0].start, bands[0].end),
+        (vec![0], 10_000, 15_000)
+    );
+    let o = neli_lab::svg::overlaps(&[
+        "overlap: role 0 held by m0 and m1.1 at once from 12.330s for 880ms".into(),
+    ]);
+    assert_eq!(o, vec![(vec![0, 1], 12_330, 13_210)]);
+}

@@ -1,0 +1,47 @@
+//! neli-lab's integration tests: the CLI's subcommands (exit codes, output
+//! shape, determinism, replay snapshots), the broken-variant story
+//! (explore fails, shrink gives a smaller scenario that still fails) and
+//! bad scenario files.
+
+mod bad_input;
+mod broken_variant;
+mod cli;
+mod library;
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// Runs `neli-lab` with `args`; scenario names resolve in the repo's `scenarios/`.
+pub fn lab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_neli-lab"))
+        .args(args)
+        .env("NELI_LAB_SCENARIOS", env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("neli-lab runs")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A test fixture scenario's path, as a string for the command line.
+pub fn fixture(name: &str) -> String {
+    format!(
+        "{}/tests/it/fixtures/{name}.toml",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// A fresh scratch directory for one test.
+pub fn scratch(test: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("neli-lab")
+        .join(test);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
