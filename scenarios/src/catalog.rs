@@ -41,11 +41,7 @@ pub fn load(arg: &str) -> Result<Entry, ScenarioError> {
         }
     };
     let scenario = Scenario::load(&path)?;
-    Ok(Entry {
-        arg: arg.to_owned(),
-        path,
-        scenario,
-    })
+    Ok(Entry { arg: arg.to_owned(), path, scenario })
 }
 
 fn toml_files(d: &Path) -> Vec<PathBuf> {
@@ -62,10 +58,7 @@ fn toml_files(d: &Path) -> Vec<PathBuf> {
 
 /// The shipped scenarios that must hold (the top of the directory), by name.
 pub fn names() -> Vec<String> {
-    toml_files(&dir())
-        .iter()
-        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-        .collect()
+    toml_files(&dir()).iter().filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned())).collect()
 }
 
 /// Every scenario file: `(broken, path, parsed or error)`.

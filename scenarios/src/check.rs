@@ -11,10 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use neli::core::UnsafeVariant;
-use neli_models::{
-    ElectionModel, ElectionModelCfg, Faults, counterexample_to_scenario, cut_at_violation,
-    format_path,
-};
+use neli_models::{ElectionModel, ElectionModelCfg, Faults, counterexample_to_scenario, cut_at_violation, format_path};
 use stateright::report::{ReportData, ReportDiscovery, Reporter};
 use stateright::{Checker, Expectation, Model};
 
@@ -150,19 +147,11 @@ fn adapt(text: &str) -> String {
 /// Runs the check; counterexamples go to `out` as scenario files. With
 /// `symmetry`, members are interchangeable (stateright applies symmetry
 /// reduction in DFS only, so counterexamples are then not the shortest).
-pub fn check(
-    cfg: ElectionModelCfg,
-    threads: usize,
-    symmetry: bool,
-    out: &Path,
-) -> Result<Summary, String> {
+pub fn check(cfg: ElectionModelCfg, threads: usize, symmetry: bool, out: &Path) -> Result<Summary, String> {
     let model: ElectionModel = cfg.into_model();
     let builder = model.clone().checker().threads(threads.max(1));
     if symmetry {
-        let c = builder
-            .symmetry_fn(neli_models::election::representative)
-            .spawn_dfs()
-            .join_and_report(&mut Progress);
+        let c = builder.symmetry_fn(neli_models::election::representative).spawn_dfs().join_and_report(&mut Progress);
         summarise(&model, &c, out)
     } else {
         let c = builder.spawn_bfs().join_and_report(&mut Progress);
@@ -170,35 +159,22 @@ pub fn check(
     }
 }
 
-fn summarise(
-    model: &ElectionModel,
-    checker: &impl Checker<ElectionModel>,
-    out: &Path,
-) -> Result<Summary, String> {
+fn summarise(model: &ElectionModel, checker: &impl Checker<ElectionModel>, out: &Path) -> Result<Summary, String> {
     let mut outcomes = Vec::new();
     for p in model.properties() {
         let always = matches!(p.expectation, Expectation::Always);
-        let mut o = Outcome {
-            property: p.name,
-            always,
-            found: None,
-            file: None,
-            file_error: None,
-        };
+        let mut o = Outcome { property: p.name, always, found: None, file: None, file_error: None };
         if let Some(path) = checker.discovery(p.name) {
             if always {
                 let path = cut_at_violation(model, &path, p.name);
                 o.found = Some(format_path(model, &path));
                 let name = format!("check-{}", slug(p.name));
                 let text = adapt(&counterexample_to_scenario(model, &name, &path));
-                std::fs::create_dir_all(out)
-                    .map_err(|e| format!("{}: cannot create: {e}", out.display()))?;
+                std::fs::create_dir_all(out).map_err(|e| format!("{}: cannot create: {e}", out.display()))?;
                 let file = out.join(format!("{name}.toml"));
-                std::fs::write(&file, &text)
-                    .map_err(|e| format!("{}: cannot write: {e}", file.display()))?;
-                o.file_error = neli_sim::Scenario::parse(&text, &file.display().to_string())
-                    .err()
-                    .map(|e| e.to_string());
+                std::fs::write(&file, &text).map_err(|e| format!("{}: cannot write: {e}", file.display()))?;
+                o.file_error =
+                    neli_sim::Scenario::parse(&text, &file.display().to_string()).err().map(|e| e.to_string());
                 o.file = Some(file);
             } else {
                 o.found = Some(format_path(model, &path));

@@ -14,16 +14,12 @@ use crate::stats::SeedResult;
 /// The seeds of `start..start+count` that shard `index` of `of` (1-based)
 /// runs: every `of`-th seed.
 pub fn shard_seeds(start: u64, count: u64, index: u64, of: u64) -> Vec<u64> {
-    (start..start.saturating_add(count))
-        .filter(|s| (s - start) % of == index - 1)
-        .collect()
+    (start..start.saturating_add(count)).filter(|s| (s - start) % of == index - 1).collect()
 }
 
 /// Parses `i/n` with `1 <= i <= n`.
 pub fn parse_shard(text: &str) -> Result<(u64, u64), String> {
-    let (i, n) = text
-        .split_once('/')
-        .ok_or_else(|| format!("--shard {text:?}: expected i/n, e.g. 1/4"))?;
+    let (i, n) = text.split_once('/').ok_or_else(|| format!("--shard {text:?}: expected i/n, e.g. 1/4"))?;
     let (i, n): (u64, u64) = match (i.trim().parse(), n.trim().parse()) {
         (Ok(i), Ok(n)) => (i, n),
         _ => return Err(format!("--shard {text:?}: i and n must be integers")),
@@ -62,7 +58,5 @@ where
 /// Runs `s` over `seeds`, keeping only the figures.
 pub fn explore(s: &Scenario, seeds: &[u64], jobs: usize, bar: &ProgressBar) -> Vec<SeedResult> {
     let ms = s.duration.ms();
-    run_seeds(seeds, jobs, bar, |seed| {
-        SeedResult::of(&crate::run(s, seed), ms)
-    })
+    run_seeds(seeds, jobs, bar, |seed| SeedResult::of(&crate::run(s, seed), ms))
 }

@@ -28,11 +28,7 @@ pub fn run(s: &Scenario, seed: u64) -> RunReport {
 /// The class of a violation, used to check that a shrunk scenario still
 /// fails the same way: the text before the first `:` or ` =`.
 pub fn violation_class(v: &str) -> &str {
-    let end = [v.find(':'), v.find(" =")]
-        .into_iter()
-        .flatten()
-        .min()
-        .unwrap_or(v.len());
+    let end = [v.find(':'), v.find(" =")].into_iter().flatten().min().unwrap_or(v.len());
     &v[..end]
 }
 

@@ -180,42 +180,29 @@ fn fail(msg: impl std::fmt::Display) -> ExitCode {
 }
 
 fn jobs(j: Option<usize>) -> usize {
-    j.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1)
+    j.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1)
 }
 
 fn bar(total: u64) -> ProgressBar {
     let b = ProgressBar::new(total);
     b.set_style(
-        ProgressStyle::with_template(
-            "{prefix:>24} [{bar:30}] {pos}/{len} seeds {per_sec} eta {eta}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
+        ProgressStyle::with_template("{prefix:>24} [{bar:30}] {pos}/{len} seeds {per_sec} eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
     );
     b
 }
 
 fn print_figures(r: &RunReport) {
     let f = &r.figures;
-    println!(
-        "overlap   {} intervals, total {}ms, max {}ms",
-        f.overlap_count, f.overlap_total_ms, f.overlap_max_ms
-    );
-    println!(
-        "gap       total {}ms, max {}ms",
-        f.gap_total_ms, f.gap_max_ms
-    );
+    println!("overlap   {} intervals, total {}ms, max {}ms", f.overlap_count, f.overlap_total_ms, f.overlap_max_ms);
+    println!("gap       total {}ms, max {}ms", f.gap_total_ms, f.gap_max_ms);
     let fos: Vec<String> = f.failovers_ms.iter().map(|m| format!("{m}ms")).collect();
     println!(
         "failover  {} (max {}ms){}",
         f.failovers_ms.len(),
         f.failover_max_ms(),
-        if fos.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", fos.join(" "))
-        }
+        if fos.is_empty() { String::new() } else { format!(": {}", fos.join(" ")) }
     );
     println!(
         "other     first leader {}, acquisitions {}, writes {}, stale writes {}, zombie heartbeats {}, leader at end {}",
@@ -245,15 +232,8 @@ fn cmd_list() -> ExitCode {
     let mut bad = false;
     let mut rows = Vec::new();
     for (broken, path, s) in catalog::all() {
-        let name = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let name = if broken {
-            format!("{name} (broken on purpose)")
-        } else {
-            name
-        };
+        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = if broken { format!("{name} (broken on purpose)") } else { name };
         match s {
             Ok(s) => rows.push(vec![name, s.description]),
             Err(e) => {
@@ -263,11 +243,7 @@ fn cmd_list() -> ExitCode {
         }
     }
     print!("{}", stats::table(&["scenario", "description"], &rows));
-    if bad {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    }
+    if bad { ExitCode::from(2) } else { ExitCode::SUCCESS }
 }
 
 fn cmd_run(arg: &str, seed: Option<u64>, trace: bool, timeline: Option<PathBuf>) -> ExitCode {
@@ -344,23 +320,14 @@ fn cmd_explore(
         b.set_prefix(e.scenario.name.clone());
         let rs = explore::explore(&e.scenario, &seed_list, jobs, &b);
         for r in rs.iter().filter(|r| !r.violations.is_empty()) {
-            failing.push((
-                e.arg.clone(),
-                e.scenario.name.clone(),
-                r.seed,
-                r.violations[0].clone(),
-            ));
+            failing.push((e.arg.clone(), e.scenario.name.clone(), r.seed, r.violations[0].clone()));
         }
         rows.push(stats::row(&e.scenario.name, &rs).to_vec());
     }
     b.finish_and_clear();
     let wall = t0.elapsed().as_secs_f64();
     let total = seed_list.len() * entries.len();
-    let shard_note = if sn > 1 {
-        format!(", shard {si}/{sn}")
-    } else {
-        String::new()
-    };
+    let shard_note = if sn > 1 { format!(", shard {si}/{sn}") } else { String::new() };
     println!(
         "explored {} scenario(s) x {} seed(s) from {start}{shard_note} on {jobs} thread(s) in {wall:.1}s ({:.1} seeds/s)",
         entries.len(),
@@ -370,20 +337,7 @@ fn cmd_explore(
     println!(
         "figures in ms as p50/p99/max over seeds; overlap = total per run, gap = longest per run, failover = slowest per run"
     );
-    print!(
-        "{}",
-        stats::table(
-            &[
-                "scenario",
-                "seeds",
-                "violations",
-                "overlap",
-                "gap",
-                "failover"
-            ],
-            &rows
-        )
-    );
+    print!("{}", stats::table(&["scenario", "seeds", "violations", "overlap", "gap", "failover"], &rows));
     if failing.is_empty() {
         println!("verdict   PASS");
         return ExitCode::SUCCESS;
@@ -406,10 +360,7 @@ fn cmd_shrink(arg: &str, seed: u64, out: Option<PathBuf>, budget: u32) -> ExitCo
         Err(err) => return fail(err),
     };
     let Some(s) = shrink::shrink(&e.scenario, seed, budget) else {
-        eprintln!(
-            "{} seed {seed} does not fail: nothing to shrink",
-            e.scenario.name
-        );
+        eprintln!("{} seed {seed} does not fail: nothing to shrink", e.scenario.name);
         return ExitCode::from(1);
     };
     let before = neli_lab::schedule::materialize(&e.scenario, seed);
@@ -418,14 +369,8 @@ fn cmd_shrink(arg: &str, seed: u64, out: Option<PathBuf>, budget: u32) -> ExitCo
     sc.description = format!("{} seed {seed}, shrunk: {}", e.scenario.name, s.class);
     sc.seed = Some(seed);
     let header = vec![
-        format!(
-            "shrunk by: neli-lab shrink {arg} --seed {seed} ({} runs)",
-            s.runs
-        ),
-        format!(
-            "fails with: {}",
-            s.violations.first().cloned().unwrap_or_default()
-        ),
+        format!("shrunk by: neli-lab shrink {arg} --seed {seed} ({} runs)", s.runs),
+        format!("fails with: {}", s.violations.first().cloned().unwrap_or_default()),
     ];
     let text = write::to_toml(&sc, &header);
     // The file must parse and fail the same way when read back.
@@ -455,11 +400,7 @@ fn cmd_shrink(arg: &str, seed: u64, out: Option<PathBuf>, budget: u32) -> ExitCo
             if let Err(err) = std::fs::write(&path, text) {
                 return fail(format!("{}: cannot write: {err}", path.display()));
             }
-            eprintln!(
-                "wrote {}; reproduce: {REPRO} run {}",
-                path.display(),
-                path.display()
-            );
+            eprintln!("wrote {}; reproduce: {REPRO} run {}", path.display(), path.display());
         }
         None => print!("{text}"),
     }
@@ -529,46 +470,20 @@ fn cmd_tune(
             ]
         })
         .collect();
-    println!(
-        "tune {} over {seeds} seed(s) from {start} (ms)",
-        e.scenario.name
-    );
+    println!("tune {} over {seeds} seed(s) from {start} (ms)", e.scenario.name);
     print!(
         "{}",
-        stats::table(
-            &[
-                "config",
-                "violating",
-                "overlap max",
-                "gap p50/p99",
-                "failover p50/max",
-                "verdict"
-            ],
-            &rows
-        )
+        stats::table(&["config", "violating", "overlap max", "gap p50/p99", "failover p50/max", "verdict"], &rows)
     );
-    let safe: Vec<String> = cs
-        .iter()
-        .filter(|c| c.safe() && c.valid)
-        .map(|c| c.label())
-        .collect();
-    println!(
-        "safe region: {}",
-        if safe.is_empty() {
-            "none of these".into()
-        } else {
-            safe.join(", ")
-        }
-    );
+    let safe: Vec<String> = cs.iter().filter(|c| c.safe() && c.valid).map(|c| c.label()).collect();
+    println!("safe region: {}", if safe.is_empty() { "none of these".into() } else { safe.join(", ") });
     match rec {
         Some(i) => println!(
             "recommended: {} (gap p50 {}ms p99 {}ms, failover max {}; rule: safe and valid, gap p50 within 25% of the best, then the largest margin |S-T|/S)",
             cs[i].label(),
             cs[i].gap_p50_ms,
             cs[i].gap_p99_ms,
-            cs[i]
-                .failover_max_ms
-                .map_or("-".into(), |f| format!("{f}ms"))
+            cs[i].failover_max_ms.map_or("-".into(), |f| format!("{f}ms"))
         ),
         None => println!("recommended: none (no valid configuration was free of overlap)"),
     }
@@ -585,14 +500,8 @@ fn cmd_tune(
             recommended: Some(i) == rec,
         })
         .collect();
-    let title = format!(
-        "{}: overlap vs leaderless gap, {seeds} seeds per configuration",
-        e.scenario.name
-    );
-    for (file, body) in [
-        ("tune.csv", tune::csv(&cs)),
-        ("tune.svg", svg::chart(&title, &points)),
-    ] {
+    let title = format!("{}: overlap vs leaderless gap, {seeds} seeds per configuration", e.scenario.name);
+    for (file, body) in [("tune.csv", tune::csv(&cs)), ("tune.svg", svg::chart(&title, &points))] {
         let p = out.join(file);
         if let Err(err) = std::fs::write(&p, body) {
             return fail(format!("{}: cannot write: {err}", p.display()));
@@ -602,12 +511,7 @@ fn cmd_tune(
     ExitCode::SUCCESS
 }
 
-fn cmd_check(
-    req: neli_lab::check::Request,
-    out: PathBuf,
-    symmetry: bool,
-    sim_seeds: u64,
-) -> ExitCode {
+fn cmd_check(req: neli_lab::check::Request, out: PathBuf, symmetry: bool, sim_seeds: u64) -> ExitCode {
     let cfg = match req.config() {
         Ok(c) => c,
         Err(e) => return fail(e),
@@ -616,11 +520,7 @@ fn cmd_check(
         "model: {} member(s), {} role(s) {}, T={} S={} G={} ticks, {} ticks, proof {}, variant {:?}, faults {:?}",
         req.members,
         cfg.roles,
-        if req.exclusive {
-            "exclusive"
-        } else {
-            "non-exclusive"
-        },
+        if req.exclusive { "exclusive" } else { "non-exclusive" },
         req.heartbeat_timeout,
         req.session_timeout,
         req.grace,
@@ -657,9 +557,8 @@ fn cmd_check(
                             // The model abstracts time and the coordinator; say
                             // whether the simulator shows the same failure.
                             let sc = neli_sim::Scenario::load(f);
-                            let hit = sc.ok().and_then(|sc| {
-                                (0..sim_seeds).find(|seed| !neli_lab::run(&sc, *seed).passed())
-                            });
+                            let hit =
+                                sc.ok().and_then(|sc| (0..sim_seeds).find(|seed| !neli_lab::run(&sc, *seed).passed()));
                             match hit {
                                 Some(seed) => println!(
                                     "simulator reproduces it with seed {seed}: {REPRO} run {} --seed {seed}",
@@ -671,21 +570,14 @@ fn cmd_check(
                                 ),
                             }
                         }
-                        Some(e) => println!(
-                            "scenario  {} (the simulator cannot load it: {e})",
-                            f.display()
-                        ),
+                        Some(e) => println!("scenario  {} (the simulator cannot load it: {e})", f.display()),
                     }
                 }
             }
         }
     }
     println!("verdict   {}", if violated { "FAIL" } else { "PASS" });
-    if violated {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    if violated { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }
 
 fn cmd_bench(arg: &str, seeds: u64, j: Option<usize>) -> ExitCode {
@@ -695,12 +587,7 @@ fn cmd_bench(arg: &str, seeds: u64, j: Option<usize>) -> ExitCode {
     };
     let seed_list: Vec<u64> = (0..seeds.max(1)).collect();
     let sim_s = e.scenario.duration.ms() as f64 / 1000.0;
-    println!(
-        "bench {}: {} simulated s per seed, {} seeds",
-        e.scenario.name,
-        sim_s,
-        seed_list.len()
-    );
+    println!("bench {}: {} simulated s per seed, {} seeds", e.scenario.name, sim_s, seed_list.len());
     let mut rows = Vec::new();
     let mut configs = vec![1];
     let jn = jobs(j);
@@ -720,13 +607,7 @@ fn cmd_bench(arg: &str, seeds: u64, j: Option<usize>) -> ExitCode {
             format!("{:.0}x", n * sim_s / wall),
         ]);
     }
-    print!(
-        "{}",
-        stats::table(
-            &["threads", "wall s", "seeds/s", "simulated s per wall s"],
-            &rows
-        )
-    );
+    print!("{}", stats::table(&["threads", "wall s", "seeds/s", "simulated s per wall s"], &rows));
     ExitCode::SUCCESS
 }
 
@@ -734,46 +615,15 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::List => cmd_list(),
-        Cmd::Run {
-            scenario,
-            seed,
-            trace,
-            timeline,
-        } => cmd_run(&scenario, seed, trace, timeline),
+        Cmd::Run { scenario, seed, trace, timeline } => cmd_run(&scenario, seed, trace, timeline),
         Cmd::Replay { scenario, seed } => cmd_replay(&scenario, seed),
-        Cmd::Explore {
-            scenarios,
-            all,
-            seeds,
-            start,
-            jobs,
-            shard,
-        } => cmd_explore(scenarios, all, seeds, start, jobs, shard),
-        Cmd::Shrink {
-            scenario,
-            seed,
-            out,
-            budget,
-        } => cmd_shrink(&scenario, seed, out, budget),
-        Cmd::Tune {
-            scenario,
-            heartbeat_timeout,
-            session_timeout,
-            grace,
-            seeds,
-            start,
-            jobs,
-            out,
-        } => cmd_tune(
-            &scenario,
-            &heartbeat_timeout,
-            &session_timeout,
-            grace.as_deref(),
-            seeds,
-            start,
-            jobs,
-            out,
-        ),
+        Cmd::Explore { scenarios, all, seeds, start, jobs, shard } => {
+            cmd_explore(scenarios, all, seeds, start, jobs, shard)
+        }
+        Cmd::Shrink { scenario, seed, out, budget } => cmd_shrink(&scenario, seed, out, budget),
+        Cmd::Tune { scenario, heartbeat_timeout, session_timeout, grace, seeds, start, jobs, out } => {
+            cmd_tune(&scenario, &heartbeat_timeout, &session_timeout, grace.as_deref(), seeds, start, jobs, out)
+        }
         Cmd::Check {
             members,
             mode,
@@ -795,11 +645,7 @@ fn main() -> ExitCode {
         } => {
             let req = neli_lab::check::Request {
                 members,
-                roles: if matches!(mode, CheckMode::Exclusive) {
-                    1
-                } else {
-                    roles
-                },
+                roles: if matches!(mode, CheckMode::Exclusive) { 1 } else { roles },
                 exclusive: !matches!(mode, CheckMode::NonExclusive),
                 heartbeat_timeout,
                 session_timeout,
@@ -821,10 +667,6 @@ fn main() -> ExitCode {
             };
             cmd_check(req, out, symmetry, sim_seeds)
         }
-        Cmd::Bench {
-            scenario,
-            seeds,
-            jobs,
-        } => cmd_bench(&scenario, seeds, jobs),
+        Cmd::Bench { scenario, seeds, jobs } => cmd_bench(&scenario, seeds, jobs),
     }
 }

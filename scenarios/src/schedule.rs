@@ -38,60 +38,43 @@ pub fn strategy(s: &Scenario) -> Option<BoxedStrategy<Vec<Fault>>> {
         500..max_len,
         any::<bool>(),
     )
-        .prop_flat_map(|head| {
-            (
-                Just(head),
-                (
-                    50i64..350,
-                    -2000i64..2000,
-                    -10_000i64..10_000,
-                    1u32..6,
-                    any::<bool>(),
-                ),
-            )
-        })
-        .prop_map(
-            move |((kind, at, who, other, len, to_coord), (lat, by, ppm, count, garbage))| {
-                let member = if who == 0 {
-                    "leader".to_owned()
-                } else {
-                    format!("m{}", who - 1)
-                };
-                let other = format!("m{other}");
-                let room = (dur * 8 / 10).saturating_sub(at).max(500);
-                let mut f = Fault::new(Dur(at as i64), kind);
-                f.duration = Some(Dur(len.min(room) as i64));
-                match kind {
-                    FaultKind::Partition | FaultKind::Latency => {
-                        f.a = Some(member);
-                        f.b = Some(if to_coord { coordinator.clone() } else { other });
-                        if kind == FaultKind::Latency {
-                            f.latency = Some(Dur(lat));
-                        }
+        .prop_flat_map(|head| (Just(head), (50i64..350, -2000i64..2000, -10_000i64..10_000, 1u32..6, any::<bool>())))
+        .prop_map(move |((kind, at, who, other, len, to_coord), (lat, by, ppm, count, garbage))| {
+            let member = if who == 0 { "leader".to_owned() } else { format!("m{}", who - 1) };
+            let other = format!("m{other}");
+            let room = (dur * 8 / 10).saturating_sub(at).max(500);
+            let mut f = Fault::new(Dur(at as i64), kind);
+            f.duration = Some(Dur(len.min(room) as i64));
+            match kind {
+                FaultKind::Partition | FaultKind::Latency => {
+                    f.a = Some(member);
+                    f.b = Some(if to_coord { coordinator.clone() } else { other });
+                    if kind == FaultKind::Latency {
+                        f.latency = Some(Dur(lat));
                     }
-                    FaultKind::OneWay => {
-                        f.from = Some(member);
-                        f.to = Some(coordinator.clone());
-                    }
-                    FaultKind::BrokerCrash => f.target = Some(coordinator.clone()),
-                    FaultKind::ClockStep => {
-                        f.target = Some(member);
-                        f.by = Some(Dur(by));
-                    }
-                    FaultKind::ClockDrift => {
-                        f.target = Some(member);
-                        f.ppm = Some(ppm);
-                    }
-                    FaultKind::ForeignWriter => {
-                        f.partition = Some(0);
-                        f.count = Some(count);
-                        f.garbage = Some(garbage);
-                    }
-                    _ => f.target = Some(member),
                 }
-                f
-            },
-        );
+                FaultKind::OneWay => {
+                    f.from = Some(member);
+                    f.to = Some(coordinator.clone());
+                }
+                FaultKind::BrokerCrash => f.target = Some(coordinator.clone()),
+                FaultKind::ClockStep => {
+                    f.target = Some(member);
+                    f.by = Some(Dur(by));
+                }
+                FaultKind::ClockDrift => {
+                    f.target = Some(member);
+                    f.ppm = Some(ppm);
+                }
+                FaultKind::ForeignWriter => {
+                    f.partition = Some(0);
+                    f.count = Some(count);
+                    f.garbage = Some(garbage);
+                }
+                _ => f.target = Some(member),
+            }
+            f
+        });
     let n = r.faults as usize;
     Some(proptest::collection::vec(one, n..=n).boxed())
 }
@@ -102,10 +85,7 @@ pub fn runner(seed: u64) -> TestRunner {
     for (i, chunk) in bytes.chunks_mut(8).enumerate() {
         chunk.copy_from_slice(&neli_sim::mix(seed, 7000 + i as u64).to_le_bytes());
     }
-    TestRunner::new_with_rng(
-        Config::default(),
-        TestRng::from_seed(RngAlgorithm::ChaCha, &bytes),
-    )
+    TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
 }
 
 /// The value tree of `s`'s random faults for `seed`.
@@ -126,8 +106,7 @@ pub fn materialize(s: &Scenario, seed: u64) -> Scenario {
 pub fn with_faults(s: &Scenario, extra: Vec<Fault>) -> Scenario {
     let mut out = s.clone();
     out.random = None;
-    out.faults
-        .extend(extra.into_iter().map(|f| Spanned::new(0..0, f)));
+    out.faults.extend(extra.into_iter().map(|f| Spanned::new(0..0, f)));
     out.faults.sort_by_key(|f| f.get_ref().at);
     out
 }

@@ -35,10 +35,7 @@ impl Judge {
         }
         self.runs += 1;
         let r = run_scenario(s, self.seed);
-        r.violations
-            .iter()
-            .any(|v| violation_class(v) == self.class)
-            .then_some(r.violations)
+        r.violations.iter().any(|v| violation_class(v) == self.class).then_some(r.violations)
     }
 }
 
@@ -56,11 +53,7 @@ fn names_member_beyond(f: &Fault, n: u32) -> bool {
     [&f.target, &f.a, &f.b, &f.from, &f.to]
         .into_iter()
         .flatten()
-        .any(|t| {
-            t.strip_prefix('m')
-                .and_then(|i| i.parse::<u32>().ok())
-                .is_some_and(|i| i >= n)
-        })
+        .any(|t| t.strip_prefix('m').and_then(|i| i.parse::<u32>().ok()).is_some_and(|i| i >= n))
 }
 
 fn fault_end(f: &Fault) -> u64 {
@@ -72,12 +65,7 @@ fn fault_end(f: &Fault) -> u64 {
 pub fn shrink(s: &Scenario, seed: u64, budget: u32) -> Option<Shrunk> {
     let first = run_scenario(&schedule::materialize(s, seed), seed);
     let class = violation_class(first.violations.first()?).to_owned();
-    let mut j = Judge {
-        seed,
-        class,
-        runs: 1,
-        budget,
-    };
+    let mut j = Judge { seed, class, runs: 1, budget };
     let mut violations = first.violations.clone();
     let mut best = schedule::materialize(s, seed);
     // Phase 1: drop whole faults, the scenario's own and the drawn ones,
@@ -92,13 +80,8 @@ pub fn shrink(s: &Scenario, seed: u64, budget: u32) -> Option<Shrunk> {
     let drawn_len = tree.as_ref().map_or(0, |t| t.current().len());
     let mut keep = vec![true; own.len() + drawn_len];
     let build = |keep: &[bool], drawn: &[Fault]| -> Scenario {
-        let fs: Vec<Fault> = own
-            .iter()
-            .chain(drawn.iter())
-            .zip(keep)
-            .filter(|(_, k)| **k)
-            .map(|(f, _)| f.clone())
-            .collect();
+        let fs: Vec<Fault> =
+            own.iter().chain(drawn.iter()).zip(keep).filter(|(_, k)| **k).map(|(f, _)| f.clone()).collect();
         set_faults(s, fs)
     };
     let drawn_now = |tree: &Option<Box<dyn proptest::strategy::ValueTree<Value = Vec<Fault>>>>| {
@@ -175,10 +158,7 @@ pub fn shrink(s: &Scenario, seed: u64, budget: u32) -> Option<Shrunk> {
             let n = best.election.members - 1;
             let mut cand = best.clone();
             cand.election.members = n;
-            let fs: Vec<Fault> = faults(&best)
-                .into_iter()
-                .filter(|f| !names_member_beyond(f, n))
-                .collect();
+            let fs: Vec<Fault> = faults(&best).into_iter().filter(|f| !names_member_beyond(f, n)).collect();
             cand = set_faults(&cand, fs);
             match j.fails(&cand) {
                 Some(v) => (best, violations, changed) = (cand, v, true),
@@ -186,10 +166,5 @@ pub fn shrink(s: &Scenario, seed: u64, budget: u32) -> Option<Shrunk> {
             }
         }
     }
-    Some(Shrunk {
-        scenario: best,
-        class: j.class,
-        violations,
-        runs: j.runs,
-    })
+    Some(Shrunk { scenario: best, class: j.class, violations, runs: j.runs })
 }

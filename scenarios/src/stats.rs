@@ -32,8 +32,7 @@ impl SeedResult {
             violations: r.violations.clone(),
             overlap_total_ms: r.figures.overlap_total_ms,
             gap_max_ms: r.figures.gap_max_ms,
-            failover_max_ms: (!r.figures.failovers_ms.is_empty())
-                .then(|| r.figures.failover_max_ms()),
+            failover_max_ms: (!r.figures.failovers_ms.is_empty()).then(|| r.figures.failover_max_ms()),
             leader_at_end: r.figures.leader_at_end,
             simulated_ms,
         }
@@ -45,12 +44,7 @@ pub fn triple(v: &[u64]) -> String {
     if v.is_empty() {
         return "-".into();
     }
-    format!(
-        "{}/{}/{}",
-        percentile(v, 50),
-        percentile(v, 99),
-        percentile(v, 100)
-    )
+    format!("{}/{}/{}", percentile(v, 50), percentile(v, 99), percentile(v, 100))
 }
 
 /// One row of the explore summary table.
@@ -59,14 +53,7 @@ pub fn row(name: &str, rs: &[SeedResult]) -> [String; 6] {
     let gap: Vec<u64> = rs.iter().map(|r| r.gap_max_ms).collect();
     let fo: Vec<u64> = rs.iter().filter_map(|r| r.failover_max_ms).collect();
     let bad = rs.iter().filter(|r| !r.violations.is_empty()).count();
-    [
-        name.to_owned(),
-        rs.len().to_string(),
-        bad.to_string(),
-        triple(&overlap),
-        triple(&gap),
-        triple(&fo),
-    ]
+    [name.to_owned(), rs.len().to_string(), bad.to_string(), triple(&overlap), triple(&gap), triple(&fo)]
 }
 
 /// Left-aligned columns separated by two spaces.
@@ -79,11 +66,7 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     }
     let mut out = String::new();
     let line = |cells: Vec<&str>, out: &mut String| {
-        let s: Vec<String> = cells
-            .iter()
-            .enumerate()
-            .map(|(i, c)| format!("{c:<width$}", width = w[i]))
-            .collect();
+        let s: Vec<String> = cells.iter().enumerate().map(|(i, c)| format!("{c:<width$}", width = w[i])).collect();
         out.push_str(s.join("  ").trim_end());
         out.push('\n');
     };

@@ -43,9 +43,7 @@ fn row_of(host: &str) -> Option<usize> {
 }
 
 fn field(text: &str, key: &str) -> Option<u64> {
-    text.split_whitespace()
-        .find_map(|w| w.strip_prefix(key))
-        .and_then(|v| v.parse().ok())
+    text.split_whitespace().find_map(|w| w.strip_prefix(key)).and_then(|v| v.parse().ok())
 }
 
 fn dur_ms(text: &str) -> Option<u64> {
@@ -62,21 +60,11 @@ pub fn parse_trace(trace: &[String], end: u64) -> (Vec<Lead>, Vec<Band>) {
                  who: &str,
                  role: Option<u32>,
                  at: u64| {
-        let keys: Vec<(String, u32)> = open
-            .keys()
-            .filter(|(w, r)| w == who && role.is_none_or(|x| x == *r))
-            .cloned()
-            .collect();
+        let keys: Vec<(String, u32)> =
+            open.keys().filter(|(w, r)| w == who && role.is_none_or(|x| x == *r)).cloned().collect();
         for k in keys {
             if let (Some((start, token)), Some(row)) = (open.remove(&k), row_of(&k.0)) {
-                leads.push(Lead {
-                    row,
-                    role: k.1,
-                    start,
-                    end: at,
-                    who: k.0,
-                    token,
-                });
+                leads.push(Lead { row, role: k.1, start, end: at, who: k.0, token });
             }
         }
     };
@@ -111,12 +99,7 @@ pub fn parse_trace(trace: &[String], end: u64) -> (Vec<Lead>, Vec<Band>) {
                     }
                 }
             }
-            bands.push(Band {
-                rows,
-                start: at,
-                end: (at + length).min(end),
-                label: text.to_owned(),
-            });
+            bands.push(Band { rows, start: at, end: (at + length).min(end), label: text.to_owned() });
             continue;
         }
         if text.starts_with("Acquired") {
@@ -138,24 +121,17 @@ pub fn parse_trace(trace: &[String], end: u64) -> (Vec<Lead>, Vec<Band>) {
     (leads, bands)
 }
 
-const PALETTE: [&str; 6] = [
-    "#2b6cb0", "#2f855a", "#b7791f", "#6b46c1", "#c05621", "#2c7a7b",
-];
+const PALETTE: [&str; 6] = ["#2b6cb0", "#2f855a", "#b7791f", "#6b46c1", "#c05621", "#2c7a7b"];
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 fn tick_step(span_ms: u64) -> u64 {
-    [
-        1000, 2000, 5000, 10_000, 20_000, 30_000, 60_000, 120_000, 300_000,
-    ]
-    .into_iter()
-    .find(|s| span_ms / s <= 12)
-    .unwrap_or(600_000)
+    [1000, 2000, 5000, 10_000, 20_000, 30_000, 60_000, 120_000, 300_000]
+        .into_iter()
+        .find(|s| span_ms / s <= 12)
+        .unwrap_or(600_000)
 }
 
 /// Overlaps the oracle reported, from the violation sentences
@@ -235,11 +211,7 @@ pub fn timeline(r: &RunReport, members: u32, end: u64) -> String {
     // Fault bands under the bars.
     for b in &bands {
         let w = (x(b.end) - x(b.start)).max(2.0);
-        let title = format!(
-            "<title>{} at {}</title>",
-            esc(&b.label),
-            crate::secs(b.start)
-        );
+        let title = format!("<title>{} at {}</title>", esc(&b.label), crate::secs(b.start));
         if b.rows.is_empty() {
             let _ = writeln!(
                 o,
@@ -286,10 +258,7 @@ pub fn timeline(r: &RunReport, members: u32, end: u64) -> String {
                 crate::secs(l.end)
             );
         }
-        let l = &Lead {
-            end: solid_end,
-            ..l.clone()
-        };
+        let l = &Lead { end: solid_end, ..l.clone() };
         let _ = writeln!(
             o,
             r#"<rect x="{}" y="{y}" width="{}" height="{}" fill="{}" rx="2"><title>{} leads role {} (token {}) {} – {}</title></rect>"#,
@@ -366,20 +335,8 @@ fn colour(p: &Point) -> (&'static str, f64) {
 /// Overlap (y) against leaderless gap (x), one point per configuration.
 pub fn chart(title: &str, points: &[Point]) -> String {
     let (left, top, w, h) = (80.0, 50.0, 760.0, 420.0);
-    let max_gap = points
-        .iter()
-        .map(|p| p.gap_ms.max(p.gap_p99_ms))
-        .max()
-        .unwrap_or(1)
-        .max(1) as f64
-        * 1.1;
-    let max_ov = points
-        .iter()
-        .map(|p| p.overlap_ms)
-        .max()
-        .unwrap_or(0)
-        .max(1) as f64
-        * 1.15;
+    let max_gap = points.iter().map(|p| p.gap_ms.max(p.gap_p99_ms)).max().unwrap_or(1).max(1) as f64 * 1.1;
+    let max_ov = points.iter().map(|p| p.overlap_ms).max().unwrap_or(0).max(1) as f64 * 1.15;
     let x = |v: u64| left + w * v as f64 / max_gap;
     let y = |v: u64| top + h - h * v as f64 / max_ov;
     let mut o = String::new();
@@ -390,11 +347,7 @@ pub fn chart(title: &str, points: &[Point]) -> String {
         (top + h + 70.0).max(top + 140.0 + 15.0 * points.len() as f64)
     );
     let _ = writeln!(o, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        o,
-        r#"<text x="{left}" y="25" font-size="15" font-weight="bold">{}</text>"#,
-        esc(title)
-    );
+    let _ = writeln!(o, r#"<text x="{left}" y="25" font-size="15" font-weight="bold">{}</text>"#, esc(title));
     // The safe band: zero overlap.
     let _ = writeln!(
         o,

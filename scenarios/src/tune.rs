@@ -41,21 +41,15 @@ impl Config {
         self.overlap_max_ms == 0 && self.stale_writes == 0
     }
     pub fn label(&self) -> String {
-        let g = if self.g.0 > 0 {
-            format!(" G={}", self.g)
-        } else {
-            String::new()
-        };
+        let g = if self.g.0 > 0 { format!(" G={}", self.g) } else { String::new() };
         format!("T={} S={}{g}", self.t, self.s)
     }
 }
 
 /// Parses `"500ms,1s,2s"`.
 pub fn parse_list(flag: &str, text: &str) -> Result<Vec<Dur>, String> {
-    let v: Result<Vec<Dur>, String> = text
-        .split(',')
-        .map(|p| Dur::parse(p).map_err(|e| format!("--{flag}: {e}")))
-        .collect();
+    let v: Result<Vec<Dur>, String> =
+        text.split(',').map(|p| Dur::parse(p).map_err(|e| format!("--{flag}: {e}"))).collect();
     let v = v?;
     if v.iter().any(|d| d.0 <= 0 && flag != "grace") {
         return Err(format!("--{flag}: durations must be positive"));
@@ -104,21 +98,13 @@ pub fn sweep(
                     g: *g,
                     seeds: seeds.len() as u64,
                     violating: rs.iter().filter(|r| !r.passed()).count() as u64,
-                    overlap_max_ms: rs
-                        .iter()
-                        .map(|r| r.figures.overlap_total_ms)
-                        .max()
-                        .unwrap_or(0),
+                    overlap_max_ms: rs.iter().map(|r| r.figures.overlap_total_ms).max().unwrap_or(0),
                     stale_writes: rs.iter().map(|r| r.figures.stale_writes).sum(),
                     gap_p50_ms: percentile(&gaps, 50),
                     gap_p99_ms: percentile(&gaps, 99),
                     failover_p50_ms: (!fos.is_empty()).then(|| percentile(&fos, 50)),
                     failover_max_ms: (!fos.is_empty()).then(|| percentile(&fos, 100)),
-                    valid: if sc.election.is_exclusive() {
-                        t < s
-                    } else {
-                        t > s
-                    },
+                    valid: if sc.election.is_exclusive() { t < s } else { t > s },
                 });
             }
         }

@@ -27,29 +27,13 @@ pub fn variant(v: Variant) -> &'static str {
 }
 
 fn fault(out: &mut String, f: &Fault) {
-    let _ = writeln!(
-        out,
-        "\n[[faults]]\nat = \"{}\"\nkind = \"{}\"",
-        f.at,
-        f.kind.name()
-    );
-    for (k, v) in [
-        ("target", &f.target),
-        ("a", &f.a),
-        ("b", &f.b),
-        ("from", &f.from),
-        ("to", &f.to),
-    ] {
+    let _ = writeln!(out, "\n[[faults]]\nat = \"{}\"\nkind = \"{}\"", f.at, f.kind.name());
+    for (k, v) in [("target", &f.target), ("a", &f.a), ("b", &f.b), ("from", &f.from), ("to", &f.to)] {
         if let Some(v) = v {
             let _ = writeln!(out, "{k} = {}", q(v));
         }
     }
-    for (k, v) in [
-        ("duration", f.duration),
-        ("latency", f.latency),
-        ("jitter", f.jitter),
-        ("by", f.by),
-    ] {
+    for (k, v) in [("duration", f.duration), ("latency", f.latency), ("jitter", f.jitter), ("by", f.by)] {
         if let Some(v) = v {
             let _ = writeln!(out, "{k} = \"{v}\"");
         }
@@ -135,11 +119,7 @@ pub fn to_toml(s: &Scenario, header: &[String]) -> String {
     let x = &s.expect;
     if x.max_overlap.is_some() || x.max_gap.is_some() || x.max_failover.is_some() {
         let _ = writeln!(o, "\n[expect]");
-        for (k, v) in [
-            ("max_overlap", x.max_overlap),
-            ("max_gap", x.max_gap),
-            ("max_failover", x.max_failover),
-        ] {
+        for (k, v) in [("max_overlap", x.max_overlap), ("max_gap", x.max_gap), ("max_failover", x.max_failover)] {
             if let Some(v) = v {
                 let _ = writeln!(o, "{k} = \"{v}\"");
             }

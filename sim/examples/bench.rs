@@ -52,10 +52,7 @@ fn bare(seed: u64, sim_secs: u64) {
 }
 
 fn main() {
-    let seeds: u64 = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20);
+    let seeds: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(20);
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/bench.toml");
     let scenario = neli_sim::Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
     let sim_secs = scenario.duration.ms() / 1000;
@@ -71,12 +68,7 @@ fn main() {
     }
     let simulated = (seeds * sim_secs) as f64;
     println!("seeds {seeds}, {sim_secs} s simulated each, violations {violations}");
-    println!(
-        "neli-sim : {:.3} s wall, {:.0}x real time, {:.2} seeds/s",
-        ours,
-        simulated / ours,
-        seeds as f64 / ours
-    );
+    println!("neli-sim : {:.3} s wall, {:.0}x real time, {:.2} seeds/s", ours, simulated / ours, seeds as f64 / ours);
     println!(
         "bare     : {:.3} s wall, {:.0}x real time, {:.2} seeds/s",
         theirs,

@@ -51,9 +51,5 @@ fn main() -> ExitCode {
     for v in &report.violations {
         let _ = writeln!(out, "VIOLATION: {v}");
     }
-    if report.passed() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    if report.passed() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }

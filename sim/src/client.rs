@@ -135,11 +135,7 @@ impl SimBroker {
         tokio::spawn(group_task(shared.clone()));
         tokio::spawn(fetch_task(shared.clone()));
         tokio::spawn(produce_task(shared.clone()));
-        SimBroker {
-            shared,
-            commit,
-            clock,
-        }
+        SimBroker { shared, commit, clock }
     }
 
     fn timeout(&self) -> Duration {
@@ -175,22 +171,13 @@ async fn group_task(sh: Arc<Shared>) {
                     session_ms: cfg.session_ms,
                     rebalance_ms: cfg.max_poll_ms,
                 };
-                let resp = conn
-                    .call(
-                        &req,
-                        Duration::from_millis(cfg.max_poll_ms + cfg.session_ms),
-                    )
-                    .await;
+                let resp = conn.call(&req, Duration::from_millis(cfg.max_poll_ms + cfg.session_ms)).await;
                 let now = global_ms();
                 let retry = {
                     let mut st = sh.lock();
                     match resp {
                         _ if st.phase != Phase::Joining => false,
-                        Ok(Response::Joined {
-                            member_id,
-                            generation,
-                            assignment,
-                        }) => {
+                        Ok(Response::Joined { member_id, generation, assignment }) => {
                             st.member_id = Some(member_id);
                             st.generation = Some(generation);
                             st.assigned = assignment.clone();
@@ -199,13 +186,8 @@ async fn group_task(sh: Arc<Shared>) {
                             st.phase = Phase::Member;
                             st.last_hb_ok = now;
                             next_hb = now + cfg.heartbeat_ms;
-                            st.queue.push_back(BrokerEvent::Assigned {
-                                generation,
-                                partitions: assignment.clone(),
-                            });
-                            sh.trace(format!(
-                                "joined generation {generation} assigned {assignment:?}"
-                            ));
+                            st.queue.push_back(BrokerEvent::Assigned { generation, partitions: assignment.clone() });
+                            sh.trace(format!("joined generation {generation} assigned {assignment:?}"));
                             sh.app.notify_one();
                             sh.fetch.notify_one();
                             false
@@ -251,15 +233,8 @@ async fn group_task(sh: Arc<Shared>) {
                 } else {
                     cfg.heartbeat_ms.min(session_deadline - now).max(10)
                 };
-                let resp = conn
-                    .call(
-                        &Request::Heartbeat {
-                            member_id: id,
-                            generation,
-                        },
-                        Duration::from_millis(limit),
-                    )
-                    .await;
+                let resp =
+                    conn.call(&Request::Heartbeat { member_id: id, generation }, Duration::from_millis(limit)).await;
                 let now = global_ms();
                 let mut st = sh.lock();
                 if st.phase != phase || st.generation != Some(generation) {
@@ -268,9 +243,7 @@ async fn group_task(sh: Arc<Shared>) {
                 match resp {
                     Ok(Response::Ok) => st.last_hb_ok = now,
                     // Heartbeats go on while the app handles the revocation.
-                    Ok(Response::Error(GroupError::RebalanceInProgress))
-                        if phase == Phase::Revoking =>
-                    {
+                    Ok(Response::Error(GroupError::RebalanceInProgress)) if phase == Phase::Revoking => {
                         st.last_hb_ok = now
                     }
                     Ok(Response::Error(GroupError::RebalanceInProgress)) => {
@@ -286,15 +259,9 @@ async fn group_task(sh: Arc<Shared>) {
                             sh.app.notify_one();
                         }
                     }
-                    Ok(Response::Error(GroupError::UnknownMember)) => {
-                        sh.lose(&mut st, "unknown member", true)
-                    }
-                    Ok(Response::Error(GroupError::IllegalGeneration)) => {
-                        sh.lose(&mut st, "illegal generation", false)
-                    }
-                    _ if now >= session_deadline => {
-                        sh.lose(&mut st, "session timed out on the client", false)
-                    }
+                    Ok(Response::Error(GroupError::UnknownMember)) => sh.lose(&mut st, "unknown member", true),
+                    Ok(Response::Error(GroupError::IllegalGeneration)) => sh.lose(&mut st, "illegal generation", false),
+                    _ if now >= session_deadline => sh.lose(&mut st, "session timed out on the client", false),
                     _ => {}
                 }
             }
@@ -308,9 +275,7 @@ async fn check_max_poll(sh: &Shared, conn: &mut Conn) -> bool {
     let now = global_ms();
     let member = {
         let mut st = sh.lock();
-        if !matches!(st.phase, Phase::Member | Phase::Revoking)
-            || now < st.last_poll + sh.cfg.max_poll_ms
-        {
+        if !matches!(st.phase, Phase::Member | Phase::Revoking) || now < st.last_poll + sh.cfg.max_poll_ms {
             return false;
         }
         let member = st.member_id.clone();
@@ -319,12 +284,7 @@ async fn check_max_poll(sh: &Shared, conn: &mut Conn) -> bool {
         member
     };
     if let Some(member_id) = member {
-        let _ = conn
-            .call(
-                &Request::Leave { member_id },
-                Duration::from_millis(sh.cfg.request_timeout_ms),
-            )
-            .await;
+        let _ = conn.call(&Request::Leave { member_id }, Duration::from_millis(sh.cfg.request_timeout_ms)).await;
     }
     true
 }
@@ -338,27 +298,15 @@ async fn fetch_task(sh: Arc<Shared>) {
             if st.phase == Phase::Closed {
                 return;
             }
-            (
-                st.fetch_epoch,
-                st.positions
-                    .iter()
-                    .map(|(p, o)| (*p, *o))
-                    .collect::<Vec<_>>(),
-            )
+            (st.fetch_epoch, st.positions.iter().map(|(p, o)| (*p, *o)).collect::<Vec<_>>())
         };
         if work.is_empty() {
             wait(&sh.fetch, &sh.gate, 500).await;
             continue;
         }
         for (partition, from) in work {
-            let req = Request::Fetch {
-                partition,
-                from,
-                max_wait_ms: 200,
-            };
-            let resp = conn
-                .call(&req, Duration::from_millis(sh.cfg.request_timeout_ms))
-                .await;
+            let req = Request::Fetch { partition, from, max_wait_ms: 200 };
+            let resp = conn.call(&req, Duration::from_millis(sh.cfg.request_timeout_ms)).await;
             match resp {
                 Ok(Response::Fetched { records, next }) => {
                     let mut st = sh.lock();
@@ -403,20 +351,11 @@ async fn produce_task(sh: Arc<Shared>) {
         if global_ms() > queued_at + sh.cfg.delivery_timeout_ms {
             continue; // delivery timed out: dropped, as librdkafka does
         }
-        let req = Request::Produce {
-            partition,
-            payload: payload.clone(),
-            create_time: global_ms(),
-        };
-        match conn
-            .call(&req, Duration::from_millis(sh.cfg.request_timeout_ms))
-            .await
-        {
+        let req = Request::Produce { partition, payload: payload.clone(), create_time: global_ms() };
+        match conn.call(&req, Duration::from_millis(sh.cfg.request_timeout_ms)).await {
             Ok(Response::Produced { .. }) => {}
             _ => {
-                sh.lock()
-                    .produce_q
-                    .push_front((queued_at, partition, payload));
+                sh.lock().produce_q.push_front((queued_at, partition, payload));
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }
@@ -476,21 +415,9 @@ impl neli::Broker for SimBroker {
             return Ok(Membership::Rejected);
         };
         let timeout = self.timeout();
-        match self
-            .commit
-            .call(
-                &Request::Commit {
-                    member_id,
-                    generation,
-                },
-                timeout,
-            )
-            .await
-        {
+        match self.commit.call(&Request::Commit { member_id, generation }, timeout).await {
             Ok(Response::Ok) => Ok(Membership::Confirmed),
-            Ok(Response::Error(GroupError::UnknownMember | GroupError::IllegalGeneration)) => {
-                Ok(Membership::Rejected)
-            }
+            Ok(Response::Error(GroupError::UnknownMember | GroupError::IllegalGeneration)) => Ok(Membership::Rejected),
             Ok(other) => Err(BrokerError::retriable(format!("commit failed: {other:?}"))),
             Err(e) => Err(BrokerError::retriable(format!("commit failed: {e}"))),
         }
@@ -522,10 +449,7 @@ impl neli::Broker for SimBroker {
         };
         if let Some(member_id) = member {
             let timeout = self.timeout();
-            let _ = self
-                .commit
-                .call(&Request::Leave { member_id }, timeout)
-                .await;
+            let _ = self.commit.call(&Request::Leave { member_id }, timeout).await;
         }
         Ok(())
     }
@@ -533,9 +457,7 @@ impl neli::Broker for SimBroker {
     async fn partition_count(&mut self) -> Result<u32, BrokerError> {
         let mut conn = Conn::new(&self.shared.cfg.partition_leader, self.shared.gate.clone());
         for _ in 0..50 {
-            if let Ok(Response::Metadata { partitions }) =
-                conn.call(&Request::Metadata, self.timeout()).await
-            {
+            if let Ok(Response::Metadata { partitions }) = conn.call(&Request::Metadata, self.timeout()).await {
                 return Ok(partitions);
             }
             self.clock.sleep(Duration::from_millis(200)).await;

@@ -40,14 +40,7 @@ pub struct ClockModel {
 impl ClockModel {
     /// A clock reading `offset_ms` at global time 0, running at real rate.
     pub fn new(offset_ms: u64) -> ClockModel {
-        ClockModel {
-            pieces: vec![Piece {
-                start: 0,
-                local: offset_ms,
-                rate_ppm: 1_000_000,
-            }],
-            drift_ppm: 0,
-        }
+        ClockModel { pieces: vec![Piece { start: 0, local: offset_ms, rate_ppm: 1_000_000 }], drift_ppm: 0 }
     }
 
     fn piece_at(&self, g: u64) -> &Piece {
@@ -67,10 +60,7 @@ impl ClockModel {
         if self.local_at(from) >= local {
             return Some(from);
         }
-        let first = self
-            .pieces
-            .partition_point(|p| p.start <= from)
-            .saturating_sub(1);
+        let first = self.pieces.partition_point(|p| p.start <= from).saturating_sub(1);
         for (i, p) in self.pieces.iter().enumerate().skip(first) {
             let begin = p.start.max(from);
             let end = self.pieces.get(i + 1).map(|n| n.start);
@@ -107,11 +97,7 @@ impl ClockModel {
         let local = self.local_at(g);
         let rate = self.rate();
         self.cut(g);
-        self.pieces.push(Piece {
-            start: g,
-            local,
-            rate_ppm: rate,
-        });
+        self.pieces.push(Piece { start: g, local, rate_ppm: rate });
     }
 
     /// At global `g` the clock jumps by `by_ms`. A backward step holds the
@@ -122,24 +108,12 @@ impl ClockModel {
         let rate = self.rate();
         self.cut(g);
         if by_ms >= 0 {
-            self.pieces.push(Piece {
-                start: g,
-                local: local + by_ms.unsigned_abs(),
-                rate_ppm: rate,
-            });
+            self.pieces.push(Piece { start: g, local: local + by_ms.unsigned_abs(), rate_ppm: rate });
         } else {
             let back = by_ms.unsigned_abs();
             let resume = g + (back * 1_000_000).div_ceil(rate.max(1));
-            self.pieces.push(Piece {
-                start: g,
-                local,
-                rate_ppm: 0,
-            });
-            self.pieces.push(Piece {
-                start: resume,
-                local,
-                rate_ppm: rate,
-            });
+            self.pieces.push(Piece { start: g, local, rate_ppm: 0 });
+            self.pieces.push(Piece { start: resume, local, rate_ppm: rate });
         }
     }
 
@@ -156,9 +130,7 @@ pub struct Gate {
 
 impl Default for Gate {
     fn default() -> Self {
-        Gate {
-            paused: Arc::new(watch::Sender::new(false)),
-        }
+        Gate { paused: Arc::new(watch::Sender::new(false)) }
     }
 }
 

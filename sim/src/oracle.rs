@@ -52,21 +52,13 @@ fn holds(log: &Log, clocks: &[ClockModel], role: u32, end_of_run: u64) -> Vec<Ho
     let mut per_member: BTreeMap<&str, Vec<(u64, Option<u64>)>> = BTreeMap::new();
     let mut slot_of: BTreeMap<&str, usize> = BTreeMap::new();
     for o in &log.leases {
-        per_member
-            .entry(o.member.as_str())
-            .or_default()
-            .push((o.at, o.leading.get(&role).map(|l| l.until)));
+        per_member.entry(o.member.as_str()).or_default().push((o.at, o.leading.get(&role).map(|l| l.until)));
         slot_of.insert(o.member.as_str(), o.slot);
     }
     let mut out = Vec::new();
     for (member, obs) in per_member {
         let clock = &clocks[slot_of[member]];
-        let stop = log
-            .ends
-            .get(member)
-            .copied()
-            .unwrap_or(end_of_run)
-            .min(end_of_run);
+        let stop = log.ends.get(member).copied().unwrap_or(end_of_run).min(end_of_run);
         for (i, (at, until)) in obs.iter().enumerate() {
             let Some(until) = until else { continue };
             let next = obs.get(i + 1).map_or(stop, |(t, _)| *t).min(stop);
@@ -76,11 +68,7 @@ fn holds(log: &Log, clocks: &[ClockModel], role: u32, end_of_run: u64) -> Vec<Ho
             let expiry = clock.global_when(*until, *at).unwrap_or(u64::MAX);
             let end = expiry.min(next);
             if end > *at {
-                out.push(Hold {
-                    start: *at,
-                    end,
-                    member: member.to_owned(),
-                });
+                out.push(Hold { start: *at, end, member: member.to_owned() });
             }
         }
     }
@@ -89,9 +77,7 @@ fn holds(log: &Log, clocks: &[ClockModel], role: u32, end_of_run: u64) -> Vec<Ho
     let mut merged: Vec<Hold> = Vec::new();
     for h in out {
         match merged.last_mut() {
-            Some(last) if last.member == h.member && h.start <= last.end => {
-                last.end = last.end.max(h.end)
-            }
+            Some(last) if last.member == h.member && h.start <= last.end => last.end = last.end.max(h.end),
             _ => merged.push(h),
         }
     }
@@ -104,12 +90,7 @@ pub fn holds_role0(log: &Log, clocks: &[ClockModel], member: &str, now: u64) -> 
     if log.ends.get(member).is_some_and(|e| *e <= now) {
         return false;
     }
-    let Some(o) = log
-        .leases
-        .iter()
-        .filter(|o| o.member == member && o.at <= now)
-        .max_by_key(|o| o.at)
-    else {
+    let Some(o) = log.leases.iter().filter(|o| o.member == member && o.at <= now).max_by_key(|o| o.at) else {
         return false;
     };
     let Some(l) = o.leading.get(&0) else {
@@ -122,18 +103,11 @@ pub fn holds_role0(log: &Log, clocks: &[ClockModel], member: &str, now: u64) -> 
 pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figures, Vec<String>) {
     let mut f = Figures::default();
     let mut v = Vec::new();
-    let roles = if s.election.mode == crate::scenario::ModeName::MultiRole {
-        s.election.roles
-    } else {
-        1
-    };
+    let roles = if s.election.mode == crate::scenario::ModeName::MultiRole { s.election.roles } else { 1 };
     for role in 0..roles {
         let hs = holds(log, clocks, role, end);
         // Sweep: count holders over time.
-        let mut edges: Vec<(u64, i64)> = hs
-            .iter()
-            .flat_map(|h| [(h.start, 1), (h.end, -1)])
-            .collect();
+        let mut edges: Vec<(u64, i64)> = hs.iter().flat_map(|h| [(h.start, 1), (h.end, -1)]).collect();
         edges.sort();
         let first = hs.first().map(|h| h.start);
         if role == 0 {
@@ -164,11 +138,8 @@ pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figur
                     f.overlap_total_ms += o;
                     f.overlap_max_ms = f.overlap_max_ms.max(o);
                     if s.election.is_exclusive() && v.len() < 20 {
-                        let who: Vec<&str> = hs
-                            .iter()
-                            .filter(|h| h.start < at && h.end > st)
-                            .map(|h| h.member.as_str())
-                            .collect();
+                        let who: Vec<&str> =
+                            hs.iter().filter(|h| h.start < at && h.end > st).map(|h| h.member.as_str()).collect();
                         v.push(format!(
                             "overlap: role {role} held by {} at once from {} for {o}ms",
                             who.join(" and "),
@@ -215,18 +186,19 @@ pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figur
             Event::Acquired { token, .. } => {
                 f.acquisitions += 1;
                 if *held {
-                    v.push(format!(
-                        "ill-formed events: {} Acquired role {role} twice at {}",
-                        e.member,
-                        secs(e.at)
-                    ));
+                    v.push(format!("ill-formed events: {} Acquired role {role} twice at {}", e.member, secs(e.at)));
                 }
                 *held = true;
                 if let Some((t, who)) = last_token.get(&role)
                     && *t >= token.0
                     && log.log_epoch == 0
                 {
-                    v.push(format!("token not increasing: {} got token {} for role {role} at {} after {who} had {t}", e.member, token.0, secs(e.at)));
+                    v.push(format!(
+                        "token not increasing: {} got token {} for role {role} at {} after {who} had {t}",
+                        e.member,
+                        token.0,
+                        secs(e.at)
+                    ));
                 }
                 last_token.insert(role, (token.0, e.member.clone()));
             }
@@ -265,26 +237,17 @@ pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figur
     if let Some(m) = x.max_overlap
         && f.overlap_total_ms > m.ms()
     {
-        v.push(format!(
-            "expect.max_overlap = \"{m}\" exceeded: {}ms",
-            f.overlap_total_ms
-        ));
+        v.push(format!("expect.max_overlap = \"{m}\" exceeded: {}ms", f.overlap_total_ms));
     }
     if let Some(m) = x.max_gap
         && f.gap_max_ms > m.ms()
     {
-        v.push(format!(
-            "expect.max_gap = \"{m}\" exceeded: {}ms",
-            f.gap_max_ms
-        ));
+        v.push(format!("expect.max_gap = \"{m}\" exceeded: {}ms", f.gap_max_ms));
     }
     if let Some(m) = x.max_failover
         && f.failover_max_ms() > m.ms()
     {
-        v.push(format!(
-            "expect.max_failover = \"{m}\" exceeded: {}ms",
-            f.failover_max_ms()
-        ));
+        v.push(format!("expect.max_failover = \"{m}\" exceeded: {}ms", f.failover_max_ms()));
     }
     (f, v)
 }

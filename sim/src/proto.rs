@@ -65,23 +65,12 @@ pub struct WireRecord {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Response {
-    Joined {
-        member_id: String,
-        generation: u64,
-        assignment: Vec<u32>,
-    },
+    Joined { member_id: String, generation: u64, assignment: Vec<u32> },
     Ok,
     Error(GroupError),
-    Produced {
-        offset: u64,
-    },
-    Fetched {
-        records: Vec<WireRecord>,
-        next: u64,
-    },
-    Metadata {
-        partitions: u32,
-    },
+    Produced { offset: u64 },
+    Fetched { records: Vec<WireRecord>, next: u64 },
+    Metadata { partitions: u32 },
     NotLeader,
 }
 
@@ -94,9 +83,7 @@ pub async fn write_frame<T: Serialize>(stream: &mut TcpStream, msg: &T) -> std::
     stream.write_all(&frame).await
 }
 
-pub async fn read_frame<T: for<'de> Deserialize<'de>>(
-    stream: &mut TcpStream,
-) -> std::io::Result<T> {
+pub async fn read_frame<T: for<'de> Deserialize<'de>>(stream: &mut TcpStream) -> std::io::Result<T> {
     let mut len = [0u8; 4];
     stream.read_exact(&mut len).await?;
     let mut buf = vec![0u8; u32::from_be_bytes(len) as usize];
@@ -115,11 +102,7 @@ pub struct Conn {
 
 impl Conn {
     pub fn new(host: &str, gate: Gate) -> Conn {
-        Conn {
-            addr: format!("{host}:{PORT}"),
-            stream: None,
-            gate,
-        }
+        Conn { addr: format!("{host}:{PORT}"), stream: None, gate }
     }
 
     pub async fn call(&mut self, req: &Request, timeout: Duration) -> Result<Response, String> {
@@ -127,11 +110,7 @@ impl Conn {
         let stream = &mut self.stream;
         let work = async {
             if stream.is_none() {
-                *stream = Some(
-                    TcpStream::connect(addr.as_str())
-                        .await
-                        .map_err(|e| e.to_string())?,
-                );
+                *stream = Some(TcpStream::connect(addr.as_str()).await.map_err(|e| e.to_string())?);
             }
             let s = stream.as_mut().expect("connected above");
             write_frame(s, req).await.map_err(|e| e.to_string())?;

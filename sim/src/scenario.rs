@@ -31,20 +31,18 @@ impl Dur {
         };
         let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
         let (num, unit) = t.split_at(split);
-        let n: i64 = num.parse().map_err(|_| format!("invalid duration {text:?}: expected a number with a unit, e.g. \"250ms\", \"3s\", \"1m\""))?;
+        let n: i64 = num.parse().map_err(|_| {
+            format!("invalid duration {text:?}: expected a number with a unit, e.g. \"250ms\", \"3s\", \"1m\"")
+        })?;
         let scale = match unit {
             "ms" => 1,
             "s" => 1000,
             "m" => 60_000,
             _ => {
-                return Err(format!(
-                    "invalid duration {text:?}: unit must be ms, s or m"
-                ));
+                return Err(format!("invalid duration {text:?}: unit must be ms, s or m"));
             }
         };
-        let ms = n
-            .checked_mul(scale)
-            .ok_or_else(|| format!("duration {text:?} is too large"))?;
+        let ms = n.checked_mul(scale).ok_or_else(|| format!("duration {text:?} is too large"))?;
         Ok(Dur(if neg { -ms } else { ms }))
     }
 }
@@ -58,11 +56,7 @@ impl<'de> Deserialize<'de> for Dur {
 
 impl fmt::Display for Dur {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0 % 1000 == 0 {
-            write!(f, "{}s", self.0 / 1000)
-        } else {
-            write!(f, "{}ms", self.0)
-        }
+        if self.0 % 1000 == 0 { write!(f, "{}s", self.0 / 1000) } else { write!(f, "{}ms", self.0) }
     }
 }
 
@@ -164,12 +158,7 @@ pub struct Cluster {
 
 impl Default for Cluster {
     fn default() -> Self {
-        Cluster {
-            brokers: 1,
-            coordinator: b0(),
-            partition_leader: b0(),
-            profile: ProfileName::Kafka,
-        }
+        Cluster { brokers: 1, coordinator: b0(), partition_leader: b0(), profile: ProfileName::Kafka }
     }
 }
 
@@ -295,11 +284,7 @@ pub struct Scenario {
 pub struct ScenarioError(pub String);
 
 fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())]
-        .bytes()
-        .filter(|b| *b == b'\n')
-        .count()
-        + 1
+    text[..offset.min(text.len())].bytes().filter(|b| *b == b'\n').count() + 1
 }
 
 impl Scenario {
@@ -318,9 +303,7 @@ impl Scenario {
             ScenarioError(format!("{file}{at}: {}", e.message()))
         })?;
         s.validate().map_err(|(offset, msg)| {
-            let at = offset
-                .map(|o| format!(":{}", line_of(text, o)))
-                .unwrap_or_default();
+            let at = offset.map(|o| format!(":{}", line_of(text, o))).unwrap_or_default();
             ScenarioError(format!("{file}{at}: {msg}"))
         })?;
         Ok(s)
@@ -328,9 +311,7 @@ impl Scenario {
 
     /// The hosts a scenario may name.
     pub fn member_names(&self) -> Vec<String> {
-        (0..self.election.members)
-            .map(|i| format!("m{i}"))
-            .collect()
+        (0..self.election.members).map(|i| format!("m{i}")).collect()
     }
     pub fn broker_names(&self) -> Vec<String> {
         (0..self.cluster.brokers).map(|i| format!("b{i}")).collect()
@@ -338,34 +319,21 @@ impl Scenario {
 
     fn validate(&self) -> Result<(), (Option<usize>, String)> {
         let err = |msg: String| Err((None, msg));
-        if self.name.is_empty()
-            || !self
-                .name
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        if self.name.is_empty() || !self.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         {
             return err(format!("name = {:?}: must match [a-z0-9-]+", self.name));
         }
         if self.duration.0 <= 0 {
-            return err(format!(
-                "duration = \"{}\": must be positive",
-                self.duration
-            ));
+            return err(format!("duration = \"{}\": must be positive", self.duration));
         }
         let c = &self.cluster;
         if c.brokers == 0 {
             return err("cluster.brokers = 0: need at least one broker".into());
         }
         let brokers = self.broker_names();
-        for (field, v) in [
-            ("coordinator", &c.coordinator),
-            ("partition_leader", &c.partition_leader),
-        ] {
+        for (field, v) in [("coordinator", &c.coordinator), ("partition_leader", &c.partition_leader)] {
             if !brokers.contains(v) {
-                return err(format!(
-                    "cluster.{field} = {v:?}: no such broker (brokers are b0..b{})",
-                    c.brokers - 1
-                ));
+                return err(format!("cluster.{field} = {v:?}: no such broker (brokers are b0..b{})", c.brokers - 1));
             }
         }
         let e = &self.election;
@@ -373,10 +341,7 @@ impl Scenario {
             return err("election.members = 0: need at least one member".into());
         }
         if e.heartbeat_timeout.0 <= 0 || e.session_timeout.0 <= 0 || e.poll_interval.0 <= 0 {
-            return err(
-                "election: heartbeat_timeout, session_timeout and poll_interval must be positive"
-                    .into(),
-            );
+            return err("election: heartbeat_timeout, session_timeout and poll_interval must be positive".into());
         }
         if e.roles == 0 || e.partitions == 0 {
             return err("election: roles and partitions must be at least 1".into());
@@ -384,9 +349,7 @@ impl Scenario {
         if let Some(i) = e.heartbeat_interval
             && (i.0 <= 0 || i >= e.heartbeat_timeout)
         {
-            return err(format!(
-                "election.heartbeat_interval = \"{i}\": must be positive and below heartbeat_timeout"
-            ));
+            return err(format!("election.heartbeat_interval = \"{i}\": must be positive and below heartbeat_timeout"));
         }
         let members = self.member_names();
         let hosts: Vec<String> = members.iter().chain(brokers.iter()).cloned().collect();
@@ -395,52 +358,31 @@ impl Scenario {
             let f = f.get_ref();
             let kind = f.kind.name();
             let need = |field: &str, v: bool| {
-                if v {
-                    Ok(())
-                } else {
-                    Err((
-                        at,
-                        format!("faults: kind {kind:?} requires field `{field}`"),
-                    ))
-                }
+                if v { Ok(()) } else { Err((at, format!("faults: kind {kind:?} requires field `{field}`"))) }
             };
             let member = |field: &str, v: &Option<String>| match v {
                 Some(t) if t == "leader" || members.contains(t) => Ok(()),
-                Some(t) => Err((
-                    at,
-                    format!(
-                        "faults.{field} = {t:?}: not a member (m0..m{}) or \"leader\"",
-                        e.members - 1
-                    ),
-                )),
-                None => Err((
-                    at,
-                    format!("faults: kind {kind:?} requires field `{field}`"),
-                )),
+                Some(t) => {
+                    Err((at, format!("faults.{field} = {t:?}: not a member (m0..m{}) or \"leader\"", e.members - 1)))
+                }
+                None => Err((at, format!("faults: kind {kind:?} requires field `{field}`"))),
             };
             let host = |field: &str, v: &Option<String>| match v {
                 Some(t) if t == "leader" || hosts.contains(t) => Ok(()),
                 Some(t) => Err((at, format!("faults.{field} = {t:?}: no such host"))),
-                None => Err((
-                    at,
-                    format!("faults: kind {kind:?} requires field `{field}`"),
-                )),
+                None => Err((at, format!("faults: kind {kind:?} requires field `{field}`"))),
             };
             if f.at.0 < 0 {
-                return Err((
-                    at,
-                    format!("faults.at = \"{}\": must not be negative", f.at),
-                ));
+                return Err((at, format!("faults.at = \"{}\": must not be negative", f.at)));
             }
             match f.kind {
                 FaultKind::Pause | FaultKind::StallPoll | FaultKind::IsolateCoordinator => {
                     member("target", &f.target)?;
                     need("duration", f.duration.is_some())?;
                 }
-                FaultKind::Crash
-                | FaultKind::Close
-                | FaultKind::Resign
-                | FaultKind::CloseInHandler => member("target", &f.target)?,
+                FaultKind::Crash | FaultKind::Close | FaultKind::Resign | FaultKind::CloseInHandler => {
+                    member("target", &f.target)?
+                }
                 FaultKind::ClockStep => {
                     member("target", &f.target)?;
                     need("by", f.by.is_some())?;
@@ -468,10 +410,7 @@ impl Scenario {
                     other => {
                         return Err((
                             at,
-                            format!(
-                                "faults.target = {other:?}: broker-crash needs a broker (b0..b{})",
-                                c.brokers - 1
-                            ),
+                            format!("faults.target = {other:?}: broker-crash needs a broker (b0..b{})", c.brokers - 1),
                         ));
                     }
                 },
@@ -481,7 +420,10 @@ impl Scenario {
                 }
             }
             if f.kind == FaultKind::IsolateCoordinator && c.coordinator == c.partition_leader {
-                return Err((at, "faults: isolate-coordinator needs cluster.coordinator != cluster.partition_leader".into()));
+                return Err((
+                    at,
+                    "faults: isolate-coordinator needs cluster.coordinator != cluster.partition_leader".into(),
+                ));
             }
         }
         Ok(())

@@ -120,10 +120,7 @@ pub struct BrokerState {
 
 impl BrokerState {
     pub fn new(partitions: u32) -> BrokerState {
-        BrokerState {
-            group: Group::new(),
-            logs: (0..partitions).map(|p| (p, Vec::new())).collect(),
-        }
+        BrokerState { group: Group::new(), logs: (0..partitions).map(|p| (p, Vec::new())).collect() }
     }
 
     /// Heartbeats written with an older term after a newer term was
@@ -167,12 +164,7 @@ impl BrokerCtx {
     /// The broker's host program.
     pub async fn run(self) -> turmoil::Result {
         // Answers to joins from before a restart can never be delivered.
-        self.state
-            .lock()
-            .expect("broker lock")
-            .group
-            .pending
-            .clear();
+        self.state.lock().expect("broker lock").group.pending.clear();
         let listener = TcpListener::bind(("0.0.0.0", PORT)).await?;
         if self.coordinator {
             let ctx = self.clone();
@@ -203,14 +195,8 @@ impl BrokerCtx {
     async fn handle(&self, req: Request) -> Response {
         let now = global_ms();
         match req {
-            Request::Metadata => Response::Metadata {
-                partitions: self.partitions,
-            },
-            Request::Produce {
-                partition,
-                payload,
-                create_time,
-            } => {
+            Request::Metadata => Response::Metadata { partitions: self.partitions },
+            Request::Produce { partition, payload, create_time } => {
                 if !self.partition_leader {
                     return Response::NotLeader;
                 }
@@ -219,24 +205,12 @@ impl BrokerCtx {
                     return Response::NotLeader;
                 };
                 let offset = log.len() as u64;
-                let timestamp = if self.profile.log_append_time {
-                    now
-                } else {
-                    create_time
-                };
-                log.push(WireRecord {
-                    offset,
-                    timestamp,
-                    payload,
-                });
+                let timestamp = if self.profile.log_append_time { now } else { create_time };
+                log.push(WireRecord { offset, timestamp, payload });
                 self.appended.notify_waiters();
                 Response::Produced { offset }
             }
-            Request::Fetch {
-                partition,
-                from,
-                max_wait_ms,
-            } => {
+            Request::Fetch { partition, from, max_wait_ms } => {
                 if !self.partition_leader {
                     return Response::NotLeader;
                 }
@@ -252,20 +226,13 @@ impl BrokerCtx {
                         match from {
                             // Out of range (the log was lost): reset to the end.
                             Some(o) if o > end => {
-                                return Response::Fetched {
-                                    records: Vec::new(),
-                                    next: end,
-                                };
+                                return Response::Fetched { records: Vec::new(), next: end };
                             }
                             None => {
-                                return Response::Fetched {
-                                    records: Vec::new(),
-                                    next: end,
-                                };
+                                return Response::Fetched { records: Vec::new(), next: end };
                             }
                             Some(o) if o < end => {
-                                let records: Vec<WireRecord> =
-                                    log[o as usize..].iter().take(64).cloned().collect();
+                                let records: Vec<WireRecord> = log[o as usize..].iter().take(64).cloned().collect();
                                 let next = o + records.len() as u64;
                                 return Response::Fetched { records, next };
                             }
@@ -273,45 +240,26 @@ impl BrokerCtx {
                         }
                     }
                     if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                        return Response::Fetched {
-                            records: Vec::new(),
-                            next: from.unwrap_or(0),
-                        };
+                        return Response::Fetched { records: Vec::new(), next: from.unwrap_or(0) };
                     }
                 }
             }
-            Request::Join {
-                member_id,
-                client,
-                session_ms,
-                rebalance_ms,
-            } => {
+            Request::Join { member_id, client, session_ms, rebalance_ms } => {
                 if !self.coordinator {
                     return Response::Error(GroupError::NotCoordinator);
                 }
                 let rx = {
                     let mut s = self.state.lock().expect("broker lock");
-                    match self.join(
-                        &mut s.group,
-                        now,
-                        member_id,
-                        client,
-                        session_ms,
-                        rebalance_ms,
-                    ) {
+                    match self.join(&mut s.group, now, member_id, client, session_ms, rebalance_ms) {
                         Ok(rx) => rx,
                         Err(e) => return Response::Error(e),
                     }
                 };
                 // The coordinator answers when the rebalance completes; a
                 // dropped sender means a newer join replaced this one.
-                rx.await
-                    .unwrap_or(Response::Error(GroupError::RebalanceInProgress))
+                rx.await.unwrap_or(Response::Error(GroupError::RebalanceInProgress))
             }
-            Request::Heartbeat {
-                member_id,
-                generation,
-            } => {
+            Request::Heartbeat { member_id, generation } => {
                 if !self.coordinator {
                     return Response::Error(GroupError::NotCoordinator);
                 }
@@ -330,10 +278,7 @@ impl BrokerCtx {
                 m.expires_at = now + m.session_ms;
                 Response::Ok
             }
-            Request::Commit {
-                member_id,
-                generation,
-            } => {
+            Request::Commit { member_id, generation } => {
                 if !self.coordinator {
                     return Response::Error(GroupError::NotCoordinator);
                 }
@@ -412,25 +357,11 @@ impl BrokerCtx {
     }
 
     fn start_rebalance(&self, g: &mut Group, now: u64, why: &str) {
-        let delay = if g.phase == Phase::Empty {
-            self.profile.initial_delay_ms
-        } else {
-            0
-        };
-        let rebalance = g
-            .members
-            .values()
-            .map(|m| m.rebalance_ms)
-            .max()
-            .unwrap_or(0);
-        g.phase = Phase::Preparing {
-            ready_at: now + delay + self.profile.rebalance_pause_ms,
-            deadline: now + rebalance,
-        };
-        self.trace(format!(
-            "rebalance ({why}) after generation {}",
-            g.generation
-        ));
+        let delay = if g.phase == Phase::Empty { self.profile.initial_delay_ms } else { 0 };
+        let rebalance = g.members.values().map(|m| m.rebalance_ms).max().unwrap_or(0);
+        g.phase =
+            Phase::Preparing { ready_at: now + delay + self.profile.rebalance_pause_ms, deadline: now + rebalance };
+        self.trace(format!("rebalance ({why}) after generation {}", g.generation));
     }
 
     fn tick_group(&self) {
@@ -460,12 +391,7 @@ impl BrokerCtx {
         if now < ready_at || !(all_joined || now >= deadline) {
             return;
         }
-        let late: Vec<String> = g
-            .members
-            .keys()
-            .filter(|id| !g.pending.contains_key(*id))
-            .cloned()
-            .collect();
+        let late: Vec<String> = g.members.keys().filter(|id| !g.pending.contains_key(*id)).cloned().collect();
         for id in &late {
             g.members.remove(id);
             self.trace(format!("member {id} removed (rebalance timeout)"));
@@ -482,11 +408,7 @@ impl BrokerCtx {
         }
         for p in 0..self.partitions {
             let id = &ids[p as usize % ids.len()];
-            g.members
-                .get_mut(id)
-                .expect("listed member")
-                .assignment
-                .push(p);
+            g.members.get_mut(id).expect("listed member").assignment.push(p);
         }
         let mut summary = Vec::new();
         for (id, m) in &g.members {
@@ -500,10 +422,6 @@ impl BrokerCtx {
             }
         }
         g.phase = Phase::Stable;
-        self.trace(format!(
-            "generation {} assigned {}",
-            g.generation,
-            summary.join(" ")
-        ));
+        self.trace(format!("generation {} assigned {}", g.generation, summary.join(" ")));
     }
 }

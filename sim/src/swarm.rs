@@ -21,11 +21,8 @@ pub fn random_faults(s: &Scenario, seed: u64) -> Vec<Fault> {
         // the end shows recovery.
         let at = dur / 10 + pick(1, dur / 2);
         let mut f = Fault::new(Dur(at as i64), kind);
-        let member = if pick(2, 2) == 0 {
-            "leader".to_owned()
-        } else {
-            format!("m{}", pick(3, s.election.members as u64))
-        };
+        let member =
+            if pick(2, 2) == 0 { "leader".to_owned() } else { format!("m{}", pick(3, s.election.members as u64)) };
         let other = format!("m{}", pick(4, s.election.members as u64));
         let room = (dur * 8 / 10).saturating_sub(at).max(500);
         let length = (500 + pick(5, r.max_duration.ms().saturating_sub(500))).min(room);
@@ -33,11 +30,7 @@ pub fn random_faults(s: &Scenario, seed: u64) -> Vec<Fault> {
         match kind {
             FaultKind::Partition | FaultKind::Latency => {
                 f.a = Some(member);
-                f.b = Some(if pick(6, 2) == 0 {
-                    s.cluster.coordinator.clone()
-                } else {
-                    other
-                });
+                f.b = Some(if pick(6, 2) == 0 { s.cluster.coordinator.clone() } else { other });
                 f.latency = Some(Dur(50 + pick(7, 300) as i64));
             }
             FaultKind::OneWay => {

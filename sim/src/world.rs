@@ -47,9 +47,7 @@ impl RunReport {
 
 /// splitmix64: the run's own seeded randomness (clock origins, random faults).
 pub fn mix(seed: u64, salt: u64) -> u64 {
-    let mut z = seed
-        .wrapping_add(salt.wrapping_mul(0x9E37_79B9_7F4A_7C15))
-        .wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = seed.wrapping_add(salt.wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
@@ -95,11 +93,7 @@ async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Res
     if inc == 0 {
         tokio::time::sleep(Duration::from_millis(slot.start_delay_ms)).await;
     }
-    let name = if inc == 0 {
-        format!("m{}", slot.idx)
-    } else {
-        format!("m{}.{inc}", slot.idx)
-    };
+    let name = if inc == 0 { format!("m{}", slot.idx) } else { format!("m{}.{inc}", slot.idx) };
     {
         let mut log = rec.lock();
         log.slots.insert(name.clone(), slot.idx);
@@ -160,21 +154,12 @@ async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Res
             return Ok(());
         }
     };
-    let mut neli = if p.variant.is_any() {
-        neli.with_unsafe_variant(p.variant)
-    } else {
-        neli
-    };
+    let mut neli = if p.variant.is_any() { neli.with_unsafe_variant(p.variant) } else { neli };
     let control = neli.control();
     {
         // The application's handler: a Revoked barrier that finishes some
         // work (250 ms) and, when armed, closes the election from inside.
-        let (ctl, rec, name, gate) = (
-            slot.ctl.clone(),
-            rec.clone(),
-            name.clone(),
-            slot.gate.clone(),
-        );
+        let (ctl, rec, name, gate) = (slot.ctl.clone(), rec.clone(), name.clone(), slot.gate.clone());
         neli.on_event(move |event, control| {
             let close = matches!(event, neli::Event::Revoked { .. })
                 && std::mem::take(&mut ctl.lock().expect("ctl lock").close_in_handler);
@@ -201,22 +186,9 @@ async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Res
                     .borrow_and_update()
                     .leading
                     .iter()
-                    .map(|(r, l)| {
-                        (
-                            *r,
-                            LeaseView {
-                                token: l.token.0,
-                                until: l.until.as_millis(),
-                            },
-                        )
-                    })
+                    .map(|(r, l)| (*r, LeaseView { token: l.token.0, until: l.until.as_millis() }))
                     .collect();
-                rec.lock().leases.push(LeaseObs {
-                    at: global_ms(),
-                    member: name.clone(),
-                    slot: idx,
-                    leading,
-                });
+                rec.lock().leases.push(LeaseObs { at: global_ms(), member: name.clone(), slot: idx, leading });
             }
         });
         let mut events = control.events();
@@ -235,22 +207,14 @@ async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Res
                 };
                 let mut log = rec.lock();
                 log.trace.push((at, name.clone(), text));
-                log.events.push(EventObs {
-                    at,
-                    member: name.clone(),
-                    event,
-                });
+                log.events.push(EventObs { at, member: name.clone(), event });
             }
         });
     }
     loop {
         let (stall_until, close, resign) = {
             let mut c = slot.ctl.lock().expect("ctl lock");
-            (
-                c.stall_until,
-                std::mem::take(&mut c.close),
-                std::mem::take(&mut c.resign),
-            )
+            (c.stall_until, std::mem::take(&mut c.close), std::mem::take(&mut c.resign))
         };
         let now = global_ms();
         if stall_until > now {
@@ -261,11 +225,7 @@ async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Res
         }
         if close {
             let r = neli.close().await;
-            rec.trace(
-                global_ms(),
-                &name,
-                format!("closed ({})", if r.is_ok() { "ok" } else { "error" }),
-            );
+            rec.trace(global_ms(), &name, format!("closed ({})", if r.is_ok() { "ok" } else { "error" }));
             rec.lock().ends.insert(name.clone(), global_ms());
             return Ok(());
         }
@@ -289,12 +249,7 @@ async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Res
         if let Some(token) = neli.token() {
             let mut log = rec.lock();
             let log_epoch = log.log_epoch;
-            log.writes.push(WriteObs {
-                at: global_ms(),
-                member: name.clone(),
-                token: token.0,
-                log_epoch,
-            });
+            log.writes.push(WriteObs { at: global_ms(), member: name.clone(), token: token.0, log_epoch });
         }
     }
 }
@@ -327,11 +282,7 @@ async fn foreign_main(
                 }
                 .encode()
             };
-            let req = Request::Produce {
-                partition,
-                payload,
-                create_time: global_ms(),
-            };
+            let req = Request::Produce { partition, payload, create_time: global_ms() };
             let _ = conn.call(&req, Duration::from_secs(1)).await;
         }
     }
@@ -366,11 +317,7 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
         .max_message_latency(MAX_LATENCY)
         .build();
     let rec = Recorder::default();
-    let partitions = if e.mode == ModeName::MultiRole {
-        e.partitions
-    } else {
-        1
-    };
+    let partitions = if e.mode == ModeName::MultiRole { e.partitions } else { 1 };
     let mut broker_states = BTreeMap::new();
     for b in scenario.broker_names() {
         let ctx = BrokerCtx {
@@ -398,11 +345,7 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
         proof: e.membership_proof,
         mode: match e.mode {
             ModeName::Exclusive => Mode::Exclusive,
-            ModeName::MultiRole => Mode::MultiRole {
-                roles: e.roles,
-                partitions: e.partitions,
-                exclusive: e.exclusive,
-            },
+            ModeName::MultiRole => Mode::MultiRole { roles: e.roles, partitions: e.partitions, exclusive: e.exclusive },
         },
         variant: UnsafeVariant {
             lease_from_receipt: e.variant == Variant::LeaseFromReceipt,
@@ -422,39 +365,22 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
             start_delay_ms: mix(seed, 100 + i as u64) % 1000,
         };
         let (s, p, r) = (slot.clone(), params.clone(), rec.clone());
-        sim.host(format!("m{i}").as_str(), move || {
-            member_main(s.clone(), p.clone(), r.clone())
-        });
+        sim.host(format!("m{i}").as_str(), move || member_main(s.clone(), p.clone(), r.clone()));
         slots.push(slot);
     }
-    let mut faults: Vec<Fault> = scenario
-        .faults
-        .iter()
-        .map(|f| f.get_ref().clone())
-        .collect();
+    let mut faults: Vec<Fault> = scenario.faults.iter().map(|f| f.get_ref().clone()).collect();
     faults.extend(crate::swarm::random_faults(scenario, seed));
     let fw_queue = Arc::new(Mutex::new(VecDeque::new()));
     let fw_notify = Arc::new(Notify::new());
     if faults.iter().any(|f| f.kind == FaultKind::ForeignWriter) {
-        let (l, q, n) = (
-            c.partition_leader.clone(),
-            fw_queue.clone(),
-            fw_notify.clone(),
-        );
+        let (l, q, n) = (c.partition_leader.clone(), fw_queue.clone(), fw_notify.clone());
         sim.host("fw", move || foreign_main(l.clone(), q.clone(), n.clone()));
     }
-    let mut timeline: Vec<(u64, u64, Action)> = faults
-        .into_iter()
-        .enumerate()
-        .map(|(i, f)| (f.at.ms(), i as u64, Action::Start(f)))
-        .collect();
+    let mut timeline: Vec<(u64, u64, Action)> =
+        faults.into_iter().enumerate().map(|(i, f)| (f.at.ms(), i as u64, Action::Start(f))).collect();
     let mut order = 1_000_000u64;
     let mut violations = Vec::new();
-    let all_hosts: Vec<String> = scenario
-        .member_names()
-        .into_iter()
-        .chain(scenario.broker_names())
-        .collect();
+    let all_hosts: Vec<String> = scenario.member_names().into_iter().chain(scenario.broker_names()).collect();
     loop {
         let now = u64::try_from(sim.elapsed().as_millis()).unwrap_or(u64::MAX);
         if now >= duration {
@@ -470,15 +396,12 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
             match action {
                 Action::Start(f) => {
                     let target = resolve(&f.target, &rec, &slots, now);
-                    let target_member = target
+                    let target_member =
+                        target.as_ref().and_then(|t| t.strip_prefix('m')).and_then(|i| i.parse::<usize>().ok());
+                    let incarnation = target_member.and_then(|i| rec.lock().current.get(&i).cloned());
+                    let held = incarnation
                         .as_ref()
-                        .and_then(|t| t.strip_prefix('m'))
-                        .and_then(|i| i.parse::<usize>().ok());
-                    let incarnation =
-                        target_member.and_then(|i| rec.lock().current.get(&i).cloned());
-                    let held = incarnation.as_ref().is_some_and(|m| {
-                        oracle::holds_role0(&rec.lock(), &slots_clocks(&slots), m, now)
-                    });
+                        .is_some_and(|m| oracle::holds_role0(&rec.lock(), &slots_clocks(&slots), m, now));
                     let dur = f.duration.map_or(0, Dur::ms);
                     let desc = describe(&f, target.as_deref());
                     rec.trace(now, "sim", desc);
@@ -523,11 +446,7 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
                                     let j = f.jitter.map_or(0, Dur::ms);
                                     let (a_, b_) = (a.as_str(), b.as_str());
                                     sim.set_link_latency(a_, b_, Duration::from_millis(l));
-                                    sim.set_link_max_message_latency(
-                                        a_,
-                                        b_,
-                                        Duration::from_millis(l + j),
-                                    );
+                                    sim.set_link_max_message_latency(a_, b_, Duration::from_millis(l + j));
                                     later(now + dur, Action::RestoreLatency(a, b));
                                 }
                             }
@@ -552,10 +471,7 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
                             if let Some(t) = target {
                                 for h in all_hosts.iter().filter(|h| **h != t) {
                                     sim.partition(t.as_str(), h.as_str());
-                                    later(
-                                        now + TICK.as_millis() as u64,
-                                        Action::Repair(t.clone(), h.clone()),
-                                    );
+                                    later(now + TICK.as_millis() as u64, Action::Repair(t.clone(), h.clone()));
                                 }
                             }
                         }
@@ -567,28 +483,17 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
                                     *st = BrokerState::new(partitions);
                                     rec.lock().log_epoch += 1;
                                 }
-                                later(
-                                    now + f.duration.map_or(TICK.as_millis() as u64, Dur::ms),
-                                    Action::Restart(t),
-                                );
+                                later(now + f.duration.map_or(TICK.as_millis() as u64, Dur::ms), Action::Restart(t));
                             }
                         }
                         FaultKind::ClockStep => {
                             if let Some(i) = target_member {
-                                slots[i]
-                                    .clock
-                                    .lock()
-                                    .expect("clock lock")
-                                    .step(now, f.by.map_or(0, |d| d.0));
+                                slots[i].clock.lock().expect("clock lock").step(now, f.by.map_or(0, |d| d.0));
                             }
                         }
                         FaultKind::ClockDrift => {
                             if let Some(i) = target_member {
-                                slots[i]
-                                    .clock
-                                    .lock()
-                                    .expect("clock lock")
-                                    .set_drift(now, f.ppm.unwrap_or(0));
+                                slots[i].clock.lock().expect("clock lock").set_drift(now, f.ppm.unwrap_or(0));
                             }
                         }
                         FaultKind::ForeignWriter => {
@@ -644,32 +549,18 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
     let (mut figures, mut found) = oracle::judge(scenario, &log, &clocks, end);
     // Foreign-writer records use huge terms; count zombies only where no stranger wrote.
     if !log.faults.iter().any(|f| f.kind == "foreign-writer") {
-        figures.zombie_heartbeats = broker_states
-            .values()
-            .map(|st| st.lock().expect("broker lock").zombie_heartbeats())
-            .sum();
+        figures.zombie_heartbeats =
+            broker_states.values().map(|st| st.lock().expect("broker lock").zombie_heartbeats()).sum();
     }
     violations.append(&mut found);
     let mut lines: Vec<&(u64, String, String)> = log.trace.iter().collect();
     lines.sort_by_key(|(at, _, _)| *at);
-    let trace = lines
-        .into_iter()
-        .map(|(at, h, t)| format_line(*at, h, t))
-        .collect();
-    RunReport {
-        scenario: scenario.name.clone(),
-        seed,
-        trace,
-        figures,
-        violations,
-    }
+    let trace = lines.into_iter().map(|(at, h, t)| format_line(*at, h, t)).collect();
+    RunReport { scenario: scenario.name.clone(), seed, trace, figures, violations }
 }
 
 fn slots_clocks(slots: &[Slot]) -> Vec<ClockModel> {
-    slots
-        .iter()
-        .map(|s| s.clock.lock().expect("clock lock").clone())
-        .collect()
+    slots.iter().map(|s| s.clock.lock().expect("clock lock").clone()).collect()
 }
 
 /// `leader` means whoever holds role 0 now; falls back to m0.
@@ -680,26 +571,13 @@ fn resolve(target: &Option<String>, rec: &Recorder, slots: &[Slot], now: u64) ->
     }
     let log = rec.lock();
     let clocks = slots_clocks(slots);
-    let holder = log
-        .current
-        .iter()
-        .find(|(_, m)| oracle::holds_role0(&log, &clocks, m, now))
-        .map(|(i, _)| *i);
+    let holder = log.current.iter().find(|(_, m)| oracle::holds_role0(&log, &clocks, m, now)).map(|(i, _)| *i);
     Some(format!("m{}", holder.unwrap_or(0)))
 }
 
 fn describe(f: &Fault, target: Option<&str>) -> String {
     let mut s = f.kind.name().to_owned();
-    for v in [
-        target,
-        f.a.as_deref(),
-        f.b.as_deref(),
-        f.from.as_deref(),
-        f.to.as_deref(),
-    ]
-    .into_iter()
-    .flatten()
-    {
+    for v in [target, f.a.as_deref(), f.b.as_deref(), f.from.as_deref(), f.to.as_deref()].into_iter().flatten() {
         s.push(' ');
         s.push_str(v);
     }
@@ -713,10 +591,7 @@ fn describe(f: &Fault, target: Option<&str>) -> String {
         s.push_str(&format!(" ppm={ppm}"));
     }
     if let Some(n) = f.count {
-        s.push_str(&format!(
-            " count={n} partition={}",
-            f.partition.unwrap_or(0)
-        ));
+        s.push_str(&format!(" count={n} partition={}", f.partition.unwrap_or(0)));
     }
     if f.lose_state == Some(true) {
         s.push_str(" losing state");

@@ -11,12 +11,7 @@ fn run_bad(test: &str, text: &str) -> (String, String) {
     std::fs::write(&path, text).expect("write");
     let p = path.to_str().unwrap().to_owned();
     let o = lab(&["run", &p]);
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "bad file must exit 2: {}",
-        stderr(&o)
-    );
+    assert_eq!(o.status.code(), Some(2), "bad file must exit 2: {}", stderr(&o));
     let err = stderr(&o);
     assert!(!err.contains("panicked"), "{err}");
     (p, err)
@@ -26,15 +21,9 @@ fn run_bad(test: &str, text: &str) -> (String, String) {
 // that would have been accepted.
 #[test]
 fn misspelt_field_names_file_line_and_expected_fields() {
-    let (p, err) = run_bad(
-        "misspelt",
-        &GOOD.replace("session_timeout", "sesion_timeout"),
-    );
+    let (p, err) = run_bad("misspelt", &GOOD.replace("session_timeout", "sesion_timeout"));
     assert!(err.starts_with(&format!("error: {p}:7:")), "{err}");
-    assert!(
-        err.contains("sesion_timeout") && err.contains("session_timeout"),
-        "{err}"
-    );
+    assert!(err.contains("sesion_timeout") && err.contains("session_timeout"), "{err}");
 }
 
 // A duration without a valid unit says which units are allowed.
@@ -57,9 +46,7 @@ fn unknown_fault_kind_lists_kinds() {
 // A fault aimed at a member that does not exist names the member range.
 #[test]
 fn target_outside_the_members_names_the_range() {
-    let text = format!(
-        "{GOOD}\n[[faults]]\nat = \"1s\"\nkind = \"pause\"\ntarget = \"m7\"\nduration = \"1s\"\n"
-    );
+    let text = format!("{GOOD}\n[[faults]]\nat = \"1s\"\nkind = \"pause\"\ntarget = \"m7\"\nduration = \"1s\"\n");
     let (p, err) = run_bad("target", &text);
     assert!(err.starts_with(&format!("error: {p}:9:")), "{err}");
     assert!(err.contains("\"m7\"") && err.contains("m0..m2"), "{err}");
@@ -78,11 +65,7 @@ fn missing_required_field_is_named() {
 fn unknown_scenario_name_points_at_list() {
     let o = lab(&["run", "no-such-scenario"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("no-such-scenario: no scenario of that name"),
-        "{}",
-        stderr(&o)
-    );
+    assert!(stderr(&o).contains("no-such-scenario: no scenario of that name"), "{}", stderr(&o));
     assert!(stderr(&o).contains("neli-lab list"));
 }
 
@@ -92,11 +75,7 @@ fn unknown_scenario_name_points_at_list() {
 fn list_flags_an_invalid_file() {
     let dir = scratch("list_invalid");
     std::fs::write(dir.join("ok.toml"), GOOD).expect("write");
-    std::fs::write(
-        dir.join("bad.toml"),
-        GOOD.replace("members = 3", "members = \"three\""),
-    )
-    .expect("write");
+    std::fs::write(dir.join("bad.toml"), GOOD.replace("members = 3", "members = \"three\"")).expect("write");
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_neli-lab"))
         .arg("list")
         .env("NELI_LAB_SCENARIOS", &dir)
@@ -104,8 +83,5 @@ fn list_flags_an_invalid_file() {
         .expect("runs");
     assert_eq!(o.status.code(), Some(2));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        out.contains("bad  ") && out.contains("INVALID: ") && out.contains("bad.toml:5:"),
-        "{out}"
-    );
+    assert!(out.contains("bad  ") && out.contains("INVALID: ") && out.contains("bad.toml:5:"), "{out}");
 }

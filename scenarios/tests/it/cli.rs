@@ -24,15 +24,9 @@ fn list_shows_shipped_and_broken_scenarios() {
         "multi-role-scale",
         "continuous-availability",
     ] {
-        assert!(
-            out.lines().any(|l| l.starts_with(name)),
-            "{name} missing:\n{out}"
-        );
+        assert!(out.lines().any(|l| l.starts_with(name)), "{name} missing:\n{out}");
     }
-    assert!(
-        out.contains("lease-from-receipt (broken on purpose)"),
-        "{out}"
-    );
+    assert!(out.contains("lease-from-receipt (broken on purpose)"), "{out}");
     assert!(!out.contains("INVALID"), "{out}");
 }
 
@@ -42,14 +36,7 @@ fn list_shows_shipped_and_broken_scenarios() {
 fn run_passes_and_draws_a_timeline() {
     let dir = scratch("run_passes");
     let svg = dir.join("t.svg");
-    let o = lab(&[
-        "run",
-        &fixture("tiny-pause"),
-        "--seed",
-        "1",
-        "--timeline",
-        svg.to_str().unwrap(),
-    ]);
+    let o = lab(&["run", &fixture("tiny-pause"), "--seed", "1", "--timeline", svg.to_str().unwrap()]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
     assert!(out.starts_with("scenario  tiny-pause seed 1\n"), "{out}");
@@ -105,22 +92,14 @@ fn replay_of_random_faults_is_deterministic_per_seed() {
     let b = stdout(&lab(&["replay", &fixture("tiny-random"), "--seed", "5"]));
     let c = stdout(&lab(&["replay", &fixture("tiny-random"), "--seed", "6"]));
     assert_eq!(a, b);
-    let faults = |s: &str| -> Vec<String> {
-        s.lines()
-            .filter(|l| l.contains(" sim "))
-            .map(str::to_owned)
-            .collect()
-    };
+    let faults = |s: &str| -> Vec<String> { s.lines().filter(|l| l.contains(" sim ")).map(str::to_owned).collect() };
     assert!(!faults(&a).is_empty(), "{a}");
     assert_ne!(faults(&a), faults(&c));
     insta::assert_snapshot!("replay_tiny_random_seed5", a);
 }
 
 fn table(out: &str) -> String {
-    out.lines()
-        .filter(|l| !l.starts_with("explored "))
-        .collect::<Vec<_>>()
-        .join("\n")
+    out.lines().filter(|l| !l.starts_with("explored ")).collect::<Vec<_>>().join("\n")
 }
 
 // Explore prints one summary row per scenario and the verdict; threads do
@@ -132,14 +111,8 @@ fn explore_summarises_and_threads_do_not_change_results() {
     let two = lab(&["explore", &f, "--seeds", "3", "--jobs", "2"]);
     assert_eq!(one.status.code(), Some(0), "{}", stdout(&one));
     let out = stdout(&one);
-    assert!(
-        out.contains("scenario    seeds  violations  overlap  gap"),
-        "{out}"
-    );
-    assert!(
-        out.lines().any(|l| l.starts_with("tiny-pause  3      0 ")),
-        "{out}"
-    );
+    assert!(out.contains("scenario    seeds  violations  overlap  gap"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("tiny-pause  3      0 ")), "{out}");
     assert!(out.contains("verdict   PASS"));
     assert_eq!(table(&out), table(&stdout(&two)));
 }
@@ -147,36 +120,12 @@ fn explore_summarises_and_threads_do_not_change_results() {
 // Shards split the seeds: 2/2 of 5 seeds from 10 runs 11 and 13.
 #[test]
 fn explore_shard_runs_its_share_and_rejects_nonsense() {
-    let o = lab(&[
-        "explore",
-        &fixture("tiny-pause"),
-        "--seeds",
-        "5",
-        "--start",
-        "10",
-        "--shard",
-        "2/2",
-    ]);
+    let o = lab(&["explore", &fixture("tiny-pause"), "--seeds", "5", "--start", "10", "--shard", "2/2"]);
     assert_eq!(o.status.code(), Some(0));
-    assert!(
-        stdout(&o).contains("x 2 seed(s) from 10, shard 2/2"),
-        "{}",
-        stdout(&o)
-    );
-    let bad = lab(&[
-        "explore",
-        &fixture("tiny-pause"),
-        "--seeds",
-        "5",
-        "--shard",
-        "3/2",
-    ]);
+    assert!(stdout(&o).contains("x 2 seed(s) from 10, shard 2/2"), "{}", stdout(&o));
+    let bad = lab(&["explore", &fixture("tiny-pause"), "--seeds", "5", "--shard", "3/2"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(
-        stderr(&bad).contains("--shard \"3/2\": need 1 <= i <= n"),
-        "{}",
-        stderr(&bad)
-    );
+    assert!(stderr(&bad).contains("--shard \"3/2\": need 1 <= i <= n"), "{}", stderr(&bad));
 }
 
 // Tune writes the CSV and the chart and names the safe region: T=1s < S=3s
@@ -219,35 +168,17 @@ fn tune_writes_csv_chart_and_recommendation() {
         dir.to_str().unwrap(),
     ]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(
-        stderr(&bad).contains("--heartbeat-timeout"),
-        "{}",
-        stderr(&bad)
-    );
+    assert!(stderr(&bad).contains("--heartbeat-timeout"), "{}", stderr(&bad));
 }
 
 // Bench reports seeds/s and simulated seconds per wall second.
 #[test]
 fn bench_reports_rates() {
-    let o = lab(&[
-        "bench",
-        &fixture("tiny-pause"),
-        "--seeds",
-        "2",
-        "--jobs",
-        "1",
-    ]);
+    let o = lab(&["bench", &fixture("tiny-pause"), "--seeds", "2", "--jobs", "1"]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}");
-    assert!(
-        out.contains("threads  wall s  seeds/s  simulated s per wall s"),
-        "{out}"
-    );
-    assert!(
-        out.lines()
-            .any(|l| l.starts_with("1 ") && l.trim_end().ends_with('x')),
-        "{out}"
-    );
+    assert!(out.contains("threads  wall s  seeds/s  simulated s per wall s"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("1 ") && l.trim_end().ends_with('x')), "{out}");
 }
 
 // The model checker passes the recommended configuration and, for goNELI's
@@ -258,10 +189,7 @@ fn check_passes_recommended_and_writes_counterexamples() {
     let ok = lab(&["check", "--members", "2", "--ticks", "6"]);
     let out = stdout(&ok);
     assert_eq!(ok.status.code(), Some(0), "{out}{}", stderr(&ok));
-    assert!(
-        out.contains("holds     at most one leader per role"),
-        "{out}"
-    );
+    assert!(out.contains("holds     at most one leader per role"), "{out}");
     assert!(out.contains("verdict   PASS"), "{out}");
     let sym = lab(&["check", "--members", "2", "--ticks", "5", "--symmetry"]);
     assert_eq!(sym.status.code(), Some(0), "{}", stdout(&sym));
@@ -278,10 +206,7 @@ fn check_passes_recommended_and_writes_counterexamples() {
     ]);
     let out = stdout(&bad);
     assert_eq!(bad.status.code(), Some(1), "{out}");
-    assert!(
-        out.contains("VIOLATED  at most one leader per role"),
-        "{out}"
-    );
+    assert!(out.contains("VIOLATED  at most one leader per role"), "{out}");
     let file = dir.join("check-at-most-one-leader-per-role.toml");
     let s = neli_sim::Scenario::load(&file).expect("the counterexample is a valid scenario");
     assert_eq!(s.election.members, 2);

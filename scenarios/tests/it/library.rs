@@ -13,10 +13,7 @@ fn fixture(name: &str) -> Scenario {
 #[test]
 fn percentiles_are_nearest_rank() {
     let v: Vec<u64> = (1..=10).rev().collect();
-    assert_eq!(
-        (percentile(&v, 50), percentile(&v, 99), percentile(&v, 100)),
-        (5, 10, 10)
-    );
+    assert_eq!((percentile(&v, 50), percentile(&v, 99), percentile(&v, 100)), (5, 10, 10));
     assert_eq!(percentile(&[], 50), 0);
 }
 
@@ -33,10 +30,7 @@ fn random_schedule_is_seeded_bounded_and_shrinkable() {
     for f in a.faults.iter().map(|f| f.get_ref()) {
         assert!(["pause", "crash", "partition", "clock-step"].contains(&f.kind.name()));
         assert!(f.at.ms() >= 1600 && f.at.ms() <= 9600, "{f:?}");
-        assert!(
-            f.duration.is_some_and(|d| d.ms() >= 500 && d.ms() <= 4000),
-            "{f:?}"
-        );
+        assert!(f.duration.is_some_and(|d| d.ms() >= 500 && d.ms() <= 4000), "{f:?}");
     }
     let mut tree = schedule::tree(&s, 9).expect("a value tree");
     assert!(tree.simplify(), "a schedule can be simplified");
@@ -45,13 +39,7 @@ fn random_schedule_is_seeded_bounded_and_shrinkable() {
 // A scenario written back as TOML parses to the same scenario.
 #[test]
 fn written_scenario_round_trips() {
-    for name in [
-        "leader-pause",
-        "multi-role-scale",
-        "clock-skew",
-        "foreign-writer",
-        "swarm",
-    ] {
+    for name in ["leader-pause", "multi-role-scale", "clock-skew", "foreign-writer", "swarm"] {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("{name}.toml"));
         let s = Scenario::load(&path).expect("shipped");
         let text = write::to_toml(&s, &["header".into()]);
@@ -76,17 +64,9 @@ fn timeline_parses_leadership_and_faults_from_the_trace() {
     .map(|s| s.to_string())
     .collect();
     let (leads, bands) = neli_lab::svg::parse_trace(&trace, 30_000);
-    let got: Vec<(usize, u64, u64, u64)> = leads
-        .iter()
-        .map(|l| (l.row, l.start, l.end, l.token))
-        .collect();
+    let got: Vec<(usize, u64, u64, u64)> = leads.iter().map(|l| (l.row, l.start, l.end, l.token)).collect();
     assert_eq!(got, vec![(0, 3000, 15_000, 4), (1, 13_000, 20_000, 9)]);
-    assert_eq!(
-        (bands[0].rows.clone(), bands[0].start, bands[0].end),
-        (vec![0], 10_000, 15_000)
-    );
-    let o = neli_lab::svg::overlaps(&[
-        "overlap: role 0 held by m0 and m1.1 at once from 12.330s for 880ms".into(),
-    ]);
+    assert_eq!((bands[0].rows.clone(), bands[0].start, bands[0].end), (vec![0], 10_000, 15_000));
+    let o = neli_lab::svg::overlaps(&["overlap: role 0 held by m0 and m1.1 at once from 12.330s for 880ms".into()]);
     assert_eq!(o, vec![(vec![0, 1], 12_330, 13_210)]);
 }

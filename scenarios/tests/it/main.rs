@@ -30,17 +30,12 @@ pub fn stderr(o: &Output) -> String {
 
 /// A test fixture scenario's path, as a string for the command line.
 pub fn fixture(name: &str) -> String {
-    format!(
-        "{}/tests/it/fixtures/{name}.toml",
-        env!("CARGO_MANIFEST_DIR")
-    )
+    format!("{}/tests/it/fixtures/{name}.toml", env!("CARGO_MANIFEST_DIR"))
 }
 
 /// A fresh scratch directory for one test.
 pub fn scratch(test: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("neli-lab")
-        .join(test);
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("neli-lab").join(test);
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("scratch dir");
     d

@@ -10,8 +10,7 @@ fn story(name: &str, election_extra: &str, cluster: &str, faults: &str) -> Strin
     )
 }
 
-const PAUSE: &str =
-    "[[faults]]\nat = \"10s\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"5s\"\n";
+const PAUSE: &str = "[[faults]]\nat = \"10s\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"5s\"\n";
 
 // Hazard 1: a leader paused longer than S resumes with late timers and
 // buffered input; its lease ended on its own clock, so no overlap.
@@ -20,10 +19,7 @@ fn hazard1_leader_pause_longer_than_session() {
     let s = scenario(&story("hazard1-pause", "", "", PAUSE));
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
-        assert!(
-            !r.figures.failovers_ms.is_empty(),
-            "the pause hit the leader and someone took over"
-        );
+        assert!(!r.figures.failovers_ms.is_empty(), "the pause hit the leader and someone took over");
     }
 }
 
@@ -32,8 +28,7 @@ fn hazard1_leader_pause_longer_than_session() {
 #[test]
 fn hazard1_broken_lease_longer_than_session_overlaps() {
     let s = scenario(
-        &story("hazard1-broken", "", "", PAUSE)
-            .replace("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"4s\""),
+        &story("hazard1-broken", "", "", PAUSE).replace("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"4s\""),
     );
     assert_flagged(&s, 1..4, "overlap");
 }
@@ -64,10 +59,7 @@ fn hazard2_zombie_heartbeats_do_not_extend_anyone() {
         assert_eq!(r.figures.stale_writes, 0);
         zombies += r.figures.zombie_heartbeats;
     }
-    assert!(
-        zombies > 0,
-        "the hazard was reproduced: the resumed member wrote stale-term heartbeats"
-    );
+    assert!(zombies > 0, "the hazard was reproduced: the resumed member wrote stale-term heartbeats");
 }
 
 // Hazard 2 broken: without the membership proof the resumed zombie reads
@@ -83,12 +75,7 @@ fn hazard2_broken_without_membership_proof_zombie_leads_again() {
 // zombie lead again on the new owner's records, with a reused token.
 #[test]
 fn hazard2_broken_any_record_counts() {
-    let text = story(
-        "hazard2-anyrecord",
-        "membership_proof = false\nvariant = \"any-record-counts\"",
-        "",
-        PAUSE,
-    );
+    let text = story("hazard2-anyrecord", "membership_proof = false\nvariant = \"any-record-counts\"", "", PAUSE);
     assert_flagged(&scenario(&text), 1..16, "role 0");
 }
 
@@ -102,10 +89,7 @@ fn hazard3_isolated_from_coordinator() {
     let s = scenario(&story("hazard3-isolate", "", cluster, faults));
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
-        assert!(
-            !r.figures.failovers_ms.is_empty(),
-            "the isolated leader was replaced"
-        );
+        assert!(!r.figures.failovers_ms.is_empty(), "the isolated leader was replaced");
     }
 }
 
@@ -138,18 +122,11 @@ fn hazard4_broken_t_not_below_s_overlaps() {
 #[test]
 fn hazard5_drops_stalls_and_broker_restart() {
     let faults = "[[faults]]\nat = \"8s\"\nkind = \"drop-connections\"\ntarget = \"leader\"\n[[faults]]\nat = \"10s\"\nkind = \"stall-poll\"\ntarget = \"leader\"\nduration = \"6s\"\n[[faults]]\nat = \"20s\"\nkind = \"broker-crash\"\ntarget = \"b0\"\nduration = \"2s\"\nlose_state = true\n";
-    let s = scenario(&story(
-        "hazard5-drops",
-        "max_poll_interval = \"4s\"",
-        "",
-        faults,
-    ));
+    let s = scenario(&story("hazard5-drops", "max_poll_interval = \"4s\"", "", faults));
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
         assert!(
-            r.trace
-                .iter()
-                .any(|l| l.contains("max.poll.interval.ms exceeded")),
+            r.trace.iter().any(|l| l.contains("max.poll.interval.ms exceeded")),
             "the stall outlived max.poll.interval.ms"
         );
     }
@@ -173,12 +150,7 @@ fn hazard6_broken_any_record_counts_foreign_garbage() {
     let faults = format!(
         "{PAUSE}[[faults]]\nat = \"14900ms\"\nkind = \"foreign-writer\"\npartition = 0\ncount = 10\ngarbage = true\n"
     );
-    let text = story(
-        "hazard6-anyrecord",
-        "membership_proof = false\nvariant = \"any-record-counts\"",
-        "",
-        &faults,
-    );
+    let text = story("hazard6-anyrecord", "membership_proof = false\nvariant = \"any-record-counts\"", "", &faults);
     assert_flagged(&scenario(&text), 1..16, "role 0");
 }
 
@@ -190,10 +162,7 @@ fn hazard7_close_during_rebalance() {
     let s = scenario(&story("hazard7-close", "", "", faults));
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
-        assert!(
-            r.trace.iter().any(|l| l.contains("closed (ok)")),
-            "close finished"
-        );
+        assert!(r.trace.iter().any(|l| l.contains("closed (ok)")), "close finished");
     }
 }
 
@@ -206,19 +175,13 @@ fn hazard7_close_during_rebalance() {
 #[test]
 fn membership_proof_broken_by_rebalance_timeout_below_lease() {
     let faults = "[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m2\"\nduration = \"200ms\"\n[[faults]]\nat = \"10200ms\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"5s\"\n";
-    let text = story(
-        "proof-rebalance-timeout",
-        "max_poll_interval = \"1s\"",
-        "",
-        faults,
-    )
-    .replace("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"2s\"")
-    .replace("session_timeout = \"3s\"", "session_timeout = \"6s\"");
+    let text = story("proof-rebalance-timeout", "max_poll_interval = \"1s\"", "", faults)
+        .replace("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"2s\"")
+        .replace("session_timeout = \"3s\"", "session_timeout = \"6s\"");
     assert_flagged(&scenario(&text), 1..4, "overlap");
     // The same story with the default rebalance timeout (10 s) is safe.
-    let safe = text
-        .replace("max_poll_interval = \"1s\"", "")
-        .replace("proof-rebalance-timeout", "proof-rebalance-timeout-ok");
+    let safe =
+        text.replace("max_poll_interval = \"1s\"", "").replace("proof-rebalance-timeout", "proof-rebalance-timeout-ok");
     assert_survives(&scenario(&safe), 1);
 }
 
@@ -230,10 +193,7 @@ fn multi_role_exclusive_survives_crash_and_pause() {
     let text = "name = \"multi-role\"\nduration = \"30s\"\n[election]\nmembers = 3\nmode = \"multi-role\"\nroles = 4\npartitions = 3\nexclusive = true\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m1\"\n[[faults]]\nat = \"15s\"\nkind = \"pause\"\ntarget = \"m0\"\nduration = \"5s\"\n[expect]\nmax_overlap = \"0s\"\n";
     for seed in 1..3 {
         let r = assert_survives(&scenario(text), seed);
-        assert!(
-            r.figures.acquisitions >= 8,
-            "all four roles were acquired, then re-acquired"
-        );
+        assert!(r.figures.acquisitions >= 8, "all four roles were acquired, then re-acquired");
         assert!(r.figures.leader_at_end);
     }
 }
@@ -248,16 +208,8 @@ fn hazard7_barrier_handler_calls_close() {
     let s = scenario(&story("hazard7-handler-close", "", "", faults));
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
-        assert!(
-            r.trace
-                .iter()
-                .any(|l| l.contains("Revoked handler calls close()")),
-            "the handler ran"
-        );
-        assert!(
-            r.trace.iter().any(|l| l.contains("closed (ok)")),
-            "close finished, no deadlock"
-        );
+        assert!(r.trace.iter().any(|l| l.contains("Revoked handler calls close()")), "the handler ran");
+        assert!(r.trace.iter().any(|l| l.contains("closed (ok)")), "close finished, no deadlock");
         assert!(r.figures.leader_at_end, "someone else leads");
     }
 }

@@ -15,8 +15,7 @@ use neli_sim::{RunReport, Scenario, run_scenario};
 /// keeps a copy under `target/neli-sim-scenarios/` so a failure can be
 /// reproduced with one command.
 pub fn scenario(toml: &str) -> Scenario {
-    let s =
-        Scenario::parse(toml, "<test>").unwrap_or_else(|e| panic!("test scenario invalid: {e}"));
+    let s = Scenario::parse(toml, "<test>").unwrap_or_else(|e| panic!("test scenario invalid: {e}"));
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/neli-sim-scenarios");
     let _ = std::fs::create_dir_all(&dir);
     let _ = std::fs::write(dir.join(format!("{}.toml", s.name)), toml);
@@ -25,10 +24,7 @@ pub fn scenario(toml: &str) -> Scenario {
 
 /// The one-line command that replays `s` with `seed`.
 pub fn repro(s: &Scenario, seed: u64) -> String {
-    format!(
-        "cargo run -p neli-sim --example run -- target/neli-sim-scenarios/{}.toml --seed {seed}",
-        s.name
-    )
+    format!("cargo run -p neli-sim --example run -- target/neli-sim-scenarios/{}.toml --seed {seed}", s.name)
 }
 
 /// Runs `s` with `seed`; on violations prints the trace tail and a one-line
@@ -39,12 +35,7 @@ pub fn assert_survives(s: &Scenario, seed: u64) -> RunReport {
         for line in r.trace.iter().rev().take(40).rev() {
             eprintln!("{line}");
         }
-        panic!(
-            "scenario {} seed {seed} violated: {:?}\nreproduce: {}",
-            s.name,
-            r.violations,
-            repro(s, seed)
-        );
+        panic!("scenario {} seed {seed} violated: {:?}\nreproduce: {}", s.name, r.violations, repro(s, seed));
     }
     r
 }
@@ -57,8 +48,5 @@ pub fn assert_flagged(s: &Scenario, seeds: std::ops::Range<u64>, needle: &str) -
             return r;
         }
     }
-    panic!(
-        "no seed in {seeds:?} made the oracles report {needle:?} for broken scenario {}",
-        s.name
-    );
+    panic!("no seed in {seeds:?} made the oracles report {needle:?} for broken scenario {}", s.name);
 }

@@ -5,11 +5,7 @@ fn crash_failover(profile: &str, seed: u64) -> u64 {
         "name = \"profile-{profile}\"\nduration = \"30s\"\n[cluster]\nprofile = \"{profile}\"\n[election]\nmembers = 3\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n[[faults]]\nat = \"12s\"\nkind = \"crash\"\ntarget = \"leader\"\n"
     );
     let r = assert_survives(&scenario(&text), seed);
-    r.figures
-        .failovers_ms
-        .first()
-        .copied()
-        .expect("the crash hit the leader")
+    r.figures.failovers_ms.first().copied().expect("the crash hit the leader")
 }
 
 // Broker profiles change timing the way the real brokers do (DESIGN §6):
@@ -20,18 +16,9 @@ fn tansu_failover_pays_its_rebalance_pause() {
     for seed in 1..4 {
         let kafka = crash_failover("kafka", seed);
         let tansu = crash_failover("tansu", seed);
-        assert!(
-            (3000..4500).contains(&kafka),
-            "kafka failover {kafka} ms: S plus a rebalance"
-        );
-        assert!(
-            (4400..6000).contains(&tansu),
-            "tansu failover {tansu} ms outside the measured 4.4-6 s"
-        );
-        assert!(
-            tansu >= kafka + 1500,
-            "tansu {tansu} ms vs kafka {kafka} ms"
-        );
+        assert!((3000..4500).contains(&kafka), "kafka failover {kafka} ms: S plus a rebalance");
+        assert!((4400..6000).contains(&tansu), "tansu failover {tansu} ms outside the measured 4.4-6 s");
+        assert!(tansu >= kafka + 1500, "tansu {tansu} ms vs kafka {kafka} ms");
     }
 }
 

@@ -10,20 +10,14 @@ use crate::scenario;
 // NELI_SWARM_SEEDS sets how many seeds (default 200).
 #[test]
 fn recommended_config_survives_random_faults() {
-    let n: u64 = std::env::var("NELI_SWARM_SEEDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
+    let n: u64 = std::env::var("NELI_SWARM_SEEDS").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
     let s = scenario(SWARM);
     let mut failed = Vec::new();
     for seed in 0..n {
         let r = run_scenario(&s, seed);
         // Liveness: faults end by 80% of the run; someone leads at the end.
         if !r.passed() || !r.figures.leader_at_end {
-            eprintln!(
-                "seed {seed}: {:?} leader_at_end={}",
-                r.violations, r.figures.leader_at_end
-            );
+            eprintln!("seed {seed}: {:?} leader_at_end={}", r.violations, r.figures.leader_at_end);
             failed.push(seed);
         }
     }
