@@ -23,12 +23,7 @@ fn main() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(2);
     let mut cfg = ElectionModelCfg::exclusive(3);
-    let env = |k: &str, d: u8| {
-        std::env::var(k)
-            .ok()
-            .and_then(|t| t.parse().ok())
-            .unwrap_or(d)
-    };
+    let env = |k: &str, d: u8| std::env::var(k).ok().and_then(|t| t.parse().ok()).unwrap_or(d);
     cfg.faults = Faults {
         pauses: env("PAUSES", 1),
         crashes: env("CRASHES", 0),
@@ -37,10 +32,7 @@ fn main() {
         max_skew: 1,
         ..Faults::default()
     };
-    cfg.max_ticks = std::env::var("TICKS")
-        .ok()
-        .and_then(|t| t.parse().ok())
-        .unwrap_or(10);
+    cfg.max_ticks = std::env::var("TICKS").ok().and_then(|t| t.parse().ok()).unwrap_or(10);
     println!("config: {cfg:?}\nthreads: {threads}, symmetry: {sym}, dfs: {dfs}");
     let model = cfg.into_model();
     let start = Instant::now();

@@ -108,14 +108,8 @@ pub enum Callback {
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Msg {
-    Produce {
-        partition: u32,
-        hb: (u32, u64, u64, Key),
-    },
-    Commit {
-        generation: u64,
-        sent_at: u64,
-    },
+    Produce { partition: u32, hb: (u32, u64, u64, Key) },
+    Commit { generation: u64, sent_at: u64 },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -210,9 +204,7 @@ impl ElectionState {
     }
 
     fn faults_active(&self) -> bool {
-        self.slots
-            .iter()
-            .any(|s| s.paused || s.isolated || s.core.is_none() || !s.outbox.is_empty())
+        self.slots.iter().any(|s| s.paused || s.isolated || s.core.is_none() || !s.outbox.is_empty())
     }
 }
 
@@ -241,10 +233,8 @@ impl ElectionModel {
     /// Work a running member must do before the clock may advance.
     fn urgent(&self, s: &ElectionState, out: &mut Vec<ElectionAction>) {
         let c = &s.coord;
-        if c.rebalance.is_some() && !c.members.is_empty() && c.members.values().all(|m| m.rejoined)
-        {
-            (0..c.members.len() as u8)
-                .for_each(|rotation| out.push(ElectionAction::Sync { rotation }));
+        if c.rebalance.is_some() && !c.members.is_empty() && c.members.values().all(|m| m.rejoined) {
+            (0..c.members.len() as u8).for_each(|rotation| out.push(ElectionAction::Sync { rotation }));
         }
         for i in 0..s.slots.len() {
             let (slot, m) = (&s.slots[i], i as u8);
@@ -254,27 +244,16 @@ impl ElectionModel {
             if !slot.in_group && slot.callbacks.is_empty() && !slot.isolated {
                 out.push(ElectionAction::Join(m));
             }
-            if slot
-                .callbacks
-                .front()
-                .is_some_and(|cb| *cb != Callback::Rejoin || !slot.isolated)
-            {
+            if slot.callbacks.front().is_some_and(|cb| *cb != Callback::Rejoin || !slot.isolated) {
                 out.push(ElectionAction::Poll(m));
             }
             for p in core.assigned() {
                 let (base, recs) = &s.logs[*p as usize];
-                if slot
-                    .read
-                    .get(p)
-                    .is_some_and(|r| *r < base + recs.len() as u64)
-                {
+                if slot.read.get(p).is_some_and(|r| *r < base + recs.len() as u64) {
                     out.push(ElectionAction::Read(m, *p));
                 }
             }
-            if core
-                .poll_timeout()
-                .is_some_and(|t| t.as_millis() <= s.local(i))
-            {
+            if core.poll_timeout().is_some_and(|t| t.as_millis() <= s.local(i)) {
                 out.push(ElectionAction::Timeout(m));
             }
             if self.cfg.faults.message_delay == 0 && !slot.outbox.is_empty() {
@@ -296,15 +275,13 @@ impl ElectionModel {
                 Output::Produce { partition, payload } => {
                     let hb = Heartbeat::decode(&payload).expect("the core writes valid heartbeats");
                     let key = (i as u8, s.slots[i].inc);
-                    s.slots[i].outbox.push(Msg::Produce {
-                        partition,
-                        hb: (hb.role, hb.term, hb.sent_at.as_millis(), key),
-                    });
+                    s.slots[i]
+                        .outbox
+                        .push(Msg::Produce { partition, hb: (hb.role, hb.term, hb.sent_at.as_millis(), key) });
                 }
-                Output::ConfirmMembership { generation } => s.slots[i].outbox.push(Msg::Commit {
-                    generation,
-                    sent_at: now.as_millis(),
-                }),
+                Output::ConfirmMembership { generation } => {
+                    s.slots[i].outbox.push(Msg::Commit { generation, sent_at: now.as_millis() })
+                }
                 Output::Event(Event::Acquired { role, token }) => {
                     let last = &mut s.last_acquired[role as usize];
                     let key = (i as u8, s.slots[i].inc);
@@ -335,21 +312,12 @@ impl ElectionModel {
             Msg::Produce { partition, hb } => s.logs[partition as usize].1.push(Some(hb)),
             // An isolated member's commit times out: the driver tells the core nothing.
             Msg::Commit { .. } if s.slots[i].isolated => {}
-            Msg::Commit {
-                generation,
-                sent_at,
-            } => {
+            Msg::Commit { generation, sent_at } => {
                 let expiry = s.now + self.cfg.session_timeout;
                 let accepted = s.coord.generation == generation
-                    && s.coord
-                        .members
-                        .get_mut(&key)
-                        .map(|m| m.expiry = expiry)
-                        .is_some();
+                    && s.coord.members.get_mut(&key).map(|m| m.expiry = expiry).is_some();
                 let sent = Time::from_millis(sent_at);
-                self.run(s, i, |core, now| {
-                    core.handle_membership(now, generation, sent, accepted)
-                });
+                self.run(s, i, |core, now| core.handle_membership(now, generation, sent, accepted));
             }
         }
     }
@@ -393,10 +361,7 @@ impl ElectionModel {
             }
         }
         for p in 0..s.logs.len() {
-            let readers = s
-                .slots
-                .iter()
-                .filter_map(|sl| sl.read.get(&(p as u32)).copied());
+            let readers = s.slots.iter().filter_map(|sl| sl.read.get(&(p as u32)).copied());
             let end = s.logs[p].0 + s.logs[p].1.len() as u64;
             let keep_from = readers.min().unwrap_or(end);
             let (base, recs) = &mut s.logs[p];
@@ -443,15 +408,7 @@ impl Model for ElectionModel {
                 generation: 0,
                 rebalance: Some(c.session_timeout),
                 members: (0..c.members)
-                    .map(|i| {
-                        (
-                            (i, 0),
-                            GroupMember {
-                                expiry: c.session_timeout,
-                                rejoined: true,
-                            },
-                        )
-                    })
+                    .map(|i| ((i, 0), GroupMember { expiry: c.session_timeout, rejoined: true }))
                     .collect(),
             },
             logs: vec![(0, Vec::new()); c.partitions as usize],
@@ -473,19 +430,12 @@ impl Model for ElectionModel {
         // done): a pause is the one fault whose timing inside a tick matters
         // (it freezes a member mid-work), and this keeps the space small.
         let quiescent = out.is_empty();
-        let in_flight =
-            (0..s.slots.len()).any(|i| Self::runs(s, i) && !s.slots[i].outbox.is_empty());
-        if quiescent
-            && s.now < self.cfg.max_ticks
-            && (!in_flight || u.message_delay < f.message_delay)
-        {
+        let in_flight = (0..s.slots.len()).any(|i| Self::runs(s, i) && !s.slots[i].outbox.is_empty());
+        if quiescent && s.now < self.cfg.max_ticks && (!in_flight || u.message_delay < f.message_delay) {
             out.push(Tick { slow: None });
             for (i, slot) in s.slots.iter().enumerate() {
-                if u.clock_steps < f.clock_steps && i16::from(slot.offset) > -i16::from(f.max_skew)
-                {
-                    out.push(Tick {
-                        slow: Some(i as u8),
-                    });
+                if u.clock_steps < f.clock_steps && i16::from(slot.offset) > -i16::from(f.max_skew) {
+                    out.push(Tick { slow: Some(i as u8) });
                 }
             }
         }
@@ -498,11 +448,7 @@ impl Model for ElectionModel {
                 _ => {}
             }
             if f.message_delay > 0 && Self::runs(s, i) {
-                let n = if f.reorder {
-                    slot.outbox.len()
-                } else {
-                    slot.outbox.len().min(1)
-                };
+                let n = if f.reorder { slot.outbox.len() } else { slot.outbox.len().min(1) };
                 (0..n as u8).for_each(|k| out.push(Send(m, k)));
                 if u.losses < f.losses {
                     (0..n as u8).for_each(|k| out.push(Lose(m, k)));
@@ -533,31 +479,17 @@ impl Model for ElectionModel {
         let mut s = last.clone();
         let s_ = &mut s;
         let key = |s: &ElectionState, m: u8| (m, s.slots[m as usize].inc);
-        let fault = !matches!(
-            action,
-            Tick { slow: None }
-                | Join(_)
-                | Sync { .. }
-                | Poll(_)
-                | Read(..)
-                | Timeout(_)
-                | Send(..)
-        );
+        let fault =
+            !matches!(action, Tick { slow: None } | Join(_) | Sync { .. } | Poll(_) | Read(..) | Timeout(_) | Send(..));
         match action {
             Tick { slow } => {
                 let calm = !s_.faults_active();
                 for role in 0..self.cfg.roles {
                     let counter = &mut s_.calm_leaderless[role as usize];
-                    *counter = if calm && last.leaders(role).is_empty() {
-                        counter.saturating_add(1)
-                    } else {
-                        0
-                    };
+                    *counter = if calm && last.leaders(role).is_empty() { counter.saturating_add(1) } else { 0 };
                 }
                 s_.now += 1;
-                if (0..last.slots.len())
-                    .any(|i| Self::runs(last, i) && !last.slots[i].outbox.is_empty())
-                {
+                if (0..last.slots.len()).any(|i| Self::runs(last, i) && !last.slots[i].outbox.is_empty()) {
                     s_.used.message_delay += 1;
                 }
                 if let Some(m) = slow {
@@ -568,12 +500,7 @@ impl Model for ElectionModel {
                 let mut expired = Vec::new();
                 for (k, gm) in s_.coord.members.iter_mut() {
                     let slot = &last.slots[k.0 as usize];
-                    if slot.inc == k.1
-                        && slot.core.is_some()
-                        && !slot.paused
-                        && !slot.isolated
-                        && slot.in_group
-                    {
+                    if slot.inc == k.1 && slot.core.is_some() && !slot.paused && !slot.isolated && slot.in_group {
                         gm.expiry = now + self.cfg.session_timeout;
                     } else if gm.expiry <= now {
                         expired.push(*k);
@@ -593,13 +520,7 @@ impl Model for ElectionModel {
             }
             Join(m) => {
                 let k = key(s_, m);
-                s_.coord.members.insert(
-                    k,
-                    GroupMember {
-                        expiry: s_.now + self.cfg.session_timeout,
-                        rejoined: true,
-                    },
-                );
+                s_.coord.members.insert(k, GroupMember { expiry: s_.now + self.cfg.session_timeout, rejoined: true });
                 s_.slots[m as usize].in_group = true;
                 self.start_rebalance(s_, Some(k));
             }
@@ -612,26 +533,17 @@ impl Model for ElectionModel {
                         .filter(|p| (*p as usize + rotation as usize) % keys.len() == idx)
                         .collect();
                     let generation = s_.coord.generation;
-                    s_.slots[k.0 as usize]
-                        .callbacks
-                        .push_back(Callback::Assigned {
-                            generation,
-                            partitions,
-                        });
+                    s_.slots[k.0 as usize].callbacks.push_back(Callback::Assigned { generation, partitions });
                 }
             }
             Poll(m) => {
                 let i = m as usize;
                 let k = key(s_, m);
-                let assigned =
-                    |core: &Member| core.assigned().iter().copied().collect::<Vec<u32>>();
+                let assigned = |core: &Member| core.assigned().iter().copied().collect::<Vec<u32>>();
                 match s_.slots[i].callbacks.pop_front()? {
-                    Callback::Assigned {
-                        generation,
-                        partitions,
-                    } => self.run(s_, i, |core, now| {
-                        core.handle_assigned(now, generation, &partitions)
-                    }),
+                    Callback::Assigned { generation, partitions } => {
+                        self.run(s_, i, |core, now| core.handle_assigned(now, generation, &partitions))
+                    }
                     Callback::Rejoin => {
                         self.run(s_, i, |core, now| core.handle_revoked(now, &assigned(core)));
                         match s_.coord.members.get_mut(&k) {
@@ -639,9 +551,7 @@ impl Model for ElectionModel {
                             None => s_.slots[i].in_group = false,
                         }
                     }
-                    Callback::Lost => {
-                        self.run(s_, i, |core, now| core.handle_lost(now, &assigned(core)))
-                    }
+                    Callback::Lost => self.run(s_, i, |core, now| core.handle_lost(now, &assigned(core))),
                 }
             }
             Read(m, p) => {
@@ -651,24 +561,12 @@ impl Model for ElectionModel {
                 let payload = match recs[(offset - base) as usize] {
                     Some((role, term, sent_at, writer)) => {
                         let sent_at = Time::from_millis(sent_at);
-                        Heartbeat {
-                            role,
-                            term,
-                            seq: 0,
-                            sent_at,
-                            name: name(writer),
-                        }
-                        .encode()
+                        Heartbeat { role, term, seq: 0, sent_at, name: name(writer) }.encode()
                     }
                     None => b"not a heartbeat".to_vec(),
                 };
                 s_.slots[i].read.insert(p, offset + 1);
-                let record = Record {
-                    partition: p,
-                    offset,
-                    timestamp: None,
-                    payload,
-                };
+                let record = Record { partition: p, offset, timestamp: None, payload };
                 self.run(s_, i, |core, now| core.handle_record(now, &record));
             }
             Timeout(m) => self.run(s_, m as usize, |core, now| core.handle_timeout(now)),
@@ -720,34 +618,20 @@ impl Model for ElectionModel {
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
-            Property::always(
-                "at most one leader per role",
-                |m: &ElectionModel, s: &ElectionState| {
-                    !m.cfg.exclusive || (0..m.cfg.roles).all(|r| s.leaders(r).len() <= 1)
-                },
-            ),
-            Property::always(
-                "tokens strictly increase per role",
-                |_, s: &ElectionState| !s.token_regressed,
-            ),
-            Property::always(
-                "resource never sees an older token after a newer one",
-                |_, s: &ElectionState| !s.resource_regressed,
-            ),
+            Property::always("at most one leader per role", |m: &ElectionModel, s: &ElectionState| {
+                !m.cfg.exclusive || (0..m.cfg.roles).all(|r| s.leaders(r).len() <= 1)
+            }),
+            Property::always("tokens strictly increase per role", |_, s: &ElectionState| !s.token_regressed),
+            Property::always("resource never sees an older token after a newer one", |_, s: &ElectionState| {
+                !s.resource_regressed
+            }),
             Property::always(
                 "a leader within the liveness bound once faults heal",
-                |m: &ElectionModel, s: &ElectionState| {
-                    s.calm_leaderless
-                        .iter()
-                        .all(|c| *c <= m.cfg.liveness_bound())
-                },
+                |m: &ElectionModel, s: &ElectionState| s.calm_leaderless.iter().all(|c| *c <= m.cfg.liveness_bound()),
             ),
-            Property::sometimes(
-                "a leader is elected",
-                |m: &ElectionModel, s: &ElectionState| {
-                    (0..m.cfg.roles).any(|r| !s.leaders(r).is_empty())
-                },
-            ),
+            Property::sometimes("a leader is elected", |m: &ElectionModel, s: &ElectionState| {
+                (0..m.cfg.roles).any(|r| !s.leaders(r).is_empty())
+            }),
             Property::sometimes("a handover happens", |_, s: &ElectionState| s.handover),
         ]
     }
@@ -774,15 +658,7 @@ pub fn representative(s: &ElectionState) -> ElectionState {
             anonymous.rename("");
             anonymous.hash(&mut h);
         }
-        (
-            slot.inc,
-            slot.offset,
-            slot.paused,
-            slot.isolated,
-            slot.in_group,
-            slot.coord_ok,
-        )
-            .hash(&mut h);
+        (slot.inc, slot.offset, slot.paused, slot.isolated, slot.in_group, slot.coord_ok).hash(&mut h);
         (&slot.callbacks, &slot.read, slot.outbox.len()).hash(&mut h);
         s.coord.members.get(&(i as u8, slot.inc)).hash(&mut h);
         h.finish()
@@ -814,12 +690,7 @@ pub fn representative(s: &ElectionState) -> ElectionState {
             slot
         })
         .collect();
-    out.coord.members = s
-        .coord
-        .members
-        .iter()
-        .map(|(k, v)| (map(*k), v.clone()))
-        .collect();
+    out.coord.members = s.coord.members.iter().map(|(k, v)| (map(*k), v.clone())).collect();
     for (_, recs) in out.logs.iter_mut() {
         for rec in recs.iter_mut().flatten() {
             rec.3 = map(rec.3);

@@ -13,19 +13,8 @@ use crate::election::{ElectionAction, ElectionModel, ElectionState};
 pub fn leadership(model: &ElectionModel, s: &ElectionState) -> String {
     let roles: Vec<String> = (0..model.cfg.roles)
         .map(|r| {
-            let who: Vec<String> = s
-                .leaders(r)
-                .iter()
-                .map(|((m, i), t)| format!("m{m}.{i}#{t}"))
-                .collect();
-            format!(
-                "r{r}={}",
-                if who.is_empty() {
-                    "-".into()
-                } else {
-                    who.join("+")
-                }
-            )
+            let who: Vec<String> = s.leaders(r).iter().map(|((m, i), t)| format!("m{m}.{i}#{t}")).collect();
+            format!("r{r}={}", if who.is_empty() { "-".into() } else { who.join("+") })
         })
         .collect();
     roles.join(" ")
@@ -63,13 +52,9 @@ pub fn cut_at_violation(
 ) -> Path<ElectionState, ElectionAction> {
     let property = model.property(name);
     let steps = path.clone().into_vec();
-    let first_bad = steps
-        .iter()
-        .position(|(s, _)| !(property.condition)(model, s))
-        .unwrap_or(steps.len() - 1);
+    let first_bad = steps.iter().position(|(s, _)| !(property.condition)(model, s)).unwrap_or(steps.len() - 1);
     let actions: Vec<ElectionAction> = steps[..first_bad].iter().filter_map(|(_, a)| *a).collect();
-    Path::from_actions(model, steps[0].0.clone(), &actions)
-        .expect("a prefix of a model path is a model path")
+    Path::from_actions(model, steps[0].0.clone(), &actions).expect("a prefix of a model path is a model path")
 }
 
 /// One line per step: `t=<tick> <member> <action> -> <leadership>`.
@@ -78,10 +63,7 @@ pub fn format_path(model: &ElectionModel, path: &Path<ElectionState, ElectionAct
     let steps = path.clone().into_vec();
     let _ = writeln!(out, "t=0  --  init -> {}", leadership(model, &steps[0].0));
     for w in steps.windows(2) {
-        let (action, next) = (
-            w[0].1.expect("every step but the last has an action"),
-            &w[1].0,
-        );
+        let (action, next) = (w[0].1.expect("every step but the last has an action"), &w[1].0);
         let who = actor(&action).map_or("--".to_string(), |m| format!("m{m}"));
         let _ = writeln!(
             out,
@@ -106,42 +88,21 @@ pub fn counterexample_to_scenario(
     let ms = |ticks: u64| format!("\"{}ms\"", ticks * c.tick_ms);
     let mut out = String::new();
     let _ = writeln!(out, "name = \"{name}\"");
-    let _ = writeln!(
-        out,
-        "description = \"found by neli-models (BFS shortest counterexample)\""
-    );
+    let _ = writeln!(out, "description = \"found by neli-models (BFS shortest counterexample)\"");
     let steps = path.clone().into_vec();
     let end = u64::from(steps.last().map_or(0, |s| s.0.now));
-    let _ = writeln!(
-        out,
-        "duration = {}\n",
-        ms(end + u64::from(c.session_timeout) * 2)
-    );
-    let _ = writeln!(
-        out,
-        "[cluster]\nbrokers = 1\ncoordinator = \"b0\"\npartition_leader = \"b0\"\nprofile = \"kafka\"\n"
-    );
-    let mode = if c.roles == 1 && c.partitions == 1 {
-        "exclusive"
-    } else {
-        "multi-role"
-    };
+    let _ = writeln!(out, "duration = {}\n", ms(end + u64::from(c.session_timeout) * 2));
+    let _ =
+        writeln!(out, "[cluster]\nbrokers = 1\ncoordinator = \"b0\"\npartition_leader = \"b0\"\nprofile = \"kafka\"\n");
+    let mode = if c.roles == 1 && c.partitions == 1 { "exclusive" } else { "multi-role" };
     let variant = match (c.variant.lease_from_receipt, c.variant.any_record_counts) {
         (false, false) => "recommended",
         (true, _) => "lease-from-receipt",
         (false, true) => "any-record-counts",
     };
-    let _ = writeln!(
-        out,
-        "[election]\nmembers = {}\nmode = \"{mode}\"",
-        c.members
-    );
+    let _ = writeln!(out, "[election]\nmembers = {}\nmode = \"{mode}\"", c.members);
     if mode == "multi-role" {
-        let _ = writeln!(
-            out,
-            "roles = {}\npartitions = {}\nexclusive = {}",
-            c.roles, c.partitions, c.exclusive
-        );
+        let _ = writeln!(out, "roles = {}\npartitions = {}\nexclusive = {}", c.roles, c.partitions, c.exclusive);
     }
     let _ = writeln!(
         out,
@@ -159,19 +120,13 @@ pub fn counterexample_to_scenario(
     for w in steps.windows(2) {
         let (action, t) = (w[0].1.expect("non-final step"), u64::from(w[0].0.now));
         let mut emit = |kind: &str, fields: String| {
-            let _ = writeln!(
-                faults,
-                "\n[[faults]]\nat = {}\nkind = \"{kind}\"\n{fields}",
-                ms(t)
-            );
+            let _ = writeln!(faults, "\n[[faults]]\nat = {}\nkind = \"{kind}\"\n{fields}", ms(t));
         };
         match action {
             Pause(_) | Crash(_) | Isolate(_) => open.push((action, t)),
             Resume(m) | Restart(m) | Heal(m) => {
                 let opener = |a: &ElectionAction| match (a, action) {
-                    (Pause(x), Resume(_)) | (Crash(x), Restart(_)) | (Isolate(x), Heal(_)) => {
-                        *x == m
-                    }
+                    (Pause(x), Resume(_)) | (Crash(x), Restart(_)) | (Isolate(x), Heal(_)) => *x == m,
                     _ => false,
                 };
                 if let Some(i) = open.iter().position(|(a, _)| opener(a)) {
@@ -190,20 +145,11 @@ pub fn counterexample_to_scenario(
                 }
             }
             ClockFast(m) => emit("clock-step", format!("target = \"m{m}\"\nby = {}", ms(1))),
-            Tick { slow: Some(m) } => emit(
-                "clock-step",
-                format!("target = \"m{m}\"\nby = \"-{}ms\"", c.tick_ms),
-            ),
-            Foreign => emit(
-                "foreign-writer",
-                "partition = 0\ncount = 1\ngarbage = true".into(),
-            ),
+            Tick { slow: Some(m) } => emit("clock-step", format!("target = \"m{m}\"\nby = \"-{}ms\"", c.tick_ms)),
+            Foreign => emit("foreign-writer", "partition = 0\ncount = 1\ngarbage = true".into()),
             Lose(m, k) => {
-                let _ = writeln!(
-                    faults,
-                    "\n# at {}: message {k} in flight from m{m} lost (not expressible in v1)",
-                    ms(t)
-                );
+                let _ =
+                    writeln!(faults, "\n# at {}: message {k} in flight from m{m} lost (not expressible in v1)", ms(t));
             }
             Send(m, k) if k > 0 => {
                 let _ = writeln!(

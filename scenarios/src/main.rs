@@ -1,5 +1,5 @@
 //! `neli-lab`: the command line over the simulated Kafka cluster. See
-//! `scenarios/README.md` and `scenarios/TOUR.md`.
+//! `scenarios/README.md` and the top-level README.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -7,10 +7,7 @@ use neli_models::Faults;
 use crate::{ONE_LEADER, counterexample, hunt, small};
 
 fn pause() -> Faults {
-    Faults {
-        pauses: 1,
-        ..Faults::default()
-    }
+    Faults { pauses: 1, ..Faults::default() }
 }
 
 /// Hazard 1 with goNELI's lease basis and no membership proof (goNELI has
@@ -21,10 +18,7 @@ fn pause() -> Faults {
 #[test]
 fn lease_from_receipt_after_pause_gives_two_leaders() {
     let mut cfg = small(pause());
-    cfg.variant = UnsafeVariant {
-        lease_from_receipt: true,
-        ..UnsafeVariant::default()
-    };
+    cfg.variant = UnsafeVariant { lease_from_receipt: true, ..UnsafeVariant::default() };
     cfg.membership_proof = false;
     let (model, checker) = hunt(cfg, ONE_LEADER);
     let path = counterexample(&model, &checker, ONE_LEADER);
@@ -37,10 +31,7 @@ fn lease_from_receipt_after_pause_gives_two_leaders() {
 #[test]
 fn any_record_counts_gives_two_leaders() {
     let mut cfg = small(pause());
-    cfg.variant = UnsafeVariant {
-        any_record_counts: true,
-        ..UnsafeVariant::default()
-    };
+    cfg.variant = UnsafeVariant { any_record_counts: true, ..UnsafeVariant::default() };
     cfg.membership_proof = false;
     let (model, checker) = hunt(cfg, ONE_LEADER);
     let path = counterexample(&model, &checker, ONE_LEADER);
@@ -51,12 +42,7 @@ fn any_record_counts_gives_two_leaders() {
 /// when the session does; one tick of clock skew on the leader is enough.
 #[test]
 fn heartbeat_timeout_equal_to_session_timeout_gives_two_leaders() {
-    let mut cfg = small(Faults {
-        pauses: 1,
-        clock_steps: 1,
-        max_skew: 1,
-        ..Faults::default()
-    });
+    let mut cfg = small(Faults { pauses: 1, clock_steps: 1, max_skew: 1, ..Faults::default() });
     cfg.heartbeat_timeout = cfg.session_timeout;
     let (model, checker) = hunt(cfg, ONE_LEADER);
     let path = counterexample(&model, &checker, ONE_LEADER);
@@ -67,10 +53,7 @@ fn heartbeat_timeout_equal_to_session_timeout_gives_two_leaders() {
 /// heartbeats after eviction; without the membership proof it keeps leading.
 #[test]
 fn no_membership_proof_with_isolated_member_gives_two_leaders() {
-    let mut cfg = small(Faults {
-        isolations: 1,
-        ..Faults::default()
-    });
+    let mut cfg = small(Faults { isolations: 1, ..Faults::default() });
     cfg.membership_proof = false;
     let (model, checker) = hunt(cfg, ONE_LEADER);
     let path = counterexample(&model, &checker, ONE_LEADER);

@@ -7,8 +7,7 @@ mod scenario;
 mod symmetry;
 
 use neli_models::{
-    ElectionAction, ElectionModel, ElectionModelCfg, ElectionState, Faults, cut_at_violation,
-    format_path,
+    ElectionAction, ElectionModel, ElectionModelCfg, ElectionState, Faults, cut_at_violation, format_path,
 };
 use stateright::{Checker, HasDiscoveries, Model, Path};
 
@@ -37,18 +36,10 @@ pub fn check(cfg: ElectionModelCfg) -> (ElectionModel, impl Checker<ElectionMode
 }
 
 /// BFS until `property` is violated.
-pub fn hunt(
-    cfg: ElectionModelCfg,
-    property: &'static str,
-) -> (ElectionModel, impl Checker<ElectionModel>) {
+pub fn hunt(cfg: ElectionModelCfg, property: &'static str) -> (ElectionModel, impl Checker<ElectionModel>) {
     let model = cfg.into_model();
     let until = HasDiscoveries::AnyOf([property].into_iter().collect());
-    let checker = model
-        .clone()
-        .checker()
-        .finish_when(until)
-        .spawn_bfs()
-        .join();
+    let checker = model.clone().checker().finish_when(until).spawn_bfs().join();
     (model, checker)
 }
 
@@ -58,13 +49,8 @@ pub fn counterexample(
     checker: &impl Checker<ElectionModel>,
     property: &'static str,
 ) -> Path<ElectionState, ElectionAction> {
-    let path = checker
-        .discovery(property)
-        .unwrap_or_else(|| panic!("expected a discovery of {property:?}"));
+    let path = checker.discovery(property).unwrap_or_else(|| panic!("expected a discovery of {property:?}"));
     let path = cut_at_violation(model, &path, property);
-    println!(
-        "counterexample to {property:?}:\n{}",
-        format_path(model, &path)
-    );
+    println!("counterexample to {property:?}:\n{}", format_path(model, &path));
     path
 }

@@ -5,9 +5,7 @@
 use neli_models::{ElectionModelCfg, Faults};
 use stateright::Checker;
 
-use crate::{
-    ELECTED, HANDOVER, LIVENESS, ONE_LEADER, RESOURCE, TOKENS, check, counterexample, small,
-};
+use crate::{ELECTED, HANDOVER, LIVENESS, ONE_LEADER, RESOURCE, TOKENS, check, counterexample, small};
 
 /// Asserts every safety property holds, liveness holds, and the witnesses
 /// are reachable (not vacuous); returns the unique state count.
@@ -25,89 +23,49 @@ fn assert_safe(cfg: ElectionModelCfg) -> usize {
     if moves {
         checker.assert_any_discovery(HANDOVER);
     }
-    println!(
-        "states {} unique {}",
-        checker.state_count(),
-        checker.unique_state_count()
-    );
+    println!("states {} unique {}", checker.state_count(), checker.unique_state_count());
     checker.unique_state_count()
 }
 
 #[test]
 fn recommended_survives_a_pause() {
-    assert_eq!(
-        assert_safe(small(Faults {
-            pauses: 1,
-            ..Faults::default()
-        })),
-        57_970
-    );
+    assert_eq!(assert_safe(small(Faults { pauses: 1, ..Faults::default() })), 57_970);
 }
 
 #[test]
 fn recommended_survives_two_pauses() {
-    let mut cfg = small(Faults {
-        pauses: 2,
-        ..Faults::default()
-    });
+    let mut cfg = small(Faults { pauses: 2, ..Faults::default() });
     cfg.max_ticks = 7;
     assert_eq!(assert_safe(cfg), 440_546);
 }
 
 #[test]
 fn recommended_survives_coordinator_isolation() {
-    assert_eq!(
-        assert_safe(small(Faults {
-            isolations: 1,
-            ..Faults::default()
-        })),
-        9_567
-    );
+    assert_eq!(assert_safe(small(Faults { isolations: 1, ..Faults::default() })), 9_567);
 }
 
 #[test]
 fn recommended_survives_crash_and_restart() {
-    assert_eq!(
-        assert_safe(small(Faults {
-            crashes: 1,
-            ..Faults::default()
-        })),
-        11_041
-    );
+    assert_eq!(assert_safe(small(Faults { crashes: 1, ..Faults::default() })), 11_041);
 }
 
 #[test]
 fn recommended_survives_message_delay_reorder_and_loss() {
-    let mut cfg = small(Faults {
-        message_delay: 1,
-        reorder: true,
-        losses: 1,
-        ..Faults::default()
-    });
+    let mut cfg = small(Faults { message_delay: 1, reorder: true, losses: 1, ..Faults::default() });
     cfg.max_ticks = 6;
     assert_eq!(assert_safe(cfg), 6_189);
 }
 
 #[test]
 fn recommended_survives_foreign_writer() {
-    assert_eq!(
-        assert_safe(small(Faults {
-            foreign_writes: 1,
-            ..Faults::default()
-        })),
-        129
-    );
+    assert_eq!(assert_safe(small(Faults { foreign_writes: 1, ..Faults::default() })), 129);
 }
 
 /// Hazard 4, skew: with no grace and a clock that stands still or jumps,
 /// the membership proof (T well below S) still keeps leases apart.
 #[test]
 fn recommended_without_grace_survives_clock_skew() {
-    let faults = Faults {
-        clock_steps: 2,
-        max_skew: 2,
-        ..Faults::default()
-    };
+    let faults = Faults { clock_steps: 2, max_skew: 2, ..Faults::default() };
     assert_eq!(assert_safe(small(faults)), 677);
 }
 
@@ -118,10 +76,7 @@ fn recommended_without_grace_survives_clock_skew() {
 /// lower offset than the new owner's token, before its commit is rejected.
 #[test]
 fn non_exclusive_multi_role_leads_every_role_but_tokens_can_regress() {
-    let mut cfg = small(Faults {
-        pauses: 1,
-        ..Faults::default()
-    });
+    let mut cfg = small(Faults { pauses: 1, ..Faults::default() });
     (cfg.roles, cfg.partitions, cfg.exclusive) = (2, 2, false);
     cfg.heartbeat_timeout = 5;
     cfg.max_ticks = 6;
@@ -130,10 +85,6 @@ fn non_exclusive_multi_role_leads_every_role_but_tokens_can_regress() {
     checker.assert_no_discovery(LIVENESS);
     checker.assert_any_discovery(ELECTED);
     counterexample(&model, &checker, TOKENS);
-    println!(
-        "states {} unique {}",
-        checker.state_count(),
-        checker.unique_state_count()
-    );
+    println!("states {} unique {}", checker.state_count(), checker.unique_state_count());
     assert_eq!(checker.unique_state_count(), 196_672);
 }

@@ -10,14 +10,8 @@ use crate::{ONE_LEADER, counterexample, hunt, small};
 /// leader becomes a `pause` fault with its start and length in real time.
 #[test]
 fn lease_from_receipt_counterexample_writes_a_pause_scenario() {
-    let mut cfg = small(Faults {
-        pauses: 1,
-        ..Faults::default()
-    });
-    cfg.variant = UnsafeVariant {
-        lease_from_receipt: true,
-        ..UnsafeVariant::default()
-    };
+    let mut cfg = small(Faults { pauses: 1, ..Faults::default() });
+    cfg.variant = UnsafeVariant { lease_from_receipt: true, ..UnsafeVariant::default() };
     cfg.membership_proof = false;
     let (model, checker) = hunt(cfg, ONE_LEADER);
     let path = counterexample(&model, &checker, ONE_LEADER);
@@ -25,10 +19,7 @@ fn lease_from_receipt_counterexample_writes_a_pause_scenario() {
     println!("{toml}");
     assert!(toml.contains("variant = \"lease-from-receipt\""));
     assert!(toml.contains("membership_proof = false"));
-    assert!(
-        toml.contains("heartbeat_timeout = \"1000ms\"")
-            && toml.contains("session_timeout = \"2000ms\"")
-    );
+    assert!(toml.contains("heartbeat_timeout = \"1000ms\"") && toml.contains("session_timeout = \"2000ms\""));
     // The one fault of the path: a pause of the leader (m0 or m1), closed by its resume.
     assert_eq!(toml.matches("[[faults]]").count(), 1);
     assert!(toml.contains("kind = \"pause\""));

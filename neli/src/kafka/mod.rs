@@ -30,9 +30,15 @@
 //!   rejects it for an evicted member or an old generation.
 //! - **Offsets.** Assignments start at the log end: only fresh heartbeats
 //!   matter and a restarted member never replays history.
-//! - **Ending.** [`end_election`] deletes the topic; every member notices it
-//!   (two consecutive metadata answers without the topic) and stops with
-//!   [`BrokerEvent::ElectionEnded`].
+//! - **Ending.** [`end_election`] first creates an end marker topic
+//!   (`<topic>.ended`, [`end_marker_topic`]), then deletes the election
+//!   topic; every member notices the deletion (two consecutive metadata
+//!   answers without the topic), finds the marker and stops with
+//!   [`BrokerEvent::ElectionEnded`]. A topic that vanishes *without* a
+//!   marker means the broker lost its state (a restart with memory storage):
+//!   the member recreates the topic and the election carries on. A member
+//!   that creates a missing election topic at startup removes a leftover
+//!   marker: a new election begins.
 //! - **Bounded close.** All blocking librdkafka work runs on dedicated
 //!   threads; `close` waits for them at most as long as the driver's close
 //!   timeout lets it, and a hung librdkafka is abandoned, never awaited.
@@ -81,6 +87,21 @@ pub async fn end_election(config: &Config, timeout: Duration) -> Result<(), Erro
     let admin = admin_client(&cfg)?;
     reachable(&cfg, timeout).await?;
     let opts = AdminOptions::new().operation_timeout(Some(timeout));
+    // The marker goes first: a member that sees the topic gone must be able
+    // to tell an ended election from a broker that lost its state.
+    let marker = end_marker_topic(&cfg.topic);
+    let new = NewTopic::new(&marker, 1, TopicReplication::Fixed(-1));
+    let created = tokio::time::timeout(timeout, admin.create_topics([&new], &opts))
+        .await
+        .map_err(|_| BrokerError::fatal(format!("creating end marker '{marker}' got no answer within {timeout:?}")))?
+        .map_err(|e| broker_err("create end marker", &e))?;
+    for r in created {
+        if let Err((topic, code)) = r
+            && code != RDKafkaErrorCode::TopicAlreadyExists
+        {
+            return Err(BrokerError::fatal(format!("cannot create end marker '{topic}': {code}")).into());
+        }
+    }
     let results = tokio::time::timeout(timeout, admin.delete_topics(&[cfg.topic.as_str()], &opts))
         .await
         .map_err(|_| BrokerError::fatal(format!("deleting topic '{}' got no answer within {timeout:?}", cfg.topic)))?
@@ -93,6 +114,11 @@ pub async fn end_election(config: &Config, timeout: Duration) -> Result<(), Erro
         }
     }
     Ok(())
+}
+
+/// The topic whose existence marks `topic`'s election as ended.
+pub fn end_marker_topic(topic: &str) -> String {
+    format!("{topic}.ended")
 }
 
 /// The broker's timestamp type for the election topic, as read back.
@@ -174,9 +200,13 @@ impl KafkaBroker {
         let watcher_stop = Arc::new(AtomicBool::new(false));
         {
             let (producer, stop, topic) = (producer.clone(), watcher_stop.clone(), cfg.topic.clone());
+            let recreate = {
+                let (cfg, timeout) = (cfg.clone(), connect_timeout);
+                move || recreate_topic(&cfg, timeout)
+            };
             std::thread::Builder::new()
                 .name("neli-kafka-topic".into())
-                .spawn(move || watch_topic(producer, topic, stop, tx))
+                .spawn(move || watch_topic(producer, topic, stop, tx, recreate))
                 .map_err(|e| BrokerError::fatal(format!("cannot start the topic watcher: {e}")))?;
         }
         Ok(KafkaBroker {
@@ -447,6 +477,7 @@ async fn ensure_topic(cfg: &ResolvedConfig, timeout: Duration) -> Result<u32, Br
         return Ok(n);
     }
     let admin = admin_client(cfg)?;
+    remove_end_marker(&admin, cfg, timeout).await;
     let partitions = i32::try_from(cfg.mode.partitions()).unwrap_or(i32::MAX);
     let opts = AdminOptions::new().operation_timeout(Some(timeout)).request_timeout(Some(timeout));
     for replication in [-1, 1] {
@@ -485,6 +516,21 @@ async fn ensure_topic(cfg: &ResolvedConfig, timeout: Duration) -> Result<u32, Br
 
 fn kind_of(code: RDKafkaErrorCode) -> crate::broker::ErrorKind {
     if errors::is_fatal_code(code) { crate::broker::ErrorKind::Fatal } else { crate::broker::ErrorKind::Retriable }
+}
+
+/// Best effort: a new election on a missing topic clears an old end marker.
+async fn remove_end_marker(admin: &AdminClient<DefaultClientContext>, cfg: &ResolvedConfig, timeout: Duration) {
+    let marker = end_marker_topic(&cfg.topic);
+    let opts = AdminOptions::new().operation_timeout(Some(timeout));
+    match tokio::time::timeout(timeout, admin.delete_topics(&[marker.as_str()], &opts)).await {
+        Ok(Ok(results)) => {
+            if results.iter().any(|r| r.is_ok()) {
+                tracing::info!(%marker, "removed the end marker of an earlier election");
+            }
+        }
+        Ok(Err(e)) => tracing::debug!(%marker, error = %e, "could not remove end marker"),
+        Err(_) => tracing::debug!(%marker, "removing end marker timed out"),
+    }
 }
 
 async fn topic_partitions(cfg: &ResolvedConfig, timeout: Duration) -> Result<Option<u32>, BrokerError> {
@@ -536,12 +582,30 @@ pub fn topic_present<C: rdkafka::client::ClientContext>(
 
 /// Reports `ElectionEnded` once two consecutive metadata answers lack the
 /// topic (one could be a broker still catching up).
+/// Recreates the election topic after a broker lost its state (runs on the
+/// watcher thread, so it gets its own small runtime).
+fn recreate_topic(cfg: &ResolvedConfig, timeout: Duration) {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start a runtime to recreate the election topic");
+            return;
+        }
+    };
+    match runtime.block_on(ensure_topic(cfg, timeout)) {
+        Ok(partitions) => tracing::warn!(topic = %cfg.topic, partitions, "recreated the election topic"),
+        Err(e) => tracing::warn!(topic = %cfg.topic, error = %e, "could not recreate the election topic yet"),
+    }
+}
+
 fn watch_topic(
     producer: Arc<ThreadedProducer<ProduceContext>>,
     topic: String,
     stop: Arc<AtomicBool>,
     events: client::EventTx,
+    recreate: impl Fn(),
 ) {
+    let marker = end_marker_topic(&topic);
     let mut missing = 0;
     while !stop.load(Ordering::SeqCst) {
         let step = Duration::from_millis(50);
@@ -558,9 +622,14 @@ fn watch_topic(
         };
         missing = if present { 0 } else { missing + 1 };
         if missing >= 2 {
-            tracing::info!(%topic, "election topic deleted");
-            let _ = events.send(Ok(BrokerEvent::ElectionEnded));
-            return;
+            if topic_present(producer.client(), &marker) == Some(true) {
+                tracing::info!(%topic, "election topic deleted by `end`");
+                let _ = events.send(Ok(BrokerEvent::ElectionEnded));
+                return;
+            }
+            tracing::warn!(%topic, "election topic vanished without an end marker: the broker lost its state");
+            recreate();
+            missing = 0;
         }
     }
 }

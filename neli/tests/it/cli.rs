@@ -133,6 +133,9 @@ fn ended_election_stops_cmd_and_exits_0() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_secs(2)); // let it join and lead
+    // `neli end` creates the marker, then deletes the topic (the mock has
+    // neither CreateTopics nor DeleteTopics, so both are done by hand).
+    mock.create_topic("ended.neli.ended", 1).expect("marker");
     mock.hide_topic("ended.neli");
     let deadline = Instant::now() + Duration::from_secs(15);
     let status = loop {

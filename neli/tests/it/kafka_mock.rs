@@ -37,7 +37,10 @@ async fn closing_the_leader_hands_over_fast() {
     let new = leaders(&members)[0];
     assert_ne!(new, old);
     assert!(members[new].bg.as_ref().unwrap().token().unwrap() > old_token, "fencing tokens increase");
-    assert!(handover < S, "graceful handover ({handover:?}) beats the session timeout ({S:?})");
+    // On the mock a graceful handover takes one rebalance hold (S - 1 s); a
+    // failover through session expiry takes about 2 S (expiry + the hold).
+    // The bound sits between the two so a loaded CI machine does not flake.
+    assert!(handover < S + S / 2, "graceful handover ({handover:?}) was not a session-timeout failover (~2 S)");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -50,7 +53,7 @@ async fn resigning_leader_hands_over_and_stays_out() {
     let handover = resigned_at.elapsed();
     assert!(members[old].saw_after(resigned_at, |e| matches!(e, Event::Revoked { .. })).is_some(), "orderly Revoked");
     assert_eq!(leaders(&members).len(), 1, "the resigned member does not lead too");
-    assert!(handover < S, "resign handover ({handover:?}) beats the session timeout ({S:?})");
+    assert!(handover < S + S / 2, "resign handover ({handover:?}) was not a session-timeout failover (~2 S)");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -120,6 +123,9 @@ async fn rejected_membership_fences_the_leader_and_it_recovers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn deleted_topic_ends_the_election_for_every_member() {
     let (mock, mut members, topic) = mock_election(3, T, S).await;
+    // What `neli end` does: marker first, then the deletion (by hand here:
+    // the mock has neither CreateTopics nor DeleteTopics).
+    mock.create_topic(&neli::kafka::end_marker_topic(&topic), 1).expect("marker");
     mock.hide_topic(&topic);
     // Leader and followers alike stop with the distinct, non-error outcome.
     for m in &mut members {
@@ -127,6 +133,17 @@ async fn deleted_topic_ends_the_election_for_every_member() {
         let outcome = tokio::time::timeout(Duration::from_secs(10), bg).await.expect("members stop within 10 s");
         assert_eq!(outcome, Ok(neli::Outcome::ElectionEnded), "{}", m.name);
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_topic_lost_without_an_end_marker_does_not_end_the_election() {
+    // A broker restart with memory storage loses the topic too; that must
+    // not look like `neli end` (the member tries to recreate it instead).
+    let (mock, mut members, topic) = mock_election(3, T, S).await;
+    mock.hide_topic(&topic);
+    let bg = members[0].bg.take().unwrap();
+    let waited = tokio::time::timeout(Duration::from_secs(5), bg).await;
+    assert!(waited.is_err(), "member stopped although nobody ended the election: {:?}", waited.ok());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
