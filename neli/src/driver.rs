@@ -25,7 +25,7 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
 use crate::broker::{Broker, BrokerError, BrokerEvent, Membership};
 use crate::clock::Clock;
 use crate::config::{Config, ConfigError, ResolvedConfig};
-use crate::core::{Event, Member, Output, Time, Token};
+use crate::core::{CoreConfig, Event, Member, Output, Time, Token, UnsafeVariant};
 
 /// Lifecycle of an election handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -182,6 +182,17 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             now,
         });
         Ok(Neli { cfg, core, broker, clock, shared, handler: None, fatal: None, ended: false, state: State::Live, rejoin_at: None })
+    }
+
+    /// Replaces the core with one running the deliberately broken
+    /// `variant`, for harnesses that show their oracles catch it (the
+    /// simulator, the model checker). Call before the first `pulse`. Never
+    /// use in production.
+    #[doc(hidden)]
+    pub fn with_unsafe_variant(mut self, variant: UnsafeVariant) -> Self {
+        let cfg = CoreConfig { unsafe_variant: variant, ..self.core.config().clone() };
+        self.core = Member::new(cfg);
+        self
     }
 
     /// Sets the event handler. `Revoked` handlers hold the handover until

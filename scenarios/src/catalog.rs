@@ -1,0 +1,81 @@
+//! Finding scenarios: a name is looked up in the scenario directory
+//! (`$NELI_LAB_SCENARIOS`, default this crate's directory, i.e. the repo's
+//! `scenarios/`); anything with a `/` or ending in `.toml` is a path.
+//! Deliberately broken scenarios live in `broken/` below it, so that
+//! `explore --all` (the main job) checks only what must hold.
+
+use std::path::{Path, PathBuf};
+
+use neli_sim::{Scenario, ScenarioError};
+
+/// A loaded scenario and how the user named it (for reproduction lines).
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub arg: String,
+    pub path: PathBuf,
+    pub scenario: Scenario,
+}
+
+pub fn dir() -> PathBuf {
+    std::env::var_os("NELI_LAB_SCENARIOS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
+/// Resolves and loads `arg` (a name or a path).
+pub fn load(arg: &str) -> Result<Entry, ScenarioError> {
+    let path = if arg.contains('/') || arg.ends_with(".toml") {
+        PathBuf::from(arg)
+    } else {
+        let top = dir().join(format!("{arg}.toml"));
+        let broken = dir().join("broken").join(format!("{arg}.toml"));
+        if !top.exists() && broken.exists() {
+            broken
+        } else if top.exists() {
+            top
+        } else {
+            return Err(ScenarioError(format!(
+                "{arg}: no scenario of that name in {} (try `neli-lab list`, or give a path)",
+                dir().display()
+            )));
+        }
+    };
+    let scenario = Scenario::load(&path)?;
+    Ok(Entry {
+        arg: arg.to_owned(),
+        path,
+        scenario,
+    })
+}
+
+fn toml_files(d: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml") && !p.ends_with("Cargo.toml"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The shipped scenarios that must hold (the top of the directory), by name.
+pub fn names() -> Vec<String> {
+    toml_files(&dir())
+        .iter()
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect()
+}
+
+/// Every scenario file: `(broken, path, parsed or error)`.
+pub fn all() -> Vec<(bool, PathBuf, Result<Scenario, ScenarioError>)> {
+    let mut out = Vec::new();
+    for (broken, d) in [(false, dir()), (true, dir().join("broken"))] {
+        for p in toml_files(&d) {
+            let s = Scenario::load(&p);
+            out.push((broken, p, s));
+        }
+    }
+    out
+}

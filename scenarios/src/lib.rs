@@ -1,0 +1,41 @@
+//! neli-lab's library: finding scenario files, drawing random fault
+//! schedules from proptest strategies, running seeds across threads,
+//! shrinking failing schedules, sweeping timings and drawing SVG pictures.
+//! The `neli-lab` binary (`src/main.rs`) is a thin clap layer over it.
+
+pub mod catalog;
+pub mod explore;
+pub mod schedule;
+pub mod shrink;
+pub mod stats;
+pub mod svg;
+pub mod tune;
+pub mod write;
+
+use neli_sim::{RunReport, Scenario, run_scenario};
+
+/// The command prefix printed in reproduction lines.
+pub const REPRO: &str = "cargo run -p neli-scenarios --bin neli-lab --";
+
+/// Runs `s` with `seed` after turning its `[random]` table into explicit
+/// faults drawn by [`schedule::materialize`], so that what runs is exactly
+/// what `shrink` minimises and writes out.
+pub fn run(s: &Scenario, seed: u64) -> RunReport {
+    run_scenario(&schedule::materialize(s, seed), seed)
+}
+
+/// The class of a violation, used to check that a shrunk scenario still
+/// fails the same way: the text before the first `:` or ` =`.
+pub fn violation_class(v: &str) -> &str {
+    let end = [v.find(':'), v.find(" =")]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(v.len());
+    &v[..end]
+}
+
+/// `12345` ms as `12.345s`.
+pub fn secs(ms: u64) -> String {
+    format!("{}.{:03}s", ms / 1000, ms % 1000)
+}

@@ -1,0 +1,621 @@
+//! `neli-lab`: the command line over the simulated Kafka cluster. See
+//! `scenarios/README.md` and `scenarios/TOUR.md`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use neli_lab::catalog::{self, Entry};
+use neli_lab::{REPRO, explore, shrink, stats, svg, tune, write};
+use neli_sim::RunReport;
+
+#[derive(Parser)]
+#[command(
+    name = "neli-lab",
+    version,
+    about = "Run, explore, shrink and tune NELI election scenarios on a simulated Kafka cluster"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// List the scenarios with their one-line descriptions.
+    List,
+    /// Run one scenario with one seed: verdict and figures; exit 1 on a violation.
+    Run {
+        /// A scenario name (see `list`) or a path to a .toml file.
+        scenario: String,
+        /// The seed (default: the scenario's `seed`, else 0).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Print the full trace.
+        #[arg(long)]
+        trace: bool,
+        /// Draw leadership per member over time, with fault bands, into this SVG file.
+        #[arg(long, value_name = "FILE.svg")]
+        timeline: Option<PathBuf>,
+    },
+    /// Print the full trace of one seed (byte-identical on every run).
+    Replay {
+        scenario: String,
+        #[arg(long)]
+        seed: u64,
+    },
+    /// Run many seeds of scenarios across threads; summary table per scenario.
+    Explore {
+        /// Scenario names or paths.
+        scenarios: Vec<String>,
+        /// Every shipped scenario (not those under broken/).
+        #[arg(long)]
+        all: bool,
+        /// How many seeds per scenario.
+        #[arg(long)]
+        seeds: u64,
+        /// The first seed.
+        #[arg(long, default_value_t = 0)]
+        start: u64,
+        /// Threads (default: the number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Run only every n-th seed, starting with the i-th (1-based): `--shard 2/4`.
+        #[arg(long, value_name = "i/n")]
+        shard: Option<String>,
+    },
+    /// Minimise a failing run into a scenario file that still fails.
+    Shrink {
+        scenario: String,
+        #[arg(long)]
+        seed: u64,
+        /// Where to write the shrunk scenario (default: stdout).
+        #[arg(short = 'o', long = "out")]
+        out: Option<PathBuf>,
+        /// At most this many simulation runs.
+        #[arg(long, default_value_t = 300)]
+        budget: u32,
+    },
+    /// Sweep T, S and G over seeds: CSV, SVG chart, safe region, recommendation.
+    Tune {
+        scenario: String,
+        /// Heartbeat timeouts T, comma separated: `500ms,1s,2s`.
+        #[arg(long)]
+        heartbeat_timeout: String,
+        /// Session timeouts S, comma separated.
+        #[arg(long)]
+        session_timeout: String,
+        /// Grace periods G, comma separated (default: the scenario's).
+        #[arg(long)]
+        grace: Option<String>,
+        #[arg(long)]
+        seeds: u64,
+        #[arg(long, default_value_t = 0)]
+        start: u64,
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Output directory for tune.csv and tune.svg.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// The harness's own speed: seeds/s and simulated seconds per wall second.
+    Bench {
+        /// Scenario (default: the fixed `bench` scenario).
+        #[arg(default_value = "bench")]
+        scenario: String,
+        #[arg(long, default_value_t = 20)]
+        seeds: u64,
+        #[arg(long)]
+        jobs: Option<usize>,
+    },
+}
+
+fn fail(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
+fn jobs(j: Option<usize>) -> usize {
+    j.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1)
+}
+
+fn bar(total: u64) -> ProgressBar {
+    let b = ProgressBar::new(total);
+    b.set_style(
+        ProgressStyle::with_template(
+            "{prefix:>24} [{bar:30}] {pos}/{len} seeds {per_sec} eta {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    b
+}
+
+fn print_figures(r: &RunReport) {
+    let f = &r.figures;
+    println!(
+        "overlap   {} intervals, total {}ms, max {}ms",
+        f.overlap_count, f.overlap_total_ms, f.overlap_max_ms
+    );
+    println!(
+        "gap       total {}ms, max {}ms",
+        f.gap_total_ms, f.gap_max_ms
+    );
+    let fos: Vec<String> = f.failovers_ms.iter().map(|m| format!("{m}ms")).collect();
+    println!(
+        "failover  {} (max {}ms){}",
+        f.failovers_ms.len(),
+        f.failover_max_ms(),
+        if fos.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", fos.join(" "))
+        }
+    );
+    println!(
+        "other     first leader {}, acquisitions {}, writes {}, stale writes {}, zombie heartbeats {}, leader at end {}",
+        f.first_leader_ms.map_or("never".into(), neli_lab::secs),
+        f.acquisitions,
+        f.writes,
+        f.stale_writes,
+        f.zombie_heartbeats,
+        if f.leader_at_end { "yes" } else { "no" }
+    );
+}
+
+fn verdict(e: &Entry, r: &RunReport) -> ExitCode {
+    if r.passed() {
+        println!("verdict   PASS");
+        return ExitCode::SUCCESS;
+    }
+    println!("verdict   FAIL");
+    for v in &r.violations {
+        println!("violation {v}");
+    }
+    println!("reproduce: {REPRO} run {} --seed {}", e.arg, r.seed);
+    ExitCode::from(1)
+}
+
+fn cmd_list() -> ExitCode {
+    let mut bad = false;
+    let mut rows = Vec::new();
+    for (broken, path, s) in catalog::all() {
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let name = if broken {
+            format!("{name} (broken on purpose)")
+        } else {
+            name
+        };
+        match s {
+            Ok(s) => rows.push(vec![name, s.description]),
+            Err(e) => {
+                bad = true;
+                rows.push(vec![name, format!("INVALID: {e}")]);
+            }
+        }
+    }
+    print!("{}", stats::table(&["scenario", "description"], &rows));
+    if bad {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn cmd_run(arg: &str, seed: Option<u64>, trace: bool, timeline: Option<PathBuf>) -> ExitCode {
+    let e = match catalog::load(arg) {
+        Ok(e) => e,
+        Err(err) => return fail(err),
+    };
+    let seed = seed.or(e.scenario.seed).unwrap_or(0);
+    println!("scenario  {} seed {seed}", e.scenario.name);
+    let r = neli_lab::run(&e.scenario, seed);
+    if trace {
+        for l in &r.trace {
+            println!("{l}");
+        }
+    }
+    print_figures(&r);
+    if let Some(path) = timeline {
+        let picture = svg::timeline(&r, e.scenario.election.members, e.scenario.duration.ms());
+        if let Err(err) = std::fs::write(&path, picture) {
+            return fail(format!("{}: cannot write: {err}", path.display()));
+        }
+        println!("timeline  {}", path.display());
+    }
+    verdict(&e, &r)
+}
+
+fn cmd_replay(arg: &str, seed: u64) -> ExitCode {
+    let e = match catalog::load(arg) {
+        Ok(e) => e,
+        Err(err) => return fail(err),
+    };
+    println!("scenario  {} seed {seed}", e.scenario.name);
+    let r = neli_lab::run(&e.scenario, seed);
+    for l in &r.trace {
+        println!("{l}");
+    }
+    print_figures(&r);
+    verdict(&e, &r)
+}
+
+fn cmd_explore(
+    names: Vec<String>,
+    all: bool,
+    seeds: u64,
+    start: u64,
+    j: Option<usize>,
+    shard: Option<String>,
+) -> ExitCode {
+    let names = match (all, names.is_empty()) {
+        (true, true) => catalog::names(),
+        (false, false) => names,
+        (true, false) => return fail("give scenario names or --all, not both"),
+        (false, true) => return fail("give scenario names or --all"),
+    };
+    let (si, sn) = match shard.as_deref().map(explore::parse_shard) {
+        None => (1, 1),
+        Some(Ok(s)) => s,
+        Some(Err(e)) => return fail(e),
+    };
+    let mut entries = Vec::new();
+    for n in &names {
+        match catalog::load(n) {
+            Ok(e) => entries.push(e),
+            Err(err) => return fail(err),
+        }
+    }
+    let seed_list = explore::shard_seeds(start, seeds, si, sn);
+    let jobs = jobs(j);
+    let b = bar(seed_list.len() as u64 * entries.len() as u64);
+    let t0 = Instant::now();
+    let mut rows = Vec::new();
+    let mut failing = Vec::new();
+    for e in &entries {
+        b.set_prefix(e.scenario.name.clone());
+        let rs = explore::explore(&e.scenario, &seed_list, jobs, &b);
+        for r in rs.iter().filter(|r| !r.violations.is_empty()) {
+            failing.push((
+                e.arg.clone(),
+                e.scenario.name.clone(),
+                r.seed,
+                r.violations[0].clone(),
+            ));
+        }
+        rows.push(stats::row(&e.scenario.name, &rs).to_vec());
+    }
+    b.finish_and_clear();
+    let wall = t0.elapsed().as_secs_f64();
+    let total = seed_list.len() * entries.len();
+    let shard_note = if sn > 1 {
+        format!(", shard {si}/{sn}")
+    } else {
+        String::new()
+    };
+    println!(
+        "explored {} scenario(s) x {} seed(s) from {start}{shard_note} on {jobs} thread(s) in {wall:.1}s ({:.1} seeds/s)",
+        entries.len(),
+        seed_list.len(),
+        total as f64 / wall.max(1e-9)
+    );
+    println!(
+        "figures in ms as p50/p99/max over seeds; overlap = total per run, gap = longest per run, failover = slowest per run"
+    );
+    print!(
+        "{}",
+        stats::table(
+            &[
+                "scenario",
+                "seeds",
+                "violations",
+                "overlap",
+                "gap",
+                "failover"
+            ],
+            &rows
+        )
+    );
+    if failing.is_empty() {
+        println!("verdict   PASS");
+        return ExitCode::SUCCESS;
+    }
+    println!("verdict   FAIL ({} violating run(s))", failing.len());
+    for (arg, name, seed, v) in failing.iter().take(10) {
+        println!("  seed {seed} of {arg}: {v}");
+        println!("    reproduce: {REPRO} run {arg} --seed {seed}");
+        println!("    shrink:    {REPRO} shrink {arg} --seed {seed} -o {name}-shrunk.toml");
+    }
+    if failing.len() > 10 {
+        println!("  ... and {} more", failing.len() - 10);
+    }
+    ExitCode::from(1)
+}
+
+fn cmd_shrink(arg: &str, seed: u64, out: Option<PathBuf>, budget: u32) -> ExitCode {
+    let e = match catalog::load(arg) {
+        Ok(e) => e,
+        Err(err) => return fail(err),
+    };
+    let Some(s) = shrink::shrink(&e.scenario, seed, budget) else {
+        eprintln!(
+            "{} seed {seed} does not fail: nothing to shrink",
+            e.scenario.name
+        );
+        return ExitCode::from(1);
+    };
+    let before = neli_lab::schedule::materialize(&e.scenario, seed);
+    let mut sc = s.scenario.clone();
+    sc.name = format!("{}-shrunk", e.scenario.name);
+    sc.description = format!("{} seed {seed}, shrunk: {}", e.scenario.name, s.class);
+    sc.seed = Some(seed);
+    let header = vec![
+        format!(
+            "shrunk by: neli-lab shrink {arg} --seed {seed} ({} runs)",
+            s.runs
+        ),
+        format!(
+            "fails with: {}",
+            s.violations.first().cloned().unwrap_or_default()
+        ),
+    ];
+    let text = write::to_toml(&sc, &header);
+    // The file must parse and fail the same way when read back.
+    let check = match neli_sim::Scenario::parse(&text, "<shrunk>") {
+        Ok(c) => c,
+        Err(err) => return fail(format!("internal: shrunk scenario does not parse: {err}")),
+    };
+    let r1 = neli_lab::run(&check, seed);
+    let r2 = neli_lab::run(&check, seed);
+    if r1.passed() || r1.trace != r2.trace {
+        return fail("internal: the shrunk scenario does not fail deterministically");
+    }
+    eprintln!(
+        "shrunk {} seed {seed} in {} runs: faults {} -> {}, duration {} -> {}, members {} -> {} (still: {})",
+        e.scenario.name,
+        s.runs,
+        before.faults.len(),
+        sc.faults.len(),
+        before.duration,
+        sc.duration,
+        before.election.members,
+        sc.election.members,
+        s.class
+    );
+    match out {
+        Some(path) => {
+            if let Err(err) = std::fs::write(&path, text) {
+                return fail(format!("{}: cannot write: {err}", path.display()));
+            }
+            eprintln!(
+                "wrote {}; reproduce: {REPRO} run {}",
+                path.display(),
+                path.display()
+            );
+        }
+        None => print!("{text}"),
+    }
+    ExitCode::SUCCESS
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cmd_tune(
+    arg: &str,
+    t: &str,
+    s: &str,
+    g: Option<&str>,
+    seeds: u64,
+    start: u64,
+    j: Option<usize>,
+    out: PathBuf,
+) -> ExitCode {
+    let e = match catalog::load(arg) {
+        Ok(e) => e,
+        Err(err) => return fail(err),
+    };
+    let ts = match tune::parse_list("heartbeat-timeout", t) {
+        Ok(v) => v,
+        Err(err) => return fail(err),
+    };
+    let ss = match tune::parse_list("session-timeout", s) {
+        Ok(v) => v,
+        Err(err) => return fail(err),
+    };
+    let gs = match g.map(|g| tune::parse_list("grace", g)) {
+        None => vec![e.scenario.election.grace],
+        Some(Ok(v)) => v,
+        Some(Err(err)) => return fail(err),
+    };
+    if seeds == 0 {
+        return fail("--seeds must be at least 1");
+    }
+    if let Err(err) = std::fs::create_dir_all(&out) {
+        return fail(format!("{}: cannot create: {err}", out.display()));
+    }
+    let seed_list: Vec<u64> = (start..start + seeds).collect();
+    let b = bar((ts.len() * ss.len() * gs.len()) as u64 * seeds);
+    b.set_prefix(e.scenario.name.clone());
+    let cs = tune::sweep(&e.scenario, &ts, &ss, &gs, &seed_list, jobs(j), &b);
+    b.finish_and_clear();
+    let rec = tune::recommend(&cs);
+    let rows: Vec<Vec<String>> = cs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            vec![
+                c.label(),
+                c.violating.to_string(),
+                c.overlap_max_ms.to_string(),
+                format!("{}/{}", c.gap_p50_ms, c.gap_p99_ms),
+                format!("{}/{}", c.failover_p50_ms, c.failover_max_ms),
+                match (Some(i) == rec, c.safe()) {
+                    (true, _) => "safe, recommended".into(),
+                    (false, true) => "safe".into(),
+                    (false, false) => "OVERLAPS".into(),
+                },
+            ]
+        })
+        .collect();
+    println!(
+        "tune {} over {seeds} seed(s) from {start} (ms)",
+        e.scenario.name
+    );
+    print!(
+        "{}",
+        stats::table(
+            &[
+                "config",
+                "violating",
+                "overlap max",
+                "gap p50/p99",
+                "failover p50/max",
+                "verdict"
+            ],
+            &rows
+        )
+    );
+    let safe: Vec<String> = cs.iter().filter(|c| c.safe()).map(|c| c.label()).collect();
+    println!(
+        "safe region: {}",
+        if safe.is_empty() {
+            "none of these".into()
+        } else {
+            safe.join(", ")
+        }
+    );
+    match rec {
+        Some(i) => println!(
+            "recommended: {} (longest gap p99 {}ms, failover max {}ms)",
+            cs[i].label(),
+            cs[i].gap_p99_ms,
+            cs[i].failover_max_ms
+        ),
+        None => println!("recommended: none (no configuration was free of overlap)"),
+    }
+    let points: Vec<svg::Point> = cs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| svg::Point {
+            label: c.label(),
+            gap_ms: c.gap_p99_ms,
+            overlap_ms: c.overlap_max_ms,
+            safe: c.safe(),
+            recommended: Some(i) == rec,
+        })
+        .collect();
+    let title = format!(
+        "{}: overlap vs leaderless gap, {seeds} seeds per configuration",
+        e.scenario.name
+    );
+    for (file, body) in [
+        ("tune.csv", tune::csv(&cs)),
+        ("tune.svg", svg::chart(&title, &points)),
+    ] {
+        let p = out.join(file);
+        if let Err(err) = std::fs::write(&p, body) {
+            return fail(format!("{}: cannot write: {err}", p.display()));
+        }
+        println!("wrote {}", p.display());
+    }
+    ExitCode::SUCCESS
+}
+
+fn cmd_bench(arg: &str, seeds: u64, j: Option<usize>) -> ExitCode {
+    let e = match catalog::load(arg) {
+        Ok(e) => e,
+        Err(err) => return fail(err),
+    };
+    let seed_list: Vec<u64> = (0..seeds.max(1)).collect();
+    let sim_s = e.scenario.duration.ms() as f64 / 1000.0;
+    println!(
+        "bench {}: {} simulated s per seed, {} seeds",
+        e.scenario.name,
+        sim_s,
+        seed_list.len()
+    );
+    let mut rows = Vec::new();
+    let mut configs = vec![1];
+    let jn = jobs(j);
+    if jn > 1 {
+        configs.push(jn);
+    }
+    for jobs in configs {
+        let b = ProgressBar::hidden();
+        let t0 = Instant::now();
+        let rs = explore::explore(&e.scenario, &seed_list, jobs, &b);
+        let wall = t0.elapsed().as_secs_f64();
+        let n = rs.len() as f64;
+        rows.push(vec![
+            jobs.to_string(),
+            format!("{wall:.3}"),
+            format!("{:.1}", n / wall),
+            format!("{:.0}x", n * sim_s / wall),
+        ]);
+    }
+    print!(
+        "{}",
+        stats::table(
+            &["threads", "wall s", "seeds/s", "simulated s per wall s"],
+            &rows
+        )
+    );
+    ExitCode::SUCCESS
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::List => cmd_list(),
+        Cmd::Run {
+            scenario,
+            seed,
+            trace,
+            timeline,
+        } => cmd_run(&scenario, seed, trace, timeline),
+        Cmd::Replay { scenario, seed } => cmd_replay(&scenario, seed),
+        Cmd::Explore {
+            scenarios,
+            all,
+            seeds,
+            start,
+            jobs,
+            shard,
+        } => cmd_explore(scenarios, all, seeds, start, jobs, shard),
+        Cmd::Shrink {
+            scenario,
+            seed,
+            out,
+            budget,
+        } => cmd_shrink(&scenario, seed, out, budget),
+        Cmd::Tune {
+            scenario,
+            heartbeat_timeout,
+            session_timeout,
+            grace,
+            seeds,
+            start,
+            jobs,
+            out,
+        } => cmd_tune(
+            &scenario,
+            &heartbeat_timeout,
+            &session_timeout,
+            grace.as_deref(),
+            seeds,
+            start,
+            jobs,
+            out,
+        ),
+        Cmd::Bench {
+            scenario,
+            seeds,
+            jobs,
+        } => cmd_bench(&scenario, seeds, jobs),
+    }
+}

@@ -1,0 +1,164 @@
+//! Minimising a failing run. The seed stays fixed (it drives turmoil's
+//! message delays and the members' clock origins); what shrinks is the
+//! scenario: first the `[random]` schedule along its proptest value tree,
+//! then greedy passes until nothing more helps — drop faults, halve fault
+//! durations, cut the run length, drop members. A candidate counts as
+//! failing only if it shows a violation of the same class as the original
+//! (an overlap stays an overlap), so shrinking cannot wander to another bug.
+
+use neli_sim::scenario::{Dur, Fault};
+use neli_sim::{Scenario, run_scenario};
+
+use crate::{schedule, violation_class};
+
+/// The outcome of a shrink.
+#[derive(Debug, Clone)]
+pub struct Shrunk {
+    pub scenario: Scenario,
+    pub class: String,
+    pub violations: Vec<String>,
+    pub runs: u32,
+}
+
+struct Judge {
+    seed: u64,
+    class: String,
+    runs: u32,
+    budget: u32,
+}
+
+impl Judge {
+    fn fails(&mut self, s: &Scenario) -> Option<Vec<String>> {
+        if self.runs >= self.budget {
+            return None;
+        }
+        self.runs += 1;
+        let r = run_scenario(s, self.seed);
+        r.violations
+            .iter()
+            .any(|v| violation_class(v) == self.class)
+            .then_some(r.violations)
+    }
+}
+
+fn faults(s: &Scenario) -> Vec<Fault> {
+    s.faults.iter().map(|f| f.get_ref().clone()).collect()
+}
+
+fn set_faults(s: &Scenario, fs: Vec<Fault>) -> Scenario {
+    let mut base = s.clone();
+    base.faults.clear();
+    schedule::with_faults(&base, fs)
+}
+
+fn names_member_beyond(f: &Fault, n: u32) -> bool {
+    [&f.target, &f.a, &f.b, &f.from, &f.to]
+        .into_iter()
+        .flatten()
+        .any(|t| {
+            t.strip_prefix('m')
+                .and_then(|i| i.parse::<u32>().ok())
+                .is_some_and(|i| i >= n)
+        })
+}
+
+fn fault_end(f: &Fault) -> u64 {
+    f.at.ms() + f.duration.map_or(0, Dur::ms)
+}
+
+/// Shrinks `s` (as given, `[random]` included) failing with `seed`; `None`
+/// if it does not fail. `budget` bounds the simulation runs.
+pub fn shrink(s: &Scenario, seed: u64, budget: u32) -> Option<Shrunk> {
+    let first = run_scenario(&schedule::materialize(s, seed), seed);
+    let class = violation_class(first.violations.first()?).to_owned();
+    let mut j = Judge {
+        seed,
+        class,
+        runs: 1,
+        budget,
+    };
+    let mut violations = first.violations.clone();
+    // Phase 1: the random schedule along its value tree.
+    let mut best = schedule::materialize(s, seed);
+    if let Some(mut tree) = schedule::tree(s, seed) {
+        let mut more = tree.simplify();
+        while more {
+            let cand = schedule::with_faults(s, tree.current());
+            if let Some(v) = j.fails(&cand) {
+                best = cand;
+                violations = v;
+                more = tree.simplify();
+            } else {
+                if j.runs >= j.budget {
+                    break;
+                }
+                more = tree.complicate();
+            }
+        }
+    }
+    // Phase 2: greedy passes to a fixpoint.
+    let mut changed = true;
+    while changed && j.runs < j.budget {
+        changed = false;
+        // Drop faults, latest first.
+        let mut i = best.faults.len();
+        while i > 0 {
+            i -= 1;
+            let mut fs = faults(&best);
+            fs.remove(i);
+            let cand = set_faults(&best, fs);
+            if let Some(v) = j.fails(&cand) {
+                (best, violations, changed) = (cand, v, true);
+            }
+        }
+        // Halve durations (not below 100 ms).
+        for i in 0..best.faults.len() {
+            loop {
+                let mut fs = faults(&best);
+                let Some(d) = fs[i].duration else { break };
+                let half = d.0 / 2;
+                if half < 100 {
+                    break;
+                }
+                fs[i].duration = Some(Dur(half));
+                let cand = set_faults(&best, fs);
+                match j.fails(&cand) {
+                    Some(v) => (best, violations, changed) = (cand, v, true),
+                    None => break,
+                }
+            }
+        }
+        // Cut the run: to just after the last fault, else by halves.
+        let floor = faults(&best).iter().map(fault_end).max().unwrap_or(0) + 1000;
+        for target in [floor, (best.duration.ms() + floor) / 2] {
+            if target < best.duration.ms() {
+                let mut cand = best.clone();
+                cand.duration = Dur(target as i64);
+                if let Some(v) = j.fails(&cand) {
+                    (best, violations, changed) = (cand, v, true);
+                }
+            }
+        }
+        // Fewer members: drop the highest ones and faults naming them.
+        while best.election.members > 1 {
+            let n = best.election.members - 1;
+            let mut cand = best.clone();
+            cand.election.members = n;
+            let fs: Vec<Fault> = faults(&best)
+                .into_iter()
+                .filter(|f| !names_member_beyond(f, n))
+                .collect();
+            cand = set_faults(&cand, fs);
+            match j.fails(&cand) {
+                Some(v) => (best, violations, changed) = (cand, v, true),
+                None => break,
+            }
+        }
+    }
+    Some(Shrunk {
+        scenario: best,
+        class: j.class,
+        violations,
+        runs: j.runs,
+    })
+}

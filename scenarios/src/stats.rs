@@ -1,0 +1,95 @@
+//! Percentiles and the per-scenario summary of many seeds.
+
+use neli_sim::RunReport;
+
+/// Nearest-rank percentile `p` (0..=100) of `v`; 0 for an empty slice.
+pub fn percentile(v: &[u64], p: u32) -> u64 {
+    if v.is_empty() {
+        return 0;
+    }
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    let rank = (u64::from(p) * s.len() as u64).div_ceil(100).max(1) as usize;
+    s[rank.min(s.len()) - 1]
+}
+
+/// What one seed left for the summary (the trace is dropped early).
+#[derive(Debug, Clone)]
+pub struct SeedResult {
+    pub seed: u64,
+    pub violations: Vec<String>,
+    pub overlap_total_ms: u64,
+    pub gap_max_ms: u64,
+    pub failover_max_ms: Option<u64>,
+    pub leader_at_end: bool,
+    pub simulated_ms: u64,
+}
+
+impl SeedResult {
+    pub fn of(r: &RunReport, simulated_ms: u64) -> SeedResult {
+        SeedResult {
+            seed: r.seed,
+            violations: r.violations.clone(),
+            overlap_total_ms: r.figures.overlap_total_ms,
+            gap_max_ms: r.figures.gap_max_ms,
+            failover_max_ms: (!r.figures.failovers_ms.is_empty())
+                .then(|| r.figures.failover_max_ms()),
+            leader_at_end: r.figures.leader_at_end,
+            simulated_ms,
+        }
+    }
+}
+
+/// `p50/p99/max` of a column.
+pub fn triple(v: &[u64]) -> String {
+    if v.is_empty() {
+        return "-".into();
+    }
+    format!(
+        "{}/{}/{}",
+        percentile(v, 50),
+        percentile(v, 99),
+        percentile(v, 100)
+    )
+}
+
+/// One row of the explore summary table.
+pub fn row(name: &str, rs: &[SeedResult]) -> [String; 6] {
+    let overlap: Vec<u64> = rs.iter().map(|r| r.overlap_total_ms).collect();
+    let gap: Vec<u64> = rs.iter().map(|r| r.gap_max_ms).collect();
+    let fo: Vec<u64> = rs.iter().filter_map(|r| r.failover_max_ms).collect();
+    let bad = rs.iter().filter(|r| !r.violations.is_empty()).count();
+    [
+        name.to_owned(),
+        rs.len().to_string(),
+        bad.to_string(),
+        triple(&overlap),
+        triple(&gap),
+        triple(&fo),
+    ]
+}
+
+/// Left-aligned columns separated by two spaces.
+pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut w: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.len());
+        }
+    }
+    let mut out = String::new();
+    let line = |cells: Vec<&str>, out: &mut String| {
+        let s: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{c:<width$}", width = w[i]))
+            .collect();
+        out.push_str(s.join("  ").trim_end());
+        out.push('\n');
+    };
+    line(header.to_vec(), &mut out);
+    for r in rows {
+        line(r.iter().map(String::as_str).collect(), &mut out);
+    }
+    out
+}

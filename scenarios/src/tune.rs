@@ -1,0 +1,153 @@
+//! Sweeping the timings T (heartbeat timeout), S (session timeout) and G
+//! (grace) over seeds: per configuration the worst overlap and the leaderless
+//! gap, written as CSV and an SVG chart, with the safe region and a
+//! recommendation (safe = no overlap and no stale write on any seed;
+//! recommended = the safe configuration with the shortest p99 gap, ties to
+//! the shorter failover, then the larger margin S - T).
+
+use indicatif::ProgressBar;
+use neli_sim::Scenario;
+use neli_sim::scenario::Dur;
+
+use crate::explore::run_seeds;
+use crate::stats::percentile;
+
+/// One configuration and what its seeds showed.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub t: Dur,
+    pub s: Dur,
+    pub g: Dur,
+    pub seeds: u64,
+    pub violating: u64,
+    pub overlap_max_ms: u64,
+    pub stale_writes: u64,
+    pub gap_p50_ms: u64,
+    pub gap_p99_ms: u64,
+    pub failover_p50_ms: u64,
+    pub failover_max_ms: u64,
+}
+
+impl Config {
+    pub fn safe(&self) -> bool {
+        self.overlap_max_ms == 0 && self.stale_writes == 0
+    }
+    pub fn label(&self) -> String {
+        let g = if self.g.0 > 0 {
+            format!(" G={}", self.g)
+        } else {
+            String::new()
+        };
+        format!("T={} S={}{g}", self.t, self.s)
+    }
+}
+
+/// Parses `"500ms,1s,2s"`.
+pub fn parse_list(flag: &str, text: &str) -> Result<Vec<Dur>, String> {
+    let v: Result<Vec<Dur>, String> = text
+        .split(',')
+        .map(|p| Dur::parse(p).map_err(|e| format!("--{flag}: {e}")))
+        .collect();
+    let v = v?;
+    if v.iter().any(|d| d.0 <= 0 && flag != "grace") {
+        return Err(format!("--{flag}: durations must be positive"));
+    }
+    Ok(v)
+}
+
+/// `base` with T, S and G replaced (a heartbeat interval no longer below T
+/// is dropped, so the default T/4 applies).
+pub fn configure(base: &Scenario, t: Dur, s: Dur, g: Dur) -> Scenario {
+    let mut sc = base.clone();
+    sc.election.heartbeat_timeout = t;
+    sc.election.session_timeout = s;
+    sc.election.grace = g;
+    if sc.election.heartbeat_interval.is_some_and(|i| i >= t) {
+        sc.election.heartbeat_interval = None;
+    }
+    sc
+}
+
+/// Runs every configuration of `ts x ss x gs` over `seeds`.
+pub fn sweep(
+    base: &Scenario,
+    ts: &[Dur],
+    ss: &[Dur],
+    gs: &[Dur],
+    seeds: &[u64],
+    jobs: usize,
+    bar: &ProgressBar,
+) -> Vec<Config> {
+    let mut out = Vec::new();
+    for t in ts {
+        for s in ss {
+            for g in gs {
+                let sc = configure(base, *t, *s, *g);
+                let rs = run_seeds(seeds, jobs, bar, |seed| crate::run(&sc, seed));
+                let gaps: Vec<u64> = rs.iter().map(|r| r.figures.gap_max_ms).collect();
+                let fos: Vec<u64> = rs
+                    .iter()
+                    .filter(|r| !r.figures.failovers_ms.is_empty())
+                    .map(|r| r.figures.failover_max_ms())
+                    .collect();
+                out.push(Config {
+                    t: *t,
+                    s: *s,
+                    g: *g,
+                    seeds: seeds.len() as u64,
+                    violating: rs.iter().filter(|r| !r.passed()).count() as u64,
+                    overlap_max_ms: rs
+                        .iter()
+                        .map(|r| r.figures.overlap_total_ms)
+                        .max()
+                        .unwrap_or(0),
+                    stale_writes: rs.iter().map(|r| r.figures.stale_writes).sum(),
+                    gap_p50_ms: percentile(&gaps, 50),
+                    gap_p99_ms: percentile(&gaps, 99),
+                    failover_p50_ms: percentile(&fos, 50),
+                    failover_max_ms: percentile(&fos, 100),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Index of the recommended configuration, if any is safe.
+pub fn recommend(cs: &[Config]) -> Option<usize> {
+    cs.iter()
+        .enumerate()
+        .filter(|(_, c)| c.safe())
+        .min_by_key(|(_, c)| {
+            (
+                c.gap_p99_ms,
+                c.failover_max_ms,
+                std::cmp::Reverse(c.s.0 - c.t.0),
+            )
+        })
+        .map(|(i, _)| i)
+}
+
+pub fn csv(cs: &[Config]) -> String {
+    let mut o = String::from(
+        "heartbeat_timeout_ms,session_timeout_ms,grace_ms,seeds,violating_seeds,overlap_max_ms,stale_writes,gap_p50_ms,gap_p99_ms,failover_p50_ms,failover_max_ms,safe\n",
+    );
+    for c in cs {
+        o.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            c.t.0,
+            c.s.0,
+            c.g.0,
+            c.seeds,
+            c.violating,
+            c.overlap_max_ms,
+            c.stale_writes,
+            c.gap_p50_ms,
+            c.gap_p99_ms,
+            c.failover_p50_ms,
+            c.failover_max_ms,
+            c.safe()
+        ));
+    }
+    o
+}

@@ -1,0 +1,88 @@
+//! Simulator benchmark (BENCHMARKS.md, section "Simulator"): runs
+//! `scenarios/bench.toml` (5 members, 1 broker, T=1s, S=3s, 60 s simulated
+//! with a pause and a partition) for N seeds, then a bare turmoil program
+//! with the same hosts, tick and a comparable request rate, in the same
+//! process, and prints simulated seconds per wall second, seeds per second
+//! and the overhead ratio.
+//!
+//! `cargo run --release -p neli-sim --example bench -- [seeds]`
+
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn bare(seed: u64, sim_secs: u64) {
+    let mut sim = turmoil::Builder::new()
+        .rng_seed(seed)
+        .tick_duration(neli_sim::TICK)
+        .simulation_duration(Duration::from_secs(sim_secs + 60))
+        .min_message_latency(Duration::from_millis(1))
+        .max_message_latency(Duration::from_millis(25))
+        .build();
+    sim.host("b0", || async {
+        let l = turmoil::net::TcpListener::bind(("0.0.0.0", 9092)).await?;
+        loop {
+            let (mut s, _) = l.accept().await?;
+            tokio::spawn(async move {
+                let mut buf = [0u8; 64];
+                while s.read_exact(&mut buf).await.is_ok() {
+                    if s.write_all(&buf).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    for i in 0..5 {
+        sim.host(format!("m{i}").as_str(), || async {
+            // ~12 request/response pairs per second per member: about what
+            // a member's heartbeats, commits, fetches and group heartbeats make.
+            let mut s = turmoil::net::TcpStream::connect("b0:9092").await?;
+            let mut buf = [7u8; 64];
+            loop {
+                tokio::time::sleep(Duration::from_millis(80)).await;
+                s.write_all(&buf).await?;
+                s.read_exact(&mut buf).await?;
+            }
+        });
+    }
+    while sim.elapsed() < Duration::from_secs(sim_secs) {
+        sim.step().expect("bare sim step");
+    }
+}
+
+fn main() {
+    let seeds: u64 = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/bench.toml");
+    let scenario = neli_sim::Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let sim_secs = scenario.duration.ms() / 1000;
+    let start = Instant::now();
+    let mut violations = 0;
+    for seed in 0..seeds {
+        violations += neli_sim::run_scenario(&scenario, seed).violations.len();
+    }
+    let ours = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    for seed in 0..seeds {
+        bare(seed, sim_secs);
+    }
+    let theirs = start.elapsed().as_secs_f64();
+    let simulated = (seeds * sim_secs) as f64;
+    println!("seeds {seeds}, {sim_secs} s simulated each, violations {violations}");
+    println!(
+        "neli-sim : {:.3} s wall, {:.0}x real time, {:.2} seeds/s",
+        ours,
+        simulated / ours,
+        seeds as f64 / ours
+    );
+    println!(
+        "bare     : {:.3} s wall, {:.0}x real time, {:.2} seeds/s",
+        theirs,
+        simulated / theirs,
+        seeds as f64 / theirs
+    );
+    println!("overhead : {:.2}x bare turmoil", ours / theirs);
+}

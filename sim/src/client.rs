@@ -1,0 +1,539 @@
+//! The simulated Kafka client and [`SimBroker`], its `neli::Broker` face.
+//!
+//! Faithful to librdkafka where the election depends on it: group heartbeats
+//! run on a background task whatever the application does; the client
+//! detects its own session timeout and reports a lost assignment; rebalance
+//! events reach the application only inside a poll, and after a lost
+//! assignment the client rejoins only once a poll delivered it; records are
+//! prefetched into a buffer; produce enqueues and a background task delivers
+//! within a delivery timeout; not polling for `max.poll.interval.ms` makes
+//! the client leave the group.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use neli::core::Record;
+use neli::{BrokerError, BrokerEvent, Clock, Membership};
+use tokio::sync::Notify;
+
+use crate::clock::{Gate, SimClock, global_ms};
+use crate::proto::{Conn, GroupError, Request, Response};
+use crate::record::Recorder;
+
+/// Client settings (the librdkafka properties that matter here).
+#[derive(Debug, Clone)]
+pub struct ClientCfg {
+    /// The member incarnation's name (also the client id).
+    pub name: String,
+    pub coordinator: String,
+    pub partition_leader: String,
+    pub session_ms: u64,
+    pub heartbeat_ms: u64,
+    pub max_poll_ms: u64,
+    pub request_timeout_ms: u64,
+    pub delivery_timeout_ms: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    Joining,
+    Member,
+    /// Revoked handed to the app; waiting for `ack_revoked`.
+    Revoking,
+    /// A lost assignment (or max-poll leave) waits for the app's next poll.
+    WaitPoll,
+    Closed,
+}
+
+struct ClientState {
+    phase: Phase,
+    member_id: Option<String>,
+    generation: Option<u64>,
+    assigned: Vec<u32>,
+    positions: BTreeMap<u32, Option<u64>>,
+    fetch_epoch: u64,
+    queue: VecDeque<BrokerEvent>,
+    last_hb_ok: u64,
+    last_poll: u64,
+    produce_q: VecDeque<(u64, u32, Vec<u8>)>,
+}
+
+struct Shared {
+    st: Mutex<ClientState>,
+    app: Notify,
+    group: Notify,
+    fetch: Notify,
+    produce: Notify,
+    gate: Gate,
+    rec: Recorder,
+    cfg: ClientCfg,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, ClientState> {
+        self.st.lock().expect("client lock")
+    }
+
+    fn trace(&self, text: impl Into<String>) {
+        self.rec.trace(global_ms(), &self.cfg.name, text);
+    }
+
+    /// The assignment is gone without a handover (librdkafka `lost=true`).
+    fn lose(&self, st: &mut ClientState, why: &str, forget_member: bool) {
+        if forget_member {
+            st.member_id = None;
+        }
+        st.generation = None;
+        if st.assigned.is_empty() {
+            st.phase = Phase::Joining;
+        } else {
+            let partitions = st.assigned.clone();
+            st.queue.push_back(BrokerEvent::Lost { partitions });
+            st.phase = Phase::WaitPoll;
+            self.app.notify_one();
+        }
+        self.trace(format!("assignment lost ({why})"));
+    }
+}
+
+/// A member's connection to the simulated cluster; implements `neli::Broker`.
+pub struct SimBroker {
+    shared: Arc<Shared>,
+    commit: Conn,
+    clock: SimClock,
+}
+
+impl SimBroker {
+    /// Starts the client's background tasks on the current host.
+    pub fn start(cfg: ClientCfg, clock: SimClock, gate: Gate, rec: Recorder) -> SimBroker {
+        let now = global_ms();
+        let st = ClientState {
+            phase: Phase::Idle,
+            member_id: None,
+            generation: None,
+            assigned: Vec::new(),
+            positions: BTreeMap::new(),
+            fetch_epoch: 0,
+            queue: VecDeque::new(),
+            last_hb_ok: now,
+            last_poll: now,
+            produce_q: VecDeque::new(),
+        };
+        let commit = Conn::new(&cfg.coordinator, gate.clone());
+        let shared = Arc::new(Shared {
+            st: Mutex::new(st),
+            app: Notify::new(),
+            group: Notify::new(),
+            fetch: Notify::new(),
+            produce: Notify::new(),
+            gate,
+            rec,
+            cfg,
+        });
+        tokio::spawn(group_task(shared.clone()));
+        tokio::spawn(fetch_task(shared.clone()));
+        tokio::spawn(produce_task(shared.clone()));
+        SimBroker {
+            shared,
+            commit,
+            clock,
+        }
+    }
+
+    fn timeout(&self) -> Duration {
+        Duration::from_millis(self.shared.cfg.request_timeout_ms)
+    }
+}
+
+async fn wait(notify: &Notify, gate: &Gate, ms: u64) {
+    let _ = tokio::time::timeout(Duration::from_millis(ms), notify.notified()).await;
+    gate.pass().await;
+}
+
+async fn group_task(sh: Arc<Shared>) {
+    let mut conn = Conn::new(&sh.cfg.coordinator, sh.gate.clone());
+    let cfg = sh.cfg.clone();
+    let mut next_hb = 0u64;
+    loop {
+        sh.gate.pass().await;
+        let (phase, member_id, generation) = {
+            let st = sh.lock();
+            (st.phase, st.member_id.clone(), st.generation)
+        };
+        match phase {
+            Phase::Closed => return,
+            Phase::Idle | Phase::WaitPoll => {
+                check_max_poll(&sh, &mut conn).await;
+                wait(&sh.group, &sh.gate, 100).await;
+            }
+            Phase::Joining => {
+                let req = Request::Join {
+                    member_id: member_id.clone(),
+                    client: cfg.name.clone(),
+                    session_ms: cfg.session_ms,
+                    rebalance_ms: cfg.max_poll_ms,
+                };
+                let resp = conn
+                    .call(
+                        &req,
+                        Duration::from_millis(cfg.max_poll_ms + cfg.session_ms),
+                    )
+                    .await;
+                let now = global_ms();
+                let retry = {
+                    let mut st = sh.lock();
+                    match resp {
+                        _ if st.phase != Phase::Joining => false,
+                        Ok(Response::Joined {
+                            member_id,
+                            generation,
+                            assignment,
+                        }) => {
+                            st.member_id = Some(member_id);
+                            st.generation = Some(generation);
+                            st.assigned = assignment.clone();
+                            st.positions = assignment.iter().map(|p| (*p, None)).collect();
+                            st.fetch_epoch += 1;
+                            st.phase = Phase::Member;
+                            st.last_hb_ok = now;
+                            next_hb = now + cfg.heartbeat_ms;
+                            st.queue.push_back(BrokerEvent::Assigned {
+                                generation,
+                                partitions: assignment.clone(),
+                            });
+                            sh.trace(format!(
+                                "joined generation {generation} assigned {assignment:?}"
+                            ));
+                            sh.app.notify_one();
+                            sh.fetch.notify_one();
+                            false
+                        }
+                        Ok(Response::Error(GroupError::UnknownMember)) => {
+                            st.member_id = None;
+                            false
+                        }
+                        _ => true,
+                    }
+                };
+                if retry {
+                    wait(&sh.group, &sh.gate, 200).await;
+                }
+            }
+            Phase::Member | Phase::Revoking => {
+                if check_max_poll(&sh, &mut conn).await {
+                    continue;
+                }
+                let now = global_ms();
+                let session_deadline = sh.lock().last_hb_ok + cfg.session_ms;
+                if now >= session_deadline {
+                    let mut st = sh.lock();
+                    sh.lose(&mut st, "session timed out on the client", false);
+                    continue;
+                }
+                if now < next_hb {
+                    let until = next_hb.min(session_deadline);
+                    tokio::time::sleep(Duration::from_millis(until - now)).await;
+                    continue;
+                }
+                next_hb = now + cfg.heartbeat_ms;
+                let (Some(id), Some(generation)) = (member_id, generation) else {
+                    continue;
+                };
+                let limit = cfg.heartbeat_ms.min(session_deadline - now).max(10);
+                let resp = conn
+                    .call(
+                        &Request::Heartbeat {
+                            member_id: id,
+                            generation,
+                        },
+                        Duration::from_millis(limit),
+                    )
+                    .await;
+                let now = global_ms();
+                let mut st = sh.lock();
+                if st.phase != phase || st.generation != Some(generation) {
+                    continue;
+                }
+                match resp {
+                    Ok(Response::Ok) => st.last_hb_ok = now,
+                    // Heartbeats go on while the app handles the revocation.
+                    Ok(Response::Error(GroupError::RebalanceInProgress))
+                        if phase == Phase::Revoking =>
+                    {
+                        st.last_hb_ok = now
+                    }
+                    Ok(Response::Error(GroupError::RebalanceInProgress)) => {
+                        st.last_hb_ok = now;
+                        if st.assigned.is_empty() {
+                            st.generation = None;
+                            st.phase = Phase::Joining;
+                        } else {
+                            // Eager protocol: give everything back, then rejoin.
+                            let partitions = st.assigned.clone();
+                            st.queue.push_back(BrokerEvent::Revoked { partitions });
+                            st.phase = Phase::Revoking;
+                            sh.app.notify_one();
+                        }
+                    }
+                    Ok(Response::Error(GroupError::UnknownMember)) => {
+                        sh.lose(&mut st, "unknown member", true)
+                    }
+                    Ok(Response::Error(GroupError::IllegalGeneration)) => {
+                        sh.lose(&mut st, "illegal generation", false)
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// librdkafka leaves the group when the app has not polled for
+/// `max.poll.interval.ms`; returns whether it did.
+async fn check_max_poll(sh: &Shared, conn: &mut Conn) -> bool {
+    let now = global_ms();
+    let member = {
+        let mut st = sh.lock();
+        if !matches!(st.phase, Phase::Member | Phase::Revoking)
+            || now < st.last_poll + sh.cfg.max_poll_ms
+        {
+            return false;
+        }
+        let member = st.member_id.clone();
+        sh.lose(&mut st, "max.poll.interval.ms exceeded, left group", true);
+        st.phase = Phase::WaitPoll;
+        member
+    };
+    if let Some(member_id) = member {
+        let _ = conn
+            .call(
+                &Request::Leave { member_id },
+                Duration::from_millis(sh.cfg.request_timeout_ms),
+            )
+            .await;
+    }
+    true
+}
+
+async fn fetch_task(sh: Arc<Shared>) {
+    let mut conn = Conn::new(&sh.cfg.partition_leader, sh.gate.clone());
+    loop {
+        sh.gate.pass().await;
+        let (epoch, work) = {
+            let st = sh.lock();
+            if st.phase == Phase::Closed {
+                return;
+            }
+            (
+                st.fetch_epoch,
+                st.positions
+                    .iter()
+                    .map(|(p, o)| (*p, *o))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        if work.is_empty() {
+            wait(&sh.fetch, &sh.gate, 500).await;
+            continue;
+        }
+        for (partition, from) in work {
+            let req = Request::Fetch {
+                partition,
+                from,
+                max_wait_ms: 200,
+            };
+            let resp = conn
+                .call(&req, Duration::from_millis(sh.cfg.request_timeout_ms))
+                .await;
+            match resp {
+                Ok(Response::Fetched { records, next }) => {
+                    let mut st = sh.lock();
+                    if st.fetch_epoch != epoch || !st.positions.contains_key(&partition) {
+                        break;
+                    }
+                    st.positions.insert(partition, Some(next));
+                    let any = !records.is_empty();
+                    for r in records {
+                        st.queue.push_back(BrokerEvent::Record(Record {
+                            partition,
+                            offset: r.offset,
+                            timestamp: Some(r.timestamp),
+                            payload: r.payload,
+                        }));
+                    }
+                    if any {
+                        sh.app.notify_one();
+                    }
+                }
+                _ => wait(&sh.fetch, &sh.gate, 100).await,
+            }
+        }
+    }
+}
+
+async fn produce_task(sh: Arc<Shared>) {
+    let mut conn = Conn::new(&sh.cfg.partition_leader, sh.gate.clone());
+    loop {
+        sh.gate.pass().await;
+        let next = {
+            let mut st = sh.lock();
+            if st.phase == Phase::Closed {
+                return;
+            }
+            st.produce_q.pop_front()
+        };
+        let Some((queued_at, partition, payload)) = next else {
+            wait(&sh.produce, &sh.gate, 500).await;
+            continue;
+        };
+        if global_ms() > queued_at + sh.cfg.delivery_timeout_ms {
+            continue; // delivery timed out: dropped, as librdkafka does
+        }
+        let req = Request::Produce {
+            partition,
+            payload: payload.clone(),
+            create_time: global_ms(),
+        };
+        match conn
+            .call(&req, Duration::from_millis(sh.cfg.request_timeout_ms))
+            .await
+        {
+            Ok(Response::Produced { .. }) => {}
+            _ => {
+                sh.lock()
+                    .produce_q
+                    .push_front((queued_at, partition, payload));
+                wait(&sh.group, &sh.gate, 100).await;
+            }
+        }
+    }
+}
+
+impl neli::Broker for SimBroker {
+    async fn subscribe(&mut self) -> Result<(), BrokerError> {
+        let mut st = self.shared.lock();
+        if st.phase == Phase::Idle {
+            st.phase = Phase::Joining;
+            st.last_poll = global_ms();
+        }
+        drop(st);
+        self.shared.group.notify_one();
+        Ok(())
+    }
+
+    async fn poll(&mut self, timeout: Duration) -> Result<Vec<BrokerEvent>, BrokerError> {
+        self.shared.gate.pass().await;
+        let empty = self.shared.lock().queue.is_empty();
+        if empty {
+            tokio::select! {
+                _ = self.shared.app.notified() => {}
+                _ = self.clock.sleep(timeout) => {}
+            }
+            self.shared.gate.pass().await;
+        }
+        let mut st = self.shared.lock();
+        st.last_poll = global_ms();
+        let events: Vec<BrokerEvent> = st.queue.drain(..).collect();
+        if st.phase == Phase::WaitPoll {
+            // The lost assignment reached the app: drop it and rejoin.
+            st.assigned.clear();
+            st.positions.clear();
+            st.fetch_epoch += 1;
+            st.phase = Phase::Joining;
+            drop(st);
+            self.shared.group.notify_one();
+        }
+        Ok(events)
+    }
+
+    async fn produce(&mut self, partition: u32, payload: Vec<u8>) -> Result<(), BrokerError> {
+        let mut st = self.shared.lock();
+        if st.produce_q.len() >= 1000 {
+            return Err(BrokerError::retriable("producer queue full"));
+        }
+        st.produce_q.push_back((global_ms(), partition, payload));
+        drop(st);
+        self.shared.produce.notify_one();
+        Ok(())
+    }
+
+    async fn confirm_membership(&mut self, generation: u64) -> Result<Membership, BrokerError> {
+        let Some(member_id) = self.shared.lock().member_id.clone() else {
+            return Ok(Membership::Rejected);
+        };
+        let timeout = self.timeout();
+        match self
+            .commit
+            .call(
+                &Request::Commit {
+                    member_id,
+                    generation,
+                },
+                timeout,
+            )
+            .await
+        {
+            Ok(Response::Ok) => Ok(Membership::Confirmed),
+            Ok(Response::Error(GroupError::UnknownMember | GroupError::IllegalGeneration)) => {
+                Ok(Membership::Rejected)
+            }
+            Ok(other) => Err(BrokerError::retriable(format!("commit failed: {other:?}"))),
+            Err(e) => Err(BrokerError::retriable(format!("commit failed: {e}"))),
+        }
+    }
+
+    async fn ack_revoked(&mut self, _partitions: &[u32]) -> Result<(), BrokerError> {
+        let mut st = self.shared.lock();
+        if st.phase == Phase::Revoking {
+            st.generation = None;
+            st.assigned.clear();
+            st.positions.clear();
+            st.fetch_epoch += 1;
+            st.phase = Phase::Joining;
+            drop(st);
+            self.shared.group.notify_one();
+        }
+        Ok(())
+    }
+
+    async fn leave(&mut self) -> Result<(), BrokerError> {
+        let member = {
+            let mut st = self.shared.lock();
+            st.phase = Phase::Idle;
+            st.generation = None;
+            st.assigned.clear();
+            st.positions.clear();
+            st.fetch_epoch += 1;
+            st.member_id.take()
+        };
+        if let Some(member_id) = member {
+            let timeout = self.timeout();
+            let _ = self
+                .commit
+                .call(&Request::Leave { member_id }, timeout)
+                .await;
+        }
+        Ok(())
+    }
+
+    async fn partition_count(&mut self) -> Result<u32, BrokerError> {
+        let mut conn = Conn::new(&self.shared.cfg.partition_leader, self.shared.gate.clone());
+        for _ in 0..50 {
+            if let Ok(Response::Metadata { partitions }) =
+                conn.call(&Request::Metadata, self.timeout()).await
+            {
+                return Ok(partitions);
+            }
+            self.clock.sleep(Duration::from_millis(200)).await;
+        }
+        Err(BrokerError::retriable("metadata request kept failing"))
+    }
+
+    async fn close(&mut self) -> Result<(), BrokerError> {
+        self.leave().await?;
+        self.shared.lock().phase = Phase::Closed;
+        Ok(())
+    }
+}

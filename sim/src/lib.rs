@@ -1,0 +1,25 @@
+//! neli-sim: a simulated Kafka cluster on turmoil that runs the real
+//! `neli::Neli` driver, unmodified, in every member host.
+//!
+//! Each member host runs a [`client::SimBroker`] (`neli::Broker`, a
+//! librdkafka-like client speaking a small protocol of ours over turmoil
+//! TCP) and a [`clock::SimClock`] (`neli::Clock` with offset, drift and
+//! steps). Broker hosts run the group coordinator and the partition log
+//! ([`server`]). A scenario ([`scenario::Scenario`], `scenarios/FORMAT.md`)
+//! adds faults on a timeline; [`run_scenario`] plays it for a seed and judges
+//! the recording with the [`oracle`]s. Same scenario, seed and code: the same
+//! trace, byte for byte.
+
+pub mod client;
+pub mod clock;
+pub mod oracle;
+mod proto;
+pub mod record;
+pub mod scenario;
+pub mod server;
+pub mod swarm;
+mod world;
+
+pub use oracle::Figures;
+pub use scenario::{Scenario, ScenarioError};
+pub use world::{RunReport, TICK, mix, run_scenario};

@@ -1,0 +1,294 @@
+//! Oracles (DESIGN §5), judged on the global simulated clock.
+//!
+//! A member incarnation *holds* role `r` at global instant `t` iff its last
+//! published lease of `r` before `t` ends after its own clock's reading at
+//! `t`, and the incarnation had not stopped. From those hold intervals come
+//! overlap and gap; from events, token order and well-formedness; from the
+//! shared resource, stale-token writes.
+
+use std::collections::BTreeMap;
+
+use neli::Event;
+
+use crate::clock::ClockModel;
+use crate::record::Log;
+use crate::scenario::Scenario;
+
+/// The figures a run reports (milliseconds).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Figures {
+    pub overlap_count: u64,
+    pub overlap_total_ms: u64,
+    pub overlap_max_ms: u64,
+    pub gap_total_ms: u64,
+    pub gap_max_ms: u64,
+    /// Per fault that hit the leader of role 0: time until another member held it.
+    pub failovers_ms: Vec<u64>,
+    pub first_leader_ms: Option<u64>,
+    pub acquisitions: u64,
+    pub writes: u64,
+    pub stale_writes: u64,
+    /// Stale-term heartbeats in the partition logs (zombie writes, hazard 2).
+    pub zombie_heartbeats: u64,
+    /// Some member held role 0 when the run ended (liveness).
+    pub leader_at_end: bool,
+}
+
+impl Figures {
+    pub fn failover_max_ms(&self) -> u64 {
+        self.failovers_ms.iter().copied().max().unwrap_or(0)
+    }
+}
+
+/// `[start, end)` global ms during which `member` held a role.
+#[derive(Debug, Clone)]
+struct Hold {
+    start: u64,
+    end: u64,
+    member: String,
+}
+
+fn holds(log: &Log, clocks: &[ClockModel], role: u32, end_of_run: u64) -> Vec<Hold> {
+    let mut per_member: BTreeMap<&str, Vec<(u64, Option<u64>)>> = BTreeMap::new();
+    let mut slot_of: BTreeMap<&str, usize> = BTreeMap::new();
+    for o in &log.leases {
+        per_member
+            .entry(o.member.as_str())
+            .or_default()
+            .push((o.at, o.leading.get(&role).map(|l| l.until)));
+        slot_of.insert(o.member.as_str(), o.slot);
+    }
+    let mut out = Vec::new();
+    for (member, obs) in per_member {
+        let clock = &clocks[slot_of[member]];
+        let stop = log
+            .ends
+            .get(member)
+            .copied()
+            .unwrap_or(end_of_run)
+            .min(end_of_run);
+        for (i, (at, until)) in obs.iter().enumerate() {
+            let Some(until) = until else { continue };
+            let next = obs.get(i + 1).map_or(stop, |(t, _)| *t).min(stop);
+            if *at >= next {
+                continue;
+            }
+            let expiry = clock.global_when(*until, *at).unwrap_or(u64::MAX);
+            let end = expiry.min(next);
+            if end > *at {
+                out.push(Hold {
+                    start: *at,
+                    end,
+                    member: member.to_owned(),
+                });
+            }
+        }
+    }
+    // Merge touching intervals of one member.
+    out.sort_by(|a, b| (a.member.as_str(), a.start).cmp(&(b.member.as_str(), b.start)));
+    let mut merged: Vec<Hold> = Vec::new();
+    for h in out {
+        match merged.last_mut() {
+            Some(last) if last.member == h.member && h.start <= last.end => {
+                last.end = last.end.max(h.end)
+            }
+            _ => merged.push(h),
+        }
+    }
+    merged.sort_by_key(|h| h.start);
+    merged
+}
+
+/// Whether incarnation `member` holds role 0 at global `now`.
+pub fn holds_role0(log: &Log, clocks: &[ClockModel], member: &str, now: u64) -> bool {
+    if log.ends.get(member).is_some_and(|e| *e <= now) {
+        return false;
+    }
+    let Some(o) = log
+        .leases
+        .iter()
+        .filter(|o| o.member == member && o.at <= now)
+        .max_by_key(|o| o.at)
+    else {
+        return false;
+    };
+    let Some(l) = o.leading.get(&0) else {
+        return false;
+    };
+    clocks[o.slot].local_at(now) < l.until
+}
+
+/// Figures and violations of a finished run.
+pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figures, Vec<String>) {
+    let mut f = Figures::default();
+    let mut v = Vec::new();
+    let roles = if s.election.mode == crate::scenario::ModeName::MultiRole {
+        s.election.roles
+    } else {
+        1
+    };
+    for role in 0..roles {
+        let hs = holds(log, clocks, role, end);
+        // Sweep: count holders over time.
+        let mut edges: Vec<(u64, i64)> = hs
+            .iter()
+            .flat_map(|h| [(h.start, 1), (h.end, -1)])
+            .collect();
+        edges.sort();
+        let first = hs.first().map(|h| h.start);
+        if role == 0 {
+            f.first_leader_ms = first;
+            f.leader_at_end = hs.iter().any(|h| h.end >= end);
+        }
+        let (mut count, mut last) = (0i64, first.unwrap_or(end));
+        let mut overlap_start = None;
+        let mut gap_start = None;
+        for (at, d) in edges {
+            if count == 0 && at > last && first.is_some() {
+                let g = at - last;
+                f.gap_total_ms += g;
+                f.gap_max_ms = f.gap_max_ms.max(g);
+            }
+            let before = count;
+            count += d;
+            if before < 2 && count >= 2 {
+                overlap_start = Some(at);
+            }
+            if before >= 2
+                && count < 2
+                && let Some(st) = overlap_start.take()
+            {
+                let o = at - st;
+                if o > 0 {
+                    f.overlap_count += 1;
+                    f.overlap_total_ms += o;
+                    f.overlap_max_ms = f.overlap_max_ms.max(o);
+                    if s.election.is_exclusive() && v.len() < 20 {
+                        let who: Vec<&str> = hs
+                            .iter()
+                            .filter(|h| h.start < at && h.end > st)
+                            .map(|h| h.member.as_str())
+                            .collect();
+                        v.push(format!(
+                            "overlap: role {role} held by {} at once from {} for {o}ms",
+                            who.join(" and "),
+                            secs(st)
+                        ));
+                    }
+                }
+            }
+            if count == 0 {
+                last = at;
+                gap_start = Some(at);
+            } else {
+                gap_start = None;
+            }
+        }
+        if let (Some(g0), Some(_)) = (gap_start, first)
+            && end > g0
+        {
+            let g = end - g0;
+            f.gap_total_ms += g;
+            f.gap_max_ms = f.gap_max_ms.max(g);
+        }
+        if role == 0 {
+            for fault in &log.faults {
+                let (Some(m), true) = (&fault.member, fault.held_role0) else {
+                    continue;
+                };
+                if let Some(h) = hs.iter().find(|h| h.start >= fault.at && &h.member != m) {
+                    f.failovers_ms.push(h.start - fault.at);
+                }
+            }
+        }
+    }
+    // Tokens strictly increase per role (within one log epoch: a broker that
+    // lost its log restarts offsets, which the token contract excludes).
+    let mut last_token: BTreeMap<u32, (u64, String)> = BTreeMap::new();
+    let mut state: BTreeMap<(&str, u32), bool> = BTreeMap::new();
+    let mut events: Vec<_> = log.events.iter().collect();
+    events.sort_by_key(|e| e.at);
+    for e in events {
+        let role = e.event.role();
+        let held = state.entry((e.member.as_str(), role)).or_insert(false);
+        match e.event {
+            Event::Acquired { token, .. } => {
+                f.acquisitions += 1;
+                if *held {
+                    v.push(format!(
+                        "ill-formed events: {} Acquired role {role} twice at {}",
+                        e.member,
+                        secs(e.at)
+                    ));
+                }
+                *held = true;
+                if let Some((t, who)) = last_token.get(&role)
+                    && *t >= token.0
+                    && log.log_epoch == 0
+                {
+                    v.push(format!("token not increasing: {} got token {} for role {role} at {} after {who} had {t}", e.member, token.0, secs(e.at)));
+                }
+                last_token.insert(role, (token.0, e.member.clone()));
+            }
+            Event::Revoked { .. } | Event::Fenced { .. } => {
+                if !*held {
+                    v.push(format!(
+                        "ill-formed events: {} lost role {role} it never acquired at {}",
+                        e.member,
+                        secs(e.at)
+                    ));
+                }
+                *held = false;
+            }
+        }
+    }
+    let mut newest: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut writes: Vec<_> = log.writes.iter().collect();
+    writes.sort_by_key(|w| w.at);
+    for w in writes {
+        f.writes += 1;
+        let n = newest.entry(w.log_epoch).or_insert(0);
+        if w.token < *n {
+            f.stale_writes += 1;
+            if f.stale_writes == 1 {
+                v.push(format!(
+                    "stale write: {} wrote with token {} at {} after token {n} was used",
+                    w.member,
+                    w.token,
+                    secs(w.at)
+                ));
+            }
+        }
+        *n = (*n).max(w.token);
+    }
+    let x = &s.expect;
+    if let Some(m) = x.max_overlap
+        && f.overlap_total_ms > m.ms()
+    {
+        v.push(format!(
+            "expect.max_overlap = \"{m}\" exceeded: {}ms",
+            f.overlap_total_ms
+        ));
+    }
+    if let Some(m) = x.max_gap
+        && f.gap_max_ms > m.ms()
+    {
+        v.push(format!(
+            "expect.max_gap = \"{m}\" exceeded: {}ms",
+            f.gap_max_ms
+        ));
+    }
+    if let Some(m) = x.max_failover
+        && f.failover_max_ms() > m.ms()
+    {
+        v.push(format!(
+            "expect.max_failover = \"{m}\" exceeded: {}ms",
+            f.failover_max_ms()
+        ));
+    }
+    (f, v)
+}
+
+fn secs(ms: u64) -> String {
+    format!("{}.{:03}s", ms / 1000, ms % 1000)
+}

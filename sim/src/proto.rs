@@ -1,0 +1,152 @@
+//! The small request/response protocol our simulated clients and brokers
+//! speak over turmoil TCP: length-prefixed JSON frames, one request in flight
+//! per connection (clients open one connection per purpose, as librdkafka
+//! keeps separate coordinator and partition-leader connections).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use turmoil::net::TcpStream;
+
+use crate::clock::Gate;
+
+pub const PORT: u16 = 9092;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Request {
+    /// Join (or rejoin) the group; answered when the rebalance completes.
+    Join {
+        member_id: Option<String>,
+        client: String,
+        session_ms: u64,
+        rebalance_ms: u64,
+    },
+    Heartbeat {
+        member_id: String,
+        generation: u64,
+    },
+    Leave {
+        member_id: String,
+    },
+    /// Generation-checked offset commit: the membership proof.
+    Commit {
+        member_id: String,
+        generation: u64,
+    },
+    Produce {
+        partition: u32,
+        payload: Vec<u8>,
+        create_time: u64,
+    },
+    /// `from: None` asks for the log end (Kafka `auto.offset.reset=latest`).
+    Fetch {
+        partition: u32,
+        from: Option<u64>,
+        max_wait_ms: u64,
+    },
+    Metadata,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GroupError {
+    UnknownMember,
+    IllegalGeneration,
+    RebalanceInProgress,
+    NotCoordinator,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WireRecord {
+    pub offset: u64,
+    pub timestamp: u64,
+    pub payload: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Response {
+    Joined {
+        member_id: String,
+        generation: u64,
+        assignment: Vec<u32>,
+    },
+    Ok,
+    Error(GroupError),
+    Produced {
+        offset: u64,
+    },
+    Fetched {
+        records: Vec<WireRecord>,
+        next: u64,
+    },
+    Metadata {
+        partitions: u32,
+    },
+    NotLeader,
+}
+
+pub async fn write_frame<T: Serialize>(stream: &mut TcpStream, msg: &T) -> std::io::Result<()> {
+    let bytes = serde_json::to_vec(msg).map_err(std::io::Error::other)?;
+    let len = u32::try_from(bytes.len()).map_err(std::io::Error::other)?;
+    let mut frame = Vec::with_capacity(bytes.len() + 4);
+    frame.extend_from_slice(&len.to_be_bytes());
+    frame.extend_from_slice(&bytes);
+    stream.write_all(&frame).await
+}
+
+pub async fn read_frame<T: for<'de> Deserialize<'de>>(
+    stream: &mut TcpStream,
+) -> std::io::Result<T> {
+    let mut len = [0u8; 4];
+    stream.read_exact(&mut len).await?;
+    let mut buf = vec![0u8; u32::from_be_bytes(len) as usize];
+    stream.read_exact(&mut buf).await?;
+    serde_json::from_slice(&buf).map_err(std::io::Error::other)
+}
+
+/// A client connection to one broker that reconnects after any failure.
+/// turmoil TCP never retransmits, so a dropped segment stalls the stream:
+/// every call has a timeout, after which the connection is thrown away.
+pub struct Conn {
+    addr: String,
+    stream: Option<TcpStream>,
+    gate: Gate,
+}
+
+impl Conn {
+    pub fn new(host: &str, gate: Gate) -> Conn {
+        Conn {
+            addr: format!("{host}:{PORT}"),
+            stream: None,
+            gate,
+        }
+    }
+
+    pub async fn call(&mut self, req: &Request, timeout: Duration) -> Result<Response, String> {
+        let addr = self.addr.clone();
+        let stream = &mut self.stream;
+        let work = async {
+            if stream.is_none() {
+                *stream = Some(
+                    TcpStream::connect(addr.as_str())
+                        .await
+                        .map_err(|e| e.to_string())?,
+                );
+            }
+            let s = stream.as_mut().expect("connected above");
+            write_frame(s, req).await.map_err(|e| e.to_string())?;
+            read_frame::<Response>(s).await.map_err(|e| e.to_string())
+        };
+        let result = match tokio::time::timeout(timeout, work).await {
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err("request timed out".to_owned()),
+        };
+        if result.is_err() {
+            self.stream = None;
+        }
+        // A paused process handles the answer only when it resumes.
+        self.gate.pass().await;
+        result
+    }
+}

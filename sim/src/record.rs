@@ -1,0 +1,86 @@
+//! What a run records, on the global simulated clock: the readable trace and
+//! the raw observations (lease status changes, events, resource writes,
+//! incarnation ends, faults) the oracles judge.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use neli::Event;
+
+/// A member's lease of one role as its driver published it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseView {
+    pub token: u64,
+    /// Lease end on the member's own clock (ms).
+    pub until: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct LeaseObs {
+    pub at: u64,
+    pub member: String,
+    pub slot: usize,
+    pub leading: BTreeMap<u32, LeaseView>,
+}
+
+#[derive(Debug, Clone)]
+pub struct EventObs {
+    pub at: u64,
+    pub member: String,
+    pub event: Event,
+}
+
+#[derive(Debug, Clone)]
+pub struct WriteObs {
+    pub at: u64,
+    pub member: String,
+    pub token: u64,
+    pub log_epoch: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct FaultObs {
+    pub at: u64,
+    pub kind: String,
+    /// The member incarnation the fault hit, if it targeted a member.
+    pub member: Option<String>,
+    pub held_role0: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct Log {
+    pub trace: Vec<(u64, String, String)>,
+    pub leases: Vec<LeaseObs>,
+    pub events: Vec<EventObs>,
+    pub writes: Vec<WriteObs>,
+    pub faults: Vec<FaultObs>,
+    /// Incarnation name -> global time it stopped (crash, close).
+    pub ends: BTreeMap<String, u64>,
+    /// Incarnation name -> member slot.
+    pub slots: BTreeMap<String, usize>,
+    /// Bumped when a broker loses its log: fencing tokens restart.
+    pub log_epoch: u64,
+    /// Current incarnation per slot.
+    pub current: BTreeMap<usize, String>,
+}
+
+/// Shared, cheap-to-clone handle on the run's [`Log`].
+#[derive(Debug, Clone, Default)]
+pub struct Recorder {
+    inner: Arc<Mutex<Log>>,
+}
+
+impl Recorder {
+    pub fn lock(&self) -> MutexGuard<'_, Log> {
+        self.inner.lock().expect("recorder lock")
+    }
+
+    pub fn trace(&self, at: u64, host: &str, text: impl Into<String>) {
+        self.lock().trace.push((at, host.to_owned(), text.into()));
+    }
+}
+
+/// `  12.345s m1 Acquired role=0 token=17`
+pub fn format_line(at: u64, host: &str, text: &str) -> String {
+    format!("{:>4}.{:03}s {host} {text}", at / 1000, at % 1000)
+}

@@ -1,0 +1,509 @@
+//! A simulated Kafka broker host: the group coordinator (classic protocol,
+//! eager rebalances) and the election topic's partition log, with the timing
+//! quirks of the broker being imitated (a [`Profile`]).
+//!
+//! Kept deliberately close to Apache Kafka's `GroupCoordinator`: members are
+//! evicted when their session expires (heartbeats and, where the profile
+//! says so, offset commits reschedule it); a rebalance waits until every
+//! member rejoined or the rebalance timeout passed; members waiting in a
+//! join are kept alive. SyncGroup is folded into the join answer: the
+//! coordinator assigns partitions itself (round robin over member ids), which
+//! changes no timing the election depends on.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{Notify, oneshot};
+use turmoil::net::{TcpListener, TcpStream};
+
+use crate::clock::global_ms;
+use crate::proto::{GroupError, PORT, Request, Response, WireRecord, read_frame, write_frame};
+use crate::record::Recorder;
+
+/// Timing quirks of the broker the simulation imitates (DESIGN §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Profile {
+    pub name: &'static str,
+    /// `group.initial.rebalance.delay.ms` for a group forming from empty.
+    pub initial_delay_ms: u64,
+    /// A pause every rebalance pays (tansu: ~3 s).
+    pub rebalance_pause_ms: u64,
+    /// Expired members are found only every this often (mock: 1 s; 0: exact).
+    pub expiry_check_ms: u64,
+    /// An accepted offset commit reschedules the session like a heartbeat.
+    pub commit_resets_session: bool,
+    /// `message.timestamp.type=LogAppendTime` is honoured.
+    pub log_append_time: bool,
+}
+
+impl Profile {
+    pub fn by_name(name: &str) -> Option<Profile> {
+        match name {
+            "kafka" => Some(Profile {
+                name: "kafka",
+                initial_delay_ms: 3000,
+                rebalance_pause_ms: 0,
+                expiry_check_ms: 0,
+                commit_resets_session: true,
+                log_append_time: true,
+            }),
+            // Unverified whether tansu's commit reschedules the session:
+            // modelled as not doing so (the conservative choice).
+            "tansu" => Some(Profile {
+                name: "tansu",
+                initial_delay_ms: 0,
+                rebalance_pause_ms: 3000,
+                expiry_check_ms: 0,
+                commit_resets_session: false,
+                log_append_time: false,
+            }),
+            "librdkafka-mock" => Some(Profile {
+                name: "librdkafka-mock",
+                initial_delay_ms: 3000,
+                rebalance_pause_ms: 0,
+                expiry_check_ms: 1000,
+                commit_resets_session: true,
+                log_append_time: false,
+            }),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Empty,
+    Preparing { ready_at: u64, deadline: u64 },
+    Stable,
+}
+
+#[derive(Debug)]
+struct GroupMember {
+    client: String,
+    session_ms: u64,
+    rebalance_ms: u64,
+    expires_at: u64,
+    assignment: Vec<u32>,
+}
+
+#[derive(Debug)]
+struct Group {
+    phase: Phase,
+    generation: u64,
+    members: BTreeMap<String, GroupMember>,
+    pending: BTreeMap<String, oneshot::Sender<Response>>,
+    next_id: u64,
+    last_check: u64,
+}
+
+impl Group {
+    fn new() -> Group {
+        Group {
+            phase: Phase::Empty,
+            generation: 0,
+            members: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            next_id: 0,
+            last_check: 0,
+        }
+    }
+}
+
+/// A broker's durable state: survives a restart unless the fault says the
+/// state is lost.
+#[derive(Debug)]
+pub struct BrokerState {
+    group: Group,
+    logs: BTreeMap<u32, Vec<WireRecord>>,
+}
+
+impl BrokerState {
+    pub fn new(partitions: u32) -> BrokerState {
+        BrokerState {
+            group: Group::new(),
+            logs: (0..partitions).map(|p| (p, Vec::new())).collect(),
+        }
+    }
+
+    /// Heartbeats written with an older term after a newer term was
+    /// already in the log: a zombie's writes (hazard 2).
+    pub fn zombie_heartbeats(&self) -> u64 {
+        let mut n = 0;
+        for log in self.logs.values() {
+            let mut newest = 0;
+            for r in log {
+                if let Ok(hb) = neli::core::Heartbeat::decode(&r.payload) {
+                    if hb.term < newest {
+                        n += 1;
+                    }
+                    newest = newest.max(hb.term);
+                }
+            }
+        }
+        n
+    }
+}
+
+/// Everything a broker host needs; shared with the run so faults can reach it.
+#[derive(Clone)]
+pub struct BrokerCtx {
+    pub name: String,
+    pub profile: Profile,
+    pub coordinator: bool,
+    pub partition_leader: bool,
+    pub partitions: u32,
+    pub state: Arc<Mutex<BrokerState>>,
+    pub appended: Arc<Notify>,
+    pub rec: Recorder,
+    pub tick: Duration,
+}
+
+impl BrokerCtx {
+    fn trace(&self, text: impl Into<String>) {
+        self.rec.trace(global_ms(), &self.name, text);
+    }
+
+    /// The broker's host program.
+    pub async fn run(self) -> turmoil::Result {
+        // Answers to joins from before a restart can never be delivered.
+        self.state
+            .lock()
+            .expect("broker lock")
+            .group
+            .pending
+            .clear();
+        let listener = TcpListener::bind(("0.0.0.0", PORT)).await?;
+        if self.coordinator {
+            let ctx = self.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(ctx.tick).await;
+                    ctx.tick_group();
+                }
+            });
+        }
+        loop {
+            let (stream, _) = listener.accept().await?;
+            let ctx = self.clone();
+            tokio::spawn(async move {
+                let _ = ctx.serve(stream).await;
+            });
+        }
+    }
+
+    async fn serve(&self, mut stream: TcpStream) -> std::io::Result<()> {
+        loop {
+            let req: Request = read_frame(&mut stream).await?;
+            let resp = self.handle(req).await;
+            write_frame(&mut stream, &resp).await?;
+        }
+    }
+
+    async fn handle(&self, req: Request) -> Response {
+        let now = global_ms();
+        match req {
+            Request::Metadata => Response::Metadata {
+                partitions: self.partitions,
+            },
+            Request::Produce {
+                partition,
+                payload,
+                create_time,
+            } => {
+                if !self.partition_leader {
+                    return Response::NotLeader;
+                }
+                let mut s = self.state.lock().expect("broker lock");
+                let Some(log) = s.logs.get_mut(&partition) else {
+                    return Response::NotLeader;
+                };
+                let offset = log.len() as u64;
+                let timestamp = if self.profile.log_append_time {
+                    now
+                } else {
+                    create_time
+                };
+                log.push(WireRecord {
+                    offset,
+                    timestamp,
+                    payload,
+                });
+                self.appended.notify_waiters();
+                Response::Produced { offset }
+            }
+            Request::Fetch {
+                partition,
+                from,
+                max_wait_ms,
+            } => {
+                if !self.partition_leader {
+                    return Response::NotLeader;
+                }
+                let deadline = tokio::time::Instant::now() + Duration::from_millis(max_wait_ms);
+                loop {
+                    let notified = self.appended.notified();
+                    {
+                        let s = self.state.lock().expect("broker lock");
+                        let Some(log) = s.logs.get(&partition) else {
+                            return Response::NotLeader;
+                        };
+                        let end = log.len() as u64;
+                        match from {
+                            // Out of range (the log was lost): reset to the end.
+                            Some(o) if o > end => {
+                                return Response::Fetched {
+                                    records: Vec::new(),
+                                    next: end,
+                                };
+                            }
+                            None => {
+                                return Response::Fetched {
+                                    records: Vec::new(),
+                                    next: end,
+                                };
+                            }
+                            Some(o) if o < end => {
+                                let records: Vec<WireRecord> =
+                                    log[o as usize..].iter().take(64).cloned().collect();
+                                let next = o + records.len() as u64;
+                                return Response::Fetched { records, next };
+                            }
+                            Some(_) => {}
+                        }
+                    }
+                    if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                        return Response::Fetched {
+                            records: Vec::new(),
+                            next: from.unwrap_or(0),
+                        };
+                    }
+                }
+            }
+            Request::Join {
+                member_id,
+                client,
+                session_ms,
+                rebalance_ms,
+            } => {
+                if !self.coordinator {
+                    return Response::Error(GroupError::NotCoordinator);
+                }
+                let rx = {
+                    let mut s = self.state.lock().expect("broker lock");
+                    match self.join(
+                        &mut s.group,
+                        now,
+                        member_id,
+                        client,
+                        session_ms,
+                        rebalance_ms,
+                    ) {
+                        Ok(rx) => rx,
+                        Err(e) => return Response::Error(e),
+                    }
+                };
+                // The coordinator answers when the rebalance completes; a
+                // dropped sender means a newer join replaced this one.
+                rx.await
+                    .unwrap_or(Response::Error(GroupError::RebalanceInProgress))
+            }
+            Request::Heartbeat {
+                member_id,
+                generation,
+            } => {
+                if !self.coordinator {
+                    return Response::Error(GroupError::NotCoordinator);
+                }
+                let mut s = self.state.lock().expect("broker lock");
+                let g = &mut s.group;
+                let Some(m) = g.members.get_mut(&member_id) else {
+                    return Response::Error(GroupError::UnknownMember);
+                };
+                if let Phase::Preparing { .. } = g.phase {
+                    m.expires_at = now + m.session_ms;
+                    return Response::Error(GroupError::RebalanceInProgress);
+                }
+                if generation != g.generation {
+                    return Response::Error(GroupError::IllegalGeneration);
+                }
+                m.expires_at = now + m.session_ms;
+                Response::Ok
+            }
+            Request::Commit {
+                member_id,
+                generation,
+            } => {
+                if !self.coordinator {
+                    return Response::Error(GroupError::NotCoordinator);
+                }
+                let mut s = self.state.lock().expect("broker lock");
+                let g = &mut s.group;
+                let Some(m) = g.members.get_mut(&member_id) else {
+                    return Response::Error(GroupError::UnknownMember);
+                };
+                if generation != g.generation {
+                    return Response::Error(GroupError::IllegalGeneration);
+                }
+                match g.phase {
+                    // doCommitOffsets: accepted in Stable and PreparingRebalance,
+                    // rescheduling the session like a heartbeat.
+                    Phase::Stable | Phase::Preparing { .. } => {
+                        if self.profile.commit_resets_session {
+                            m.expires_at = now + m.session_ms;
+                        }
+                        Response::Ok
+                    }
+                    Phase::Empty => Response::Error(GroupError::UnknownMember),
+                }
+            }
+            Request::Leave { member_id } => {
+                if !self.coordinator {
+                    return Response::Error(GroupError::NotCoordinator);
+                }
+                let mut s = self.state.lock().expect("broker lock");
+                let g = &mut s.group;
+                if g.members.remove(&member_id).is_some() {
+                    g.pending.remove(&member_id);
+                    self.trace(format!("member {member_id} left"));
+                    if g.phase == Phase::Stable {
+                        self.start_rebalance(g, now, "member left");
+                    }
+                }
+                Response::Ok
+            }
+        }
+    }
+
+    fn join(
+        &self,
+        g: &mut Group,
+        now: u64,
+        member_id: Option<String>,
+        client: String,
+        session_ms: u64,
+        rebalance_ms: u64,
+    ) -> Result<oneshot::Receiver<Response>, GroupError> {
+        let id = match member_id {
+            Some(id) if g.members.contains_key(&id) => id,
+            Some(_) => return Err(GroupError::UnknownMember),
+            None => {
+                g.next_id += 1;
+                let id = format!("{client}-{}", g.next_id);
+                g.members.insert(
+                    id.clone(),
+                    GroupMember {
+                        client,
+                        session_ms,
+                        rebalance_ms,
+                        expires_at: now + session_ms,
+                        assignment: Vec::new(),
+                    },
+                );
+                id
+            }
+        };
+        let (tx, rx) = oneshot::channel();
+        g.pending.insert(id, tx);
+        if !matches!(g.phase, Phase::Preparing { .. }) {
+            self.start_rebalance(g, now, "member joined");
+        }
+        Ok(rx)
+    }
+
+    fn start_rebalance(&self, g: &mut Group, now: u64, why: &str) {
+        let delay = if g.phase == Phase::Empty {
+            self.profile.initial_delay_ms
+        } else {
+            0
+        };
+        let rebalance = g
+            .members
+            .values()
+            .map(|m| m.rebalance_ms)
+            .max()
+            .unwrap_or(0);
+        g.phase = Phase::Preparing {
+            ready_at: now + delay + self.profile.rebalance_pause_ms,
+            deadline: now + rebalance,
+        };
+        self.trace(format!(
+            "rebalance ({why}) after generation {}",
+            g.generation
+        ));
+    }
+
+    fn tick_group(&self) {
+        let now = global_ms();
+        let mut s = self.state.lock().expect("broker lock");
+        let g = &mut s.group;
+        if self.profile.expiry_check_ms == 0 || now >= g.last_check + self.profile.expiry_check_ms {
+            g.last_check = now;
+            let expired: Vec<String> = g
+                .members
+                .iter()
+                .filter(|(id, m)| m.expires_at <= now && !g.pending.contains_key(*id))
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in &expired {
+                g.members.remove(id);
+                self.trace(format!("member {id} evicted (session timeout)"));
+            }
+            if !expired.is_empty() && g.phase == Phase::Stable {
+                self.start_rebalance(g, now, "session timeout");
+            }
+        }
+        let Phase::Preparing { ready_at, deadline } = g.phase else {
+            return;
+        };
+        let all_joined = g.members.keys().all(|id| g.pending.contains_key(id));
+        if now < ready_at || !(all_joined || now >= deadline) {
+            return;
+        }
+        let late: Vec<String> = g
+            .members
+            .keys()
+            .filter(|id| !g.pending.contains_key(*id))
+            .cloned()
+            .collect();
+        for id in &late {
+            g.members.remove(id);
+            self.trace(format!("member {id} removed (rebalance timeout)"));
+        }
+        if g.members.is_empty() {
+            g.phase = Phase::Empty;
+            return;
+        }
+        g.generation += 1;
+        let ids: Vec<String> = g.members.keys().cloned().collect();
+        for m in g.members.values_mut() {
+            m.assignment.clear();
+            m.expires_at = now + m.session_ms;
+        }
+        for p in 0..self.partitions {
+            let id = &ids[p as usize % ids.len()];
+            g.members
+                .get_mut(id)
+                .expect("listed member")
+                .assignment
+                .push(p);
+        }
+        let mut summary = Vec::new();
+        for (id, m) in &g.members {
+            summary.push(format!("{}={:?}", m.client, m.assignment));
+            if let Some(tx) = g.pending.remove(id) {
+                let _ = tx.send(Response::Joined {
+                    member_id: id.clone(),
+                    generation: g.generation,
+                    assignment: m.assignment.clone(),
+                });
+            }
+        }
+        g.phase = Phase::Stable;
+        self.trace(format!(
+            "generation {} assigned {}",
+            g.generation,
+            summary.join(" ")
+        ));
+    }
+}

@@ -1,0 +1,170 @@
+//! One test per hazard of DESIGN §4: the recommended configuration (T=1s,
+//! S=3s, own heartbeats by send time, membership proof) survives it, and
+//! where we have one, a broken variant in the same story is flagged.
+
+use crate::{assert_flagged, assert_survives, scenario};
+
+fn story(name: &str, election_extra: &str, cluster: &str, faults: &str) -> String {
+    format!(
+        "name = \"{name}\"\nduration = \"30s\"\n{cluster}\n[election]\nmembers = 3\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n{election_extra}\n{faults}\n[expect]\nmax_overlap = \"0s\"\n"
+    )
+}
+
+const PAUSE: &str =
+    "[[faults]]\nat = \"10s\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"5s\"\n";
+
+// Hazard 1: a leader paused longer than S resumes with late timers and
+// buffered input; its lease ended on its own clock, so no overlap.
+#[test]
+fn hazard1_leader_pause_longer_than_session() {
+    let s = scenario(&story("hazard1-pause", "", "", PAUSE));
+    for seed in 1..4 {
+        let r = assert_survives(&s, seed);
+        assert!(
+            !r.figures.failovers_ms.is_empty(),
+            "the pause hit the leader and someone took over"
+        );
+    }
+}
+
+// Hazard 1/4 broken: a lease T=4s longer than S=3s outlives the paused
+// leader's eviction, so two members hold the role (paper: T must be < S).
+#[test]
+fn hazard1_broken_lease_longer_than_session_overlaps() {
+    let s = scenario(
+        &story("hazard1-broken", "", "", PAUSE)
+            .replace("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"4s\""),
+    );
+    assert_flagged(&s, 1..4, "overlap");
+}
+
+// Hazard 2: the resumed zombie writes stale heartbeats before its lost
+// assignment reaches it; the new owner must ignore them (own evidence only).
+#[test]
+fn hazard2_zombie_heartbeats_do_not_extend_anyone() {
+    let s = scenario(&story("hazard2-zombie", "", "", &PAUSE.replace("5s", "4s")));
+    let mut zombies = 0;
+    for seed in 1..4 {
+        let r = assert_survives(&s, seed);
+        assert_eq!(r.figures.stale_writes, 0);
+        zombies += r.figures.zombie_heartbeats;
+    }
+    assert!(
+        zombies > 0,
+        "the hazard was reproduced: the resumed member wrote stale-term heartbeats"
+    );
+}
+
+// Hazard 3: the leader reaches the partition leader (b1) but not the
+// coordinator (b0): it keeps reading its own heartbeats after eviction. The
+// membership proof bounds its lease anyway.
+#[test]
+fn hazard3_isolated_from_coordinator() {
+    let cluster = "[cluster]\nbrokers = 2\ncoordinator = \"b0\"\npartition_leader = \"b1\"";
+    let faults = "[[faults]]\nat = \"10s\"\nkind = \"isolate-coordinator\"\ntarget = \"leader\"\nduration = \"8s\"\n";
+    let s = scenario(&story("hazard3-isolate", "", cluster, faults));
+    for seed in 1..4 {
+        let r = assert_survives(&s, seed);
+        assert!(
+            !r.figures.failovers_ms.is_empty(),
+            "the isolated leader was replaced"
+        );
+    }
+}
+
+// Hazard 4: clock step backwards, fast drift on the leader: the lease is
+// measured on one clock (send and expiry on the same member), so no skew
+// assumption is needed.
+#[test]
+fn hazard4_clock_step_and_drift() {
+    let faults = "[[faults]]\nat = \"8s\"\nkind = \"clock-drift\"\ntarget = \"leader\"\nppm = -50000\n[[faults]]\nat = \"12s\"\nkind = \"clock-step\"\ntarget = \"leader\"\nby = \"-2s\"\n[[faults]]\nat = \"16s\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"4s\"\n";
+    let s = scenario(&story("hazard4-clock", "", "", faults));
+    for seed in 1..4 {
+        assert_survives(&s, seed);
+    }
+}
+
+// Hazard 4 broken: T >= S in exclusive mode (validation refuses it; the
+// simulator bypasses validation to show why).
+#[test]
+fn hazard4_broken_t_not_below_s_overlaps() {
+    let s = scenario(
+        &story("hazard4-broken", "", "", PAUSE)
+            .replace("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"2s\"")
+            .replace("session_timeout = \"3s\"", "session_timeout = \"1s\""),
+    );
+    assert_flagged(&s, 1..4, "overlap");
+}
+
+// Hazard 5: socket drops, a stalled poll loop beyond max.poll.interval.ms
+// while background heartbeats go on, and a broker restart losing its state.
+#[test]
+fn hazard5_drops_stalls_and_broker_restart() {
+    let faults = "[[faults]]\nat = \"8s\"\nkind = \"drop-connections\"\ntarget = \"leader\"\n[[faults]]\nat = \"10s\"\nkind = \"stall-poll\"\ntarget = \"leader\"\nduration = \"6s\"\n[[faults]]\nat = \"20s\"\nkind = \"broker-crash\"\ntarget = \"b0\"\nduration = \"2s\"\nlose_state = true\n";
+    let s = scenario(&story(
+        "hazard5-drops",
+        "max_poll_interval = \"4s\"",
+        "",
+        faults,
+    ));
+    for seed in 1..4 {
+        let r = assert_survives(&s, seed);
+        assert!(
+            r.trace
+                .iter()
+                .any(|l| l.contains("max.poll.interval.ms exceeded")),
+            "the stall outlived max.poll.interval.ms"
+        );
+    }
+}
+
+// Hazard 6: a stranger writes garbage and well-formed foreign heartbeats;
+// nobody counts them.
+#[test]
+fn hazard6_foreign_writer_is_ignored() {
+    let faults = "[[faults]]\nat = \"6s\"\nkind = \"foreign-writer\"\npartition = 0\ncount = 20\ngarbage = true\n[[faults]]\nat = \"7s\"\nkind = \"foreign-writer\"\npartition = 0\ncount = 20\ngarbage = false\n[[faults]]\nat = \"9s\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"5s\"\n";
+    let s = scenario(&story("hazard6-foreign", "", "", faults));
+    for seed in 1..4 {
+        assert_survives(&s, seed);
+    }
+}
+
+// Hazard 7: the leader closes while a rebalance is under way (a member
+// crashed just before): events stay well-formed and someone else leads.
+#[test]
+fn hazard7_close_during_rebalance() {
+    let faults = "[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m2\"\n[[faults]]\nat = \"13s\"\nkind = \"close\"\ntarget = \"leader\"\n";
+    let s = scenario(&story("hazard7-close", "", "", faults));
+    for seed in 1..4 {
+        let r = assert_survives(&s, seed);
+        assert!(
+            r.trace.iter().any(|l| l.contains("closed (ok)")),
+            "close finished"
+        );
+    }
+}
+
+// The membership proof's caveat (DESIGN §3): a commit is accepted during
+// PreparingRebalance, and the partition moves once the rebalance timeout
+// (max.poll.interval.ms) passes. A leader paused just after a rebalance
+// began keeps a proven lease of T; with a rebalance timeout of 1 s below
+// T = 2 s the next leader overlaps it. Found by this simulator: the rebalance
+// timeout must exceed T plus the group heartbeat interval.
+#[test]
+fn membership_proof_broken_by_rebalance_timeout_below_lease() {
+    let faults = "[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m2\"\nduration = \"200ms\"\n[[faults]]\nat = \"10200ms\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"5s\"\n";
+    let text = story(
+        "proof-rebalance-timeout",
+        "max_poll_interval = \"1s\"",
+        "",
+        faults,
+    )
+    .replace("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"2s\"")
+    .replace("session_timeout = \"3s\"", "session_timeout = \"6s\"");
+    assert_flagged(&scenario(&text), 1..4, "overlap");
+    // The same story with the default rebalance timeout (10 s) is safe.
+    let safe = text
+        .replace("max_poll_interval = \"1s\"", "")
+        .replace("proof-rebalance-timeout", "proof-rebalance-timeout-ok");
+    assert_survives(&scenario(&safe), 1);
+}
