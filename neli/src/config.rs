@@ -180,6 +180,12 @@ pub enum ConfigError {
     IntervalTooLong { interval: Duration, t: Duration },
     #[error("mode: {field} must be at least 1 (got {value})")]
     ZeroCount { field: &'static str, value: u32 },
+    #[error(
+        "max.poll.interval.ms ({max_poll:?}) must be above heartbeat_timeout + session.timeout.ms ({t:?} + {s:?}) \
+         with the membership proof: it is the rebalance timeout, and a commit accepted during a rebalance \
+         proves a lease of heartbeat_timeout that must end before the partition can move"
+    )]
+    RebalanceTimeoutTooShort { max_poll: Duration, t: Duration, s: Duration },
 }
 
 /// A validated configuration with every default resolved.
@@ -293,6 +299,22 @@ impl Config {
         }
         if !self.mode.is_exclusive() && t <= session_timeout {
             return Err(ConfigError::NonExclusiveLeaseTooShort { t, s: session_timeout });
+        }
+        // Found by neli-sim (hazard test `membership_proof_broken_by_rebalance_timeout_below_lease`):
+        // a member learns of a rebalance only at its next group heartbeat (< S),
+        // so a commit up to then proves a lease to T later; the rebalance
+        // timeout must outlast that.
+        if self.membership_proof
+            && let Some(v) = self.kafka_config.get("max.poll.interval.ms")
+        {
+            let ms: u64 = v
+                .trim()
+                .parse()
+                .map_err(|_| ConfigError::NotANumber { field: "max.poll.interval.ms", value: v.clone() })?;
+            let max_poll = Duration::from_millis(ms);
+            if max_poll <= t + session_timeout {
+                return Err(ConfigError::RebalanceTimeoutTooShort { max_poll, t, s: session_timeout });
+            }
         }
         let mut kafka_config = self.kafka_config.clone();
         kafka_config.insert("session.timeout.ms".into(), session_timeout.as_millis().to_string());
@@ -525,5 +547,14 @@ mod tests {
             assert!(!text.contains("hunter2") && !text.contains("k3y") && !text.contains("s3cret"), "{text}");
             assert!(text.contains("visible") && text.contains("<redacted>"), "{text}");
         }
+    }
+
+    #[test]
+    fn rejects_rebalance_timeout_not_above_lease_plus_session() {
+        let err = base().kafka("max.poll.interval.ms", "1000").build().unwrap_err();
+        assert!(matches!(err, ConfigError::RebalanceTimeoutTooShort { .. }), "{err}");
+        assert!(err.to_string().starts_with("max.poll.interval.ms (1s) must be above"), "{err}");
+        assert!(base().kafka("max.poll.interval.ms", "300000").build().is_ok());
+        assert!(base().membership_proof(false).kafka("max.poll.interval.ms", "1000").build().is_ok());
     }
 }

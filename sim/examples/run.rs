@@ -3,6 +3,7 @@
 //!
 //! `cargo run -p neli-sim --example run -- scenarios/leader-pause.toml --seed 7`
 
+use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -37,16 +38,18 @@ fn main() -> ExitCode {
             }
         }
     }
-    println!("scenario {} seed {seed}", scenario.name);
     let report = neli_sim::run_scenario(&scenario, seed);
+    // Output errors (a closed pipe) must not turn into a panic.
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "scenario {} seed {seed}", scenario.name);
     if !quiet {
         for line in &report.trace {
-            println!("{line}");
+            let _ = writeln!(out, "{line}");
         }
     }
-    println!("{:?}", report.figures);
+    let _ = writeln!(out, "{:?}", report.figures);
     for v in &report.violations {
-        println!("VIOLATION: {v}");
+        let _ = writeln!(out, "VIOLATION: {v}");
     }
     if report.passed() {
         ExitCode::SUCCESS

@@ -227,12 +227,17 @@ async fn group_task(sh: Arc<Shared>) {
                 }
                 let now = global_ms();
                 let session_deadline = sh.lock().last_hb_ok + cfg.session_ms;
-                if now >= session_deadline {
+                let hb_due = now >= next_hb;
+                // An overdue heartbeat (after a pause, the timers fire late)
+                // goes out before the session check, so a resumed member
+                // learns of its eviction one round trip later: the window in
+                // which the measured zombie heartbeats get written (hazard 2).
+                if now >= session_deadline && !hb_due {
                     let mut st = sh.lock();
                     sh.lose(&mut st, "session timed out on the client", false);
                     continue;
                 }
-                if now < next_hb {
+                if !hb_due {
                     let until = next_hb.min(session_deadline);
                     tokio::time::sleep(Duration::from_millis(until - now)).await;
                     continue;
@@ -241,7 +246,11 @@ async fn group_task(sh: Arc<Shared>) {
                 let (Some(id), Some(generation)) = (member_id, generation) else {
                     continue;
                 };
-                let limit = cfg.heartbeat_ms.min(session_deadline - now).max(10);
+                let limit = if now >= session_deadline {
+                    cfg.heartbeat_ms
+                } else {
+                    cfg.heartbeat_ms.min(session_deadline - now).max(10)
+                };
                 let resp = conn
                     .call(
                         &Request::Heartbeat {
@@ -282,6 +291,9 @@ async fn group_task(sh: Arc<Shared>) {
                     }
                     Ok(Response::Error(GroupError::IllegalGeneration)) => {
                         sh.lose(&mut st, "illegal generation", false)
+                    }
+                    _ if now >= session_deadline => {
+                        sh.lose(&mut st, "session timed out on the client", false)
                     }
                     _ => {}
                 }

@@ -119,6 +119,8 @@ async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Res
     // The client's session timeout is the scenario's S. neli's validation
     // (T < S exclusive, T > S non-exclusive) is bypassed on purpose so unsafe
     // settings can be shown to fail: neli itself only uses S to time a resign.
+    // For the same reason max.poll.interval.ms stays out of neli's config
+    // (validation refuses values not above T + S with the membership proof).
     let t = p.t;
     let validated_s = match (p.mode.is_exclusive(), t < p.s, t > p.s) {
         (true, true, _) | (false, _, true) => p.s,

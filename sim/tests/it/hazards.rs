@@ -38,6 +38,21 @@ fn hazard1_broken_lease_longer_than_session_overlaps() {
     assert_flagged(&s, 1..4, "overlap");
 }
 
+// Hazard 1 broken (goNELI): the lease counted from *receipt* plus no
+// membership proof. Latency makes the leader's last heartbeats arrive while
+// it is paused; on resume it drains them and believes it leads for another T.
+#[test]
+fn hazard1_broken_lease_from_receipt_overlaps() {
+    let latency = "[[faults]]\nat = \"10s\"\nkind = \"latency\"\na = \"leader\"\nb = \"b0\"\nlatency = \"400ms\"\nduration = \"6s\"\n";
+    let text = story(
+        "hazard1-receipt",
+        "membership_proof = false\nvariant = \"lease-from-receipt\"",
+        "",
+        &format!("{PAUSE}{latency}"),
+    );
+    assert_flagged(&scenario(&text), 1..12, "overlap");
+}
+
 // Hazard 2: the resumed zombie writes stale heartbeats before its lost
 // assignment reaches it; the new owner must ignore them (own evidence only).
 #[test]
@@ -53,6 +68,28 @@ fn hazard2_zombie_heartbeats_do_not_extend_anyone() {
         zombies > 0,
         "the hazard was reproduced: the resumed member wrote stale-term heartbeats"
     );
+}
+
+// Hazard 2 broken: without the membership proof the resumed zombie reads
+// back its own stale-term heartbeat before its lost assignment arrives and
+// leads again next to the new leader (the measured real-broker behaviour).
+#[test]
+fn hazard2_broken_without_membership_proof_zombie_leads_again() {
+    let text = story("hazard2-noproof", "membership_proof = false", "", PAUSE);
+    assert_flagged(&scenario(&text), 1..16, "overlap");
+}
+
+// Hazard 2 broken (goNELI): counting any record as a heartbeat lets the
+// zombie lead again on the new owner's records, with a reused token.
+#[test]
+fn hazard2_broken_any_record_counts() {
+    let text = story(
+        "hazard2-anyrecord",
+        "membership_proof = false\nvariant = \"any-record-counts\"",
+        "",
+        PAUSE,
+    );
+    assert_flagged(&scenario(&text), 1..16, "role 0");
 }
 
 // Hazard 3: the leader reaches the partition leader (b1) but not the
@@ -129,6 +166,22 @@ fn hazard6_foreign_writer_is_ignored() {
     }
 }
 
+// Hazard 6 broken: with any record counting, a stranger's garbage written
+// while the leader is paused revives it on resume.
+#[test]
+fn hazard6_broken_any_record_counts_foreign_garbage() {
+    let faults = format!(
+        "{PAUSE}[[faults]]\nat = \"14900ms\"\nkind = \"foreign-writer\"\npartition = 0\ncount = 10\ngarbage = true\n"
+    );
+    let text = story(
+        "hazard6-anyrecord",
+        "membership_proof = false\nvariant = \"any-record-counts\"",
+        "",
+        &faults,
+    );
+    assert_flagged(&scenario(&text), 1..16, "role 0");
+}
+
 // Hazard 7: the leader closes while a rebalance is under way (a member
 // crashed just before): events stay well-formed and someone else leads.
 #[test]
@@ -167,4 +220,20 @@ fn membership_proof_broken_by_rebalance_timeout_below_lease() {
         .replace("max_poll_interval = \"1s\"", "")
         .replace("proof-rebalance-timeout", "proof-rebalance-timeout-ok");
     assert_survives(&scenario(&safe), 1);
+}
+
+// Multi-role mode (NELI §4): 4 roles on 3 partitions (j mod M); a member
+// crash and a pause move roles around without any role having two holders,
+// and every role is led again at the end.
+#[test]
+fn multi_role_exclusive_survives_crash_and_pause() {
+    let text = "name = \"multi-role\"\nduration = \"30s\"\n[election]\nmembers = 3\nmode = \"multi-role\"\nroles = 4\npartitions = 3\nexclusive = true\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m1\"\n[[faults]]\nat = \"15s\"\nkind = \"pause\"\ntarget = \"m0\"\nduration = \"5s\"\n[expect]\nmax_overlap = \"0s\"\n";
+    for seed in 1..3 {
+        let r = assert_survives(&scenario(text), seed);
+        assert!(
+            r.figures.acquisitions >= 8,
+            "all four roles were acquired, then re-acquired"
+        );
+        assert!(r.figures.leader_at_end);
+    }
 }
