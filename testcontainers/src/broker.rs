@@ -64,10 +64,7 @@ fn tansu_args() -> Vec<String> {
 /// The tansu binary from `scripts/fetch-tansu.sh` (which checks its sha256).
 pub fn tansu_binary() -> Result<PathBuf, String> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/fetch-tansu.sh");
-    let out = Command::new("sh")
-        .arg(&script)
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+    let out = Command::new("sh").arg(&script).output().map_err(|e| format!("cannot run {}: {e}", script.display()))?;
     if !out.status.success() {
         return Err(format!("{} failed: {}", script.display(), String::from_utf8_lossy(&out.stderr).trim()));
     }
@@ -118,7 +115,9 @@ impl Broker {
         if let Some(args) = &spec.args {
             let args: Vec<String> = args
                 .iter()
-                .map(|a| a.replace("{port}", &CONTAINER_PORT.to_string()).replace("{host_port}", &host_port.to_string()))
+                .map(|a| {
+                    a.replace("{port}", &CONTAINER_PORT.to_string()).replace("{host_port}", &host_port.to_string())
+                })
                 .collect();
             req = req.with_cmd(args);
         }
@@ -166,10 +165,12 @@ impl Broker {
     /// Cuts the container off its network: packets to it are dropped.
     pub async fn disconnect(&self) -> Result<(), String> {
         let (net, id) = (self.network.clone(), self.id().to_owned());
-        tokio::task::spawn_blocking(move || docker(&["network", "disconnect", "--force", &net, &id], Duration::from_secs(30)))
-            .await
-            .map_err(|e| e.to_string())?
-            .map(|_| ())
+        tokio::task::spawn_blocking(move || {
+            docker(&["network", "disconnect", "--force", &net, &id], Duration::from_secs(30))
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map(|_| ())
     }
 
     pub async fn reconnect(&self) -> Result<(), String> {

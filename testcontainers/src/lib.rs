@@ -32,11 +32,13 @@ pub fn mono_ms() -> u64 {
 pub fn docker_or_skip(what: &str) -> Result<bool, String> {
     match docker_reachable() {
         Ok(()) => Ok(true),
-        Err(why) if std::env::var("CI").as_deref() == Ok("true") => Err(format!(
-            "the real-broker suite needs a Docker engine under CI=true, but none is reachable: {why}"
-        )),
+        Err(why) if std::env::var("CI").as_deref() == Ok("true") => {
+            Err(format!("the real-broker suite needs a Docker engine under CI=true, but none is reachable: {why}"))
+        }
         Err(why) => {
-            eprintln!("NOTICE: skipping {what}: no Docker engine reachable ({why}); start Docker (or set DOCKER_HOST) to run it");
+            eprintln!(
+                "NOTICE: skipping {what}: no Docker engine reachable ({why}); start Docker (or set DOCKER_HOST) to run it"
+            );
             Ok(false)
         }
     }

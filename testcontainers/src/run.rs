@@ -28,19 +28,35 @@ use crate::mono_ms;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StepKind {
     /// SIGSTOP, SIGCONT after `ms`.
-    Pause { target: String, ms: u64 },
+    Pause {
+        target: String,
+        ms: u64,
+    },
     /// SIGKILL; a new incarnation starts after `restart_ms` if given.
-    Crash { target: String, restart_ms: Option<u64> },
+    Crash {
+        target: String,
+        restart_ms: Option<u64>,
+    },
     /// SIGTERM: the member closes gracefully.
-    Close { target: String },
+    Close {
+        target: String,
+    },
     /// SIGUSR1: the member resigns.
-    Resign { target: String },
+    Resign {
+        target: String,
+    },
     /// `docker pause` of the broker for `ms`.
-    BrokerPause { ms: u64 },
+    BrokerPause {
+        ms: u64,
+    },
     /// `docker network disconnect` of the broker for `ms`.
-    BrokerDisconnect { ms: u64 },
+    BrokerDisconnect {
+        ms: u64,
+    },
     /// `docker kill` of the broker, `docker start` after `ms` (memory storage: state lost).
-    BrokerCrash { ms: u64 },
+    BrokerCrash {
+        ms: u64,
+    },
     // Follow-ups scheduled by the steps above.
     Cont(usize),
     Restart(usize),
@@ -83,12 +99,8 @@ pub fn plan(s: &Scenario) -> Result<Vec<Step>, String> {
         let target = f.target.clone().unwrap_or_default();
         let member = |t: &str| t == "leader" || t.starts_with('m');
         let kind = match f.kind {
-            FaultKind::Pause if member(&target) => {
-                StepKind::Pause { target, ms: f.duration.map_or(0, |d| d.ms()) }
-            }
-            FaultKind::Crash if member(&target) => {
-                StepKind::Crash { target, restart_ms: f.duration.map(|d| d.ms()) }
-            }
+            FaultKind::Pause if member(&target) => StepKind::Pause { target, ms: f.duration.map_or(0, |d| d.ms()) },
+            FaultKind::Crash if member(&target) => StepKind::Crash { target, restart_ms: f.duration.map(|d| d.ms()) },
             FaultKind::Close if member(&target) => StepKind::Close { target },
             FaultKind::Resign if member(&target) => StepKind::Resign { target },
             FaultKind::BrokerCrash if f.lose_state != Some(false) => {
@@ -410,7 +422,10 @@ impl<'a> RealRun<'a> {
                 && *members == live
             {
                 let now = self.now();
-                self.note("real", format!("group stable: {live} members, leader {}", self.slots[leader.unwrap_or(0)].name));
+                self.note(
+                    "real",
+                    format!("group stable: {live} members, leader {}", self.slots[leader.unwrap_or(0)].name),
+                );
                 return Ok(now);
             }
             if self.now() > deadline {
@@ -492,7 +507,8 @@ fn build_log(lines: &[Line], faults: &[FaultObs], state_losses: &[u64], slots: &
                         a.iter()
                             .map(|x| {
                                 let role = x[0].as_u64().unwrap_or(0) as u32;
-                                let view = LeaseView { token: x[1].as_u64().unwrap_or(0), until: x[2].as_u64().unwrap_or(0) };
+                                let view =
+                                    LeaseView { token: x[1].as_u64().unwrap_or(0), until: x[2].as_u64().unwrap_or(0) };
                                 (role, view)
                             })
                             .collect()

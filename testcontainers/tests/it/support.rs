@@ -42,7 +42,10 @@ pub fn run_real(s: &Scenario, steps: Vec<Step>, tail_ms: u64) -> Option<Outcome>
     for l in &outcome.trace {
         eprintln!("{l}");
     }
-    eprintln!("figures: {:?}\nformed in {} ms, recovered {} ms after the last fault", outcome.figures, outcome.formed_ms, outcome.recovered_ms);
+    eprintln!(
+        "figures: {:?}\nformed in {} ms, recovered {} ms after the last fault",
+        outcome.figures, outcome.formed_ms, outcome.recovered_ms
+    );
     Some(outcome)
 }
 
