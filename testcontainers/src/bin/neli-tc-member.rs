@@ -8,7 +8,8 @@
 //! `{"t":ms,"k":"event","event":"acquired"|"revoked"|"fenced","role":r,"token":n}`,
 //! `{"t":ms,"k":"act","token":n}` every 50 ms while `is_leader()` holds (the
 //! "acting as leader" checks a guarded resource would see), `{"t":ms,"k":"closed"}`,
-//! `{"t":ms,"k":"error","error":"..."}`.
+//! `{"t":ms,"k":"ended"}` (the election loop stopped: election ended or fatal
+//! error), `{"t":ms,"k":"error","error":"..."}`.
 //!
 //! SIGTERM closes gracefully (the `close` fault), SIGUSR1 resigns.
 //! Usage: `neli-tc-member BOOTSTRAP GROUP NAME T_MS S_MS`.
@@ -64,6 +65,10 @@ async fn run(bootstrap: &str, group: &str, name: &str, t_ms: u64, s_ms: u64) -> 
     let mut status = control.status();
     tokio::spawn(async move {
         while status.changed().await.is_ok() {
+            if status.borrow().state == neli::State::Closed {
+                // The election loop stopped by itself (election ended or a fatal error).
+                emit(json!({"t": mono_ms(), "k": "ended"}));
+            }
             let leading: Vec<_> = status
                 .borrow_and_update()
                 .leading
