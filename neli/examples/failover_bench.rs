@@ -9,7 +9,7 @@
 //! the group, i.e. resigns), time until another CMD starts.
 //!
 //! Usage: cargo build -p neli --bin neli --example failover_bench &&
-//!        target/debug/examples/failover_bench [mock|tansu|both] [runs]
+//!        target/debug/examples/failover_bench [mock|tansu|both] [runs] [sessions, e.g. 1,3,6] [failover,handover]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -24,7 +24,18 @@ fn neli_bin() -> PathBuf {
 
 fn spawn(bootstrap: &str, group: &str, s: Duration, file: &Path) -> Child {
     let t = s / 3;
+    // NELI_BENCH_LOG_DIR keeps every member's debug log, for odd runs.
+    let stderr = match std::env::var_os("NELI_BENCH_LOG_DIR") {
+        Some(dir) => {
+            static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+            let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let f = std::fs::File::create(Path::new(&dir).join(format!("{group}-{n}.log"))).expect("log file");
+            Stdio::from(f)
+        }
+        None => Stdio::null(),
+    };
     Command::new(neli_bin())
+        .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "neli=debug".into()))
         .args(["exec", "--bootstrap-servers", bootstrap, "--group", group])
         .args([
             "--heartbeat-timeout",
@@ -43,7 +54,7 @@ fn spawn(bootstrap: &str, group: &str, s: Duration, file: &Path) -> Child {
         ])
         .arg(file)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .expect("spawn neli (build it first: cargo build -p neli --bin neli)")
 }
@@ -107,16 +118,21 @@ fn stats(v: &mut [Duration]) -> (Duration, Duration) {
     (v[v.len() / 2], *v.last().unwrap())
 }
 
-fn bench(broker: &str, bootstrap: &dyn Fn(&str) -> String, runs: usize) {
+fn bench(broker: &str, bootstrap: &dyn Fn(&str) -> String, runs: usize, sessions: &[u64], kinds: &str) {
     let file = std::env::temp_dir().join(format!("neli-bench-{}.log", std::process::id()));
-    for s_secs in [1u64, 3, 6] {
+    for &s_secs in sessions {
         let s = Duration::from_secs(s_secs);
         for (kind, signal) in [("failover (SIGKILL)", libc::SIGKILL), ("handover (SIGTERM=resign)", libc::SIGTERM)] {
+            if !kinds.contains(&kind[..4]) {
+                continue;
+            }
             let mut times = Vec::new();
             let mut failed = 0;
             for i in 0..runs {
                 let group = format!("bench-{broker}-{s_secs}-{}-{i}-{}", signal, std::process::id());
-                match run(&bootstrap(&group), &group, s, signal, &file) {
+                let result = run(&bootstrap(&group), &group, s, signal, &file);
+                eprintln!("{group}: {result:?}");
+                match result {
                     Some(d) => times.push(d),
                     None => failed += 1,
                 }
@@ -144,6 +160,11 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let which = args.get(1).map(String::as_str).unwrap_or("both");
     let runs: usize = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(10);
+    let sessions: Vec<u64> = match args.get(3) {
+        Some(list) => list.split(',').filter_map(|s| s.parse().ok()).collect(),
+        None => vec![1, 3, 6],
+    };
+    let kinds = args.get(4).cloned().unwrap_or_else(|| "failover,handover".into());
     println!("| broker | S | kind | runs | median | max | failed runs |");
     println!("|---|---|---|---|---|---|---|");
     if which == "mock" || which == "both" {
@@ -156,6 +177,8 @@ fn main() {
                 bs.clone()
             },
             runs,
+            &sessions,
+            &kinds,
         );
     }
     if which == "tansu" || which == "both" {
@@ -174,7 +197,7 @@ fn main() {
             .expect("spawn tansu");
         std::thread::sleep(Duration::from_millis(300));
         let bs = format!("127.0.0.1:{port}");
-        bench("tansu", &|_| bs.clone(), runs);
+        bench("tansu", &|_| bs.clone(), runs, &sessions, &kinds);
         let _ = tansu.kill();
         let _ = tansu.wait();
     }

@@ -39,6 +39,8 @@ pub(crate) struct Shared {
     pub(crate) events: EventTx,
     /// Generation of the current assignment (0 = none).
     pub(crate) generation: AtomicU64,
+    /// Highest generation ever assigned, so a fallback never goes backwards.
+    pub(crate) last_generation: AtomicU64,
     /// Set while leaving or closing: revocations are then not held.
     pub(crate) leaving: AtomicBool,
     pub(crate) closing: AtomicBool,
@@ -73,11 +75,11 @@ impl ConsumerContext for ElectionContext {
             RDKafkaRespErr::RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS => {
                 // Only fresh heartbeats matter: never replay history.
                 let _ = tpl.set_all_offsets(Offset::End);
-                let generation = read_generation(consumer).unwrap_or_else(|| {
-                    // Without the group's generation, a local counter still
-                    // orders this member's own terms.
-                    self.shared.generation.load(Ordering::SeqCst) + 1
-                });
+                let last = self.shared.last_generation.load(Ordering::SeqCst);
+                // Without the group's generation, a local counter still
+                // orders this member's own terms.
+                let generation = read_generation(consumer).filter(|g| *g > last).unwrap_or(last + 1);
+                self.shared.last_generation.store(generation, Ordering::SeqCst);
                 self.shared.generation.store(generation, Ordering::SeqCst);
                 if let Err(e) = consumer.assign(tpl) {
                     let _ = self.shared.events.send(Err(BrokerError::retriable(format!("assign failed: {e}"))));
@@ -260,3 +262,22 @@ pub(crate) fn poll_loop(consumer: Arc<BaseConsumer<ElectionContext>>, shared: Ar
 
 /// Longest the poll thread waits for librdkafka's consumer close.
 const CLOSE_LIMIT: Duration = Duration::from_secs(5);
+
+#[cfg(test)]
+mod tests {
+    use super::parse_generation;
+
+    #[test]
+    fn generation_is_read_from_librdkafkas_group_metadata_v2() {
+        let mut bytes = b"CGMDv2:".to_vec();
+        bytes.extend_from_slice(&7i32.to_ne_bytes());
+        bytes.extend_from_slice(b"group\0member\0\x01");
+        assert_eq!(parse_generation(&bytes), Some(7));
+        // No generation yet (-1), or another format: None, so a local counter is used.
+        let mut none = b"CGMDv2:".to_vec();
+        none.extend_from_slice(&(-1i32).to_ne_bytes());
+        assert_eq!(parse_generation(&none), None);
+        assert_eq!(parse_generation(b"CGMDv3:\x07\0\0\0"), None);
+        assert_eq!(parse_generation(b"CGM"), None);
+    }
+}

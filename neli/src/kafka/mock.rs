@@ -58,6 +58,11 @@ impl MockKafka {
         let _ = self.cluster().topic_error(topic, RDKafkaRespErr::RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
     }
 
+    /// Moves the leadership of `topic`/`partition` to `broker`.
+    pub fn partition_leader(&self, topic: &str, partition: u32, broker: i32) {
+        let _ = self.cluster().partition_leader(topic, partition as i32, Some(broker));
+    }
+
     pub fn broker_down(&self, broker: i32) {
         let _ = self.cluster().broker_down(broker);
     }

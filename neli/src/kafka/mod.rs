@@ -151,6 +151,7 @@ impl KafkaBroker {
             topic: cfg.topic.clone(),
             events: tx.clone(),
             generation: AtomicU64::new(0),
+            last_generation: AtomicU64::new(0),
             leaving: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             acks: Mutex::new(Some(ack_rx)),

@@ -7,7 +7,7 @@ use neli::Event;
 use neli::core::{Heartbeat, Time};
 use rdkafka::types::RDKafkaRespErr;
 
-use crate::support::{history, leaders, mock_election, wait_for};
+use crate::support::{history, leaders, mock_election, mock_election_with, wait_for};
 
 const T: Duration = Duration::from_secs(1);
 const S: Duration = Duration::from_secs(3);
@@ -141,4 +141,26 @@ async fn round_trips_longer_than_the_lease_leave_no_leader_until_they_heal() {
     );
     mock.round_trip_time(1, Duration::ZERO);
     assert!(wait_for(Duration::from_secs(30), || leaders(&members).len() == 1).await, "a leader again once healed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn leader_cut_off_from_the_coordinator_only_is_fenced_within_the_lease() {
+    // Hazard 3 (DESIGN §4): the partition leader (broker 1) stays reachable,
+    // the group coordinator (broker 2) does not. The leader still reads its
+    // own heartbeats back, but cannot prove membership any more. (With
+    // `membership_proof(false)` this test fails: the lease is renewed forever.)
+    let (mock, members, _) = mock_election_with(3, 3, T, S, |mock, group, topic| {
+        mock.partition_leader(topic, 0, 1);
+        mock.coordinator(group, 2);
+    })
+    .await;
+    let down_at = Instant::now();
+    mock.broker_down(2);
+    assert!(
+        wait_for(T + Duration::from_millis(500), || leaders(&members).is_empty()).await,
+        "fenced within T although its heartbeats still come back"
+    );
+    assert!(down_at.elapsed() <= T + Duration::from_millis(500));
+    mock.broker_up(2);
+    assert!(wait_for(Duration::from_secs(30), || leaders(&members).len() == 1).await, "a leader again after recovery");
 }

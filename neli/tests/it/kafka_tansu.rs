@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const T: &str = "1s";
@@ -250,4 +251,58 @@ fn paused_leader_is_stopped_promptly_on_resume_and_tokens_only_increase() {
     assert!(stopped < Duration::from_secs(1), "resumed CMD stopped within 1 s (took {stopped:?})");
     std::thread::sleep(Duration::from_secs(1));
     assert_one_at_a_time(&file);
+}
+
+const HOLD: Duration = Duration::from_secs(5);
+
+/// Reference: DESIGN §3 — Revoked is a barrier. m1 leads alone; m0 joins and
+/// (range assignor, member ids `neli-<name>-<uuid>` on tansu as on Kafka)
+/// takes partition 0 in the rebalance. m1's Revoked handler needs HOLD (longer
+/// than tansu's ~3 s rebalance pause, so the barrier is what delays m0) to
+/// finish; m0 must not lead before it finished.
+#[test]
+fn rebalance_waits_for_the_revoked_handler_before_the_next_leader_starts() {
+    let Some(bin) = tansu_bin() else { return };
+    let tansu = start_tansu(&bin);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let cfg = |name: &str| {
+            crate::support::config(&tansu.bootstrap, "barrier", name, Duration::from_secs(1), Duration::from_secs(3))
+        };
+        let m1 = slow_revoker(&cfg("m1"), HOLD, log.clone()).await;
+        assert!(crate::support::wait_for(Duration::from_secs(30), || m1.is_leader()).await, "m1 leads alone");
+        let m0 = slow_revoker(&cfg("m0"), Duration::ZERO, log.clone()).await;
+        assert!(crate::support::wait_for(Duration::from_secs(30), || m0.is_leader()).await, "m0 takes over");
+        let m1_done = || log.lock().unwrap().iter().any(|(n, k, _)| n == "m1" && *k == "stopped");
+        assert!(crate::support::wait_for(HOLD * 2, m1_done).await, "m1's handler finished");
+        let log = log.lock().unwrap().clone();
+        let at = |who: &str, what: &str| log.iter().find(|(n, k, _)| n == who && *k == what).map(|e| e.2);
+        let m1_stopped = at("m1", "stopped").expect("m1 stopped");
+        let m0_acquired = at("m0", "acquired").expect("m0 acquired");
+        assert!(m1_stopped <= m0_acquired, "m0 led {:?} before m1 finished stopping", m1_stopped - m0_acquired);
+        let _ = m0.close().await;
+        let _ = m1.close().await;
+    });
+}
+
+type Log = Arc<Mutex<Vec<(String, &'static str, Instant)>>>;
+
+/// A member whose Revoked/Fenced handler takes `hold` to finish its work.
+async fn slow_revoker(cfg: &neli::Config, hold: Duration, log: Log) -> neli::Background {
+    let name = cfg.resolve().unwrap().name;
+    let mut neli = neli::kafka::connect(cfg).await.expect("connect to tansu");
+    neli.on_event(move |event, _| {
+        let (log, name) = (log.clone(), name.clone());
+        async move {
+            match event {
+                neli::Event::Acquired { .. } => log.lock().unwrap().push((name, "acquired", Instant::now())),
+                neli::Event::Revoked { .. } | neli::Event::Fenced { .. } => {
+                    tokio::time::sleep(hold).await; // finishing work
+                    log.lock().unwrap().push((name, "stopped", Instant::now()));
+                }
+            }
+        }
+    });
+    neli.background()
 }

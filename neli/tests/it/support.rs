@@ -105,11 +105,24 @@ pub fn leaders(members: &[Member]) -> Vec<usize> {
 /// leader. The mock occasionally never forms the group (DESIGN §6: ~1 run
 /// in 14), so formation is retried on a fresh cluster.
 pub async fn mock_election(n: usize, t: Duration, s: Duration) -> (MockKafka, Vec<Member>, String) {
+    mock_election_with(1, n, t, s, |_, _, _| {}).await
+}
+
+/// Like [`mock_election`] on `brokers` brokers; `layout(mock, group, topic)`
+/// places partitions and coordinators before anyone joins.
+pub async fn mock_election_with(
+    brokers: u32,
+    n: usize,
+    t: Duration,
+    s: Duration,
+    layout: impl Fn(&MockKafka, &str, &str),
+) -> (MockKafka, Vec<Member>, String) {
     for attempt in 1..=4 {
-        let mock = MockKafka::start(1).expect("mock cluster");
+        let mock = MockKafka::start(brokers).expect("mock cluster");
         let group = format!("g{attempt}-{}", std::process::id());
         let topic = format!("{group}.neli");
         mock.create_topic(&topic, 1).expect("topic");
+        layout(&mock, &group, &topic);
         let mut members = Vec::new();
         for i in 0..n {
             let cfg = config(&mock.bootstrap_servers(), &group, &format!("m{i}"), t, s);
