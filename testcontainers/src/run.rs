@@ -57,6 +57,13 @@ pub enum StepKind {
     BrokerCrash {
         ms: u64,
     },
+    /// A stranger produces `count` records to the election partition:
+    /// garbage bytes or well-formed heartbeats of a member that is not in the group.
+    ForeignWriter {
+        partition: u32,
+        count: u32,
+        garbage: bool,
+    },
     // Follow-ups scheduled by the steps above.
     Cont(usize),
     Restart(usize),
@@ -102,6 +109,11 @@ pub fn plan(s: &Scenario) -> Result<Vec<Step>, String> {
             FaultKind::Pause if member(&target) => StepKind::Pause { target, ms: f.duration.map_or(0, |d| d.ms()) },
             FaultKind::Crash if member(&target) => StepKind::Crash { target, restart_ms: f.duration.map(|d| d.ms()) },
             FaultKind::Close if member(&target) => StepKind::Close { target },
+            FaultKind::ForeignWriter => StepKind::ForeignWriter {
+                partition: f.partition.unwrap_or(0),
+                count: f.count.unwrap_or(1),
+                garbage: f.garbage.unwrap_or(true),
+            },
             FaultKind::Resign if member(&target) => StepKind::Resign { target },
             FaultKind::BrokerCrash if f.lose_state != Some(false) => {
                 StepKind::BrokerCrash { ms: f.duration.map_or(0, |d| d.ms()) }
@@ -411,6 +423,19 @@ impl<'a> RealRun<'a> {
                 self.state_losses.push(now);
                 Some((ms, StepKind::BrokerStart))
             }
+            StepKind::ForeignWriter { partition, count, garbage } => {
+                self.record_fault("foreign-writer", None);
+                let (bootstrap, topic) = (self.broker.bootstrap.clone(), format!("{}.neli", self.group));
+                let sent =
+                    tokio::task::spawn_blocking(move || foreign_write(&bootstrap, &topic, partition, count, garbage))
+                        .await
+                        .map_err(|e| e.to_string())??;
+                self.note(
+                    "fw",
+                    format!("produced {sent} {} records", if garbage { "garbage" } else { "foreign heartbeat" }),
+                );
+                None
+            }
             StepKind::BrokerStart => {
                 self.broker.restart().await?;
                 self.note("b0", "restarted (empty memory storage)".into());
@@ -493,6 +518,34 @@ impl<'a> RealRun<'a> {
             recovered_ms,
         }
     }
+}
+
+/// Produces `count` records as a stranger would; returns how many were acknowledged.
+fn foreign_write(bootstrap: &str, topic: &str, partition: u32, count: u32, garbage: bool) -> Result<u32, String> {
+    use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+    let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("log_level", "0")
+        .create()
+        .map_err(|e| format!("foreign writer: {e}"))?;
+    for seq in 1..=u64::from(count) {
+        let payload = if garbage {
+            format!("garbage-{seq}").into_bytes()
+        } else {
+            neli::core::Heartbeat {
+                role: 0,
+                term: 1_000_000 + seq,
+                seq,
+                sent_at: neli::Time::from_millis(mono_ms()),
+                name: "stranger".into(),
+            }
+            .encode()
+        };
+        let record = BaseRecord::<(), [u8]>::to(topic).partition(partition as i32).payload(&payload);
+        producer.send(record).map_err(|(e, _)| format!("foreign writer: {e}"))?;
+    }
+    producer.flush(Duration::from_secs(5)).map_err(|e| format!("foreign writer flush: {e}"))?;
+    Ok(count)
 }
 
 fn holds_role0(lines: &[Line], member: &str, now: u64) -> bool {

@@ -10,8 +10,14 @@ use neli_testcontainers::plan;
 use crate::support::{run_file, run_real_with, scenario_file};
 
 /// Scenario files whose faults all have a real mechanism here.
-const RUNNABLE: &[&str] =
-    &["broker-restart", "close-during-rebalance", "leader-pause", "rolling-restart", "zombie-heartbeats"];
+const RUNNABLE: &[&str] = &[
+    "broker-restart",
+    "close-during-rebalance",
+    "foreign-writer",
+    "leader-pause",
+    "rolling-restart",
+    "zombie-heartbeats",
+];
 
 #[test]
 fn every_scenario_file_either_runs_for_real_or_says_why_not() {
@@ -77,6 +83,14 @@ fn broker_restart_with_state_loss_recovers_a_leader() {
     // group; the members recreate the topic and elect again.
     let Some(f) = real("broker-restart") else { return };
     assert!(f.acquisitions >= 2, "a leader was elected again after the restart: {f:?}");
+}
+
+#[test]
+fn foreign_writer_records_on_the_partition_change_no_one_s_lease() {
+    // Garbage and well-formed heartbeats of a stranger, then a leader pause:
+    // the oracles still see one holder at a time and increasing tokens.
+    let Some(f) = real("foreign-writer") else { return };
+    assert!(f.acquisitions >= 1, "{f:?}");
 }
 
 #[test]
