@@ -165,7 +165,8 @@ pub struct Outcome {
     pub trace: Vec<String>,
     /// ms from launching the members until the group was stable with a leader.
     pub formed_ms: u64,
-    /// ms from the last fault step until a stable group with a leader again.
+    /// ms from the last fault step until the group was found stable with a
+    /// leader, checked only after the scenario's tail (an upper bound).
     pub recovered_ms: u64,
 }
 
