@@ -1,0 +1,114 @@
+//! One election member for the real-broker suite: a host process (so the
+//! suite can SIGKILL/SIGSTOP it) running `neli` on `KafkaBroker` and logging
+//! what it does as JSON lines on stdout, timed on the host's
+//! `CLOCK_MONOTONIC`, which every process on the host shares.
+//!
+//! Lines: `{"t":ms,"k":"started"}`, `{"t":ms,"k":"lease","leading":[[role,token,until_ms]]}`
+//! (`until_ms` converted from the member's own clock to the host clock),
+//! `{"t":ms,"k":"event","event":"acquired"|"revoked"|"fenced","role":r,"token":n}`,
+//! `{"t":ms,"k":"act","token":n}` every 50 ms while `is_leader()` holds (the
+//! "acting as leader" checks a guarded resource would see), `{"t":ms,"k":"closed"}`,
+//! `{"t":ms,"k":"ended"}` (the election loop stopped: election ended or fatal
+//! error), `{"t":ms,"k":"error","error":"..."}`.
+//!
+//! SIGTERM closes gracefully (the `close` fault), SIGUSR1 resigns.
+//! Usage: `neli-tc-member BOOTSTRAP GROUP NAME T_MS S_MS`.
+
+use std::time::Duration;
+
+use neli::{Clock, Event, Neli, SystemClock};
+use neli_testcontainers::mono_ms;
+use serde_json::json;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio_stream::StreamExt;
+
+fn emit(v: serde_json::Value) {
+    println!("{v}");
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [bootstrap, group, name, t_ms, s_ms] = args.as_slice() else {
+        eprintln!("usage: neli-tc-member BOOTSTRAP GROUP NAME T_MS S_MS");
+        std::process::exit(2);
+    };
+    let (Ok(t_ms), Ok(s_ms)) = (t_ms.parse::<u64>(), s_ms.parse::<u64>()) else {
+        eprintln!("T_MS and S_MS must be integers (milliseconds), got {t_ms:?} {s_ms:?}");
+        std::process::exit(2);
+    };
+    if let Err(e) = run(bootstrap, group, name, t_ms, s_ms).await {
+        emit(json!({"t": mono_ms(), "k": "error", "error": e.to_string()}));
+        std::process::exit(1);
+    }
+}
+
+async fn run(bootstrap: &str, group: &str, name: &str, t_ms: u64, s_ms: u64) -> Result<(), neli::Error> {
+    let config = neli::Config::builder()
+        .bootstrap_servers(bootstrap)
+        .group(group)
+        .name(name)
+        .heartbeat_timeout(Duration::from_millis(t_ms))
+        .session_timeout(Duration::from_millis(s_ms))
+        .close_timeout(Duration::from_secs(5))
+        .build()?;
+    let broker = neli::kafka::KafkaBroker::new(&config).await?;
+    let clock = SystemClock::new();
+    // Member clock -> host clock: both are CLOCK_MONOTONIC, only origins differ.
+    let offset = mono_ms() as i64 - clock.now().as_millis() as i64;
+    let to_host = move |member_ms: u64| (member_ms as i64 + offset).max(0) as u64;
+    let neli = Neli::new(&config, broker, clock).await?;
+    let bg = neli.background();
+    let control = bg.control();
+    emit(json!({"t": mono_ms(), "k": "started"}));
+
+    let mut status = control.status();
+    tokio::spawn(async move {
+        while status.changed().await.is_ok() {
+            if status.borrow().state == neli::State::Closed {
+                // The election loop stopped by itself (election ended or a fatal error).
+                emit(json!({"t": mono_ms(), "k": "ended"}));
+            }
+            let leading: Vec<_> = status
+                .borrow_and_update()
+                .leading
+                .iter()
+                .map(|(r, l)| json!([r, l.token.0, to_host(l.until.as_millis())]))
+                .collect();
+            emit(json!({"t": mono_ms(), "k": "lease", "leading": leading}));
+        }
+    });
+    let mut events = control.events();
+    tokio::spawn(async move {
+        while let Some(e) = events.next().await {
+            let (kind, role, token) = match e {
+                Event::Acquired { role, token } => ("acquired", role, Some(token.0)),
+                Event::Revoked { role } => ("revoked", role, None),
+                Event::Fenced { role } => ("fenced", role, None),
+            };
+            emit(json!({"t": mono_ms(), "k": "event", "event": kind, "role": role, "token": token}));
+        }
+    });
+    let acting = control.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_millis(50));
+        loop {
+            tick.tick().await;
+            if let Some(token) = acting.token() {
+                emit(json!({"t": mono_ms(), "k": "act", "token": token.0}));
+            }
+        }
+    });
+
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    let mut usr1 = signal(SignalKind::user_defined1()).expect("SIGUSR1 handler");
+    loop {
+        tokio::select! {
+            _ = term.recv() => break,
+            _ = usr1.recv() => control.resign(),
+        }
+    }
+    let outcome = bg.close().await;
+    emit(json!({"t": mono_ms(), "k": "closed", "outcome": format!("{outcome:?}")}));
+    Ok(())
+}

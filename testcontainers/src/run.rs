@@ -1,0 +1,633 @@
+//! Playing a scenario against the real broker: the fault plan (which
+//! scenario faults have a real mechanism, and why the others are skipped),
+//! member processes, the timeline, and the translation of the members' JSON
+//! logs into a `neli_sim::record::Log` for `neli_sim::oracle::judge`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use neli::{Event, Token};
+use neli_sim::clock::ClockModel;
+use neli_sim::oracle;
+use neli_sim::record::{EventObs, FaultObs, LeaseObs, LeaseView, Log, WriteObs, format_line};
+use neli_sim::scenario::{FaultKind, ModeName, Variant};
+use neli_sim::{Figures, Scenario};
+use rdkafka::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::broker::Broker;
+use crate::mono_ms;
+
+/// What happens at one instant of a real run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepKind {
+    /// SIGSTOP, SIGCONT after `ms`.
+    Pause {
+        target: String,
+        ms: u64,
+    },
+    /// SIGKILL; a new incarnation starts after `restart_ms` if given.
+    Crash {
+        target: String,
+        restart_ms: Option<u64>,
+    },
+    /// SIGTERM: the member closes gracefully.
+    Close {
+        target: String,
+    },
+    /// SIGUSR1: the member resigns.
+    Resign {
+        target: String,
+    },
+    /// `docker pause` of the broker for `ms`.
+    BrokerPause {
+        ms: u64,
+    },
+    /// `docker network disconnect` of the broker for `ms`.
+    BrokerDisconnect {
+        ms: u64,
+    },
+    /// `docker kill` of the broker, `docker start` after `ms` (memory storage: state lost).
+    BrokerCrash {
+        ms: u64,
+    },
+    /// A stranger produces `count` records to the election partition:
+    /// garbage bytes or well-formed heartbeats of a member that is not in the group.
+    ForeignWriter {
+        partition: u32,
+        count: u32,
+        garbage: bool,
+    },
+    // Follow-ups scheduled by the steps above.
+    Cont(usize),
+    Restart(usize),
+    BrokerUnpause,
+    BrokerReconnect,
+    BrokerStart,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// ms after the run's fault origin (see [`RealRun::play`]).
+    pub at: u64,
+    pub kind: StepKind,
+}
+
+/// The real steps of a scenario file, or why it cannot run on a real broker.
+/// Times are relative to the scenario's first fault.
+pub fn plan(s: &Scenario) -> Result<Vec<Step>, String> {
+    let e = &s.election;
+    if s.random.is_some() {
+        return Err("random faults are drawn by neli-lab's strategies, not replayed here".into());
+    }
+    if e.mode == ModeName::MultiRole {
+        return Err("multi-role mode: neli-tc-member runs the exclusive election only".into());
+    }
+    if e.variant != Variant::Recommended || !e.membership_proof {
+        return Err("a deliberately broken variant (the real suite runs the recommended configuration)".into());
+    }
+    if e.grace.ms() != 0 || e.heartbeat_interval.is_some() || e.max_poll_interval.is_some() {
+        return Err("grace/heartbeat_interval/max_poll_interval overrides are not passed to neli-tc-member".into());
+    }
+    if s.cluster.brokers != 1 {
+        return Err(format!("{} brokers: the suite runs one broker container", s.cluster.brokers));
+    }
+    let first = s.faults.iter().map(|f| f.get_ref().at.ms()).min().unwrap_or(0);
+    let mut steps = Vec::new();
+    for f in &s.faults {
+        let f = f.get_ref();
+        let at = f.at.ms() - first;
+        let target = f.target.clone().unwrap_or_default();
+        let member = |t: &str| t == "leader" || t.starts_with('m');
+        let kind = match f.kind {
+            FaultKind::Pause if member(&target) => StepKind::Pause { target, ms: f.duration.map_or(0, |d| d.ms()) },
+            FaultKind::Crash if member(&target) => StepKind::Crash { target, restart_ms: f.duration.map(|d| d.ms()) },
+            FaultKind::Close if member(&target) => StepKind::Close { target },
+            FaultKind::ForeignWriter => StepKind::ForeignWriter {
+                partition: f.partition.unwrap_or(0),
+                count: f.count.unwrap_or(1),
+                garbage: f.garbage.unwrap_or(true),
+            },
+            FaultKind::Resign if member(&target) => StepKind::Resign { target },
+            FaultKind::BrokerCrash if f.lose_state != Some(false) => {
+                StepKind::BrokerCrash { ms: f.duration.map_or(0, |d| d.ms()) }
+            }
+            FaultKind::BrokerCrash => {
+                return Err("broker-crash with lose_state = false: tansu's memory storage always loses state".into());
+            }
+            FaultKind::Partition | FaultKind::OneWay | FaultKind::IsolateCoordinator => {
+                return Err(format!(
+                    "fault `{}` cuts one member's link: members are host processes sharing the host's network \
+                     (only the broker container can be disconnected, which cuts every member)",
+                    f.kind.name()
+                ));
+            }
+            FaultKind::ClockStep | FaultKind::ClockDrift => {
+                return Err(format!("fault `{}`: the members share the host's monotonic clock", f.kind.name()));
+            }
+            k => return Err(format!("fault `{}` has no real mechanism in this suite", k.name())),
+        };
+        steps.push(Step { at, kind });
+    }
+    steps.sort_by_key(|s| s.at);
+    Ok(steps)
+}
+
+/// One line a member printed, on the run's clock.
+#[derive(Debug, Clone)]
+struct Line {
+    at: u64,
+    member: String,
+    v: Value,
+}
+
+struct Slot {
+    name: String,
+    incarnations: u32,
+    child: Option<Child>,
+    pid: u32,
+    /// Crashed without restart, or closed.
+    gone: bool,
+}
+
+/// What a finished real run reports.
+#[derive(Debug)]
+pub struct Outcome {
+    pub scenario: String,
+    pub figures: Figures,
+    pub violations: Vec<String>,
+    pub trace: Vec<String>,
+    /// ms from launching the members until the group was stable with a leader.
+    pub formed_ms: u64,
+    /// ms from the last fault step until the group was found stable with a
+    /// leader, checked only after the scenario's tail (an upper bound).
+    pub recovered_ms: u64,
+}
+
+/// Members, broker and recording of one real run.
+pub struct RealRun<'a> {
+    s: &'a Scenario,
+    broker: &'a Broker,
+    member_bin: PathBuf,
+    t0: u64,
+    group: String,
+    lines: Arc<Mutex<Vec<Line>>>,
+    slots: Vec<Slot>,
+    faults: Vec<FaultObs>,
+    trace: Vec<(u64, String, String)>,
+    /// Run times at which the broker lost its state.
+    state_losses: Vec<u64>,
+    admin: BaseConsumer,
+    log_dir: PathBuf,
+    require_recovery: bool,
+}
+
+impl<'a> RealRun<'a> {
+    pub fn new(s: &'a Scenario, broker: &'a Broker, member_bin: &Path) -> Result<RealRun<'a>, String> {
+        let t0 = mono_ms();
+        let admin: BaseConsumer = ClientConfig::new()
+            .set("bootstrap.servers", &broker.bootstrap)
+            .set("group.id", "neli-tc-observer")
+            .set("log_level", "0")
+            .create()
+            .map_err(|e| format!("observer client: {e}"))?;
+        let log_dir = std::env::temp_dir().join(format!("neli-tc-{}-{}-{t0}", std::process::id(), s.name));
+        std::fs::create_dir_all(&log_dir).map_err(|e| format!("{}: {e}", log_dir.display()))?;
+        Ok(RealRun {
+            s,
+            broker,
+            member_bin: member_bin.to_owned(),
+            t0,
+            group: format!("tc-{}-{t0}", s.name),
+            lines: Arc::default(),
+            slots: Vec::new(),
+            faults: Vec::new(),
+            trace: Vec::new(),
+            state_losses: Vec::new(),
+            admin,
+            log_dir,
+            require_recovery: true,
+        })
+    }
+
+    /// Ends the run after the timeline without waiting for a stable group
+    /// (for faults after which the members are known not to recover).
+    pub fn without_recovery(mut self) -> Self {
+        self.require_recovery = false;
+        self
+    }
+
+    fn now(&self) -> u64 {
+        mono_ms().saturating_sub(self.t0)
+    }
+
+    fn note(&mut self, host: &str, text: String) {
+        let now = self.now();
+        self.trace.push((now, host.to_owned(), text));
+    }
+
+    /// Launches every member, waits for a stable group with a leader, plays
+    /// `steps` from 2 s after that, runs `tail` ms past the first step's
+    /// origin, waits for recovery and judges the recording.
+    pub async fn play(mut self, steps: Vec<Step>, tail: u64) -> Result<Outcome, String> {
+        let result = self.play_inner(steps, tail).await;
+        self.stop_all().await;
+        match result {
+            Ok((formed_ms, recovered_ms)) => Ok(self.judge(formed_ms, recovered_ms)),
+            Err(e) => {
+                let out = self.judge(0, 0);
+                Err(format!("{e}\ntrace:\n{}\nfigures: {:?}", out.trace.join("\n"), out.figures))
+            }
+        }
+    }
+
+    async fn play_inner(&mut self, steps: Vec<Step>, tail: u64) -> Result<(u64, u64), String> {
+        for i in 0..self.s.election.members as usize {
+            self.slots.push(Slot { name: String::new(), incarnations: 0, child: None, pid: 0, gone: false });
+            self.spawn(i)?;
+        }
+        let formed_ms = self.wait_stable(Duration::from_secs(60)).await?;
+        let origin = self.now() + 2000;
+        let mut queue: Vec<(u64, u64, StepKind)> =
+            steps.into_iter().enumerate().map(|(i, s)| (origin + s.at, i as u64, s.kind)).collect();
+        let mut order = queue.len() as u64;
+        let mut last_step = origin;
+        while !queue.is_empty() {
+            queue.sort_by_key(|(at, o, _)| (*at, *o));
+            let (at, _, kind) = queue.remove(0);
+            self.sleep_until(at).await;
+            last_step = self.now();
+            if let Some((delay, next)) = self.apply(kind).await? {
+                order += 1;
+                queue.push((at + delay, order, next));
+            }
+        }
+        self.sleep_until(origin + tail).await;
+        let recovered =
+            if self.require_recovery { self.wait_stable(Duration::from_secs(45)).await? } else { self.now() };
+        Ok((formed_ms, recovered.saturating_sub(last_step)))
+    }
+
+    async fn sleep_until(&self, at: u64) {
+        let now = self.now();
+        if at > now {
+            tokio::time::sleep(Duration::from_millis(at - now)).await;
+        }
+    }
+
+    fn spawn(&mut self, idx: usize) -> Result<(), String> {
+        let e = &self.s.election;
+        let slot = &mut self.slots[idx];
+        let name = if slot.incarnations == 0 { format!("m{idx}") } else { format!("m{idx}.{}", slot.incarnations) };
+        slot.incarnations += 1;
+        let stderr = std::fs::File::create(self.log_dir.join(format!("{name}.stderr"))).map_err(|e| e.to_string())?;
+        let mut child = Command::new(&self.member_bin)
+            .args([
+                self.broker.bootstrap.as_str(),
+                self.group.as_str(),
+                name.as_str(),
+                &e.heartbeat_timeout.ms().to_string(),
+                &e.session_timeout.ms().to_string(),
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("spawning {}: {e}", self.member_bin.display()))?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (lines, t0, member) = (self.lines.clone(), self.t0, name.clone());
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(stdout).lines();
+            while let Ok(Some(text)) = reader.next_line().await {
+                let Ok(mut v) = serde_json::from_str::<Value>(&text) else { continue };
+                let at = v["t"].as_u64().unwrap_or(0).saturating_sub(t0);
+                if let Some(leading) = v["leading"].as_array_mut() {
+                    for l in leading {
+                        l[2] = Value::from(l[2].as_u64().unwrap_or(0).saturating_sub(t0));
+                    }
+                }
+                lines.lock().expect("lines lock").push(Line { at, member: member.clone(), v });
+            }
+        });
+        slot.pid = child.id().unwrap_or(0);
+        slot.child = Some(child);
+        slot.name = name.clone();
+        slot.gone = false;
+        self.note(&name, "started".into());
+        Ok(())
+    }
+
+    /// The incarnation holding role 0 at run time `now`, judged from its
+    /// latest published lease.
+    fn leader(&self, now: u64) -> Option<usize> {
+        let lines = self.lines.lock().expect("lines lock");
+        self.slots.iter().position(|slot| holds_role0(&lines, &slot.name, now) && !slot.gone)
+    }
+
+    fn resolve(&self, target: &str) -> Option<usize> {
+        if target == "leader" {
+            self.leader(self.now())
+        } else {
+            target.strip_prefix('m').and_then(|i| i.parse().ok()).filter(|i: &usize| *i < self.slots.len())
+        }
+    }
+
+    fn record_fault(&mut self, kind: &str, slot: Option<usize>) {
+        let now = self.now();
+        let member = slot.map(|i| self.slots[i].name.clone());
+        let held = member.as_ref().is_some_and(|m| holds_role0(&self.lines.lock().expect("lines lock"), m, now));
+        self.faults.push(FaultObs { at: now, kind: kind.into(), member: member.clone(), held_role0: held });
+        let who = member.unwrap_or_else(|| "b0".into());
+        self.note("real", format!("fault {kind} on {who}{}", if held { " (leader)" } else { "" }));
+    }
+
+    fn signal(&self, idx: usize, sig: i32) {
+        let pid = self.slots[idx].pid;
+        if pid != 0 {
+            // SAFETY: kill(2) on a child process this run spawned and has not reaped.
+            unsafe { libc::kill(pid as i32, sig) };
+        }
+    }
+
+    async fn apply(&mut self, kind: StepKind) -> Result<Option<(u64, StepKind)>, String> {
+        Ok(match kind {
+            StepKind::Pause { target, ms } => {
+                let Some(i) = self.resolve(&target) else { return self.no_target("pause", &target) };
+                self.record_fault("pause", Some(i));
+                self.signal(i, libc::SIGSTOP);
+                Some((ms, StepKind::Cont(i)))
+            }
+            StepKind::Cont(i) => {
+                self.signal(i, libc::SIGCONT);
+                let name = self.slots[i].name.clone();
+                self.note(&name, "SIGCONT".into());
+                None
+            }
+            StepKind::Crash { target, restart_ms } => {
+                let Some(i) = self.resolve(&target) else { return self.no_target("crash", &target) };
+                self.record_fault("crash", Some(i));
+                self.signal(i, libc::SIGKILL);
+                if let Some(mut c) = self.slots[i].child.take() {
+                    let _ = c.wait().await;
+                }
+                self.slots[i].gone = true;
+                restart_ms.map(|ms| (ms, StepKind::Restart(i)))
+            }
+            StepKind::Restart(i) => {
+                self.spawn(i)?;
+                None
+            }
+            StepKind::Close { target } => {
+                let Some(i) = self.resolve(&target) else { return self.no_target("close", &target) };
+                self.record_fault("close", Some(i));
+                self.signal(i, libc::SIGTERM);
+                self.slots[i].gone = true;
+                None
+            }
+            StepKind::Resign { target } => {
+                let Some(i) = self.resolve(&target) else { return self.no_target("resign", &target) };
+                self.record_fault("resign", Some(i));
+                self.signal(i, libc::SIGUSR1);
+                None
+            }
+            StepKind::BrokerPause { ms } => {
+                self.record_fault("broker-pause", None);
+                self.broker.pause().await?;
+                Some((ms, StepKind::BrokerUnpause))
+            }
+            StepKind::BrokerUnpause => {
+                self.broker.unpause().await?;
+                self.note("b0", "unpaused".into());
+                None
+            }
+            StepKind::BrokerDisconnect { ms } => {
+                self.record_fault("broker-disconnect", None);
+                self.broker.disconnect().await?;
+                Some((ms, StepKind::BrokerReconnect))
+            }
+            StepKind::BrokerReconnect => {
+                self.broker.reconnect().await?;
+                self.note("b0", "reconnected".into());
+                None
+            }
+            StepKind::BrokerCrash { ms } => {
+                self.record_fault("broker-crash", None);
+                self.broker.kill().await?;
+                let now = self.now();
+                self.state_losses.push(now);
+                Some((ms, StepKind::BrokerStart))
+            }
+            StepKind::ForeignWriter { partition, count, garbage } => {
+                self.record_fault("foreign-writer", None);
+                let (bootstrap, topic) = (self.broker.bootstrap.clone(), format!("{}.neli", self.group));
+                let sent =
+                    tokio::task::spawn_blocking(move || foreign_write(&bootstrap, &topic, partition, count, garbage))
+                        .await
+                        .map_err(|e| e.to_string())??;
+                self.note(
+                    "fw",
+                    format!("produced {sent} {} records", if garbage { "garbage" } else { "foreign heartbeat" }),
+                );
+                None
+            }
+            StepKind::BrokerStart => {
+                self.broker.restart().await?;
+                self.note("b0", "restarted (empty memory storage)".into());
+                None
+            }
+        })
+    }
+
+    fn no_target(&mut self, what: &str, target: &str) -> Result<Option<(u64, StepKind)>, String> {
+        self.note("real", format!("{what}: no member `{target}` at this instant; fault not applied"));
+        Ok(None)
+    }
+
+    /// Waits until every live member has joined a Stable group (as the
+    /// broker describes it) and one of them holds role 0. Returns the run time.
+    async fn wait_stable(&mut self, limit: Duration) -> Result<u64, String> {
+        let deadline = self.now() + limit.as_millis() as u64;
+        loop {
+            let live = self.slots.iter().filter(|s| !s.gone).count();
+            let described = self.describe_group().await;
+            let leader = self.leader(self.now());
+            if let (Some((state, members)), Some(_)) = (&described, leader)
+                && state == "Stable"
+                && *members == live
+            {
+                let now = self.now();
+                self.note(
+                    "real",
+                    format!("group stable: {live} members, leader {}", self.slots[leader.unwrap_or(0)].name),
+                );
+                return Ok(now);
+            }
+            if self.now() > deadline {
+                return Err(format!(
+                    "{}: no stable group with a leader within {limit:?} (broker says {described:?}, {live} live members, leader {:?})",
+                    self.s.name,
+                    leader.map(|i| self.slots[i].name.clone())
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn describe_group(&self) -> Option<(String, usize)> {
+        let list = self.admin.fetch_group_list(Some(&self.group), Duration::from_secs(1)).ok()?;
+        let g = list.groups().first()?;
+        Some((g.state().to_owned(), g.members().len()))
+    }
+
+    /// SIGCONT then SIGKILL every member still running (only our children).
+    async fn stop_all(&mut self) {
+        let end = self.now();
+        for i in 0..self.slots.len() {
+            self.signal(i, libc::SIGCONT);
+            self.signal(i, libc::SIGKILL);
+            if let Some(mut c) = self.slots[i].child.take() {
+                let _ = c.wait().await;
+            }
+            self.slots[i].pid = 0;
+        }
+        self.trace.push((end, "real".into(), "end of run".into()));
+    }
+
+    fn judge(&self, formed_ms: u64, recovered_ms: u64) -> Outcome {
+        let end = self.trace.last().map_or(0, |t| t.0);
+        let mut lines = self.lines.lock().expect("lines lock").clone();
+        lines.sort_by_key(|l| l.at);
+        let log = build_log(&lines, &self.faults, &self.state_losses, &self.slots, end);
+        let clocks = vec![ClockModel::new(0); self.slots.len()];
+        let (figures, violations) = oracle::judge(self.s, &log, &clocks, end);
+        let mut trace: Vec<(u64, String, String)> = self.trace.clone();
+        trace.extend(log.trace.iter().cloned());
+        trace.sort_by_key(|t| t.0);
+        Outcome {
+            scenario: self.s.name.clone(),
+            figures,
+            violations,
+            trace: trace.iter().map(|(at, h, t)| format_line(*at, h, t)).collect(),
+            formed_ms,
+            recovered_ms,
+        }
+    }
+}
+
+/// Produces `count` records as a stranger would; returns how many were acknowledged.
+fn foreign_write(bootstrap: &str, topic: &str, partition: u32, count: u32, garbage: bool) -> Result<u32, String> {
+    use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+    let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("log_level", "0")
+        .create()
+        .map_err(|e| format!("foreign writer: {e}"))?;
+    for seq in 1..=u64::from(count) {
+        let payload = if garbage {
+            format!("garbage-{seq}").into_bytes()
+        } else {
+            neli::core::Heartbeat {
+                role: 0,
+                term: 1_000_000 + seq,
+                seq,
+                sent_at: neli::Time::from_millis(mono_ms()),
+                name: "stranger".into(),
+            }
+            .encode()
+        };
+        let record = BaseRecord::<(), [u8]>::to(topic).partition(partition as i32).payload(&payload);
+        producer.send(record).map_err(|(e, _)| format!("foreign writer: {e}"))?;
+    }
+    producer.flush(Duration::from_secs(5)).map_err(|e| format!("foreign writer flush: {e}"))?;
+    Ok(count)
+}
+
+fn holds_role0(lines: &[Line], member: &str, now: u64) -> bool {
+    let last = lines.iter().filter(|l| l.member == member && l.v["k"] == "lease" && l.at <= now).max_by_key(|l| l.at);
+    last.and_then(|l| l.v["leading"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .any(|x| x[0].as_u64() == Some(0) && x[2].as_u64().is_some_and(|until| until > now))
+}
+
+/// The oracle's view of a real run: the members' lines as the simulator
+/// would have recorded them, with every member on the identity clock (all
+/// times come from the host's one monotonic clock).
+fn build_log(lines: &[Line], faults: &[FaultObs], state_losses: &[u64], slots: &[Slot], end: u64) -> Log {
+    let mut log = Log::default();
+    let slot_of = |m: &str| m.trim_start_matches('m').split('.').next().and_then(|i| i.parse().ok()).unwrap_or(0);
+    let epoch_at = |t: u64| state_losses.iter().filter(|l| **l <= t).count() as u64;
+    let mut acquired_epoch: BTreeMap<(String, u64), u64> = BTreeMap::new();
+    for l in lines {
+        let (at, m) = (l.at, l.member.clone());
+        log.slots.insert(m.clone(), slot_of(&m));
+        match l.v["k"].as_str().unwrap_or("") {
+            "lease" => {
+                let leading = l.v["leading"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|x| {
+                                let role = x[0].as_u64().unwrap_or(0) as u32;
+                                let view =
+                                    LeaseView { token: x[1].as_u64().unwrap_or(0), until: x[2].as_u64().unwrap_or(0) };
+                                (role, view)
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                log.leases.push(LeaseObs { at, member: m, slot: slot_of(&l.member), leading });
+            }
+            "event" => {
+                let role = l.v["role"].as_u64().unwrap_or(0) as u32;
+                let event = match l.v["event"].as_str().unwrap_or("") {
+                    "acquired" => {
+                        let token = l.v["token"].as_u64().unwrap_or(0);
+                        acquired_epoch.insert((m.clone(), token), epoch_at(at));
+                        Event::Acquired { role, token: Token(token) }
+                    }
+                    "revoked" => Event::Revoked { role },
+                    _ => Event::Fenced { role },
+                };
+                log.trace.push((at, m.clone(), format!("{event:?}")));
+                log.events.push(EventObs { at, member: m, event });
+            }
+            "act" => {
+                let token = l.v["token"].as_u64().unwrap_or(0);
+                let log_epoch = acquired_epoch.get(&(m.clone(), token)).copied().unwrap_or_else(|| epoch_at(at));
+                log.writes.push(WriteObs { at, member: m, token, log_epoch });
+            }
+            "ended" => {
+                log.trace.push((at, m.clone(), "election loop ended".into()));
+                log.ends.entry(m).or_insert(at);
+            }
+            "closed" => {
+                log.trace.push((at, m.clone(), "closed".into()));
+                log.ends.insert(m, at);
+            }
+            "error" => log.trace.push((at, m, format!("error: {}", l.v["error"]))),
+            _ => {}
+        }
+    }
+    for f in faults {
+        if f.kind == "crash"
+            && let Some(m) = &f.member
+        {
+            log.ends.insert(m.clone(), f.at);
+        }
+    }
+    log.faults = faults.to_vec();
+    log.log_epoch = state_losses.len() as u64;
+    for (i, s) in slots.iter().enumerate() {
+        log.current.insert(i, s.name.clone());
+    }
+    log.ends.retain(|_, at| *at <= end);
+    log
+}

@@ -1,0 +1,106 @@
+//! The simulator's scenario files, played against the real broker and
+//! judged by the same oracles (`neli_sim::oracle::judge`).
+
+use std::io::Write;
+use std::path::Path;
+
+use neli_sim::Scenario;
+use neli_testcontainers::plan;
+
+use crate::support::{run_file, run_real_with, scenario_file};
+
+/// Scenario files whose faults all have a real mechanism here.
+const RUNNABLE: &[&str] = &[
+    "broker-restart",
+    "close-during-rebalance",
+    "foreign-writer",
+    "leader-pause",
+    "rolling-restart",
+    "zombie-heartbeats",
+];
+
+#[test]
+fn every_scenario_file_either_runs_for_real_or_says_why_not() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut runnable = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(&dir).expect("scenarios/").flatten().map(|e| e.path()).collect();
+    files.sort();
+    for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "toml") && !p.ends_with("Cargo.toml")) {
+        let s = Scenario::load(path).unwrap_or_else(|e| panic!("{e}"));
+        match plan(&s) {
+            Ok(_) => runnable.push(s.name.clone()),
+            // Uncaptured (not eprintln!), so a passing run still shows the skips.
+            Err(why) => {
+                let _ = writeln!(std::io::stderr(), "real suite skips scenario {}: {why}", s.name);
+            }
+        }
+    }
+    // The list of real scenarios is explicit, so a new file (or a planner
+    // change) that silently drops one out of the real suite fails here.
+    assert_eq!(runnable, RUNNABLE);
+}
+
+/// Plays a runnable file; asserts the oracles and liveness.
+fn real(name: &str) -> Option<neli_sim::Figures> {
+    let out = run_file(&scenario_file(name))?;
+    assert_eq!(out.violations, Vec::<String>::new(), "{name}: oracle violations on the real broker");
+    assert!(out.figures.leader_at_end, "{name}: no leader once the faults healed");
+    Some(out.figures)
+}
+
+#[test]
+fn leader_pause_past_the_session_never_lets_two_members_act() {
+    // SIGSTOP of the leader for 5 s (S = 3 s): the resumed member's lease has
+    // expired on its own clock, so no overlap, whoever leads afterwards.
+    let Some(f) = real("leader-pause") else { return };
+    assert!(f.gap_max_ms > 0, "the paused leader's lease lapsed while it was stopped");
+}
+
+#[test]
+fn zombie_heartbeats_after_sigcont_do_not_extend_the_old_lease() {
+    let Some(f) = real("zombie-heartbeats") else { return };
+    assert_eq!(f.stale_writes, 0, "no act with an older token after a newer one");
+}
+
+#[test]
+fn broker_restart_with_state_loss_ends_the_election_safely() {
+    // Known gap of the kafka backend: after tansu restarts empty, the topic is
+    // missing twice in a row, which neli reads as `neli end` (ElectionEnded).
+    // What must hold meanwhile: nobody acts past its lease, every member stops.
+    let s = scenario_file("broker-restart");
+    let steps = neli_testcontainers::plan(&s).expect("broker-restart is runnable");
+    let Some(out) = run_real_with(&s, steps, 15_000, false) else { return };
+    assert_eq!(out.violations, Vec::<String>::new());
+    let ended = out.trace.iter().filter(|l| l.ends_with("election loop ended")).count();
+    assert_eq!(ended, 3, "every member's election loop stopped on the lost topic");
+}
+
+#[test]
+#[ignore = "fails: the kafka backend takes a broker's state loss (topic gone) for `neli end` and stops every member; \
+            run with `cargo test -p neli-testcontainers -- --ignored broker_restart`"]
+fn broker_restart_with_state_loss_recovers_a_leader() {
+    // docker kill + start: tansu's memory storage forgets topic, offsets and
+    // group; the members recreate the topic and elect again.
+    let Some(f) = real("broker-restart") else { return };
+    assert!(f.acquisitions >= 2, "a leader was elected again after the restart: {f:?}");
+}
+
+#[test]
+fn foreign_writer_records_on_the_partition_change_no_one_s_lease() {
+    // Garbage and well-formed heartbeats of a stranger, then a leader pause:
+    // the oracles still see one holder at a time and increasing tokens.
+    let Some(f) = real("foreign-writer") else { return };
+    assert!(f.acquisitions >= 1, "{f:?}");
+}
+
+#[test]
+fn close_during_rebalance_hands_over_without_overlap() {
+    let Some(f) = real("close-during-rebalance") else { return };
+    assert!(f.acquisitions >= 2, "someone took over after the leader closed: {f:?}");
+}
+
+#[test]
+fn rolling_restart_of_every_member_keeps_one_leader_at_a_time() {
+    let Some(f) = real("rolling-restart") else { return };
+    assert!(f.acquisitions >= 2, "{f:?}");
+}

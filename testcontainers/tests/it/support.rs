@@ -1,0 +1,63 @@
+//! Shared set-up: the Docker check, the broker image (built once), one real
+//! run at a time (timings on 2 cores must not be skewed by a parallel run).
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use neli_sim::Scenario;
+use neli_testcontainers::{Broker, BrokerSpec, Outcome, RealRun, Step, docker_or_skip};
+use tokio::sync::OnceCell;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+static SPEC: OnceCell<BrokerSpec> = OnceCell::const_new();
+
+pub fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn scenario_file(name: &str) -> Scenario {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios").join(format!("{name}.toml"));
+    Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub fn scenario_text(text: &str) -> Scenario {
+    Scenario::parse(text, "<inline>").unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs `steps` against a fresh broker; `None` when the suite is skipped.
+pub fn run_real(s: &Scenario, steps: Vec<Step>, tail_ms: u64) -> Option<Outcome> {
+    run_real_with(s, steps, tail_ms, true)
+}
+
+/// `recovery = false`: do not wait for a stable group after the timeline.
+pub fn run_real_with(s: &Scenario, steps: Vec<Step>, tail_ms: u64, recovery: bool) -> Option<Outcome> {
+    let _serial = serial();
+    if !docker_or_skip(&format!("real-broker scenario {}", s.name)).unwrap_or_else(|e| panic!("{e}")) {
+        return None;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    let outcome = rt.block_on(async {
+        let spec = SPEC.get_or_try_init(BrokerSpec::from_env).await?;
+        let broker = Broker::start(spec).await?;
+        let run = RealRun::new(s, &broker, Path::new(env!("CARGO_BIN_EXE_neli-tc-member")))?;
+        let run = if recovery { run } else { run.without_recovery() };
+        run.play(steps, tail_ms).await
+    });
+    let outcome = outcome.unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("--- {} (real, {})", outcome.scenario, std::env::var("NELI_BROKER_IMAGE").unwrap_or("tansu".into()));
+    for l in &outcome.trace {
+        eprintln!("{l}");
+    }
+    eprintln!(
+        "figures: {:?}\nformed in {} ms, recovered {} ms after the last fault",
+        outcome.figures, outcome.formed_ms, outcome.recovered_ms
+    );
+    Some(outcome)
+}
+
+/// Runs a scenario file's faults for the rest of its duration.
+pub fn run_file(s: &Scenario) -> Option<Outcome> {
+    let steps = neli_testcontainers::plan(s).unwrap_or_else(|why| panic!("{} cannot run for real: {why}", s.name));
+    let first = s.faults.iter().map(|f| f.get_ref().at.ms()).min().unwrap_or(0);
+    run_real(s, steps, s.duration.ms() - first)
+}
