@@ -4,7 +4,9 @@
 use neli::core::UnsafeVariant;
 use neli_models::Faults;
 
-use crate::{ONE_LEADER, counterexample, hunt, small};
+use stateright::Checker;
+
+use crate::{ONE_LEADER, RESOURCE, TOKENS, check, counterexample, hunt, small};
 
 fn pause() -> Faults {
     Faults { pauses: 1, ..Faults::default() }
@@ -69,4 +71,40 @@ fn no_membership_proof_after_pause_gives_two_leaders() {
     let (model, checker) = hunt(cfg, ONE_LEADER);
     let path = counterexample(&model, &checker, ONE_LEADER);
     assert_eq!(path.last_state().leaders(0).len(), 2);
+}
+
+/// Finding: the membership proof alone masks both goNELI behaviours within
+/// these bounds: the lease is also capped at the last accepted commit's send
+/// time + `T`, which neither receipt time nor foreign records can extend.
+#[test]
+fn membership_proof_masks_the_gonelis_lease_rules() {
+    let receipt = UnsafeVariant {
+        lease_from_receipt: true,
+        ..UnsafeVariant::default()
+    };
+    let any = UnsafeVariant {
+        any_record_counts: true,
+        ..UnsafeVariant::default()
+    };
+    let mut counts = Vec::new();
+    for (variant, faults) in [
+        (receipt, pause()),
+        (
+            any,
+            Faults {
+                pauses: 1,
+                foreign_writes: 1,
+                ..Faults::default()
+            },
+        ),
+    ] {
+        let mut cfg = small(faults);
+        cfg.variant = variant;
+        let (_, checker) = check(cfg);
+        for p in [ONE_LEADER, TOKENS, RESOURCE] {
+            checker.assert_no_discovery(p);
+        }
+        counts.push(checker.unique_state_count());
+    }
+    assert_eq!(counts, vec![41_468, 146_500]);
 }
