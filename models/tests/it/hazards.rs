@@ -78,26 +78,10 @@ fn no_membership_proof_after_pause_gives_two_leaders() {
 /// time + `T`, which neither receipt time nor foreign records can extend.
 #[test]
 fn membership_proof_masks_the_gonelis_lease_rules() {
-    let receipt = UnsafeVariant {
-        lease_from_receipt: true,
-        ..UnsafeVariant::default()
-    };
-    let any = UnsafeVariant {
-        any_record_counts: true,
-        ..UnsafeVariant::default()
-    };
+    let receipt = UnsafeVariant { lease_from_receipt: true, ..UnsafeVariant::default() };
+    let any = UnsafeVariant { any_record_counts: true, ..UnsafeVariant::default() };
     let mut counts = Vec::new();
-    for (variant, faults) in [
-        (receipt, pause()),
-        (
-            any,
-            Faults {
-                pauses: 1,
-                foreign_writes: 1,
-                ..Faults::default()
-            },
-        ),
-    ] {
+    for (variant, faults) in [(receipt, pause()), (any, Faults { pauses: 1, foreign_writes: 1, ..Faults::default() })] {
         let mut cfg = small(faults);
         cfg.variant = variant;
         let (_, checker) = check(cfg);
