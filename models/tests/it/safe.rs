@@ -29,14 +29,14 @@ fn assert_safe(cfg: ElectionModelCfg) -> usize {
 
 #[test]
 fn recommended_survives_a_pause() {
-    assert_eq!(assert_safe(small(Faults { pauses: 1, ..Faults::default() })), 57_970);
+    assert_eq!(assert_safe(small(Faults { pauses: 1, ..Faults::default() })), 59_326);
 }
 
 #[test]
 fn recommended_survives_two_pauses() {
     let mut cfg = small(Faults { pauses: 2, ..Faults::default() });
     cfg.max_ticks = 7;
-    assert_eq!(assert_safe(cfg), 440_546);
+    assert_eq!(assert_safe(cfg), 467_054);
 }
 
 #[test]
@@ -46,14 +46,14 @@ fn recommended_survives_coordinator_isolation() {
 
 #[test]
 fn recommended_survives_crash_and_restart() {
-    assert_eq!(assert_safe(small(Faults { crashes: 1, ..Faults::default() })), 11_041);
+    assert_eq!(assert_safe(small(Faults { crashes: 1, ..Faults::default() })), 11_221);
 }
 
 #[test]
 fn recommended_survives_message_delay_reorder_and_loss() {
     let mut cfg = small(Faults { message_delay: 1, reorder: true, losses: 1, ..Faults::default() });
     cfg.max_ticks = 6;
-    assert_eq!(assert_safe(cfg), 6_189);
+    assert_eq!(assert_safe(cfg), 7_167);
 }
 
 #[test]
@@ -70,21 +70,26 @@ fn recommended_without_grace_survives_clock_skew() {
 }
 
 /// Non-exclusive multi-role mode (`T > S`, NELI §4): overlap is allowed, and
-/// every role is led again within the bound once a pause heals. Finding:
-/// tokens do NOT strictly increase here: a member resumed from a pause
-/// acquires on its pre-pause heartbeat (still fresh, since `T > S`) with a
-/// lower offset than the new owner's token, before its commit is rejected.
+/// every role is led again within the bound once a pause heals. This model
+/// found that tokens used to regress here: a member resumed from a pause
+/// acquired on its pre-pause heartbeat (still fresh, since `T > S`) with a
+/// lower offset than the new owner's token, on a pre-pause membership proof.
+/// The core now requires a proof sent after the evidence was read, and this
+/// test pins that tokens strictly increase.
 #[test]
-fn non_exclusive_multi_role_leads_every_role_but_tokens_can_regress() {
+fn non_exclusive_multi_role_leads_every_role_with_increasing_tokens() {
     let mut cfg = small(Faults { pauses: 1, ..Faults::default() });
     (cfg.roles, cfg.partitions, cfg.exclusive) = (2, 2, false);
     cfg.heartbeat_timeout = 5;
     cfg.max_ticks = 6;
-    let (model, checker) = check(cfg);
+    let (_, checker) = check(cfg);
     checker.assert_no_discovery(ONE_LEADER); // vacuous outside exclusive mode
     checker.assert_no_discovery(LIVENESS);
     checker.assert_any_discovery(ELECTED);
-    counterexample(&model, &checker, TOKENS);
+    checker.assert_no_discovery(TOKENS);
+    // Not RESOURCE: overlap is the point of this mode, so the outgoing leader
+    // may still write with its older token during the overlap; a
+    // token-guarded resource rejects those writes, which is what tokens are for.
     println!("states {} unique {}", checker.state_count(), checker.unique_state_count());
-    assert_eq!(checker.unique_state_count(), 196_672);
+    assert_eq!(checker.unique_state_count(), 196_780);
 }

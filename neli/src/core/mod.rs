@@ -173,8 +173,9 @@ enum RoleState {
     /// Assigned; waiting for fresh own evidence (and the grace period).
     Candidate {
         eligible_at: Time,
-        /// Freshest own current-term heartbeat: (offset, lease end).
-        evidence: Option<(u64, Time)>,
+        /// Freshest own current-term heartbeat: (offset, lease end, when the
+        /// first fresh one was read).
+        evidence: Option<(u64, Time, Time)>,
     },
     /// Leading until `lease_until` unless renewed.
     Leader { token: Token, heartbeat_until: Time },
@@ -189,8 +190,12 @@ pub struct Member {
     roles: BTreeMap<u32, RoleState>,
     /// Newest token per role, so a member never hands out a non-increasing one.
     last_token: BTreeMap<u32, Token>,
-    /// Send time of the freshest confirmed membership for `generation`.
+    /// Send time of the freshest confirmed membership for `generation`, + T.
     membership_until: Option<Time>,
+    /// Send time of the freshest confirmed membership for `generation`.
+    membership_sent: Option<Time>,
+    /// When the last membership proof was requested.
+    proof_requested: Option<Time>,
     next_heartbeat: Option<Time>,
     seq: u64,
     /// Assignments with a generation at or below this are ignored (resigned).
@@ -211,6 +216,8 @@ impl Member {
             roles,
             last_token: BTreeMap::new(),
             membership_until: None,
+            membership_sent: None,
+            proof_requested: None,
             next_heartbeat: None,
             seq: 0,
             resigned_through: None,
@@ -289,6 +296,7 @@ impl Member {
         if self.generation != Some(generation) {
             // Membership proven for an older generation says nothing now.
             self.membership_until = None;
+            self.membership_sent = None;
         }
         self.generation = Some(generation);
         self.assigned = partitions.iter().copied().filter(|p| *p < self.cfg.partitions).collect();
@@ -399,18 +407,31 @@ impl Member {
             None => (0..self.cfg.roles).filter(|r| role_matches(*r)).collect(),
         };
         for role in roles {
-            self.add_evidence(role, record.offset, lease_end);
+            self.add_evidence(now, role, record.offset, lease_end);
         }
         self.handle_timeout(now);
     }
 
-    fn add_evidence(&mut self, role: u32, offset: u64, lease_end: Time) {
+    fn add_evidence(&mut self, now: Time, role: u32, offset: u64, lease_end: Time) {
         let Some(state) = self.roles.get_mut(&role) else { return };
         match state {
             RoleState::Idle => self.counters.while_unassigned += 1,
             RoleState::Candidate { evidence, .. } => {
-                if evidence.is_none_or(|(_, until)| until < lease_end) {
-                    *evidence = Some((offset, lease_end));
+                let first_read = evidence.map_or(now, |(_, _, read)| read);
+                if evidence.is_none_or(|(_, until, _)| until < lease_end) {
+                    *evidence = Some((offset, lease_end, first_read));
+                }
+                // Acquiring needs membership proven *after* the evidence was
+                // read: a member resumed from a pause drains still-fresh own
+                // heartbeats (T > S in non-exclusive mode) but is no longer a
+                // member, and an older proof would let it lead with an old
+                // token next to its successor (found by neli-models).
+                if self.cfg.membership_proof
+                    && let Some(generation) = self.generation
+                    && self.proof_requested.is_none_or(|t| t < first_read)
+                {
+                    self.proof_requested = Some(now);
+                    self.outputs.push_back(Output::ConfirmMembership { generation });
                 }
             }
             RoleState::Leader { heartbeat_until, .. } => {
@@ -431,6 +452,7 @@ impl Member {
             let until = sent_at + self.cfg.heartbeat_timeout;
             if self.membership_until.is_none_or(|u| u < until) {
                 self.membership_until = Some(until);
+                self.membership_sent = Some(sent_at);
             }
             self.handle_timeout(now);
         } else {
@@ -439,6 +461,7 @@ impl Member {
             self.handle_lost(now, &all);
             self.generation = None;
             self.membership_until = None;
+            self.membership_sent = None;
         }
     }
 
@@ -452,7 +475,11 @@ impl Member {
         if self.next_heartbeat.is_some_and(|t| t <= now) {
             self.send_heartbeats(now);
         }
-        let membership_ok = !self.cfg.membership_proof || self.membership_until.is_some_and(|u| u > now);
+        let (proof, membership_until, membership_sent) =
+            (self.cfg.membership_proof, self.membership_until, self.membership_sent);
+        let membership_ok = |read_at: Time| {
+            !proof || (membership_until.is_some_and(|u| u > now) && membership_sent.is_some_and(|s| s >= read_at))
+        };
         for (role, state) in self.roles.iter_mut() {
             match *state {
                 RoleState::Leader { heartbeat_until, .. } => {
@@ -462,10 +489,10 @@ impl Member {
                         self.outputs.push_back(Output::Event(Event::Fenced { role: *role }));
                     }
                 }
-                RoleState::Candidate { eligible_at, evidence: Some((offset, until)) } => {
+                RoleState::Candidate { eligible_at, evidence: Some((offset, until, read_at)) } => {
                     if until <= now {
                         *state = RoleState::Candidate { eligible_at, evidence: None };
-                    } else if eligible_at <= now && membership_ok {
+                    } else if eligible_at <= now && membership_ok(read_at) {
                         let token = Token(offset);
                         if self.last_token.get(role).is_some_and(|last| *last >= token) {
                             // Evidence older than a term we already held
@@ -493,7 +520,7 @@ impl Member {
         for state in self.roles.values() {
             match *state {
                 RoleState::Leader { heartbeat_until, .. } => consider(self.bound_by_membership(heartbeat_until)),
-                RoleState::Candidate { eligible_at, evidence: Some((_, until)) } => {
+                RoleState::Candidate { eligible_at, evidence: Some((_, until, _)) } => {
                     consider(if eligible_at > self.last_now { eligible_at } else { until });
                 }
                 _ => {}
@@ -519,6 +546,7 @@ impl Member {
         self.resigned_through = self.generation.or(Some(0));
         self.generation = None;
         self.membership_until = None;
+        self.membership_sent = None;
         self.outputs.push_back(Output::LeaveGroup { rejoin_after: self.cfg.resign_hold_off });
     }
 
@@ -548,6 +576,7 @@ impl Member {
             self.outputs.push_back(Output::Produce { partition: self.cfg.partition_of(*role), payload: hb.encode() });
         }
         if self.cfg.membership_proof {
+            self.proof_requested = Some(now);
             self.outputs.push_back(Output::ConfirmMembership { generation: term });
         }
         self.next_heartbeat = Some(now + self.cfg.heartbeat_interval.max(Duration::from_millis(1)));

@@ -275,3 +275,23 @@ fn heartbeats_carry_identity_term_sequence_and_send_time() {
     assert_eq!(hb, Heartbeat { role: 0, term: 7, seq: 1, sent_at: ms(42), name: "host_1_2".into() });
     assert_eq!(m.poll_output(), Some(Output::ConfirmMembership { generation: 7 }));
 }
+
+#[test]
+fn acquiring_needs_membership_proven_after_the_evidence_was_read() {
+    // Found by neli-models in non-exclusive mode (T > S): a member resumed
+    // from a pause drains its pre-pause heartbeat, still fresh, and its
+    // pre-pause proof, still within T; it is no longer a member, and leading
+    // on that would hand out an older token next to its successor.
+    let mut l = Loop::exclusive();
+    l.coordinator_reachable = false;
+    l.assign(ms(0), 1, &[0]);
+    let (g, sent_before) = (l.pending_membership.remove(0), ms(0));
+    l.read_back(ms(10));
+    assert_eq!(l.pending_membership, vec![1], "reading fresh evidence asks for a new proof at once");
+    l.member.handle_membership(ms(20), g, sent_before, true);
+    l.drain(ms(20));
+    assert!(l.take_events().is_empty(), "a proof sent before the evidence was read does not count");
+    l.member.handle_membership(ms(30), g, ms(10), true);
+    l.drain(ms(30));
+    assert!(matches!(l.take_events()[..], [Event::Acquired { .. }]));
+}
