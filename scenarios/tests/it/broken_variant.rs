@@ -65,7 +65,7 @@ fn shrink_turns_a_random_schedule_into_fewer_explicit_faults() {
         .to_owned();
     let dir = scratch("shrink_random");
     let file = dir.join("shrunk.toml");
-    let o = lab(&["shrink", &fixture, "--seed", &seed, "--budget", "30", "-o", file.to_str().unwrap()]);
+    let o = lab(&["shrink", &fixture, "--seed", &seed, "--budget", "80", "-o", file.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let s = neli_sim::Scenario::load(&file).expect("valid scenario");
     assert!(s.random.is_none(), "the schedule is written out explicitly");
