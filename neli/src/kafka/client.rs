@@ -7,7 +7,7 @@
 //! the partition until the application's Revoked handler has finished (eager
 //! protocol: the group cannot complete the rebalance before we unassign).
 //! Nothing async ever blocks on librdkafka: every blocking call runs on these
-//! threads or on `spawn_blocking`, and the async side bounds its waits.
+//! threads, and the async side bounds its waits.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc as std_mpsc};

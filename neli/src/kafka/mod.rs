@@ -143,7 +143,17 @@ pub struct KafkaBroker {
     pending_error: Option<BrokerError>,
     poller: Option<JoinHandle<()>>,
     watcher_stop: Arc<AtomicBool>,
+    commit_in_flight: Arc<AtomicBool>,
     call_timeout: Duration,
+}
+
+/// Clears the in-flight flag when the commit worker finishes (or panics).
+struct InFlight(Arc<AtomicBool>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
 }
 
 impl KafkaBroker {
@@ -221,6 +231,7 @@ impl KafkaBroker {
             pending_error: None,
             poller: Some(poller),
             watcher_stop,
+            commit_in_flight: Arc::new(AtomicBool::new(false)),
             call_timeout: cfg.heartbeat_timeout.max(Duration::from_secs(1)),
         })
     }
@@ -236,14 +247,26 @@ impl KafkaBroker {
     }
 
     /// Runs blocking librdkafka work off the async runtime, bounded.
+    ///
+    /// A plain thread, not `spawn_blocking`: some librdkafka calls (a
+    /// synchronous commit to a coordinator that never answers) block without
+    /// a timeout, and a runtime waits for its blocking tasks when it shuts
+    /// down, so one stuck call would hang the whole process on exit.
     async fn blocking<T: Send + 'static>(
         &self,
         what: &str,
         f: impl FnOnce() -> Result<T, BrokerError> + Send + 'static,
     ) -> Result<T, BrokerError> {
-        match tokio::time::timeout(self.call_timeout, tokio::task::spawn_blocking(f)).await {
+        let (tx, rx) = oneshot::channel();
+        std::thread::Builder::new()
+            .name("neli-kafka-call".into())
+            .spawn(move || {
+                let _ = tx.send(f());
+            })
+            .map_err(|e| BrokerError::retriable(format!("{what}: cannot start a worker thread: {e}")))?;
+        match tokio::time::timeout(self.call_timeout, rx).await {
             Ok(Ok(r)) => r,
-            Ok(Err(join)) => Err(BrokerError::retriable(format!("{what}: worker failed: {join}"))),
+            Ok(Err(_)) => Err(BrokerError::retriable(format!("{what}: worker failed"))),
             Err(_) => Err(BrokerError::retriable(format!("{what}: no answer within {:?}", self.call_timeout))),
         }
     }
@@ -298,8 +321,15 @@ impl Broker for KafkaBroker {
         if self.shared.generation.load(Ordering::SeqCst) != generation {
             return Ok(Membership::Rejected);
         }
+        // At most one commit in flight: a coordinator that never answers must
+        // not collect one stuck thread per heartbeat interval.
+        if self.commit_in_flight.swap(true, Ordering::SeqCst) {
+            return Err(BrokerError::retriable("membership commit: the previous one is still unanswered"));
+        }
+        let in_flight = InFlight(self.commit_in_flight.clone());
         let (consumer, shared) = (self.consumer()?, self.shared.clone());
         self.blocking("membership commit", move || {
+            let _in_flight = in_flight;
             let assignment = consumer.assignment().map_err(|e| broker_err("assignment", &e))?;
             if assignment.count() == 0 || shared.generation.load(Ordering::SeqCst) != generation {
                 return Ok(Membership::Rejected);
