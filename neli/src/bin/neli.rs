@@ -496,7 +496,7 @@ fn follow(
         return false;
     }
     let mut last_check = std::time::Instant::now();
-    let mut missing = 0;
+    let marker = neli::kafka::end_marker_topic(&cfg.topic);
     while !stop.load(std::sync::atomic::Ordering::SeqCst) {
         if let Some(Ok(m)) = consumer.poll(Duration::from_millis(50))
             && let Ok(hb) = neli::core::Heartbeat::decode(m.payload().unwrap_or_default())
@@ -505,11 +505,9 @@ fn follow(
         }
         if last_check.elapsed() >= Duration::from_secs(1) {
             last_check = std::time::Instant::now();
-            if let Some(present) = neli::kafka::topic_present(consumer.client(), &cfg.topic) {
-                missing = if present { 0 } else { missing + 1 };
-                if missing >= 2 {
-                    return true;
-                }
+            // The same signal members use: `neli end` creates the marker.
+            if neli::kafka::topic_present(consumer.client(), &marker) == Some(true) {
+                return true;
             }
         }
     }

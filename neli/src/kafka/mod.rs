@@ -31,10 +31,10 @@
 //! - **Offsets.** Assignments start at the log end: only fresh heartbeats
 //!   matter and a restarted member never replays history.
 //! - **Ending.** [`end_election`] first creates an end marker topic
-//!   (`<topic>.ended`, [`end_marker_topic`]), then deletes the election
-//!   topic; every member notices the deletion (two consecutive metadata
-//!   answers without the topic), finds the marker and stops with
-//!   [`BrokerEvent::ElectionEnded`]. A topic that vanishes *without* a
+//!   (`<topic>.ended`, [`end_marker_topic`]), waits [`END_GRACE`] and then
+//!   deletes the election topic; every member sees the marker in its next
+//!   metadata check (every [`TOPIC_CHECK_INTERVAL`]) and stops with
+//!   [`BrokerEvent::ElectionEnded`] while the topic still exists. A topic that vanishes *without* a
 //!   marker means the broker lost its state (a restart with memory storage):
 //!   the member recreates the topic and the election carries on. A member
 //!   that creates a missing election topic at startup removes a leftover
@@ -72,6 +72,9 @@ pub use errors::classify;
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often each member checks that the election topic still exists.
 pub const TOPIC_CHECK_INTERVAL: Duration = Duration::from_secs(1);
+/// How long `end_election` waits between creating the end marker and
+/// deleting the topic: members notice the marker within two checks.
+pub const END_GRACE: Duration = Duration::from_secs(3);
 
 /// Validates `config`, connects to Kafka (creating the election topic when
 /// missing) and joins the election.
@@ -102,6 +105,9 @@ pub async fn end_election(config: &Config, timeout: Duration) -> Result<(), Erro
             return Err(BrokerError::fatal(format!("cannot create end marker '{topic}': {code}")).into());
         }
     }
+    // Members check for the marker every TOPIC_CHECK_INTERVAL; let them stop
+    // before the topic disappears under their fetches.
+    tokio::time::sleep(END_GRACE).await;
     let results = tokio::time::timeout(timeout, admin.delete_topics(&[cfg.topic.as_str()], &opts))
         .await
         .map_err(|_| BrokerError::fatal(format!("deleting topic '{}' got no answer within {timeout:?}", cfg.topic)))?
@@ -610,8 +616,6 @@ pub fn topic_present<C: rdkafka::client::ClientContext>(
     Some(md.topics().iter().any(|t| t.name() == topic && t.error().is_none()))
 }
 
-/// Reports `ElectionEnded` once two consecutive metadata answers lack the
-/// topic (one could be a broker still catching up).
 /// Recreates the election topic after a broker lost its state (runs on the
 /// watcher thread, so it gets its own small runtime).
 fn recreate_topic(cfg: &ResolvedConfig, timeout: Duration) {
@@ -647,16 +651,20 @@ fn watch_topic(
         if stop.load(Ordering::SeqCst) {
             return;
         }
-        let Some(present) = topic_present(producer.client(), &topic) else {
+        let Ok(md) = producer.client().fetch_metadata(None, Duration::from_secs(2)) else {
             continue;
         };
-        missing = if present { 0 } else { missing + 1 };
+        let has = |name: &str| md.topics().iter().any(|t| t.name() == name && t.error().is_none());
+        if has(&marker) {
+            // `end` creates the marker and waits before deleting the topic, so
+            // members stop while the topic still exists: a client still
+            // fetching a deleted topic can crash (librdkafka 2.12.1 on tansu).
+            tracing::info!(%topic, "election ended by `end`");
+            let _ = events.send(Ok(BrokerEvent::ElectionEnded));
+            return;
+        }
+        missing = if has(&topic) { 0 } else { missing + 1 };
         if missing >= 2 {
-            if topic_present(producer.client(), &marker) == Some(true) {
-                tracing::info!(%topic, "election topic deleted by `end`");
-                let _ = events.send(Ok(BrokerEvent::ElectionEnded));
-                return;
-            }
             tracing::warn!(%topic, "election topic vanished without an end marker: the broker lost its state");
             recreate();
             missing = 0;

@@ -306,3 +306,25 @@ async fn slow_revoker(cfg: &neli::Config, hold: Duration, log: Log) -> neli::Bac
     });
     neli.background()
 }
+
+#[test]
+fn neli_end_stops_every_exec_and_each_exits_0() {
+    // `neli end` creates the end marker, waits, then deletes the topic: every
+    // member stops on the marker while the topic still exists (a librdkafka
+    // client fetching a topic tansu deleted crashes), kills its CMD and exits 0.
+    let Some((tansu, mut members, file, _dir)) = setup("end") else {
+        return;
+    };
+    let (_, cmd) = wait_until(Duration::from_secs(60), || current_leader(&file, None)).expect("a first leader");
+    let group = format!("end-{}", std::process::id());
+    let end = std::process::Command::new(env!("CARGO_BIN_EXE_neli"))
+        .args(["end", "--bootstrap-servers", &tansu.bootstrap, "--group", &group])
+        .output()
+        .expect("run neli end");
+    assert!(end.status.success(), "neli end: {}", String::from_utf8_lossy(&end.stderr));
+    for m in &mut members.0 {
+        let status = wait_until(Duration::from_secs(15), || m.try_wait().ok().flatten()).expect("member stops");
+        assert_eq!(status.code(), Some(0), "a member of an ended election exits 0");
+    }
+    assert!(!alive(cmd), "the leader's CMD {cmd} was stopped");
+}
