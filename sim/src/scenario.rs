@@ -106,6 +106,10 @@ pub enum FaultKind {
     /// Extension: arm a Revoked handler that calls `close()` (a barrier
     /// handler closing the election; goNELI deadlocks here).
     CloseInHandler,
+    /// Extension, a deliberately broken application (hazard 7): a Revoked
+    /// handler that calls `close()` and then waits for the election to be
+    /// closed, as goNELI's blocking `Close()` from inside its barrier does.
+    CloseAndWaitInHandler,
 }
 
 impl FaultKind {
@@ -126,6 +130,7 @@ impl FaultKind {
             FaultKind::Close => "close",
             FaultKind::Resign => "resign",
             FaultKind::CloseInHandler => "close-in-handler",
+            FaultKind::CloseAndWaitInHandler => "close-and-wait-in-handler",
         }
     }
 }
@@ -380,9 +385,11 @@ impl Scenario {
                     member("target", &f.target)?;
                     need("duration", f.duration.is_some())?;
                 }
-                FaultKind::Crash | FaultKind::Close | FaultKind::Resign | FaultKind::CloseInHandler => {
-                    member("target", &f.target)?
-                }
+                FaultKind::Crash
+                | FaultKind::Close
+                | FaultKind::Resign
+                | FaultKind::CloseInHandler
+                | FaultKind::CloseAndWaitInHandler => member("target", &f.target)?,
                 FaultKind::ClockStep => {
                     member("target", &f.target)?;
                     need("by", f.by.is_some())?;

@@ -59,6 +59,7 @@ struct MemberCtl {
     close: bool,
     resign: bool,
     close_in_handler: bool,
+    close_and_wait_in_handler: bool,
 }
 
 #[derive(Clone)]
@@ -161,13 +162,27 @@ async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Res
         // work (250 ms) and, when armed, closes the election from inside.
         let (ctl, rec, name, gate) = (slot.ctl.clone(), rec.clone(), name.clone(), slot.gate.clone());
         neli.on_event(move |event, control| {
-            let close = matches!(event, neli::Event::Revoked { .. })
-                && std::mem::take(&mut ctl.lock().expect("ctl lock").close_in_handler);
+            let revoked = matches!(event, neli::Event::Revoked { .. });
+            let (close, close_and_wait) = {
+                let mut c = ctl.lock().expect("ctl lock");
+                (
+                    revoked && std::mem::take(&mut c.close_in_handler),
+                    revoked && std::mem::take(&mut c.close_and_wait_in_handler),
+                )
+            };
             let (rec, name, gate) = (rec.clone(), name.clone(), gate.clone());
             async move {
                 if close {
                     rec.trace(global_ms(), &name, "Revoked handler calls close()");
                     control.close();
+                }
+                if close_and_wait {
+                    // Broken on purpose: the loop waits for this handler and
+                    // this handler waits for the loop to close (goNELI).
+                    rec.trace(global_ms(), &name, "Revoked handler calls close() and waits for it");
+                    control.close();
+                    let mut status = control.status();
+                    let _ = status.wait_for(|s| s.state == neli::State::Closed).await;
                 }
                 if matches!(event, neli::Event::Revoked { .. }) {
                     tokio::time::sleep(Duration::from_millis(250)).await;
@@ -512,6 +527,11 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
                         FaultKind::CloseInHandler => {
                             if let Some(i) = target_member {
                                 slots[i].ctl.lock().expect("ctl lock").close_in_handler = true;
+                            }
+                        }
+                        FaultKind::CloseAndWaitInHandler => {
+                            if let Some(i) = target_member {
+                                slots[i].ctl.lock().expect("ctl lock").close_and_wait_in_handler = true;
                             }
                         }
                         FaultKind::Resign => {

@@ -213,3 +213,24 @@ fn hazard7_barrier_handler_calls_close() {
         assert!(r.figures.leader_at_end, "someone else leads");
     }
 }
+
+// Hazard 7 broken (goNELI): the barrier handler calls close() and then waits
+// for the election to close. The loop waits for the handler, the handler for
+// the loop: the revocation is never acknowledged, the group waits out the
+// rebalance timeout (10 s) and the role has no leader meanwhile. The same
+// story with our non-blocking close() hands over in about a second.
+#[test]
+fn hazard7_broken_handler_waiting_for_its_own_close_stalls_the_handover() {
+    let faults = |kind: &str| {
+        format!(
+            "[[faults]]\nat = \"8s\"\nkind = \"{kind}\"\ntarget = \"leader\"\n[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m2\"\nduration = \"1s\"\n"
+        )
+    };
+    let bound = "[expect]\nmax_overlap = \"0s\"\nmax_gap = \"6s\"\n";
+    let story7 =
+        |name: &str, kind: &str| story(name, "", "", &faults(kind)).replace("[expect]\nmax_overlap = \"0s\"\n", bound);
+    let broken = assert_flagged(&scenario(&story7("hazard7-deadlock", "close-and-wait-in-handler")), 1..4, "max_gap");
+    assert!(broken.figures.gap_max_ms >= 9_000, "stalled until the rebalance timeout: {:?}", broken.figures);
+    let ok = assert_survives(&scenario(&story7("hazard7-nonblocking", "close-in-handler")), 1);
+    assert!(ok.figures.gap_max_ms < 3_000, "{:?}", ok.figures);
+}
