@@ -1,6 +1,6 @@
 //! One test per hazard of DESIGN §4: the recommended configuration (T=1s,
 //! S=3s, own heartbeats by send time, membership proof) survives it, and
-//! where we have one, a broken variant in the same story is flagged.
+//! a broken variant in the same story is flagged (every hazard has one).
 
 use crate::{assert_flagged, assert_survives, scenario};
 
@@ -233,4 +233,43 @@ fn hazard7_broken_handler_waiting_for_its_own_close_stalls_the_handover() {
     assert!(broken.figures.gap_max_ms >= 9_000, "stalled until the rebalance timeout: {:?}", broken.figures);
     let ok = assert_survives(&scenario(&story7("hazard7-nonblocking", "close-in-handler")), 1);
     assert!(ok.figures.gap_max_ms < 3_000, "{:?}", ok.figures);
+}
+
+// Hazard 3 broken: no membership proof. The leader is cut off from the
+// coordinator (it still reaches the partition leader b1, so it keeps reading
+// its own heartbeats) and its poll loop stalls just before the client would
+// report the lost assignment: its lease, counted from its last own
+// heartbeat, outlives its eviction. With the proof the lease ends T after
+// the last accepted commit, before the isolation began to matter.
+#[test]
+fn hazard3_broken_without_membership_proof_isolated_leader_overlaps() {
+    let cluster = "[cluster]\nbrokers = 2\ncoordinator = \"b0\"\npartition_leader = \"b1\"";
+    let faults = "[[faults]]\nat = \"10s\"\nkind = \"isolate-coordinator\"\ntarget = \"leader\"\nduration = \"8s\"\n[[faults]]\nat = \"12s\"\nkind = \"stall-poll\"\ntarget = \"leader\"\nduration = \"3s\"\n";
+    assert_flagged(&scenario(&story("hazard3-noproof", "membership_proof = false", cluster, faults)), 1..6, "overlap");
+    let s = scenario(&story("hazard3-proof", "", cluster, faults));
+    for seed in 1..4 {
+        assert_survives(&s, seed);
+    }
+}
+
+// Hazard 5 broken: `max.poll.interval.ms` (the rebalance timeout) at or below
+// T + S, which config validation rejects. A poll loop stalled while the
+// background heartbeats go on makes the member leave the group after 1 s,
+// while its last accepted commit still proves a lease of T = 2 s: the next
+// leader starts inside it. The valid 10 s survives the same stall.
+#[test]
+fn hazard5_broken_rebalance_timeout_below_lease_overlaps_on_a_poll_stall() {
+    let faults = "[[faults]]\nat = \"10s\"\nkind = \"stall-poll\"\ntarget = \"leader\"\nduration = \"5s\"\n";
+    let t2 = |text: String| {
+        text.replace(
+            "heartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"",
+            "heartbeat_timeout = \"2s\"\nsession_timeout = \"6s\"",
+        )
+    };
+    let broken = t2(story("hazard5-short-rebalance", "max_poll_interval = \"1s\"", "", faults));
+    assert_flagged(&scenario(&broken), 1..4, "overlap");
+    let valid = scenario(&t2(story("hazard5-valid-rebalance", "max_poll_interval = \"10s\"", "", faults)));
+    for seed in 1..4 {
+        assert_survives(&valid, seed);
+    }
 }
