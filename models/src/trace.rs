@@ -114,6 +114,20 @@ pub fn counterexample_to_scenario(
         ms(1),
         c.membership_proof
     );
+    // A pause, crash or isolation of member `m` from `since` for `duration` ticks.
+    let open_fault = |faults: &mut String, action: &ElectionAction, m: u8, since: u64, duration: u64| {
+        let kind = match action {
+            Pause(_) => "pause",
+            Crash(_) => "crash",
+            _ => "isolate-coordinator",
+        };
+        let _ = writeln!(
+            faults,
+            "\n[[faults]]\nat = {}\nkind = \"{kind}\"\ntarget = \"m{m}\"\nduration = {}",
+            ms(since),
+            ms(duration)
+        );
+    };
     // Open faults (pause, crash, isolation) end at the matching healing step.
     let mut open: Vec<(ElectionAction, u64)> = Vec::new();
     let mut faults = String::new();
@@ -131,17 +145,7 @@ pub fn counterexample_to_scenario(
                 };
                 if let Some(i) = open.iter().position(|(a, _)| opener(a)) {
                     let (a, since) = open.remove(i);
-                    let kind = match a {
-                        Pause(_) => "pause",
-                        Crash(_) => "crash",
-                        _ => "isolate-coordinator",
-                    };
-                    let _ = writeln!(
-                        faults,
-                        "\n[[faults]]\nat = {}\nkind = \"{kind}\"\ntarget = \"m{m}\"\nduration = {}",
-                        ms(since),
-                        ms(t - since)
-                    );
+                    open_fault(&mut faults, &a, m, since, t - since);
                 }
             }
             ClockFast(m) => emit("clock-step", format!("target = \"m{m}\"\nby = {}", ms(1))),
@@ -164,17 +168,7 @@ pub fn counterexample_to_scenario(
     // Faults still open at the end of the path last until the end of the run.
     for (a, since) in open {
         let m = actor(&a).unwrap_or(0);
-        let kind = match a {
-            Pause(_) => "pause",
-            Crash(_) => "crash",
-            _ => "isolate-coordinator",
-        };
-        let _ = writeln!(
-            faults,
-            "\n[[faults]]\nat = {}\nkind = \"{kind}\"\ntarget = \"m{m}\"\nduration = {}",
-            ms(since),
-            ms(end + u64::from(c.session_timeout) * 2 - since)
-        );
+        open_fault(&mut faults, &a, m, since, end + u64::from(c.session_timeout) * 2 - since);
     }
     out.push_str(&faults);
     let _ = writeln!(out, "\n[expect]\nmax_overlap = \"0s\"");
