@@ -53,15 +53,8 @@ enum Cmd {
         /// Every shipped scenario (not those under broken/).
         #[arg(long)]
         all: bool,
-        /// How many seeds per scenario.
-        #[arg(long)]
-        seeds: u64,
-        /// The first seed.
-        #[arg(long, default_value_t = 0)]
-        start: u64,
-        /// Threads (default: the number of cores).
-        #[arg(long)]
-        jobs: Option<usize>,
+        #[command(flatten)]
+        range: SeedRange,
         /// Run only every n-th seed, starting with the i-th (1-based): `--shard 2/4`.
         #[arg(long, value_name = "i/n")]
         shard: Option<String>,
@@ -90,12 +83,8 @@ enum Cmd {
         /// Grace periods G, comma separated (default: the scenario's).
         #[arg(long)]
         grace: Option<String>,
-        #[arg(long)]
-        seeds: u64,
-        #[arg(long, default_value_t = 0)]
-        start: u64,
-        #[arg(long)]
-        jobs: Option<usize>,
+        #[command(flatten)]
+        range: SeedRange,
         /// Output directory for tune.csv and tune.svg.
         #[arg(long)]
         out: PathBuf,
@@ -177,6 +166,20 @@ enum CheckVariant {
 fn fail(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {msg}");
     ExitCode::from(2)
+}
+
+/// The seeds of a multi-seed command and the threads that run them.
+#[derive(clap::Args)]
+struct SeedRange {
+    /// How many seeds per scenario (or per configuration).
+    #[arg(long)]
+    seeds: u64,
+    /// The first seed.
+    #[arg(long, default_value_t = 0)]
+    start: u64,
+    /// Threads (default: the number of cores).
+    #[arg(long)]
+    jobs: Option<usize>,
 }
 
 fn jobs(j: Option<usize>) -> usize {
@@ -617,13 +620,18 @@ fn main() -> ExitCode {
         Cmd::List => cmd_list(),
         Cmd::Run { scenario, seed, trace, timeline } => cmd_run(&scenario, seed, trace, timeline),
         Cmd::Replay { scenario, seed } => cmd_replay(&scenario, seed),
-        Cmd::Explore { scenarios, all, seeds, start, jobs, shard } => {
+        Cmd::Explore { scenarios, all, range: SeedRange { seeds, start, jobs }, shard } => {
             cmd_explore(scenarios, all, seeds, start, jobs, shard)
         }
         Cmd::Shrink { scenario, seed, out, budget } => cmd_shrink(&scenario, seed, out, budget),
-        Cmd::Tune { scenario, heartbeat_timeout, session_timeout, grace, seeds, start, jobs, out } => {
-            cmd_tune(&scenario, &heartbeat_timeout, &session_timeout, grace.as_deref(), seeds, start, jobs, out)
-        }
+        Cmd::Tune {
+            scenario,
+            heartbeat_timeout,
+            session_timeout,
+            grace,
+            range: SeedRange { seeds, start, jobs },
+            out,
+        } => cmd_tune(&scenario, &heartbeat_timeout, &session_timeout, grace.as_deref(), seeds, start, jobs, out),
         Cmd::Check {
             members,
             mode,
