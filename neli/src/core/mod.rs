@@ -171,14 +171,20 @@ enum RoleState {
     /// The role's partition is not ours.
     Idle,
     /// Assigned; waiting for fresh own evidence (and the grace period).
-    Candidate {
-        eligible_at: Time,
-        /// Freshest own current-term heartbeat: (offset, lease end, when the
-        /// first fresh one was read).
-        evidence: Option<(u64, Time, Time)>,
-    },
+    Candidate { eligible_at: Time, evidence: Option<Evidence> },
     /// Leading until `lease_until` unless renewed.
     Leader { token: Token, heartbeat_until: Time },
+}
+
+/// Fresh own current-term heartbeats seen by a candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Evidence {
+    /// Log offset of the freshest one: the token if the term starts now.
+    offset: u64,
+    /// Its send time + T.
+    lease_end: Time,
+    /// When the first of them was read; a membership proof must be newer.
+    first_read: Time,
 }
 
 /// One member's view of the election. See the module docs.
@@ -417,9 +423,9 @@ impl Member {
         match state {
             RoleState::Idle => self.counters.while_unassigned += 1,
             RoleState::Candidate { evidence, .. } => {
-                let first_read = evidence.map_or(now, |(_, _, read)| read);
-                if evidence.is_none_or(|(_, until, _)| until < lease_end) {
-                    *evidence = Some((offset, lease_end, first_read));
+                let first_read = evidence.map_or(now, |e| e.first_read);
+                if evidence.is_none_or(|e| e.lease_end < lease_end) {
+                    *evidence = Some(Evidence { offset, lease_end, first_read });
                 }
                 // Acquiring needs membership proven *after* the evidence was
                 // read: a member resumed from a pause drains still-fresh own
@@ -489,10 +495,13 @@ impl Member {
                         self.outputs.push_back(Output::Event(Event::Fenced { role: *role }));
                     }
                 }
-                RoleState::Candidate { eligible_at, evidence: Some((offset, until, read_at)) } => {
+                RoleState::Candidate {
+                    eligible_at,
+                    evidence: Some(Evidence { offset, lease_end: until, first_read }),
+                } => {
                     if until <= now {
                         *state = RoleState::Candidate { eligible_at, evidence: None };
-                    } else if eligible_at <= now && membership_ok(read_at) {
+                    } else if eligible_at <= now && membership_ok(first_read) {
                         let token = Token(offset);
                         if self.last_token.get(role).is_some_and(|last| *last >= token) {
                             // Evidence older than a term we already held
@@ -520,7 +529,7 @@ impl Member {
         for state in self.roles.values() {
             match *state {
                 RoleState::Leader { heartbeat_until, .. } => consider(self.bound_by_membership(heartbeat_until)),
-                RoleState::Candidate { eligible_at, evidence: Some((_, until, _)) } => {
+                RoleState::Candidate { eligible_at, evidence: Some(Evidence { lease_end: until, .. }) } => {
                     consider(if eligible_at > self.last_now { eligible_at } else { until });
                 }
                 _ => {}
