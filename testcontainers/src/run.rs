@@ -248,6 +248,8 @@ impl<'a> RealRun<'a> {
     }
 
     async fn play_inner(&mut self, steps: Vec<Step>, tail: u64) -> Result<(u64, u64), String> {
+        let logs = format!("member stderr logs in {}", self.log_dir.display());
+        self.note("real", logs);
         for i in 0..self.s.election.members as usize {
             self.slots.push(Slot { name: String::new(), incarnations: 0, child: None, pid: 0, gone: false });
             self.spawn(i)?;
@@ -455,6 +457,7 @@ impl<'a> RealRun<'a> {
     async fn wait_stable(&mut self, limit: Duration) -> Result<u64, String> {
         let deadline = self.now() + limit.as_millis() as u64;
         loop {
+            self.died_on_its_own()?;
             let live = self.slots.iter().filter(|s| !s.gone).count();
             let described = self.describe_group().await;
             let leader = self.leader(self.now());
@@ -478,6 +481,30 @@ impl<'a> RealRun<'a> {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// Fails if a member process that no fault stopped has exited (a crash
+    /// inside the client, for instance): the broker would otherwise keep
+    /// describing a smaller group and the run would only time out.
+    fn died_on_its_own(&mut self) -> Result<(), String> {
+        for i in 0..self.slots.len() {
+            if self.slots[i].gone {
+                continue;
+            }
+            let Some(child) = self.slots[i].child.as_mut() else { continue };
+            if let Ok(Some(status)) = child.try_wait() {
+                let name = self.slots[i].name.clone();
+                self.slots[i].gone = true;
+                self.slots[i].pid = 0;
+                self.note(&name, format!("exited on its own: {status}"));
+                return Err(format!(
+                    "{}: member {name} exited on its own ({status}); its stderr is in {}",
+                    self.s.name,
+                    self.log_dir.join(format!("{name}.stderr")).display()
+                ));
+            }
+        }
+        Ok(())
     }
 
     async fn describe_group(&self) -> Option<(String, usize)> {

@@ -27,6 +27,10 @@ use super::errors::classify;
 use crate::broker::{BrokerError, BrokerEvent};
 use crate::core::Record;
 
+/// Bound on the metadata refresh that precedes every assignment (it runs on
+/// the poll thread, inside the rebalance callback).
+const ASSIGN_METADATA_LIMIT: Duration = Duration::from_secs(2);
+
 /// How long the poll thread waits in one `poll` call; bounds how late a
 /// command (close) or an acknowledgement is noticed.
 pub(crate) const POLL_SLICE: Duration = Duration::from_millis(10);
@@ -73,6 +77,17 @@ impl ConsumerContext for ElectionContext {
             .collect();
         match err {
             RDKafkaRespErr::RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS => {
+                // Fresh metadata before fetching: after a broker lost its
+                // state the topic was recreated under a new topic id, and a
+                // consumer whose cache still holds the old id fetches with
+                // it. tansu answers that fetch with an error that makes
+                // librdkafka 2.12.1 dereference a NULL topic name (SIGSEGV in
+                // `rd_kafka_metadata_update_op`); see neli/KAFKA.md, "Broker
+                // restart with state loss". All topics, never one by name:
+                // naming a topic that is gone is the other known crash.
+                if let Err(e) = consumer.client().fetch_metadata(None, ASSIGN_METADATA_LIMIT) {
+                    tracing::debug!(error = %e, "metadata refresh before assign failed");
+                }
                 // Only fresh heartbeats matter: never replay history.
                 let _ = tpl.set_all_offsets(Offset::End);
                 let last = self.shared.last_generation.load(Ordering::SeqCst);
@@ -201,6 +216,22 @@ fn forward_client_error(events: &EventTx, error: KafkaError, reason: &str) {
         // Transient client errors (broker down, timeouts) show up as missing
         // heartbeats; the lease handles them. Log, do not flood the driver.
         tracing::debug!(error = %e.message, "librdkafka client error");
+    }
+}
+
+/// librdkafka's own log level, taken from what the `tracing` subscriber
+/// wants for target `librdkafka` (rdkafka would otherwise derive it from the
+/// `log` crate, which nothing here initialises, and drop everything below
+/// errors, warnings included).
+pub(crate) fn librdkafka_log_level() -> RDKafkaLogLevel {
+    if tracing::enabled!(target: "librdkafka", tracing::Level::DEBUG) {
+        RDKafkaLogLevel::Debug
+    } else if tracing::enabled!(target: "librdkafka", tracing::Level::INFO) {
+        RDKafkaLogLevel::Info
+    } else if tracing::enabled!(target: "librdkafka", tracing::Level::WARN) {
+        RDKafkaLogLevel::Warning
+    } else {
+        RDKafkaLogLevel::Error
     }
 }
 

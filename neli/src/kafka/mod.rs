@@ -439,6 +439,7 @@ fn broker_err(what: &str, e: &KafkaError) -> BrokerError {
 /// The user's client properties plus the election's forced ones.
 fn base_config(cfg: &ResolvedConfig) -> ClientConfig {
     let mut c = ClientConfig::new();
+    c.set_log_level(client::librdkafka_log_level());
     for (k, v) in &cfg.kafka_config {
         c.set(k, v);
     }

@@ -13,6 +13,12 @@
 //!
 //! SIGTERM closes gracefully (the `close` fault), SIGUSR1 resigns.
 //! Usage: `neli-tc-member BOOTSTRAP GROUP NAME T_MS S_MS`.
+//!
+//! Diagnostics go to stderr (the suite keeps one file per member):
+//! `NELI_TC_LOG` is a tracing filter (default `info`), and
+//! `NELI_TC_KAFKA_DEBUG` is passed as librdkafka's `debug` property (e.g.
+//! `cgrp,topic`), which is how the broker-restart rejoin bug was traced
+//! (see neli/KAFKA.md, "Broker restart with state loss").
 
 use std::time::Duration;
 
@@ -28,6 +34,12 @@ fn emit(v: serde_json::Value) {
 
 #[tokio::main]
 async fn main() {
+    let filter = std::env::var("NELI_TC_LOG").unwrap_or_else(|_| "info".into());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [bootstrap, group, name, t_ms, s_ms] = args.as_slice() else {
         eprintln!("usage: neli-tc-member BOOTSTRAP GROUP NAME T_MS S_MS");
@@ -44,7 +56,11 @@ async fn main() {
 }
 
 async fn run(bootstrap: &str, group: &str, name: &str, t_ms: u64, s_ms: u64) -> Result<(), neli::Error> {
-    let config = neli::Config::builder()
+    let mut builder = neli::Config::builder();
+    if let Ok(debug) = std::env::var("NELI_TC_KAFKA_DEBUG") {
+        builder = builder.kafka("debug", debug);
+    }
+    let config = builder
         .bootstrap_servers(bootstrap)
         .group(group)
         .name(name)
