@@ -32,6 +32,8 @@ pub struct BrokerSpec {
     pub args: Option<Vec<String>>,
     /// Log line that means "ready"; `None`: rely on the group-stability wait.
     pub ready_log: Option<String>,
+    /// What the broker adds to every rebalance; the timing budgets use it.
+    pub rebalance_pause: Duration,
 }
 
 impl BrokerSpec {
@@ -48,6 +50,14 @@ impl BrokerSpec {
                         .ok()
                         .map(|a| a.split_whitespace().map(str::to_owned).collect()),
                     ready_log: std::env::var("NELI_BROKER_READY_LOG").ok(),
+                    rebalance_pause: match std::env::var("NELI_BROKER_REBALANCE_PAUSE_MS") {
+                        Ok(ms) => {
+                            Duration::from_millis(ms.trim().parse().map_err(|_| {
+                                format!("NELI_BROKER_REBALANCE_PAUSE_MS must be milliseconds, got {ms:?}")
+                            })?)
+                        }
+                        Err(_) => tansu_rebalance_pause(),
+                    },
                 })
             }
             _ => build_tansu_image().await,
@@ -59,6 +69,12 @@ fn tansu_args() -> Vec<String> {
     ["broker", "--listener-url", "tcp://0.0.0.0:{port}", "--advertised-listener-url", "tcp://127.0.0.1:{host_port}"]
         .map(str::to_owned)
         .to_vec()
+}
+
+/// tansu's pause on every rebalance, as the simulator's profile has it.
+fn tansu_rebalance_pause() -> Duration {
+    let profile = neli_sim::server::Profile::by_name("tansu").expect("the simulator has a tansu profile");
+    Duration::from_millis(profile.rebalance_pause_ms)
 }
 
 /// The tansu binary from `scripts/fetch-tansu.sh` (which checks its sha256).
@@ -78,6 +94,7 @@ pub async fn build_tansu_image() -> Result<BrokerSpec, String> {
         tag: TANSU_TAG.into(),
         args: Some(tansu_args()),
         ready_log: Some("listening on".into()),
+        rebalance_pause: tansu_rebalance_pause(),
     };
     let reference = format!("{TANSU_IMAGE}:{TANSU_TAG}");
     if docker(&["image", "inspect", "--format", "{{.Id}}", &reference], Duration::from_secs(20)).is_ok() {
@@ -96,6 +113,7 @@ pub async fn build_tansu_image() -> Result<BrokerSpec, String> {
 /// A running broker container with a fixed host port.
 pub struct Broker {
     container: ContainerAsync<GenericImage>,
+    pub rebalance_pause: Duration,
     pub host_port: u16,
     pub bootstrap: String,
     network: String,
@@ -111,6 +129,7 @@ impl Broker {
         }
         let mut req = image
             .with_mapped_port(host_port, ContainerPort::Tcp(CONTAINER_PORT))
+            .with_host_config_modifier(publish_on_loopback_only)
             .with_startup_timeout(Duration::from_secs(60));
         if let Some(args) = &spec.args {
             let args: Vec<String> = args
@@ -131,7 +150,13 @@ impl Broker {
         .next()
         .unwrap_or("bridge")
         .to_owned();
-        Ok(Broker { container, host_port, bootstrap: format!("127.0.0.1:{host_port}"), network })
+        Ok(Broker {
+            container,
+            rebalance_pause: spec.rebalance_pause,
+            host_port,
+            bootstrap: format!("127.0.0.1:{host_port}"),
+            network,
+        })
     }
 
     pub fn id(&self) -> &str {
@@ -180,6 +205,22 @@ impl Broker {
             .map_err(|e| e.to_string())?
             .map(|_| ())
     }
+}
+
+/// A test broker is reachable from this host only: every published port is
+/// bound to 127.0.0.1 (Docker's default is every interface).
+fn publish_on_loopback_only(host: &mut testcontainers::bollard::models::HostConfig) {
+    for bindings in host.port_bindings.iter_mut().flat_map(|m| m.values_mut()).flatten() {
+        for b in bindings.iter_mut() {
+            b.host_ip = Some("127.0.0.1".into());
+        }
+    }
+}
+
+/// The address Docker publishes `port` of container `id` on, as `docker port` prints it.
+pub fn published_address(id: &str, port: u16) -> Result<String, String> {
+    let out = docker(&["port", id, &format!("{port}/tcp")], Duration::from_secs(20))?;
+    out.lines().next().map(str::to_owned).ok_or_else(|| format!("container {id} publishes no port {port}"))
 }
 
 /// A free TCP port on the host (bound and released; Docker takes it next).

@@ -10,6 +10,7 @@
 //! for all processes) and reported in ms since the run started.
 
 pub mod broker;
+pub mod budget;
 pub mod run;
 
 use std::io::Write;
@@ -17,6 +18,7 @@ use std::process::Command;
 use std::time::Duration;
 
 pub use broker::{Broker, BrokerSpec};
+pub use budget::Budget;
 pub use run::{Outcome, RealRun, Step, StepKind, plan};
 
 /// The host's monotonic clock in ms; the same in every process of the host.

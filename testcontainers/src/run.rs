@@ -22,6 +22,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::broker::Broker;
+use crate::budget::Budget;
 use crate::mono_ms;
 
 /// What happens at one instant of a real run.
@@ -186,6 +187,7 @@ pub struct RealRun<'a> {
     admin: BaseConsumer,
     log_dir: PathBuf,
     require_recovery: bool,
+    budget: Budget,
 }
 
 impl<'a> RealRun<'a> {
@@ -213,6 +215,7 @@ impl<'a> RealRun<'a> {
             admin,
             log_dir,
             require_recovery: true,
+            budget: Budget::for_scenario(s, broker.rebalance_pause),
         })
     }
 
@@ -254,7 +257,9 @@ impl<'a> RealRun<'a> {
             self.slots.push(Slot { name: String::new(), incarnations: 0, child: None, pid: 0, gone: false });
             self.spawn(i)?;
         }
-        let formed_ms = self.wait_stable(Duration::from_secs(60)).await?;
+        let budget = self.budget;
+        self.note("real", format!("timing budget from {budget}"));
+        let formed_ms = self.wait_stable("formation", budget.formation()).await?;
         let origin = self.now() + 2000;
         let mut queue: Vec<(u64, u64, StepKind)> =
             steps.into_iter().enumerate().map(|(i, s)| (origin + s.at, i as u64, s.kind)).collect();
@@ -272,7 +277,7 @@ impl<'a> RealRun<'a> {
         }
         self.sleep_until(origin + tail).await;
         let recovered =
-            if self.require_recovery { self.wait_stable(Duration::from_secs(45)).await? } else { self.now() };
+            if self.require_recovery { self.wait_stable("recovery", budget.recovery()).await? } else { self.now() };
         Ok((formed_ms, recovered.saturating_sub(last_step)))
     }
 
@@ -454,7 +459,7 @@ impl<'a> RealRun<'a> {
 
     /// Waits until every live member has joined a Stable group (as the
     /// broker describes it) and one of them holds role 0. Returns the run time.
-    async fn wait_stable(&mut self, limit: Duration) -> Result<u64, String> {
+    async fn wait_stable(&mut self, what: &str, limit: Duration) -> Result<u64, String> {
         let deadline = self.now() + limit.as_millis() as u64;
         loop {
             self.died_on_its_own()?;
@@ -474,9 +479,11 @@ impl<'a> RealRun<'a> {
             }
             if self.now() > deadline {
                 return Err(format!(
-                    "{}: no stable group with a leader within {limit:?} (broker says {described:?}, {live} live members, leader {:?})",
+                    "{}: {what}: waited {limit:?} for every live member ({live}) in a Stable group with one of them \
+                     leading; the broker says {described:?} (state, members), leader {:?}. Budget from {}",
                     self.s.name,
-                    leader.map(|i| self.slots[i].name.clone())
+                    leader.map(|i| self.slots[i].name.clone()),
+                    self.budget
                 ));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

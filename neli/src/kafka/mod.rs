@@ -197,6 +197,8 @@ impl KafkaBroker {
             leaving: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             acks: Mutex::new(Some(ack_rx)),
+            unassigned_since: Mutex::new(None),
+            stuck_after: stuck_join_limit(cfg.session_timeout),
         });
         let consumer: BaseConsumer<ElectionContext> = consumer_config(&cfg)
             .create_with_context(ElectionContext { shared: shared.clone() })
@@ -281,6 +283,7 @@ impl KafkaBroker {
 impl Broker for KafkaBroker {
     async fn subscribe(&mut self) -> Result<(), BrokerError> {
         self.shared.leaving.store(false, Ordering::SeqCst);
+        *self.shared.unassigned_since.lock().expect("unassigned lock") = Some(std::time::Instant::now());
         let (consumer, topic) = (self.consumer()?, self.topic.clone());
         self.blocking("subscribe", move || {
             consumer
@@ -432,6 +435,14 @@ impl Drop for KafkaBroker {
     }
 }
 
+/// How long a subscribed member may stay without any assignment before the
+/// poll thread leaves and rejoins the group: twice the session timeout, at
+/// least 10 s (a healthy rebalance takes one session timeout plus the
+/// broker's pause). See `client::poll_loop`.
+pub(crate) fn stuck_join_limit(session_timeout: Duration) -> Duration {
+    (session_timeout * 2).max(Duration::from_secs(10))
+}
+
 fn broker_err(what: &str, e: &KafkaError) -> BrokerError {
     BrokerError { kind: classify(e), message: format!("{what}: {e}") }
 }
@@ -442,6 +453,13 @@ fn base_config(cfg: &ResolvedConfig) -> ClientConfig {
     c.set_log_level(client::librdkafka_log_level());
     for (k, v) in &cfg.kafka_config {
         c.set(k, v);
+    }
+    if !cfg.kafka_config.contains_key("reconnect.backoff.max.ms") {
+        // librdkafka backs off up to 10 s between reconnects; a member must
+        // try again well within its session to be back in the group soon
+        // after a broker restart (neli/KAFKA.md, "Broker restart with state loss").
+        let cap = (cfg.session_timeout.as_millis() / 2).clamp(100, 10_000);
+        c.set("reconnect.backoff.max.ms", cap.to_string());
     }
     if !cfg.kafka_config.contains_key("allow.auto.create.topics") {
         // A metadata check must never resurrect a deleted election.

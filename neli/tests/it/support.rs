@@ -1,5 +1,6 @@
 //! Shared helpers for the real-broker tests: in-process members that record
-//! their transitions on one clock, and waits with deadlines (never blind sleeps).
+//! their transitions on one clock, and waits with deadlines (never blind sleeps)
+//! whose lengths come from [`budget`].
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -7,6 +8,33 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use neli::kafka::mock::MockKafka;
 use neli::{Background, Config, Event};
+
+/// The deadline for a wait whose protocol needs `protocol` (a sum of S, T,
+/// the broker's rebalance hold and retries, written out at each call):
+/// twice that, for a loaded 2-core machine, plus 2 s and 100 times the
+/// scheduling delay measured once per test binary. Waits end as soon as
+/// their condition holds, so the margin costs nothing when things work.
+pub fn budget(protocol: Duration) -> Duration {
+    static SLACK: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    let slack = *SLACK.get_or_init(|| {
+        let nap = Duration::from_millis(5);
+        let worst = (0..20)
+            .map(|_| {
+                let start = Instant::now();
+                std::thread::sleep(nap);
+                start.elapsed().saturating_sub(nap)
+            })
+            .max()
+            .unwrap_or_default();
+        Duration::from_secs(2) + worst * 100
+    });
+    protocol * 2 + slack
+}
+
+/// librdkafka's reconnect backoff cap as the backend sets it (S / 2).
+pub fn retry(s: Duration) -> Duration {
+    s / 2
+}
 
 /// A member running in this process, with its events timestamped.
 pub struct Member {
@@ -128,10 +156,16 @@ pub async fn mock_election_with(
             let cfg = config(&mock.bootstrap_servers(), &group, &format!("m{i}"), t, s);
             members.push(start_member(&cfg).await);
         }
-        if wait_stable(&members, Duration::from_secs(3), Duration::from_secs(30)).await {
+        // The mock delays a forming group by 3 s, then every join is a
+        // rebalance held for S - 1 s (neli/KAFKA.md), plus a retry each.
+        let limit = budget(Duration::from_secs(3) + (s + retry(s)) * n as u32 + t);
+        if wait_stable(&members, Duration::from_secs(3), limit).await {
             return (mock, members, topic);
         }
-        eprintln!("mock group did not elect a leader within 30 s (attempt {attempt}); retrying on a fresh cluster");
+        eprintln!(
+            "mock group did not elect a stable leader within {limit:?} (attempt {attempt}; waited for one member \
+             leading 3 s without interruption); retrying on a fresh cluster"
+        );
         for m in &mut members {
             if let Some(bg) = m.bg.take() {
                 let _ = bg.close().await;
