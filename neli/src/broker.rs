@@ -28,6 +28,11 @@ pub enum BrokerEvent {
     Record(Record),
     /// The election topic was deleted: every member stops (terminal).
     ElectionEnded,
+    /// The election log was lost without the election being ended (a broker
+    /// restarted without its data) and has been recreated: log offsets, and
+    /// so fencing tokens, start again from the beginning. The driver counts
+    /// these in [`crate::Status::log_epoch`].
+    LogLost,
 }
 
 /// How bad a broker error is.

@@ -73,6 +73,12 @@ pub struct Lease {
 pub struct Status {
     pub state: State,
     pub leading: BTreeMap<u32, Lease>,
+    /// How many times this member saw the election log lost and recreated
+    /// (a broker restart without its data). Fencing tokens are log offsets,
+    /// so they restart with every new log: a downstream system compares
+    /// `(log_epoch, token)`, not the token alone (neli/KAFKA.md, "Fencing
+    /// tokens after a broker lost its log").
+    pub log_epoch: u64,
 }
 
 type HandlerFn = Box<dyn FnMut(Event, Control) -> BoxFuture<'static, ()> + Send>;
@@ -158,6 +164,7 @@ pub struct Neli<B: Broker, C: Clock> {
     ended: bool,
     state: State,
     rejoin_at: Option<Time>,
+    log_epoch: u64,
 }
 
 impl<B: Broker, C: Clock> Neli<B, C> {
@@ -175,7 +182,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             Arc::new(move || clock.now())
         };
         let shared = Arc::new(Shared {
-            status: watch::Sender::new(Status { state: State::Live, leading: BTreeMap::new() }),
+            status: watch::Sender::new(Status { state: State::Live, leading: BTreeMap::new(), log_epoch: 0 }),
             requests: Mutex::new(Requests::default()),
             subscribers: Mutex::new(Vec::new()),
             fatal: Mutex::new(None),
@@ -192,6 +199,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             ended: false,
             state: State::Live,
             rejoin_at: None,
+            log_epoch: 0,
         })
     }
 
@@ -405,6 +413,16 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             }
             BrokerEvent::Lost { partitions } => self.core.handle_lost(now, &partitions),
             BrokerEvent::Record(record) => self.core.handle_record(now, &record),
+            BrokerEvent::LogLost => {
+                self.log_epoch += 1;
+                tracing::warn!(
+                    topic = %self.cfg.topic,
+                    log_epoch = self.log_epoch,
+                    "the election log was lost (a broker restarted without its data) and recreated: fencing tokens \
+                     restart from the new log's offsets; compare (log_epoch, token) downstream"
+                );
+                self.publish();
+            }
             BrokerEvent::ElectionEnded => {
                 tracing::info!(topic = %self.cfg.topic, "election ended");
                 self.close().await?;
@@ -481,7 +499,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             .leading_roles()
             .filter_map(|(role, token)| self.core.lease_until(role).map(|until| (role, Lease { token, until })))
             .collect();
-        let status = Status { state: self.state, leading };
+        let status = Status { state: self.state, leading, log_epoch: self.log_epoch };
         self.shared.status.send_if_modified(|s| {
             let changed = *s != status;
             *s = status;

@@ -169,6 +169,9 @@ pub struct Outcome {
     /// ms from the last fault step until the group was found stable with a
     /// leader, checked only after the scenario's tail (an upper bound).
     pub recovered_ms: u64,
+    /// Per member incarnation, the highest `log_epoch` it published: how
+    /// many lost election logs it noticed (tokens restart with each).
+    pub log_epochs: BTreeMap<String, u64>,
 }
 
 /// Members, broker and recording of one real run.
@@ -544,7 +547,13 @@ impl<'a> RealRun<'a> {
         let mut trace: Vec<(u64, String, String)> = self.trace.clone();
         trace.extend(log.trace.iter().cloned());
         trace.sort_by_key(|t| t.0);
+        let mut log_epochs = BTreeMap::new();
+        for l in lines.iter().filter(|l| l.v["k"] == "lease") {
+            let e = log_epochs.entry(l.member.clone()).or_insert(0);
+            *e = (*e).max(l.v["log_epoch"].as_u64().unwrap_or(0));
+        }
         Outcome {
+            log_epochs,
             scenario: self.s.name.clone(),
             figures,
             violations,

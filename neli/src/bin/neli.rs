@@ -284,7 +284,8 @@ async fn handle(event: Event, control: Control, state: &tokio::sync::Mutex<Runni
                 control.resign();
                 return;
             }
-            match spawn_cmd(&spec.cmd, token.0) {
+            let log_epoch = control.status().borrow().log_epoch;
+            match spawn_cmd(&spec.cmd, token.0, log_epoch) {
                 Ok(child) => {
                     eprintln!("neli: leading role {role} with token {token}; started CMD (pid {:?})", child.id());
                     s.child = Some(child);
@@ -330,9 +331,13 @@ async fn handle(event: Event, control: Control, state: &tokio::sync::Mutex<Runni
     }
 }
 
-fn spawn_cmd(cmd: &[String], token: u64) -> std::io::Result<Child> {
+fn spawn_cmd(cmd: &[String], token: u64, log_epoch: u64) -> std::io::Result<Child> {
     let mut c = Command::new(&cmd[0]);
-    c.args(&cmd[1..]).env("NELI_TOKEN", token.to_string()).env("NELI_ROLE", "leader").process_group(0);
+    c.args(&cmd[1..])
+        .env("NELI_TOKEN", token.to_string())
+        .env("NELI_LOG_EPOCH", log_epoch.to_string())
+        .env("NELI_ROLE", "leader")
+        .process_group(0);
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         c.pre_exec(|| {

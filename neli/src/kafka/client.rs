@@ -50,18 +50,6 @@ pub(crate) struct Shared {
     pub(crate) closing: AtomicBool,
     /// Acknowledgements of a held revocation.
     pub(crate) acks: Mutex<Option<std_mpsc::Receiver<()>>>,
-    /// Since when this member, subscribed, has had no assignment at all
-    /// (`None`: it has one, possibly empty). Read by the stuck-join watchdog.
-    pub(crate) unassigned_since: Mutex<Option<std::time::Instant>>,
-    /// How long a subscribed member may go without any assignment before it
-    /// leaves and rejoins the group (see [`poll_loop`]).
-    pub(crate) stuck_after: Duration,
-}
-
-impl Shared {
-    fn set_unassigned(&self, since: Option<std::time::Instant>) {
-        *self.unassigned_since.lock().expect("unassigned lock") = since;
-    }
 }
 
 /// Consumer context: rebalances become broker events.
@@ -112,12 +100,10 @@ impl ConsumerContext for ElectionContext {
                     let _ = self.shared.events.send(Err(BrokerError::retriable(format!("assign failed: {e}"))));
                 }
                 tracing::debug!(generation, ?partitions, "assigned");
-                self.shared.set_unassigned(None);
                 let _ = self.shared.events.send(Ok(BrokerEvent::Assigned { generation, partitions }));
             }
             RDKafkaRespErr::RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS => {
                 self.shared.generation.store(0, Ordering::SeqCst);
-                self.shared.set_unassigned(Some(std::time::Instant::now()));
                 if consumer.assignment_lost() {
                     // Evicted: another member may already own the partition.
                     let _ = self.shared.events.send(Ok(BrokerEvent::Lost { partitions }));
@@ -129,7 +115,6 @@ impl ConsumerContext for ElectionContext {
             other => {
                 tracing::warn!(error = ?other, "rebalance error; dropping the assignment");
                 self.shared.generation.store(0, Ordering::SeqCst);
-                self.shared.set_unassigned(Some(std::time::Instant::now()));
                 let _ = self.shared.events.send(Ok(BrokerEvent::Lost { partitions }));
                 let _ = consumer.unassign();
             }
@@ -265,18 +250,8 @@ fn log_librdkafka(level: RDKafkaLogLevel, fac: &str, message: &str) {
 
 /// The poll loop: forwards records (and, through the context, rebalances)
 /// until closing; then closes the consumer on this same thread.
-///
-/// It also watches for a join that never completes. tansu 0.6.0 can keep a
-/// member that left as the leader of a generation (a leave racing a session
-/// expiry): every JoinGroup then names the departed leader, every SyncGroup
-/// answers REBALANCE_IN_PROGRESS, and the group never forms again, the
-/// members looping without an assignment (neli/KAFKA.md, "A group that never
-/// forms again"). A member subscribed without any assignment for
-/// `stuck_after` leaves the group and subscribes again, which empties the
-/// stuck generation; in a healthy group that costs one extra rebalance.
 pub(crate) fn poll_loop(consumer: Arc<BaseConsumer<ElectionContext>>, shared: Arc<Shared>) {
     while !shared.closing.load(Ordering::SeqCst) {
-        rejoin_if_stuck(&consumer, &shared);
         match consumer.poll(POLL_SLICE) {
             None => {}
             Some(Ok(msg)) => {
@@ -313,23 +288,6 @@ pub(crate) fn poll_loop(consumer: Arc<BaseConsumer<ElectionContext>>, shared: Ar
         while !consumer.closed() && std::time::Instant::now() < deadline {
             let _ = consumer.poll(Duration::from_millis(50));
         }
-    }
-}
-
-fn rejoin_if_stuck(consumer: &BaseConsumer<ElectionContext>, shared: &Shared) {
-    let since = *shared.unassigned_since.lock().expect("unassigned lock");
-    let Some(since) = since else { return };
-    if since.elapsed() < shared.stuck_after || shared.leaving.load(Ordering::SeqCst) {
-        return;
-    }
-    tracing::warn!(
-        waited = ?since.elapsed(),
-        "no assignment since joining the group: leaving and joining it again (a coordinator stuck in a rebalance)"
-    );
-    shared.set_unassigned(Some(std::time::Instant::now()));
-    consumer.unsubscribe();
-    if let Err(e) = consumer.subscribe(&[shared.topic.as_str()]) {
-        let _ = shared.events.send(Err(BrokerError::retriable(format!("subscribe after a stuck join: {e}"))));
     }
 }
 

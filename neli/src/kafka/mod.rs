@@ -197,8 +197,6 @@ impl KafkaBroker {
             leaving: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             acks: Mutex::new(Some(ack_rx)),
-            unassigned_since: Mutex::new(None),
-            stuck_after: stuck_join_limit(cfg.session_timeout),
         });
         let consumer: BaseConsumer<ElectionContext> = consumer_config(&cfg)
             .create_with_context(ElectionContext { shared: shared.clone() })
@@ -283,7 +281,6 @@ impl KafkaBroker {
 impl Broker for KafkaBroker {
     async fn subscribe(&mut self) -> Result<(), BrokerError> {
         self.shared.leaving.store(false, Ordering::SeqCst);
-        *self.shared.unassigned_since.lock().expect("unassigned lock") = Some(std::time::Instant::now());
         let (consumer, topic) = (self.consumer()?, self.topic.clone());
         self.blocking("subscribe", move || {
             consumer
@@ -433,14 +430,6 @@ impl Drop for KafkaBroker {
             });
         }
     }
-}
-
-/// How long a subscribed member may stay without any assignment before the
-/// poll thread leaves and rejoins the group: twice the session timeout, at
-/// least 10 s (a healthy rebalance takes one session timeout plus the
-/// broker's pause). See `client::poll_loop`.
-pub(crate) fn stuck_join_limit(session_timeout: Duration) -> Duration {
-    (session_timeout * 2).max(Duration::from_secs(10))
 }
 
 fn broker_err(what: &str, e: &KafkaError) -> BrokerError {
@@ -685,6 +674,9 @@ fn watch_topic(
         missing = if has(&topic) { 0 } else { missing + 1 };
         if missing >= 2 {
             tracing::warn!(%topic, "election topic vanished without an end marker: the broker lost its state");
+            // Tokens restart with the log whether or not this member is
+            // the one that manages to recreate it.
+            let _ = events.send(Ok(BrokerEvent::LogLost));
             recreate();
             missing = 0;
         }

@@ -158,6 +158,17 @@ async fn a_topic_lost_without_an_end_marker_does_not_end_the_election() {
     // not look like `neli end` (the member tries to recreate it instead).
     let (mock, mut members, topic) = mock_election(3, T, S).await;
     mock.hide_topic(&topic);
+    // Every member says the log (and with it the token sequence) restarted;
+    // the watcher looks every second and needs two looks.
+    let limit = budget(Duration::from_secs(3));
+    let epochs = || -> Vec<u64> {
+        members.iter().map(|m| m.bg.as_ref().unwrap().control().status().borrow().log_epoch).collect()
+    };
+    assert!(
+        wait_for(limit, || epochs() == vec![1, 1, 1]).await,
+        "log_epoch 1 everywhere within {limit:?}: {:?}",
+        epochs()
+    );
     let bg = members[0].bg.take().unwrap();
     let waited = tokio::time::timeout(Duration::from_secs(5), bg).await;
     assert!(waited.is_err(), "member stopped although nobody ended the election: {:?}", waited.ok());

@@ -3,8 +3,9 @@
 //! what it does as JSON lines on stdout, timed on the host's
 //! `CLOCK_MONOTONIC`, which every process on the host shares.
 //!
-//! Lines: `{"t":ms,"k":"started"}`, `{"t":ms,"k":"lease","leading":[[role,token,until_ms]]}`
-//! (`until_ms` converted from the member's own clock to the host clock),
+//! Lines: `{"t":ms,"k":"started"}`, `{"t":ms,"k":"lease","leading":[[role,token,until_ms]],"log_epoch":n}`
+//! (`until_ms` converted from the member's own clock to the host clock;
+//! `log_epoch` counts election logs lost and recreated),
 //! `{"t":ms,"k":"event","event":"acquired"|"revoked"|"fenced","role":r,"token":n}`,
 //! `{"t":ms,"k":"act","token":n}` every 50 ms while `is_leader()` holds (the
 //! "acting as leader" checks a guarded resource would see), `{"t":ms,"k":"closed"}`,
@@ -85,13 +86,13 @@ async fn run(bootstrap: &str, group: &str, name: &str, t_ms: u64, s_ms: u64) -> 
                 // The election loop stopped by itself (election ended or a fatal error).
                 emit(json!({"t": mono_ms(), "k": "ended"}));
             }
-            let leading: Vec<_> = status
-                .borrow_and_update()
-                .leading
-                .iter()
-                .map(|(r, l)| json!([r, l.token.0, to_host(l.until.as_millis())]))
-                .collect();
-            emit(json!({"t": mono_ms(), "k": "lease", "leading": leading}));
+            let (leading, log_epoch) = {
+                let s = status.borrow_and_update();
+                let leading: Vec<_> =
+                    s.leading.iter().map(|(r, l)| json!([r, l.token.0, to_host(l.until.as_millis())])).collect();
+                (leading, s.log_epoch)
+            };
+            emit(json!({"t": mono_ms(), "k": "lease", "leading": leading, "log_epoch": log_epoch}));
         }
     });
     let mut events = control.events();

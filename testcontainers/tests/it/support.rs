@@ -27,6 +27,12 @@ pub fn scenario_text(text: &str) -> Scenario {
 /// Runs `steps` against a fresh broker and waits for a stable group after
 /// the timeline; `None` when the suite is skipped.
 pub fn run_real(s: &Scenario, steps: Vec<Step>, tail_ms: u64) -> Option<Outcome> {
+    run_real_with(s, steps, tail_ms, true)
+}
+
+/// Like [`run_real`]; with `recovery == false` the run ends after the
+/// timeline without requiring a stable group (safety is judged either way).
+pub fn run_real_with(s: &Scenario, steps: Vec<Step>, tail_ms: u64, recovery: bool) -> Option<Outcome> {
     let _serial = serial();
     if !docker_or_skip(&format!("real-broker scenario {}", s.name)).unwrap_or_else(|e| panic!("{e}")) {
         return None;
@@ -36,6 +42,7 @@ pub fn run_real(s: &Scenario, steps: Vec<Step>, tail_ms: u64) -> Option<Outcome>
         let spec = SPEC.get_or_try_init(BrokerSpec::from_env).await?;
         let broker = Broker::start(spec).await?;
         let run = RealRun::new(s, &broker, Path::new(env!("CARGO_BIN_EXE_neli-tc-member")))?;
+        let run = if recovery { run } else { run.without_recovery() };
         run.play(steps, tail_ms).await
     });
     let outcome = outcome.unwrap_or_else(|e| panic!("{e}"));
