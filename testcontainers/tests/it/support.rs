@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use neli_sim::Scenario;
-use neli_testcontainers::{Broker, BrokerSpec, Outcome, RealRun, Step, docker_or_skip};
+use neli_testcontainers::{Broker, BrokerSpec, Outcome, RealRun, Step, broker, docker_or_skip};
 use tokio::sync::OnceCell;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -41,6 +41,9 @@ pub fn run_real_with(s: &Scenario, steps: Vec<Step>, tail_ms: u64, recovery: boo
     let outcome = rt.block_on(async {
         let spec = SPEC.get_or_try_init(BrokerSpec::from_env).await?;
         let broker = Broker::start(spec).await?;
+        // A test broker is reachable from this host only.
+        let published = neli_testcontainers::broker::published_address(broker.id(), broker::CONTAINER_PORT)?;
+        assert!(published.starts_with("127.0.0.1:"), "broker published on {published}, not on loopback only");
         let run = RealRun::new(s, &broker, Path::new(env!("CARGO_BIN_EXE_neli-tc-member")))?;
         let run = if recovery { run } else { run.without_recovery() };
         run.play(steps, tail_ms).await
