@@ -42,6 +42,7 @@ pub mod core;
 mod driver;
 #[cfg(feature = "kafka")]
 pub mod kafka;
+pub mod log_watch;
 pub mod mock;
 pub mod testing;
 

@@ -7,7 +7,9 @@
 //! assignment the client rejoins only once a poll delivered it; records are
 //! prefetched into a buffer; produce enqueues and a background task delivers
 //! within a delivery timeout; not polling for `max.poll.interval.ms` makes
-//! the client leave the group.
+//! the client leave the group. Like the Kafka backend, a topic watcher looks
+//! for the election topic every second and, when a broker lost it, reports
+//! `LogLost` and recreates it.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -135,6 +137,7 @@ impl SimBroker {
         tokio::spawn(group_task(shared.clone()));
         tokio::spawn(fetch_task(shared.clone()));
         tokio::spawn(produce_task(shared.clone()));
+        tokio::spawn(topic_task(shared.clone()));
         SimBroker { shared, commit, clock }
     }
 
@@ -333,6 +336,47 @@ async fn fetch_task(sh: Arc<Shared>) {
     }
 }
 
+/// How often the topic watcher asks for the election topic, as the Kafka
+/// backend's watcher does.
+const TOPIC_CHECK_MS: u64 = 1000;
+
+/// The Kafka backend's topic watcher (`neli::log_watch::LogWatch` decides):
+/// the broker lost the election log when the topic is missing on two looks
+/// in a row (the member then recreates it) or when partition 0's log end went
+/// backwards (another member recreated it first). Either way the member
+/// says so (`LogLost`: tokens restart).
+async fn topic_task(sh: Arc<Shared>) {
+    let mut conn = Conn::new(&sh.cfg.partition_leader, sh.gate.clone());
+    let mut watch = neli::log_watch::LogWatch::default();
+    loop {
+        tokio::time::sleep(Duration::from_millis(TOPIC_CHECK_MS)).await;
+        sh.gate.pass().await;
+        if sh.lock().phase == Phase::Closed {
+            return;
+        }
+        let timeout = Duration::from_millis(sh.cfg.request_timeout_ms);
+        let look = match conn.call(&Request::Metadata, timeout).await {
+            Ok(Response::UnknownTopic) => neli::log_watch::Look::Missing,
+            // Like librdkafka's cached high watermark: known only to a
+            // client that fetches partition 0.
+            Ok(Response::Metadata { log_end, .. }) if sh.lock().assigned.contains(&0) => {
+                neli::log_watch::Look::Present { log_end }
+            }
+            _ => continue,
+        };
+        let verdict = watch.look(look);
+        if verdict.lost {
+            sh.trace("election log lost: fencing tokens restart");
+            sh.lock().queue.push_back(BrokerEvent::LogLost);
+            sh.app.notify_one();
+        }
+        if verdict.recreate {
+            sh.trace("election topic vanished without an end marker: recreating it");
+            let _ = conn.call(&Request::CreateTopic, timeout).await;
+        }
+    }
+}
+
 async fn produce_task(sh: Arc<Shared>) {
     let mut conn = Conn::new(&sh.cfg.partition_leader, sh.gate.clone());
     loop {
@@ -457,7 +501,7 @@ impl neli::Broker for SimBroker {
     async fn partition_count(&mut self) -> Result<u32, BrokerError> {
         let mut conn = Conn::new(&self.shared.cfg.partition_leader, self.shared.gate.clone());
         for _ in 0..50 {
-            if let Ok(Response::Metadata { partitions }) = conn.call(&Request::Metadata, self.timeout()).await {
+            if let Ok(Response::Metadata { partitions, .. }) = conn.call(&Request::Metadata, self.timeout()).await {
                 return Ok(partitions);
             }
             self.clock.sleep(Duration::from_millis(200)).await;

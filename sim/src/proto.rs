@@ -46,6 +46,9 @@ pub enum Request {
         max_wait_ms: u64,
     },
     Metadata,
+    /// Creates the election topic with the broker's partition count; a
+    /// no-op when it exists (the Kafka backend recreates a lost topic).
+    CreateTopic,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,13 +68,29 @@ pub struct WireRecord {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Response {
-    Joined { member_id: String, generation: u64, assignment: Vec<u32> },
+    Joined {
+        member_id: String,
+        generation: u64,
+        assignment: Vec<u32>,
+    },
     Ok,
     Error(GroupError),
-    Produced { offset: u64 },
-    Fetched { records: Vec<WireRecord>, next: u64 },
-    Metadata { partitions: u32 },
+    Produced {
+        offset: u64,
+    },
+    Fetched {
+        records: Vec<WireRecord>,
+        next: u64,
+    },
+    /// `log_end`: the end offset of partition 0 (Kafka's high watermark,
+    /// which the topic watcher compares to notice a log that restarted).
+    Metadata {
+        partitions: u32,
+        log_end: u64,
+    },
     NotLeader,
+    /// The election topic does not exist (the broker lost its state).
+    UnknownTopic,
 }
 
 pub async fn write_frame<T: Serialize>(stream: &mut TcpStream, msg: &T) -> std::io::Result<()> {

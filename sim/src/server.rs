@@ -116,11 +116,21 @@ impl Group {
 pub struct BrokerState {
     group: Group,
     logs: BTreeMap<u32, Vec<WireRecord>>,
+    /// Whether the election topic exists: a restart that loses the state
+    /// loses the topic too, until a member recreates it.
+    topic: bool,
 }
 
 impl BrokerState {
     pub fn new(partitions: u32) -> BrokerState {
-        BrokerState { group: Group::new(), logs: (0..partitions).map(|p| (p, Vec::new())).collect() }
+        BrokerState { group: Group::new(), logs: (0..partitions).map(|p| (p, Vec::new())).collect(), topic: true }
+    }
+
+    /// What a broker with memory storage comes back with after a crash: no
+    /// group, no offsets and no election topic (neli/KAFKA.md, "Broker
+    /// restart with state loss").
+    pub fn lost() -> BrokerState {
+        BrokerState { group: Group::new(), logs: BTreeMap::new(), topic: false }
     }
 
     /// Heartbeats written with an older term after a newer term was
@@ -195,7 +205,24 @@ impl BrokerCtx {
     async fn handle(&self, req: Request) -> Response {
         let now = global_ms();
         match req {
-            Request::Metadata => Response::Metadata { partitions: self.partitions },
+            Request::Metadata if !self.state.lock().expect("broker lock").topic => Response::UnknownTopic,
+            Request::Metadata => {
+                let log_end = self.state.lock().expect("broker lock").logs.get(&0).map_or(0, |l| l.len() as u64);
+                Response::Metadata { partitions: self.partitions, log_end }
+            }
+            Request::CreateTopic => {
+                let mut s = self.state.lock().expect("broker lock");
+                if !s.topic {
+                    s.topic = true;
+                    s.logs = (0..self.partitions).map(|p| (p, Vec::new())).collect();
+                    drop(s);
+                    self.trace("election topic created");
+                }
+                Response::Ok
+            }
+            Request::Produce { .. } | Request::Fetch { .. } if !self.state.lock().expect("broker lock").topic => {
+                Response::UnknownTopic
+            }
             Request::Produce { partition, payload, create_time } => {
                 if !self.partition_leader {
                     return Response::NotLeader;

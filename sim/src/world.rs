@@ -495,7 +495,7 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
                                 sim.crash(t.as_str());
                                 if f.lose_state == Some(true) {
                                     let mut st = broker_states[&t].lock().expect("broker lock");
-                                    *st = BrokerState::new(partitions);
+                                    *st = BrokerState::lost();
                                     rec.lock().log_epoch += 1;
                                 }
                                 later(now + f.duration.map_or(TICK.as_millis() as u64, Dur::ms), Action::Restart(t));

@@ -215,14 +215,15 @@ impl KafkaBroker {
         };
         let watcher_stop = Arc::new(AtomicBool::new(false));
         {
-            let (producer, stop, topic) = (producer.clone(), watcher_stop.clone(), cfg.topic.clone());
+            let (producer, consumer, stop, topic) =
+                (producer.clone(), consumer.clone(), watcher_stop.clone(), cfg.topic.clone());
             let recreate = {
                 let (cfg, timeout) = (cfg.clone(), connect_timeout);
                 move || recreate_topic(&cfg, timeout)
             };
             std::thread::Builder::new()
                 .name("neli-kafka-topic".into())
-                .spawn(move || watch_topic(producer, topic, stop, tx, recreate))
+                .spawn(move || watch_topic(producer, consumer, topic, stop, tx, recreate))
                 .map_err(|e| BrokerError::fatal(format!("cannot start the topic watcher: {e}")))?;
         }
         Ok(KafkaBroker {
@@ -642,13 +643,14 @@ fn recreate_topic(cfg: &ResolvedConfig, timeout: Duration) {
 
 fn watch_topic(
     producer: Arc<ThreadedProducer<ProduceContext>>,
+    consumer: Arc<BaseConsumer<ElectionContext>>,
     topic: String,
     stop: Arc<AtomicBool>,
     events: client::EventTx,
     recreate: impl Fn(),
 ) {
     let marker = end_marker_topic(&topic);
-    let mut missing = 0;
+    let mut watch = crate::log_watch::LogWatch::default();
     while !stop.load(Ordering::SeqCst) {
         let step = Duration::from_millis(50);
         let mut waited = Duration::ZERO;
@@ -671,14 +673,26 @@ fn watch_topic(
             let _ = events.send(Ok(BrokerEvent::ElectionEnded));
             return;
         }
-        missing = if has(&topic) { 0 } else { missing + 1 };
-        if missing >= 2 {
-            tracing::warn!(%topic, "election topic vanished without an end marker: the broker lost its state");
-            // Tokens restart with the log whether or not this member is
-            // the one that manages to recreate it.
+        let look = if has(&topic) {
+            // The high watermark librdkafka cached from this member's own
+            // fetches of partition 0 (no request: asking the broker about a
+            // topic by name is what crashes on a deleted one). Members not
+            // fetching it have none and rely on the missing-topic path.
+            match client::cached_high_watermark(&consumer, &topic, 0) {
+                Some(high) => crate::log_watch::Look::Present { log_end: high },
+                None => continue,
+            }
+        } else {
+            crate::log_watch::Look::Missing
+        };
+        let verdict = watch.look(look);
+        if verdict.lost {
+            // Tokens restart with the log, whoever recreates it.
             let _ = events.send(Ok(BrokerEvent::LogLost));
+        }
+        if verdict.recreate {
+            tracing::warn!(%topic, "election topic vanished without an end marker: the broker lost its state");
             recreate();
-            missing = 0;
         }
     }
 }

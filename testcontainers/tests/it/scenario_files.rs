@@ -72,10 +72,11 @@ fn broker_restart_with_state_loss_recovers_a_leader() {
     // `real` conditions: every live member is back in a Stable group with a
     // leader (RealRun's recovery wait), within the budget it printed.
     assert!(out.figures.leader_at_end && out.figures.acquisitions >= 2, "a leader again: {:?}", out.figures);
-    // Tokens restarted with the new log, and every member said so.
-    for m in ["m0", "m1", "m2"] {
-        assert_eq!(out.log_epochs.get(m), Some(&1), "{m} reports one lost election log: {:?}", out.log_epochs);
-    }
+    // Tokens restarted with the new log, and a member said so (the one that
+    // recreated the topic, or one that fetches partition 0 and saw its end
+    // go back; neli/KAFKA.md, "Fencing tokens after a broker lost its log").
+    assert!(out.log_epochs.values().any(|e| *e >= 1), "a member reports the lost log: {:?}", out.log_epochs);
+    assert!(out.log_epochs.values().all(|e| *e <= 1), "one loss, reported once: {:?}", out.log_epochs);
     eprintln!("recovered {} ms after the broker restart began", out.recovered_ms);
 }
 
