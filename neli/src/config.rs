@@ -110,6 +110,15 @@ impl Default for Config {
     }
 }
 
+/// The group heartbeat interval (`heartbeat.interval.ms`) the Kafka backend
+/// sets unless the user does: S/5 within 100 ms..3 s. librdkafka's 3 s default
+/// gets members with short sessions evicted, and a shorter interval makes
+/// survivors notice a rebalance, and so a failover, sooner. The simulator's
+/// client uses the same value.
+pub fn group_heartbeat_interval(session_timeout: Duration) -> Duration {
+    Duration::from_millis((session_timeout.as_millis() / 5).clamp(100, 3000) as u64)
+}
+
 /// Whether a client property holds a secret that must never be printed.
 pub fn is_secret_key(key: &str) -> bool {
     let key = key.to_ascii_lowercase();

@@ -110,7 +110,8 @@ async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Res
         coordinator: p.coordinator.clone(),
         partition_leader: p.leader.clone(),
         session_ms: s_ms,
-        heartbeat_ms: (s_ms / 3).max(10),
+        // The interval the Kafka backend gives librdkafka (neli/KAFKA.md).
+        heartbeat_ms: neli::config::group_heartbeat_interval(Duration::from_millis(s_ms)).as_millis() as u64,
         max_poll_ms: p.max_poll_ms,
         request_timeout_ms: 1000,
         delivery_timeout_ms: 2 * p.t.as_millis() as u64,

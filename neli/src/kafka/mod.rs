@@ -471,8 +471,8 @@ fn consumer_config(cfg: &ResolvedConfig) -> ClientConfig {
         // librdkafka's 3 s default would get members with short sessions
         // evicted; a shorter interval also makes survivors notice a
         // rebalance (and so a failover) sooner.
-        let hb = (cfg.session_timeout.as_millis() / 5).clamp(100, 3000);
-        c.set("heartbeat.interval.ms", hb.to_string());
+        let hb = crate::config::group_heartbeat_interval(cfg.session_timeout);
+        c.set("heartbeat.interval.ms", hb.as_millis().to_string());
     }
     if !cfg.kafka_config.contains_key("fetch.wait.max.ms") {
         // Brokers that do not wake a waiting fetch when data arrives (the
