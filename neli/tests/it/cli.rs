@@ -7,6 +7,32 @@ use std::time::{Duration, Instant};
 
 use neli::kafka::mock::MockKafka;
 
+use crate::support::{budget, retry};
+
+/// T and S of `exec_args`.
+const T: Duration = Duration::from_secs(1);
+const S: Duration = Duration::from_secs(3);
+
+/// One member joins the mock and leads: the mock's 3 s initial rebalance
+/// delay, a retry, then fresh own evidence and a membership proof (T).
+fn first_lead() -> Duration {
+    budget(Duration::from_secs(3) + retry(S) + T)
+}
+
+/// Waits for `path` to hold a line (CMD writes it when it starts).
+fn wait_for_file(path: &std::path::Path, limit: Duration) -> Option<String> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(text) = std::fs::read_to_string(path).ok().filter(|t| t.ends_with('\n')) {
+            return Some(text);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn neli() -> Command {
     Command::new(env!("CARGO_BIN_EXE_neli"))
 }
@@ -49,7 +75,8 @@ fn unreachable_broker_exits_2_with_a_clear_message_in_bounded_time() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("cannot reach the Kafka cluster at '127.0.0.1:1'"), "{}", stderr(&out));
-    assert!(started.elapsed() < Duration::from_secs(5), "bounded by --connect-timeout: {:?}", started.elapsed());
+    let limit = budget(Duration::from_secs(2));
+    assert!(started.elapsed() < limit, "bounded by --connect-timeout 2s (budget {limit:?}): {:?}", started.elapsed());
 }
 
 #[test]
@@ -78,14 +105,9 @@ fn sigterm_stops_cmd_resigns_and_exits_0() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let cmd_pid: i32 = loop {
-        if let Some(pid) = std::fs::read_to_string(&pidfile).ok().and_then(|s| s.trim().parse().ok()) {
-            break pid;
-        }
-        assert!(Instant::now() < deadline, "CMD never started");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let cmd_pid: i32 = wait_for_file(&pidfile, first_lead())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| panic!("CMD never started within {:?}", first_lead()));
     unsafe {
         libc::kill(child.id() as i32, libc::SIGTERM);
     }
@@ -126,25 +148,33 @@ fn failing_revoke_hook_is_retried_then_neli_exits_nonzero() {
 #[test]
 fn ended_election_stops_cmd_and_exits_0() {
     let mock = mock("ended");
+    let dir = std::env::temp_dir().join(format!("neli-it-ended-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let started = dir.join("started");
     let mut child = neli()
         .args(exec_args(&mock.bootstrap_servers(), "ended"))
-        .args(["--", "sleep", "100"])
+        .args(["--", "sh", "-c", "echo up > \"$1\"; exec sleep 100", "cmd"])
+        .arg(&started)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_secs(2)); // let it join and lead
+    let leading = wait_for_file(&started, first_lead());
+    assert!(leading.is_some(), "neli exec did not lead within {:?}", first_lead());
     // `neli end` creates the marker, then deletes the topic (the mock has
     // neither CreateTopics nor DeleteTopics, so both are done by hand).
     mock.create_topic("ended.neli.ended", 1).expect("marker");
     mock.hide_topic("ended.neli");
-    let deadline = Instant::now() + Duration::from_secs(15);
+    // The topic watcher looks every second and stops on the marker.
+    let limit = budget(Duration::from_secs(2));
+    let deadline = Instant::now() + limit;
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(Instant::now() < deadline, "neli exec did not stop after the election ended");
+        assert!(Instant::now() < deadline, "neli exec did not stop within {limit:?} after the election ended");
         std::thread::sleep(Duration::from_millis(50));
     };
+    let _ = std::fs::remove_dir_all(&dir);
     let mut err = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
     // A deliberate end is not a failure.
@@ -162,15 +192,34 @@ fn watch_prints_one_json_line_per_transition() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // Lines as they come, so the test waits for "expired" instead of sleeping.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = watch.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
     let out = neli().args(exec_args(&bs, "watched")).args(["--", "sleep", "2"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    std::thread::sleep(Duration::from_millis(1500)); // the lease lapses: "expired"
+    // The exec member stopped heartbeating; watch reports the lapse within T.
+    let limit = budget(T);
+    let deadline = Instant::now() + limit;
+    let mut lines = Vec::new();
+    while !lines.iter().any(|l: &String| l.contains("\"expired\"")) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => lines.push(line),
+            Err(_) => panic!("watch printed no \"expired\" within {limit:?}: {lines:?}"),
+        }
+    }
     unsafe {
         libc::kill(watch.id() as i32, libc::SIGTERM);
     }
-    let mut text = String::new();
-    std::io::Read::read_to_string(watch.stdout.as_mut().unwrap(), &mut text).unwrap();
     let _ = watch.wait();
+    let _ = reader.join();
+    lines.extend(rx.try_iter());
+    let text = lines.join("\n");
     let events: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
     let kinds: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
     // The exec member led once, then its heartbeats stopped.
