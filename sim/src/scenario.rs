@@ -292,6 +292,16 @@ fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].bytes().filter(|b| *b == b'\n').count() + 1
 }
 
+/// Limits that keep a scenario's cost (memory, time, output) sane; each
+/// error names the field, the value and the limit (scenarios/FORMAT.md).
+pub const MAX_NAME: usize = 64;
+pub const MAX_DESCRIPTION: usize = 2000;
+pub const MAX_MEMBERS: u32 = 64;
+pub const MAX_FAULTS: u32 = 1000;
+pub const MAX_RUN: Dur = Dur(3_600_000);
+pub const MAX_PPM: u64 = 1_000_000;
+pub const MAX_FOREIGN_RECORDS: u32 = 100_000;
+
 impl Scenario {
     /// Reads and validates the scenario file at `path`.
     pub fn load(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
@@ -328,8 +338,29 @@ impl Scenario {
         {
             return err(format!("name = {:?}: must match [a-z0-9-]+", self.name));
         }
+        if self.name.len() > MAX_NAME {
+            return err(format!("name: {} characters, at most {MAX_NAME} allowed", self.name.len()));
+        }
+        if self.description.chars().count() > MAX_DESCRIPTION {
+            let n = self.description.chars().count();
+            return err(format!("description: {n} characters, at most {MAX_DESCRIPTION} allowed"));
+        }
         if self.duration.0 <= 0 {
             return err(format!("duration = \"{}\": must be positive", self.duration));
+        }
+        if self.duration.0 > MAX_RUN.0 {
+            return err(format!("duration = \"{}\": at most \"{MAX_RUN}\" of simulated time", self.duration));
+        }
+        if let Some(r) = &self.random {
+            if r.faults > MAX_FAULTS {
+                return err(format!("random.faults = {}: at most {MAX_FAULTS}", r.faults));
+            }
+            if r.max_duration.0 <= 0 {
+                return err(format!("random.max_duration = \"{}\": must be positive", r.max_duration));
+            }
+        }
+        if self.faults.len() > MAX_FAULTS as usize {
+            return err(format!("{} faults: at most {MAX_FAULTS}", self.faults.len()));
         }
         let c = &self.cluster;
         if c.brokers == 0 {
@@ -344,6 +375,9 @@ impl Scenario {
         let e = &self.election;
         if e.members == 0 {
             return err("election.members = 0: need at least one member".into());
+        }
+        if e.members > MAX_MEMBERS {
+            return err(format!("election.members = {}: at most {MAX_MEMBERS}", e.members));
         }
         if e.heartbeat_timeout.0 <= 0 || e.session_timeout.0 <= 0 || e.poll_interval.0 <= 0 {
             return err("election: heartbeat_timeout, session_timeout and poll_interval must be positive".into());
@@ -379,6 +413,45 @@ impl Scenario {
             };
             if f.at.0 < 0 {
                 return Err((at, format!("faults.at = \"{}\": must not be negative", f.at)));
+            }
+            if f.at >= self.duration {
+                return Err((
+                    at,
+                    format!(
+                        "faults.at = \"{}\": at or after the end of the run (duration = \"{}\")",
+                        f.at, self.duration
+                    ),
+                ));
+            }
+            for (field, v) in [("duration", f.duration), ("latency", f.latency)] {
+                if let Some(d) = v
+                    && d.0 <= 0
+                {
+                    return Err((at, format!("faults.{field} = \"{d}\": must be positive")));
+                }
+            }
+            if let Some(j) = f.jitter
+                && j.0 < 0
+            {
+                return Err((at, format!("faults.jitter = \"{j}\": must not be negative")));
+            }
+            if let Some(ppm) = f.ppm
+                && ppm.unsigned_abs() > MAX_PPM
+            {
+                return Err((
+                    at,
+                    format!("faults.ppm = {ppm}: must be within ±{MAX_PPM} (a clock at most twice as fast)"),
+                ));
+            }
+            if let Some(by) = f.by
+                && by.0.unsigned_abs() > MAX_RUN.0.unsigned_abs()
+            {
+                return Err((at, format!("faults.by = \"{by}\": a step of at most \"{MAX_RUN}\" either way")));
+            }
+            if let Some(n) = f.count
+                && n > MAX_FOREIGN_RECORDS
+            {
+                return Err((at, format!("faults.count = {n}: at most {MAX_FOREIGN_RECORDS} records")));
             }
             match f.kind {
                 FaultKind::Pause | FaultKind::StallPoll | FaultKind::IsolateCoordinator => {
