@@ -11,10 +11,34 @@ use neli_sim::Scenario;
 
 use crate::stats::SeedResult;
 
+/// Most seeds one process runs per scenario; more is a job for shards.
+pub const MAX_SEEDS: u64 = 100_000_000;
+
 /// The seeds of `start..start+count` that shard `index` of `of` (1-based)
-/// runs: every `of`-th seed.
-pub fn shard_seeds(start: u64, count: u64, index: u64, of: u64) -> Vec<u64> {
-    (start..start.saturating_add(count)).filter(|s| (s - start) % of == index - 1).collect()
+/// runs: every `of`-th seed, counted without walking the whole range, so a
+/// huge range split into as many shards costs one seed per shard. An empty
+/// selection or one above [`MAX_SEEDS`] is an error saying why.
+pub fn shard_seeds(start: u64, count: u64, index: u64, of: u64) -> Result<Vec<u64>, String> {
+    if count == 0 {
+        return Err("--seeds 0: nothing to run; give at least 1".into());
+    }
+    if index == 0 || of == 0 || index > of {
+        return Err(format!("--shard {index}/{of}: need 1 <= i <= n"));
+    }
+    let end = start
+        .checked_add(count)
+        .ok_or_else(|| format!("--start {start} + --seeds {count} goes past the largest seed {}", u64::MAX))?;
+    let first = start.saturating_add(index - 1);
+    if first >= end {
+        return Err(format!("--shard {index}/{of}: no seed of the {count} from {start} falls in this shard"));
+    }
+    let n = (end - first).div_ceil(of);
+    if n > MAX_SEEDS {
+        return Err(format!(
+            "{n} seeds in one process (--seeds {count}, --shard {index}/{of}): at most {MAX_SEEDS}; split the range with --shard"
+        ));
+    }
+    Ok((0..n).map(|k| first + k * of).collect())
 }
 
 /// Parses `i/n` with `1 <= i <= n`.
@@ -59,4 +83,32 @@ where
 pub fn explore(s: &Scenario, seeds: &[u64], jobs: usize, bar: &ProgressBar) -> Vec<SeedResult> {
     let ms = s.duration.ms();
     run_seeds(seeds, jobs, bar, |seed| SeedResult::of(&crate::run(s, seed), ms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_partition_the_range_in_order() {
+        let all: Vec<u64> = (1..=3).flat_map(|i| shard_seeds(10, 8, i, 3).unwrap()).collect();
+        let mut sorted = all.clone();
+        sorted.sort();
+        assert_eq!(sorted, (10..18).collect::<Vec<_>>());
+        assert_eq!(shard_seeds(10, 8, 2, 3).unwrap(), vec![11, 14, 17]);
+    }
+
+    #[test]
+    fn a_huge_range_in_as_many_shards_is_one_seed_each() {
+        assert_eq!(shard_seeds(0, u64::MAX, 1, u64::MAX).unwrap(), vec![0]);
+        assert_eq!(shard_seeds(0, u64::MAX, u64::MAX, u64::MAX).unwrap(), vec![u64::MAX - 1]);
+    }
+
+    #[test]
+    fn nothing_to_run_or_too_much_is_an_error_saying_why() {
+        assert!(shard_seeds(0, 0, 1, 1).unwrap_err().contains("nothing to run"));
+        assert!(shard_seeds(0, 2, 3, 4).unwrap_err().contains("no seed"));
+        assert!(shard_seeds(5, u64::MAX, 1, 1).unwrap_err().contains("past the largest seed"));
+        assert!(shard_seeds(0, u64::MAX, 1, 1).unwrap_err().contains("split the range"));
+    }
 }

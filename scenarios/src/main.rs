@@ -296,7 +296,15 @@ fn cmd_explore(
     shard: Option<String>,
 ) -> ExitCode {
     let names = match (all, names.is_empty()) {
-        (true, true) => catalog::names(),
+        (true, true) => match catalog::names() {
+            v if v.is_empty() => {
+                return fail(format!(
+                    "--all: no scenario files in {} (set NELI_LAB_SCENARIOS to a directory of *.toml scenarios)",
+                    catalog::dir().display()
+                ));
+            }
+            v => v,
+        },
         (false, false) => names,
         (true, false) => return fail("give scenario names or --all, not both"),
         (false, true) => return fail("give scenario names or --all"),
@@ -313,7 +321,10 @@ fn cmd_explore(
             Err(err) => return fail(err),
         }
     }
-    let seed_list = explore::shard_seeds(start, seeds, si, sn);
+    let seed_list = match explore::shard_seeds(start, seeds, si, sn) {
+        Ok(l) => l,
+        Err(e) => return fail(e),
+    };
     let jobs = jobs(j);
     let b = bar(seed_list.len() as u64 * entries.len() as u64);
     let t0 = Instant::now();

@@ -85,3 +85,34 @@ fn list_flags_an_invalid_file() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("bad  ") && out.contains("INVALID: ") && out.contains("bad.toml:5:"), "{out}");
 }
+
+// A command that does no work never says PASS: zero seeds, an empty shard
+// and an empty scenario directory exit 2 with the reason.
+#[test]
+fn explore_with_nothing_to_run_exits_2_with_the_reason() {
+    let o = lab(&["explore", "leader-pause", "--seeds", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--seeds 0: nothing to run"), "{}", stderr(&o));
+    let o = lab(&["explore", "leader-pause", "--seeds", "2", "--shard", "3/4"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no seed of the 2 from"), "{}", stderr(&o));
+    let empty = scratch("empty-scenario-dir");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_neli-lab"))
+        .args(["explore", "--all", "--seeds", "1"])
+        .env("NELI_LAB_SCENARIOS", empty.join("does-not-exist"))
+        .output()
+        .expect("neli-lab runs");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--all: no scenario files in"), "{}", stderr(&o));
+}
+
+// The largest range split into as many shards is one seed per shard, run at
+// once (it used to walk the whole range and never end).
+#[test]
+fn a_huge_range_in_as_many_shards_runs_one_seed() {
+    let max = u64::MAX.to_string();
+    let fixture = crate::fixture("tiny-pause");
+    let o = lab(&["explore", &fixture, "--seeds", &max, "--shard", &format!("1/{max}")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(crate::stdout(&o).contains("x 1 seed(s)"), "{}", crate::stdout(&o));
+}
