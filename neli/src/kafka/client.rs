@@ -50,6 +50,9 @@ pub(crate) struct Shared {
     pub(crate) closing: AtomicBool,
     /// Acknowledgements of a held revocation.
     pub(crate) acks: Mutex<Option<std_mpsc::Receiver<()>>>,
+    /// librdkafka reported every broker down: fetching is paused until the
+    /// cluster answers again and lists the election topic (see [`poll_loop`]).
+    pub(crate) outage: AtomicBool,
 }
 
 /// Consumer context: rebalances become broker events.
@@ -63,6 +66,9 @@ impl ClientContext for ElectionContext {
     }
 
     fn error(&self, error: KafkaError, reason: &str) {
+        if error.rdkafka_error_code() == Some(rdkafka::error::RDKafkaErrorCode::AllBrokersDown) {
+            self.shared.outage.store(true, Ordering::SeqCst);
+        }
         forward_client_error(&self.shared.events, error, reason);
     }
 }
@@ -274,8 +280,18 @@ fn log_librdkafka(level: RDKafkaLogLevel, fac: &str, message: &str) {
 
 /// The poll loop: forwards records (and, through the context, rebalances)
 /// until closing; then closes the consumer on this same thread.
+///
+/// It also keeps a fetch from resuming blindly after an outage of every
+/// broker: a broker that comes back without its data has recreated (or not
+/// yet recreated) the election topic under a new topic id, and a fetch under
+/// the old id makes tansu answer with leader tags that crash librdkafka
+/// 2.12.1 (neli/KAFKA.md, "Broker restart with state loss"). So when
+/// librdkafka reports all brokers down, the assignment is paused; it resumes
+/// once a metadata request (which also refreshes the topic id) lists the topic.
 pub(crate) fn poll_loop(consumer: Arc<BaseConsumer<ElectionContext>>, shared: Arc<Shared>) {
+    let mut paused: Option<std::time::Instant> = None;
     while !shared.closing.load(Ordering::SeqCst) {
+        paused = hold_fetches_through_outage(&consumer, &shared, paused);
         match consumer.poll(POLL_SLICE) {
             None => {}
             Some(Ok(msg)) => {
@@ -314,6 +330,42 @@ pub(crate) fn poll_loop(consumer: Arc<BaseConsumer<ElectionContext>>, shared: Ar
         }
     }
 }
+
+/// Pauses the assignment when an outage starts; every [`OUTAGE_RECHECK`]
+/// asks for metadata and resumes once the election topic is listed again.
+fn hold_fetches_through_outage(
+    consumer: &BaseConsumer<ElectionContext>,
+    shared: &Shared,
+    paused: Option<std::time::Instant>,
+) -> Option<std::time::Instant> {
+    if !shared.outage.load(Ordering::SeqCst) {
+        return None;
+    }
+    let Some(since) = paused else {
+        if let Ok(assignment) = consumer.assignment() {
+            let _ = consumer.pause(&assignment);
+        }
+        tracing::info!("every broker is down: fetching paused until the election topic is listed again");
+        return Some(std::time::Instant::now());
+    };
+    if since.elapsed() < OUTAGE_RECHECK {
+        return Some(since);
+    }
+    match consumer.client().fetch_metadata(None, OUTAGE_RECHECK) {
+        Ok(md) if md.topics().iter().any(|t| t.name() == shared.topic && t.error().is_none()) => {
+            shared.outage.store(false, Ordering::SeqCst);
+            if let Ok(assignment) = consumer.assignment() {
+                let _ = consumer.resume(&assignment);
+            }
+            tracing::info!("the cluster lists the election topic again: fetching resumed");
+            None
+        }
+        _ => Some(std::time::Instant::now()),
+    }
+}
+
+/// How often a paused consumer asks whether the cluster is back.
+const OUTAGE_RECHECK: Duration = Duration::from_millis(250);
 
 /// Longest the poll thread waits for librdkafka's consumer close.
 const CLOSE_LIMIT: Duration = Duration::from_secs(5);

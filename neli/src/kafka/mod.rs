@@ -197,6 +197,7 @@ impl KafkaBroker {
             leaving: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             acks: Mutex::new(Some(ack_rx)),
+            outage: AtomicBool::new(false),
         });
         let consumer: BaseConsumer<ElectionContext> = consumer_config(&cfg)
             .create_with_context(ElectionContext { shared: shared.clone() })
