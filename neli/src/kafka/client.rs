@@ -89,11 +89,8 @@ impl ConsumerContext for ElectionContext {
                 // it. tansu answers that fetch with an error that makes
                 // librdkafka 2.12.1 dereference a NULL topic name (SIGSEGV in
                 // `rd_kafka_metadata_update_op`); see neli/KAFKA.md, "Broker
-                // restart with state loss". All topics, never one by name:
-                // naming a topic that is gone is the other known crash.
-                if let Err(e) = consumer.client().fetch_metadata(None, ASSIGN_METADATA_LIMIT) {
-                    tracing::debug!(error = %e, "metadata refresh before assign failed");
-                }
+                // restart with state loss".
+                let listed = topic_listed(consumer, &self.shared.topic, ASSIGN_METADATA_LIMIT);
                 // Only fresh heartbeats matter: never replay history.
                 let _ = tpl.set_all_offsets(Offset::End);
                 let last = self.shared.last_generation.load(Ordering::SeqCst);
@@ -104,6 +101,17 @@ impl ConsumerContext for ElectionContext {
                 self.shared.generation.store(generation, Ordering::SeqCst);
                 if let Err(e) = consumer.assign(tpl) {
                     let _ = self.shared.events.send(Err(BrokerError::retriable(format!("assign failed: {e}"))));
+                }
+                // A pause outlives unassign/assign in librdkafka, so every
+                // assignment says explicitly whether it may fetch: only once
+                // the cluster lists the topic (else the poll thread keeps
+                // checking, as after an outage).
+                if listed {
+                    let _ = consumer.resume(tpl);
+                    self.shared.outage.store(false, Ordering::SeqCst);
+                } else {
+                    let _ = consumer.pause(tpl);
+                    self.shared.outage.store(true, Ordering::SeqCst);
                 }
                 tracing::debug!(generation, ?partitions, "assigned");
                 let _ = self.shared.events.send(Ok(BrokerEvent::Assigned { generation, partitions }));
@@ -351,16 +359,27 @@ fn hold_fetches_through_outage(
     if since.elapsed() < OUTAGE_RECHECK {
         return Some(since);
     }
-    match consumer.client().fetch_metadata(None, OUTAGE_RECHECK) {
-        Ok(md) if md.topics().iter().any(|t| t.name() == shared.topic && t.error().is_none()) => {
-            shared.outage.store(false, Ordering::SeqCst);
-            if let Ok(assignment) = consumer.assignment() {
-                let _ = consumer.resume(&assignment);
-            }
-            tracing::info!("the cluster lists the election topic again: fetching resumed");
-            None
+    if !topic_listed(consumer, &shared.topic, OUTAGE_RECHECK) {
+        return Some(std::time::Instant::now());
+    }
+    shared.outage.store(false, Ordering::SeqCst);
+    if let Ok(assignment) = consumer.assignment() {
+        let _ = consumer.resume(&assignment);
+    }
+    tracing::info!("the cluster lists the election topic again: fetching resumed");
+    None
+}
+
+/// Asks the cluster for all topics (which also refreshes this client's
+/// cached topic ids) and says whether it lists `topic`. All topics, never
+/// one by name: naming a topic that is gone is the other known crash.
+fn topic_listed(consumer: &BaseConsumer<ElectionContext>, topic: &str, limit: Duration) -> bool {
+    match consumer.client().fetch_metadata(None, limit) {
+        Ok(md) => md.topics().iter().any(|t| t.name() == topic && t.error().is_none()),
+        Err(e) => {
+            tracing::debug!(error = %e, "metadata request failed");
+            false
         }
-        _ => Some(std::time::Instant::now()),
     }
 }
 
