@@ -340,11 +340,9 @@ async fn fetch_task(sh: Arc<Shared>) {
 /// backend's watcher does.
 const TOPIC_CHECK_MS: u64 = 1000;
 
-/// The Kafka backend's topic watcher (`neli::log_watch::LogWatch` decides):
-/// the broker lost the election log when the topic is missing on two looks
-/// in a row (the member then recreates it) or when partition 0's log end went
-/// backwards (another member recreated it first). Either way the member
-/// says so (`LogLost`: tokens restart).
+/// The Kafka backend's topic watcher: `neli::log_watch::LogWatch` decides
+/// from each look whether the log was lost (report `LogLost`: tokens
+/// restart) and whether to recreate the topic.
 async fn topic_task(sh: Arc<Shared>) {
     let mut conn = Conn::new(&sh.cfg.partition_leader, sh.gate.clone());
     let mut watch = neli::log_watch::LogWatch::default();
@@ -357,11 +355,7 @@ async fn topic_task(sh: Arc<Shared>) {
         let timeout = Duration::from_millis(sh.cfg.request_timeout_ms);
         let look = match conn.call(&Request::Metadata, timeout).await {
             Ok(Response::UnknownTopic) => neli::log_watch::Look::Missing,
-            // Like librdkafka's cached high watermark: known only to a
-            // client that fetches partition 0.
-            Ok(Response::Metadata { log_end, .. }) if sh.lock().assigned.contains(&0) => {
-                neli::log_watch::Look::Present { log_end }
-            }
+            Ok(Response::Metadata { .. }) => neli::log_watch::Look::Present,
             _ => continue,
         };
         let verdict = watch.look(look);
@@ -501,7 +495,7 @@ impl neli::Broker for SimBroker {
     async fn partition_count(&mut self) -> Result<u32, BrokerError> {
         let mut conn = Conn::new(&self.shared.cfg.partition_leader, self.shared.gate.clone());
         for _ in 0..50 {
-            if let Ok(Response::Metadata { partitions, .. }) = conn.call(&Request::Metadata, self.timeout()).await {
+            if let Ok(Response::Metadata { partitions }) = conn.call(&Request::Metadata, self.timeout()).await {
                 return Ok(partitions);
             }
             self.clock.sleep(Duration::from_millis(200)).await;

@@ -82,11 +82,8 @@ pub enum Response {
         records: Vec<WireRecord>,
         next: u64,
     },
-    /// `log_end`: the end offset of partition 0 (Kafka's high watermark,
-    /// which the topic watcher compares to notice a log that restarted).
     Metadata {
         partitions: u32,
-        log_end: u64,
     },
     NotLeader,
     /// The election topic does not exist (the broker lost its state).

@@ -222,10 +222,7 @@ impl BrokerCtx {
         let now = global_ms();
         match req {
             Request::Metadata if !self.state.lock().expect("broker lock").topic => Response::UnknownTopic,
-            Request::Metadata => {
-                let log_end = self.state.lock().expect("broker lock").logs.get(&0).map_or(0, |l| l.len() as u64);
-                Response::Metadata { partitions: self.partitions, log_end }
-            }
+            Request::Metadata => Response::Metadata { partitions: self.partitions },
             Request::CreateTopic => {
                 let mut s = self.state.lock().expect("broker lock");
                 if !s.topic {

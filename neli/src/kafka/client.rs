@@ -185,30 +185,6 @@ fn read_generation(consumer: &BaseConsumer<ElectionContext>) -> Option<u64> {
     }
 }
 
-/// The high watermark librdkafka last saw in a fetch response for
-/// `topic`/`partition` (`rd_kafka_get_watermark_offsets`: local, no request;
-/// rdkafka does not expose it). `None` when this client has none.
-pub(crate) fn cached_high_watermark(
-    consumer: &BaseConsumer<ElectionContext>,
-    topic: &str,
-    partition: i32,
-) -> Option<u64> {
-    let topic = std::ffi::CString::new(topic).ok()?;
-    let (mut low, mut high) = (-1i64, -1i64);
-    // SAFETY: a live client handle, a NUL-terminated topic name and two
-    // writable i64s; librdkafka only reads its own cached partition state.
-    let err = unsafe {
-        rdkafka_sys::rd_kafka_get_watermark_offsets(
-            consumer.client().native_ptr(),
-            topic.as_ptr(),
-            partition,
-            &mut low,
-            &mut high,
-        )
-    };
-    (err == RDKafkaRespErr::RD_KAFKA_RESP_ERR_NO_ERROR).then_some(high).and_then(|h| u64::try_from(h).ok())
-}
-
 pub(crate) fn parse_generation(bytes: &[u8]) -> Option<u64> {
     let magic = b"CGMDv2:";
     if bytes.len() < magic.len() + 4 || &bytes[..magic.len()] != magic {

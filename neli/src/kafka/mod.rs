@@ -216,15 +216,14 @@ impl KafkaBroker {
         };
         let watcher_stop = Arc::new(AtomicBool::new(false));
         {
-            let (producer, consumer, stop, topic) =
-                (producer.clone(), consumer.clone(), watcher_stop.clone(), cfg.topic.clone());
+            let (producer, stop, topic) = (producer.clone(), watcher_stop.clone(), cfg.topic.clone());
             let recreate = {
                 let (cfg, timeout) = (cfg.clone(), connect_timeout);
                 move || recreate_topic(&cfg, timeout)
             };
             std::thread::Builder::new()
                 .name("neli-kafka-topic".into())
-                .spawn(move || watch_topic(producer, consumer, topic, stop, tx, recreate))
+                .spawn(move || watch_topic(producer, topic, stop, tx, recreate))
                 .map_err(|e| BrokerError::fatal(format!("cannot start the topic watcher: {e}")))?;
         }
         Ok(KafkaBroker {
@@ -644,7 +643,6 @@ fn recreate_topic(cfg: &ResolvedConfig, timeout: Duration) {
 
 fn watch_topic(
     producer: Arc<ThreadedProducer<ProduceContext>>,
-    consumer: Arc<BaseConsumer<ElectionContext>>,
     topic: String,
     stop: Arc<AtomicBool>,
     events: client::EventTx,
@@ -674,18 +672,7 @@ fn watch_topic(
             let _ = events.send(Ok(BrokerEvent::ElectionEnded));
             return;
         }
-        let look = if has(&topic) {
-            // The high watermark librdkafka cached from this member's own
-            // fetches of partition 0 (no request: asking the broker about a
-            // topic by name is what crashes on a deleted one). Members not
-            // fetching it have none and rely on the missing-topic path.
-            match client::cached_high_watermark(&consumer, &topic, 0) {
-                Some(high) => crate::log_watch::Look::Present { log_end: high },
-                None => continue,
-            }
-        } else {
-            crate::log_watch::Look::Missing
-        };
+        let look = if has(&topic) { crate::log_watch::Look::Present } else { crate::log_watch::Look::Missing };
         let verdict = watch.look(look);
         if verdict.lost {
             // Tokens restart with the log, whoever recreates it.
