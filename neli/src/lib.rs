@@ -43,6 +43,8 @@ mod driver;
 #[cfg(feature = "kafka")]
 pub mod kafka;
 pub mod mock;
+pub mod properties;
+pub mod secrets;
 pub mod testing;
 
 pub use broker::{Broker, BrokerError, BrokerEvent, ErrorKind, Membership};

@@ -18,7 +18,7 @@ use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
-use rdkafka::producer::{DeliveryResult, ProducerContext};
+use rdkafka::producer::{BaseProducer, DeliveryResult, Producer, ProducerContext};
 use rdkafka::types::RDKafkaRespErr;
 use rdkafka::{Offset, TopicPartitionList};
 use tokio::sync::mpsc;
@@ -26,6 +26,7 @@ use tokio::sync::mpsc;
 use super::errors::classify;
 use crate::broker::{BrokerError, BrokerEvent};
 use crate::core::Record;
+use crate::secrets::Redactor;
 
 /// How long the poll thread waits in one `poll` call; bounds how late a
 /// command (close) or an acknowledgement is noticed.
@@ -46,6 +47,8 @@ pub(crate) struct Shared {
     pub(crate) closing: AtomicBool,
     /// Acknowledgements of a held revocation.
     pub(crate) acks: Mutex<Option<std_mpsc::Receiver<()>>>,
+    /// Every librdkafka text passes through it before it is logged or sent.
+    pub(crate) redactor: Arc<Redactor>,
 }
 
 /// Consumer context: rebalances become broker events.
@@ -55,11 +58,11 @@ pub(crate) struct ElectionContext {
 
 impl ClientContext for ElectionContext {
     fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
-        log_librdkafka(level, fac, log_message);
+        log_librdkafka(&self.shared.redactor, level, fac, log_message);
     }
 
     fn error(&self, error: KafkaError, reason: &str) {
-        forward_client_error(&self.shared.events, error, reason);
+        forward_client_error(&self.shared.redactor, &self.shared.events, error, reason);
     }
 }
 
@@ -82,7 +85,8 @@ impl ConsumerContext for ElectionContext {
                 self.shared.last_generation.store(generation, Ordering::SeqCst);
                 self.shared.generation.store(generation, Ordering::SeqCst);
                 if let Err(e) = consumer.assign(tpl) {
-                    let _ = self.shared.events.send(Err(BrokerError::retriable(format!("assign failed: {e}"))));
+                    let message = self.shared.redactor.redact(&format!("assign failed: {e}"));
+                    let _ = self.shared.events.send(Err(BrokerError::retriable(message)));
                 }
                 tracing::debug!(generation, ?partitions, "assigned");
                 let _ = self.shared.events.send(Ok(BrokerEvent::Assigned { generation, partitions }));
@@ -170,15 +174,16 @@ pub(crate) fn parse_generation(bytes: &[u8]) -> Option<u64> {
 /// not get renewed by a heartbeat that never arrives).
 pub(crate) struct ProduceContext {
     pub(crate) events: EventTx,
+    pub(crate) redactor: Arc<Redactor>,
 }
 
 impl ClientContext for ProduceContext {
     fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
-        log_librdkafka(level, fac, log_message);
+        log_librdkafka(&self.redactor, level, fac, log_message);
     }
 
     fn error(&self, error: KafkaError, reason: &str) {
-        forward_client_error(&self.events, error, reason);
+        forward_client_error(&self.redactor, &self.events, error, reason);
     }
 }
 
@@ -187,14 +192,14 @@ impl ProducerContext for ProduceContext {
 
     fn delivery(&self, result: &DeliveryResult<'_>, _: Self::DeliveryOpaque) {
         if let Err((e, _)) = result {
-            tracing::warn!(error = %e, "heartbeat delivery failed");
+            tracing::warn!(error = %self.redactor.redact(&e.to_string()), "heartbeat delivery failed");
         }
     }
 }
 
-fn forward_client_error(events: &EventTx, error: KafkaError, reason: &str) {
+fn forward_client_error(redactor: &Redactor, events: &EventTx, error: KafkaError, reason: &str) {
     let kind = classify(&error);
-    let e = BrokerError { kind, message: format!("{error}: {reason}") };
+    let e = BrokerError { kind, message: redactor.redact(&format!("{error}: {reason}")) };
     if e.is_fatal() {
         let _ = events.send(Err(e));
     } else {
@@ -204,7 +209,8 @@ fn forward_client_error(events: &EventTx, error: KafkaError, reason: &str) {
     }
 }
 
-fn log_librdkafka(level: RDKafkaLogLevel, fac: &str, message: &str) {
+fn log_librdkafka(redactor: &Redactor, level: RDKafkaLogLevel, fac: &str, message: &str) {
+    let message = redactor.redact(message);
     match level {
         RDKafkaLogLevel::Emerg | RDKafkaLogLevel::Alert | RDKafkaLogLevel::Critical | RDKafkaLogLevel::Error => {
             tracing::error!(target: "librdkafka", fac, "{message}")
@@ -214,6 +220,124 @@ fn log_librdkafka(level: RDKafkaLogLevel, fac: &str, message: &str) {
             tracing::info!(target: "librdkafka", fac, "{message}")
         }
         RDKafkaLogLevel::Debug => tracing::debug!(target: "librdkafka", fac, "{message}"),
+    }
+}
+
+/// Context of the connection probe ([`probe`]): remembers the client
+/// errors librdkafka reports through its error callback, so a failed connect
+/// says why (a TLS handshake or authentication failure) instead of only
+/// "no answer", and says it at once.
+pub(crate) struct ProbeContext {
+    pub(crate) redactor: Arc<Redactor>,
+    seen: Mutex<ProbeErrors>,
+}
+
+#[derive(Default)]
+struct ProbeErrors {
+    /// The first error that retrying cannot heal (TLS, authentication).
+    refused: Option<String>,
+    /// The newest client error that says why (not "all brokers are down").
+    last: Option<String>,
+}
+
+impl ProbeContext {
+    pub(crate) fn new(redactor: Arc<Redactor>) -> ProbeContext {
+        ProbeContext { redactor, seen: Mutex::new(ProbeErrors::default()) }
+    }
+}
+
+impl ClientContext for ProbeContext {
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
+        log_librdkafka(&self.redactor, level, fac, log_message);
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        let text = self.redactor.redact(&format!("{reason} ({error})"));
+        tracing::debug!(error = %text, "librdkafka client error while connecting");
+        let mut seen = self.seen.lock().expect("probe lock");
+        if (refuses_connection(&error) || is_tls_alert(reason)) && seen.refused.is_none() {
+            seen.refused = Some(text.clone());
+        }
+        // "All brokers are down" only sums up the errors before it: keep
+        // the error that says why.
+        let summary = error.rdkafka_error_code() == Some(rdkafka::error::RDKafkaErrorCode::AllBrokersDown);
+        if !summary || seen.last.is_none() {
+            seen.last = Some(text);
+        }
+    }
+}
+
+impl ProducerContext for ProbeContext {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, _: &DeliveryResult<'_>, _: Self::DeliveryOpaque) {}
+}
+
+/// Errors of the error callback that mean the cluster answered but the
+/// connection cannot be set up with this configuration: a failed TLS
+/// handshake or certificate check (librdkafka reports these as `_SSL`,
+/// `rdkafka_ssl.c`), a failed SASL handshake or authentication.
+pub(crate) fn refuses_connection(error: &KafkaError) -> bool {
+    use rdkafka::error::RDKafkaErrorCode as C;
+    matches!(
+        error.rdkafka_error_code(),
+        Some(
+            C::SSL
+                | C::Authentication
+                | C::SaslAuthenticationFailed
+                | C::UnsupportedSASLMechanism
+                | C::IllegalSASLState
+        )
+    )
+}
+
+/// Whether a transport error is a TLS alert the broker sent (OpenSSL's
+/// "SSL routines::... alert ...", e.g. "tlsv13 alert certificate required"
+/// when it demands a client certificate): with TLS 1.3 the client's
+/// handshake is over before the broker checks the client, so librdkafka
+/// reports the broker's refusal as a failed receive, not as an `_SSL` error.
+/// An alert is the broker's answer, not a network fault: retrying cannot fix it.
+pub(crate) fn is_tls_alert(reason: &str) -> bool {
+    reason.contains("SSL routines") && reason.contains(" alert ")
+}
+
+/// What the connection probe found.
+pub(crate) enum Probe {
+    /// The cluster answered a metadata request.
+    Answered,
+    /// The cluster cannot be used with this configuration; librdkafka's reason.
+    Refused(String),
+    /// No answer within the timeout: the metadata error and the newest client error.
+    NoAnswer { error: String, last: Option<String> },
+}
+
+/// How long one metadata request of the probe may take; bounds how late a
+/// TLS or authentication failure is reported.
+const PROBE_SLICE: Duration = Duration::from_millis(200);
+
+/// Asks the cluster for metadata until it answers, a client error shows the
+/// connection can never work, or `timeout` passes. Blocks: run it on a
+/// blocking thread.
+pub(crate) fn probe(producer: &BaseProducer<ProbeContext>, timeout: Duration) -> Probe {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let result = producer.client().fetch_metadata(None, left.clamp(Duration::from_millis(1), PROBE_SLICE));
+        // librdkafka queues error callbacks until the client is polled; one
+        // poll serves at most one event.
+        for _ in 0..16 {
+            producer.poll(Duration::ZERO);
+        }
+        let ctx = producer.context();
+        let seen = ctx.seen.lock().expect("probe lock");
+        match result {
+            Ok(_) => return Probe::Answered,
+            Err(_) if seen.refused.is_some() => return Probe::Refused(seen.refused.clone().unwrap_or_default()),
+            Err(e) if std::time::Instant::now() >= deadline => {
+                return Probe::NoAnswer { error: ctx.redactor.redact(&e.to_string()), last: seen.last.clone() };
+            }
+            Err(_) => {}
+        }
     }
 }
 
@@ -240,11 +364,11 @@ pub(crate) fn poll_loop(consumer: Arc<BaseConsumer<ElectionContext>>, shared: Ar
             }
             Some(Err(e)) => {
                 let kind = classify(&e);
-                let err = BrokerError { kind, message: format!("consumer: {e}") };
+                let err = BrokerError { kind, message: shared.redactor.redact(&format!("consumer: {e}")) };
                 if err.is_fatal() {
                     let _ = shared.events.send(Err(err));
                 } else {
-                    tracing::debug!(error = %e, "consumer error");
+                    tracing::debug!(error = %err.message, "consumer error");
                 }
             }
         }
