@@ -255,7 +255,10 @@ impl ClientContext for ProbeContext {
         let text = self.redactor.redact(&format!("{reason} ({error})"));
         tracing::debug!(error = %text, "librdkafka client error while connecting");
         let mut seen = self.seen.lock().expect("probe lock");
-        if (refuses_connection(&error) || is_tls_alert(reason)) && seen.refused.is_none() {
+        // A SASL handshake cut short by the network (librdkafka reports it as
+        // an authentication error too) may heal: keep retrying it.
+        let cut_short = reason.contains("transport failure") || reason.contains("Disconnected");
+        if ((refuses_connection(&error) && !cut_short) || is_tls_alert(reason)) && seen.refused.is_none() {
             seen.refused = Some(text.clone());
         }
         // "All brokers are down" only sums up the errors before it: keep
