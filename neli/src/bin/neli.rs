@@ -157,7 +157,9 @@ impl Common {
         if let Some(n) = &self.name {
             b = b.name(n.clone());
         }
-        for (k, v) in client_properties(&self.properties)? {
+        let properties = client_properties(&self.properties)?;
+        let _ = REDACTOR.set(neli::secrets::Redactor::new(properties.iter().map(|(k, v)| (k, v))));
+        for (k, v) in properties {
             b = b.kafka(k, v);
         }
         b.build().map_err(|e| e.to_string())
@@ -194,8 +196,22 @@ fn main() -> ExitCode {
     code
 }
 
+/// This process's redaction step, set once its client properties are
+/// known. The library already redacts every librdkafka text; this is the
+/// last guard before anything reaches stderr (neli/KAFKA.md, "Secrets never printed").
+static REDACTOR: std::sync::OnceLock<neli::secrets::Redactor> = std::sync::OnceLock::new();
+
+/// Prints `msg` on stderr, without secrets.
+fn say(msg: impl std::fmt::Display) {
+    let text = msg.to_string();
+    match REDACTOR.get() {
+        Some(r) => eprintln!("neli: {}", r.redact(&text)),
+        None => eprintln!("neli: {text}"),
+    }
+}
+
 fn usage_error(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("neli: {msg}");
+    say(msg);
     ExitCode::from(2)
 }
 
@@ -290,7 +306,7 @@ async fn exec(args: ExecArgs) -> ExitCode {
         Ok(Outcome::Closed) => ExitCode::from(u8::try_from(s.exited.unwrap_or(0)).unwrap_or(1)),
         Err(Error::ElectionEnded) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("neli: {e}");
+            say(e);
             ExitCode::from(1)
         }
     }

@@ -392,7 +392,21 @@ const CLOSE_LIMIT: Duration = Duration::from_secs(5);
 
 #[cfg(test)]
 mod tests {
-    use super::parse_generation;
+    use super::{is_tls_alert, parse_generation, refuses_connection};
+    use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+
+    #[test]
+    fn tls_and_authentication_failures_refuse_and_transport_failures_do_not() {
+        // Texts as librdkafka 2.12.1 reported them in the kafka_tls tests.
+        assert!(refuses_connection(&KafkaError::Global(RDKafkaErrorCode::SSL)));
+        assert!(refuses_connection(&KafkaError::Global(RDKafkaErrorCode::Authentication)));
+        assert!(!refuses_connection(&KafkaError::Global(RDKafkaErrorCode::BrokerTransportFailure)));
+        assert!(!refuses_connection(&KafkaError::Global(RDKafkaErrorCode::AllBrokersDown)));
+        assert!(is_tls_alert(
+            "ssl://127.0.0.1:44565/bootstrap: Receive failed: error:0A00045C:SSL routines::tlsv13 alert certificate required: SSL alert number 116"
+        ));
+        assert!(!is_tls_alert("127.0.0.1:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: Connection refused"));
+    }
 
     #[test]
     fn generation_is_read_from_librdkafkas_group_metadata_v2() {
