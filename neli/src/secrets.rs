@@ -1,6 +1,6 @@
 //! Keeps secrets out of everything neli prints: `Debug`, logs and errors.
 //!
-//! Two pieces, used together (neli/KAFKA.md, "Secrets"):
+//! Two pieces, used together (neli/KAFKA.md, "Secrets never printed"):
 //! - [`is_secret_key`] decides by a property's *name* whether its value is
 //!   secret: librdkafka's sensitive properties, anything that looks like a
 //!   password, secret, token, credential, JAAS or OAUTHBEARER configuration or

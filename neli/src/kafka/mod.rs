@@ -439,7 +439,7 @@ impl Drop for KafkaBroker {
 }
 
 /// The way librdkafka's text becomes a neli error: through the redaction
-/// step (neli/KAFKA.md, "Secrets"), since librdkafka echoes the values of
+/// step (neli/KAFKA.md, "Secrets never printed"), since librdkafka echoes the values of
 /// properties it rejects.
 fn broker_err(redactor: &Redactor, what: &str, e: &KafkaError) -> BrokerError {
     BrokerError { kind: classify(e), message: redactor.redact(&format!("{what}: {e}")) }
