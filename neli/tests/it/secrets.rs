@@ -44,6 +44,61 @@ fn marker_value(name: &str) -> String {
     }
 }
 
+/// A child whose stdout and stderr are drained on their own threads, so a
+/// chatty run never blocks on a full pipe.
+struct Drained {
+    child: std::process::Child,
+    out: std::thread::JoinHandle<String>,
+    err: std::thread::JoinHandle<String>,
+}
+
+fn spawn_drained(cmd: &mut Command) -> Drained {
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn neli");
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("stderr")));
+    Drained { child, out, err }
+}
+
+impl Drained {
+    /// SIGTERM (neli then stops cleanly) and the exit code, stdout, stderr.
+    fn stop(self) -> (Option<i32>, String, String) {
+        // SAFETY: a plain signal to a child we started.
+        unsafe {
+            libc::kill(self.child.id() as i32, libc::SIGTERM);
+        }
+        self.finish()
+    }
+
+    fn finish(mut self) -> (Option<i32>, String, String) {
+        let status = self.child.wait().expect("wait").code();
+        (status, self.out.join().expect("stdout thread"), self.err.join().expect("stderr thread"))
+    }
+}
+
+/// Runs `cmd` for at most `limit`, then SIGTERM: the text must be clean
+/// whether or not the run finished by itself. Returns the exit code and
+/// stdout + stderr.
+fn run_bounded(cmd: &mut Command, limit: Duration) -> (Option<i32>, String) {
+    let mut run = spawn_drained(cmd);
+    let deadline = std::time::Instant::now() + limit;
+    while run.child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() >= deadline {
+            let (status, out, err) = run.stop();
+            return (status, out + &err);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (status, out, err) = run.finish();
+    (status, out + &err)
+}
+
 fn assert_no_marker(what: &str, text: &str) {
     assert!(!text.contains(MARKER) && !text.contains("7f3a9c"), "{what} printed the secret:\n{text}");
 }
@@ -94,26 +149,22 @@ fn cli_stderr_at_trace_level_never_shows_a_secret() {
         .map(|(i, name)| {
             let group = format!("secret{i}");
             mock.create_topic(&format!("{group}.neli"), 1).expect("topic");
-            let child = Command::new(env!("CARGO_BIN_EXE_neli"))
-                .args(["exec", "--bootstrap-servers", &bootstrap, "--group", &group, "--connect-timeout", "5s"])
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_neli"));
+            cmd.args(["exec", "--bootstrap-servers", &bootstrap, "--group", &group, "--connect-timeout", "5s"])
                 .args(["--heartbeat-timeout", "1s", "--session-timeout", "3s"])
                 .args(["-X", "log_level=7", "-X", "debug=broker,security,conf,generic"])
                 .arg("-X")
                 .arg(format!("{name}={}", marker_value(name)))
                 .args(["--", "true"])
-                .env("RUST_LOG", "trace")
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn neli exec");
-            // Drained on its own thread so a chatty run never blocks on a full pipe.
-            (*name, std::thread::spawn(move || child.wait_with_output().expect("neli exec output")))
+                .env("RUST_LOG", "trace");
+            // Accepted properties lead and exit once CMD (`true`) is done;
+            // the bound only keeps a run whose group never forms from hanging.
+            (*name, std::thread::spawn(move || run_bounded(&mut cmd, Duration::from_secs(30))))
         })
         .collect();
     for (name, run) in runs {
-        let out = run.join().expect("output thread");
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert_no_marker(&format!("neli exec -X {name}=… (exit {:?})", out.status.code()), &text);
+        let (status, text) = run.join().expect("run thread");
+        assert_no_marker(&format!("neli exec -X {name}=… (exit {status:?})"), &text);
         assert!(!text.is_empty(), "trace logging printed something for {name}");
     }
 }
@@ -188,31 +239,20 @@ fn watch_output_never_shows_a_secret() {
     for name in accepted {
         watch.arg("-X").arg(format!("{name}={}", marker_value(name)));
     }
-    let mut watch = watch.env("RUST_LOG", "trace").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_string(&mut text);
-            }
-            text
-        })
-    };
-    let stdout = drain(watch.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
-    let stderr = drain(watch.stderr.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
-    let out = Command::new(env!("CARGO_BIN_EXE_neli"))
-        .args(["exec", "--bootstrap-servers", &bs, "--group", "watchsecret", "--heartbeat-timeout", "1s"])
-        .args(["--session-timeout", "3s", "--", "sleep", "2"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    watch.env("RUST_LOG", "trace");
+    let watch = spawn_drained(&mut watch);
+    let mut exec = Command::new(env!("CARGO_BIN_EXE_neli"));
+    exec.args(["exec", "--bootstrap-servers", &bs, "--group", "watchsecret", "--heartbeat-timeout", "1s"]).args([
+        "--session-timeout",
+        "3s",
+        "--",
+        "sleep",
+        "2",
+    ]);
+    let (status, exec_out) = run_bounded(&mut exec, Duration::from_secs(30));
+    assert_eq!(status, Some(0), "the member led for 2 s and stopped within 30 s: {exec_out}");
     std::thread::sleep(Duration::from_millis(1500)); // the lease lapses: "expired"
-    // SAFETY: a plain signal to a child we started.
-    unsafe {
-        libc::kill(watch.id() as i32, libc::SIGTERM);
-    }
-    let _ = watch.wait();
-    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+    let (_, stdout, stderr) = watch.stop();
     assert!(stdout.contains("\"acquired\""), "watch saw the member lead:\n{stdout}\n{stderr}");
     assert_no_marker("neli watch stdout", &stdout);
     assert_no_marker("neli watch stderr at trace level", &stderr);
