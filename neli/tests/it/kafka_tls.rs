@@ -238,3 +238,27 @@ fn scram_over_tls_reaches_the_brokers_verdict_and_a_refusal_is_immediate() {
         assert!(took < Duration::from_secs(10), "{mechanism}: refused at once, not after the 30 s timeout ({took:?})");
     }
 }
+
+/// The support table of neli/KAFKA.md ("TLS and SASL"): librdkafka refuses a
+/// `builtin.features` value naming a feature the build lacks, so asking for
+/// the features decides what this build has, without any broker.
+#[test]
+fn build_has_tls_and_sasl_but_not_gssapi_or_oidc() {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let connect = |features: &str| {
+        let cfg = neli::Config::builder()
+            .bootstrap_servers("127.0.0.1:1")
+            .group("features")
+            .kafka("builtin.features", features)
+            .build()
+            .unwrap();
+        let result = rt.block_on(neli::kafka::KafkaBroker::with_connect_timeout(&cfg, Duration::from_millis(300)));
+        result.err().expect("nothing listens on port 1").to_string()
+    };
+    let has = connect("ssl,sasl_plain,sasl_scram,sasl_oauthbearer");
+    assert!(has.contains("cannot reach the Kafka cluster"), "TLS, PLAIN, SCRAM and OAUTHBEARER are built in: {has}");
+    for missing in ["sasl_gssapi", "http", "oidc"] {
+        let err = connect(missing);
+        assert!(err.contains("builtin.features") && err.contains(missing), "{missing} is not built in: {err}");
+    }
+}
