@@ -127,6 +127,7 @@ fn client_trusting_the_wrong_ca_is_refused_at_once_with_the_certificate_failure(
     assert!(err.contains("certificate verify failed"), "the error says why: {err}");
     assert!(err.contains(&format!("cannot connect securely to the Kafka cluster at '{}'", tls.bootstrap)), "{err}");
     assert!(took < connect_timeout / 3, "refused at once, not after the connect timeout ({took:?}): {err}");
+    eprintln!("wrong CA: the library refused after {took:?}");
 
     // The CLI: exit 2, the reason on stderr, also at once.
     let started = Instant::now();
@@ -139,6 +140,7 @@ fn client_trusting_the_wrong_ca_is_refused_at_once_with_the_certificate_failure(
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("certificate verify failed"), "{}", stderr(&out));
     assert!(took < connect_timeout / 3, "refused at once ({took:?}): {}", stderr(&out));
+    eprintln!("wrong CA: neli exec exited 2 after {took:?}");
 }
 
 #[test]
@@ -189,6 +191,7 @@ fn mutual_tls_member_with_a_client_certificate_leads_and_one_without_is_refused(
         assert!(err.contains("alert certificate required"), "the error names the missing certificate: {err}");
         assert!(err.contains("cannot connect securely"), "{err}");
         assert!(took < connect_timeout / 3, "refused at once ({took:?}): {err}");
+        eprintln!("mutual TLS: a client without a certificate was refused after {took:?}");
         if let Some(bg) = member.bg.take() {
             let _ = bg.close().await;
         }
@@ -236,6 +239,7 @@ fn scram_over_tls_reaches_the_brokers_verdict_and_a_refusal_is_immediate() {
         );
         assert!(!err.contains(password), "{mechanism}: the password is never printed: {err}");
         assert!(took < Duration::from_secs(10), "{mechanism}: refused at once, not after the 30 s timeout ({took:?})");
+        eprintln!("{mechanism}: refused after {took:?}");
     }
 }
 
