@@ -226,7 +226,8 @@ fn log_librdkafka(redactor: &Redactor, level: RDKafkaLogLevel, fac: &str, messag
 /// Context of the connection probe ([`probe`]): remembers the client
 /// errors librdkafka reports through its error callback, so a failed connect
 /// says why (a TLS handshake or authentication failure) instead of only
-/// "no answer", and says it at once.
+/// "no answer", and says it at once. The short-lived helper clients (admin,
+/// metadata) use it too, so their librdkafka texts are redacted as well.
 pub(crate) struct ProbeContext {
     pub(crate) redactor: Arc<Redactor>,
     seen: Mutex<ProbeErrors>,

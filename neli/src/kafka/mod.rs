@@ -53,7 +53,6 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};
-use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
@@ -496,8 +495,17 @@ fn producer_config(cfg: &ResolvedConfig) -> ClientConfig {
     c
 }
 
-fn admin_client(cfg: &ResolvedConfig) -> Result<AdminClient<DefaultClientContext>, BrokerError> {
-    producer_config(cfg).create().map_err(|e| broker_err(&cfg.redactor(), "create admin client", &e))
+/// A helper client's context: its librdkafka logs and errors go through
+/// the redaction step too (rdkafka's default context would hand them to the
+/// `log` crate as they are).
+fn helper_context(cfg: &ResolvedConfig) -> client::ProbeContext {
+    client::ProbeContext::new(Arc::new(cfg.redactor()))
+}
+
+fn admin_client(cfg: &ResolvedConfig) -> Result<AdminClient<client::ProbeContext>, BrokerError> {
+    producer_config(cfg)
+        .create_with_context(helper_context(cfg))
+        .map_err(|e| broker_err(&cfg.redactor(), "create admin client", &e))
 }
 
 /// Fails fast with a clear message if nobody answers at the bootstrap
@@ -579,7 +587,7 @@ fn kind_of(code: RDKafkaErrorCode) -> crate::broker::ErrorKind {
 }
 
 /// Best effort: a new election on a missing topic clears an old end marker.
-async fn remove_end_marker(admin: &AdminClient<DefaultClientContext>, cfg: &ResolvedConfig, timeout: Duration) {
+async fn remove_end_marker(admin: &AdminClient<client::ProbeContext>, cfg: &ResolvedConfig, timeout: Duration) {
     let marker = end_marker_topic(&cfg.topic);
     let opts = AdminOptions::new().operation_timeout(Some(timeout));
     match tokio::time::timeout(timeout, admin.delete_topics(&[marker.as_str()], &opts)).await {
@@ -596,8 +604,9 @@ async fn remove_end_marker(admin: &AdminClient<DefaultClientContext>, cfg: &Reso
 }
 
 async fn topic_partitions(cfg: &ResolvedConfig, timeout: Duration) -> Result<Option<u32>, BrokerError> {
-    let producer: rdkafka::producer::BaseProducer =
-        producer_config(cfg).create().map_err(|e| broker_err(&cfg.redactor(), "create client", &e))?;
+    let producer: rdkafka::producer::BaseProducer<client::ProbeContext> = producer_config(cfg)
+        .create_with_context(helper_context(cfg))
+        .map_err(|e| broker_err(&cfg.redactor(), "create client", &e))?;
     let (topic, redactor) = (cfg.topic.clone(), cfg.redactor());
     tokio::task::spawn_blocking(move || {
         let md = producer
