@@ -119,15 +119,7 @@ pub fn group_heartbeat_interval(session_timeout: Duration) -> Duration {
     Duration::from_millis((session_timeout.as_millis() / 5).clamp(100, 3000) as u64)
 }
 
-/// Whether a client property holds a secret that must never be printed.
-pub fn is_secret_key(key: &str) -> bool {
-    let key = key.to_ascii_lowercase();
-    key == "sasl.password"
-        || (key.starts_with("ssl.") && key.ends_with("password"))
-        || key.ends_with(".secret")
-        || key.contains("password")
-        || key == "sasl.jaas.config"
-}
+pub use crate::secrets::is_secret_key;
 
 impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -155,7 +147,7 @@ impl fmt::Debug for Redacted<'_> {
         let mut map = f.debug_map();
         for (k, v) in self.0 {
             if is_secret_key(k) {
-                map.entry(k, &"<redacted>");
+                map.entry(k, &crate::secrets::REDACTED);
             } else {
                 map.entry(k, v);
             }
@@ -238,6 +230,12 @@ impl fmt::Debug for ResolvedConfig {
 }
 
 impl ResolvedConfig {
+    /// The redaction step for texts about this configuration's client
+    /// (errors and logs from librdkafka): removes its secret values.
+    pub fn redactor(&self) -> crate::secrets::Redactor {
+        crate::secrets::Redactor::for_properties(&self.kafka_config)
+    }
+
     /// The core configuration for `partitions` partitions of the topic.
     pub fn core(&self, partitions: u32) -> CoreConfig {
         CoreConfig {

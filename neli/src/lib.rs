@@ -44,6 +44,8 @@ mod driver;
 pub mod kafka;
 pub mod log_watch;
 pub mod mock;
+pub mod properties;
+pub mod secrets;
 pub mod testing;
 
 pub use broker::{Broker, BrokerError, BrokerEvent, ErrorKind, Membership};

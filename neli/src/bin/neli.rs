@@ -15,8 +15,27 @@ use neli::kafka::{KafkaBroker, end_election};
 use neli::{Config, Control, Error, Event, Neli, Outcome, SystemClock};
 use tokio::process::{Child, Command};
 
+/// Shown after `--help`: how to keep secrets off the command line.
+const AFTER_HELP: &str = "\
+Client properties (librdkafka) come from, later ones winning:
+  NELI_KAFKA_<NAME> environment variables: the name lower-cased, '_' for '.',
+      '__' for '_' (NELI_KAFKA_SASL_PASSWORD=... sets sasl.password);
+  -X KEY=VALUE and -X @FILE (a file of KEY=VALUE lines, '#' comments), in order.
+Command lines are visible to every user of the machine: pass secrets
+(sasl.password, ssl.key.password, ...) in a file or the environment.
+Secret values never appear in neli's messages or logs.
+
+Examples (TLS, SASL/SCRAM over TLS):
+  neli exec --bootstrap-servers kafka:9093 --group billing-cron \\
+      -X security.protocol=SSL -X ssl.ca.location=/etc/neli/ca.pem -- ./run-billing.sh
+  NELI_KAFKA_SASL_PASSWORD=\"$(cat /run/secrets/kafka-password)\" neli exec \\
+      --bootstrap-servers kafka:9093 --group billing-cron -X @/etc/neli/scram.properties \\
+      -- ./run-billing.sh
+  (scram.properties: security.protocol=SASL_SSL, sasl.mechanism=SCRAM-SHA-256,
+   sasl.username=billing, ssl.ca.location=/etc/neli/ca.pem; see neli/KAFKA.md)";
+
 #[derive(Parser)]
-#[command(name = "neli", about = "NELI leader election over Kafka", version)]
+#[command(name = "neli", about = "NELI leader election over Kafka", version, after_help = AFTER_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
@@ -25,10 +44,13 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Run CMD only while this process leads the election.
+    #[command(after_help = AFTER_HELP)]
     Exec(ExecArgs),
     /// Print one JSON line per leadership transition seen on the topic.
+    #[command(after_help = AFTER_HELP)]
     Watch(Common),
     /// End the election: delete its topic; every member stops.
+    #[command(after_help = AFTER_HELP)]
     End(Common),
 }
 
@@ -47,9 +69,10 @@ struct Common {
     /// Kafka session timeout S (default 3 × heartbeat timeout).
     #[arg(long, value_parser = parse_duration)]
     session_timeout: Option<Duration>,
-    /// Extra librdkafka property (repeatable), e.g. -X security.protocol=SSL.
-    #[arg(short = 'X', value_name = "KEY=VALUE", value_parser = parse_kv)]
-    properties: Vec<(String, String)>,
+    /// Extra librdkafka property (repeatable), e.g. -X security.protocol=SSL;
+    /// -X @FILE reads KEY=VALUE lines from FILE.
+    #[arg(short = 'X', value_name = "KEY=VALUE|@FILE")]
+    properties: Vec<String>,
     /// Instance name (default `{hostname}_{pid}_{unix}`).
     #[arg(long)]
     name: Option<String>,
@@ -92,9 +115,29 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-fn parse_kv(s: &str) -> Result<(String, String), String> {
-    let (k, v) = s.split_once('=').ok_or_else(|| format!("'{s}' is not key=value"))?;
-    Ok((k.trim().to_owned(), v.to_owned()))
+/// The client properties from the environment and the `-X` arguments, in
+/// that order. Errors never show an argument: it may hold a secret.
+fn client_properties(args: &[String]) -> Result<Vec<(String, String)>, String> {
+    let mut out = neli::properties::properties_from_env(std::env::vars_os()).map_err(|e| e.to_string())?;
+    for (i, arg) in args.iter().enumerate() {
+        if let Some(path) = arg.strip_prefix('@') {
+            let props =
+                neli::properties::read_properties_file(std::path::Path::new(path)).map_err(|e| e.to_string())?;
+            out.extend(props);
+            continue;
+        }
+        let Some((k, v)) = arg.split_once('=') else {
+            return Err(format!(
+                "-X argument {} is neither KEY=VALUE nor @FILE (it is not shown: it may hold a secret)",
+                i + 1
+            ));
+        };
+        if k.trim().is_empty() {
+            return Err(format!("-X argument {}: the property name before '=' is empty", i + 1));
+        }
+        out.push((k.trim().to_owned(), v.to_owned()));
+    }
+    Ok(out)
 }
 
 impl Common {
@@ -114,8 +157,10 @@ impl Common {
         if let Some(n) = &self.name {
             b = b.name(n.clone());
         }
-        for (k, v) in &self.properties {
-            b = b.kafka(k.clone(), v.clone());
+        let properties = client_properties(&self.properties)?;
+        let _ = REDACTOR.set(neli::secrets::Redactor::new(properties.iter().map(|(k, v)| (k, v))));
+        for (k, v) in properties {
+            b = b.kafka(k, v);
         }
         b.build().map_err(|e| e.to_string())
     }
@@ -151,8 +196,22 @@ fn main() -> ExitCode {
     code
 }
 
+/// This process's redaction step, set once its client properties are
+/// known. The library already redacts every librdkafka text; this is the
+/// last guard before anything reaches stderr (neli/KAFKA.md, "Secrets never printed").
+static REDACTOR: std::sync::OnceLock<neli::secrets::Redactor> = std::sync::OnceLock::new();
+
+/// Prints `msg` on stderr, without secrets.
+fn say(msg: impl std::fmt::Display) {
+    let text = msg.to_string();
+    match REDACTOR.get() {
+        Some(r) => eprintln!("neli: {}", r.redact(&text)),
+        None => eprintln!("neli: {text}"),
+    }
+}
+
 fn usage_error(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("neli: {msg}");
+    say(msg);
     ExitCode::from(2)
 }
 
@@ -247,7 +306,7 @@ async fn exec(args: ExecArgs) -> ExitCode {
         Ok(Outcome::Closed) => ExitCode::from(u8::try_from(s.exited.unwrap_or(0)).unwrap_or(1)),
         Err(Error::ElectionEnded) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("neli: {e}");
+            say(e);
             ExitCode::from(1)
         }
     }

@@ -18,7 +18,7 @@ use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
-use rdkafka::producer::{DeliveryResult, ProducerContext};
+use rdkafka::producer::{BaseProducer, DeliveryResult, Producer, ProducerContext};
 use rdkafka::types::RDKafkaRespErr;
 use rdkafka::{Offset, TopicPartitionList};
 use tokio::sync::mpsc;
@@ -26,6 +26,7 @@ use tokio::sync::mpsc;
 use super::errors::classify;
 use crate::broker::{BrokerError, BrokerEvent};
 use crate::core::Record;
+use crate::secrets::Redactor;
 
 /// Bound on the metadata refresh that precedes every assignment (it runs on
 /// the poll thread, inside the rebalance callback).
@@ -53,6 +54,8 @@ pub(crate) struct Shared {
     /// librdkafka reported every broker down: fetching is paused until the
     /// cluster answers again and lists the election topic (see [`poll_loop`]).
     pub(crate) outage: AtomicBool,
+    /// Every librdkafka text passes through it before it is logged or sent.
+    pub(crate) redactor: Arc<Redactor>,
 }
 
 /// Consumer context: rebalances become broker events.
@@ -62,14 +65,14 @@ pub(crate) struct ElectionContext {
 
 impl ClientContext for ElectionContext {
     fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
-        log_librdkafka(level, fac, log_message);
+        log_librdkafka(&self.shared.redactor, level, fac, log_message);
     }
 
     fn error(&self, error: KafkaError, reason: &str) {
         if error.rdkafka_error_code() == Some(rdkafka::error::RDKafkaErrorCode::AllBrokersDown) {
             self.shared.outage.store(true, Ordering::SeqCst);
         }
-        forward_client_error(&self.shared.events, error, reason);
+        forward_client_error(&self.shared.redactor, &self.shared.events, error, reason);
     }
 }
 
@@ -100,7 +103,8 @@ impl ConsumerContext for ElectionContext {
                 self.shared.last_generation.store(generation, Ordering::SeqCst);
                 self.shared.generation.store(generation, Ordering::SeqCst);
                 if let Err(e) = consumer.assign(tpl) {
-                    let _ = self.shared.events.send(Err(BrokerError::retriable(format!("assign failed: {e}"))));
+                    let message = self.shared.redactor.redact(&format!("assign failed: {e}"));
+                    let _ = self.shared.events.send(Err(BrokerError::retriable(message)));
                 }
                 // A pause outlives unassign/assign in librdkafka, so every
                 // assignment says explicitly whether it may fetch: only once
@@ -199,15 +203,16 @@ pub(crate) fn parse_generation(bytes: &[u8]) -> Option<u64> {
 /// not get renewed by a heartbeat that never arrives).
 pub(crate) struct ProduceContext {
     pub(crate) events: EventTx,
+    pub(crate) redactor: Arc<Redactor>,
 }
 
 impl ClientContext for ProduceContext {
     fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
-        log_librdkafka(level, fac, log_message);
+        log_librdkafka(&self.redactor, level, fac, log_message);
     }
 
     fn error(&self, error: KafkaError, reason: &str) {
-        forward_client_error(&self.events, error, reason);
+        forward_client_error(&self.redactor, &self.events, error, reason);
     }
 }
 
@@ -216,14 +221,14 @@ impl ProducerContext for ProduceContext {
 
     fn delivery(&self, result: &DeliveryResult<'_>, _: Self::DeliveryOpaque) {
         if let Err((e, _)) = result {
-            tracing::warn!(error = %e, "heartbeat delivery failed");
+            tracing::warn!(error = %self.redactor.redact(&e.to_string()), "heartbeat delivery failed");
         }
     }
 }
 
-fn forward_client_error(events: &EventTx, error: KafkaError, reason: &str) {
+fn forward_client_error(redactor: &Redactor, events: &EventTx, error: KafkaError, reason: &str) {
     let kind = classify(&error);
-    let e = BrokerError { kind, message: format!("{error}: {reason}") };
+    let e = BrokerError { kind, message: redactor.redact(&format!("{error}: {reason}")) };
     if e.is_fatal() {
         let _ = events.send(Err(e));
     } else {
@@ -249,7 +254,8 @@ pub(crate) fn librdkafka_log_level() -> RDKafkaLogLevel {
     }
 }
 
-fn log_librdkafka(level: RDKafkaLogLevel, fac: &str, message: &str) {
+fn log_librdkafka(redactor: &Redactor, level: RDKafkaLogLevel, fac: &str, message: &str) {
+    let message = redactor.redact(message);
     match level {
         RDKafkaLogLevel::Emerg | RDKafkaLogLevel::Alert | RDKafkaLogLevel::Critical | RDKafkaLogLevel::Error => {
             tracing::error!(target: "librdkafka", fac, "{message}")
@@ -259,6 +265,128 @@ fn log_librdkafka(level: RDKafkaLogLevel, fac: &str, message: &str) {
             tracing::info!(target: "librdkafka", fac, "{message}")
         }
         RDKafkaLogLevel::Debug => tracing::debug!(target: "librdkafka", fac, "{message}"),
+    }
+}
+
+/// Context of the connection probe ([`probe`]): remembers the client
+/// errors librdkafka reports through its error callback, so a failed connect
+/// says why (a TLS handshake or authentication failure) instead of only
+/// "no answer", and says it at once. The short-lived helper clients (admin,
+/// metadata) use it too, so their librdkafka texts are redacted as well.
+pub(crate) struct ProbeContext {
+    pub(crate) redactor: Arc<Redactor>,
+    seen: Mutex<ProbeErrors>,
+}
+
+#[derive(Default)]
+struct ProbeErrors {
+    /// The first error that retrying cannot heal (TLS, authentication).
+    refused: Option<String>,
+    /// The newest client error that says why (not "all brokers are down").
+    last: Option<String>,
+}
+
+impl ProbeContext {
+    pub(crate) fn new(redactor: Arc<Redactor>) -> ProbeContext {
+        ProbeContext { redactor, seen: Mutex::new(ProbeErrors::default()) }
+    }
+}
+
+impl ClientContext for ProbeContext {
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
+        log_librdkafka(&self.redactor, level, fac, log_message);
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        let text = self.redactor.redact(&format!("{reason} ({error})"));
+        tracing::debug!(error = %text, "librdkafka client error while connecting");
+        let mut seen = self.seen.lock().expect("probe lock");
+        // A SASL handshake cut short by the network (librdkafka reports it as
+        // an authentication error too) may heal: keep retrying it.
+        let cut_short = reason.contains("transport failure") || reason.contains("Disconnected");
+        if ((refuses_connection(&error) && !cut_short) || is_tls_alert(reason)) && seen.refused.is_none() {
+            seen.refused = Some(text.clone());
+        }
+        // "All brokers are down" only sums up the errors before it: keep
+        // the error that says why.
+        let summary = error.rdkafka_error_code() == Some(rdkafka::error::RDKafkaErrorCode::AllBrokersDown);
+        if !summary || seen.last.is_none() {
+            seen.last = Some(text);
+        }
+    }
+}
+
+impl ProducerContext for ProbeContext {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, _: &DeliveryResult<'_>, _: Self::DeliveryOpaque) {}
+}
+
+/// Errors of the error callback that mean the cluster answered but the
+/// connection cannot be set up with this configuration: a failed TLS
+/// handshake or certificate check (librdkafka reports these as `_SSL`,
+/// `rdkafka_ssl.c`), a failed SASL handshake or authentication.
+pub(crate) fn refuses_connection(error: &KafkaError) -> bool {
+    use rdkafka::error::RDKafkaErrorCode as C;
+    matches!(
+        error.rdkafka_error_code(),
+        Some(
+            C::SSL
+                | C::Authentication
+                | C::SaslAuthenticationFailed
+                | C::UnsupportedSASLMechanism
+                | C::IllegalSASLState
+        )
+    )
+}
+
+/// Whether a transport error is a TLS alert the broker sent (OpenSSL's
+/// "SSL routines::... alert ...", e.g. "tlsv13 alert certificate required"
+/// when it demands a client certificate): with TLS 1.3 the client's
+/// handshake is over before the broker checks the client, so librdkafka
+/// reports the broker's refusal as a failed receive, not as an `_SSL` error.
+/// An alert is the broker's answer, not a network fault: retrying cannot fix it.
+pub(crate) fn is_tls_alert(reason: &str) -> bool {
+    reason.contains("SSL routines") && reason.contains(" alert ")
+}
+
+/// What the connection probe found.
+pub(crate) enum Probe {
+    /// The cluster answered a metadata request.
+    Answered,
+    /// The cluster cannot be used with this configuration; librdkafka's reason.
+    Refused(String),
+    /// No answer within the timeout: the metadata error and the newest client error.
+    NoAnswer { error: String, last: Option<String> },
+}
+
+/// How long one metadata request of the probe may take; bounds how late a
+/// TLS or authentication failure is reported.
+const PROBE_SLICE: Duration = Duration::from_millis(200);
+
+/// Asks the cluster for metadata until it answers, a client error shows the
+/// connection can never work, or `timeout` passes. Blocks: run it on a
+/// blocking thread.
+pub(crate) fn probe(producer: &BaseProducer<ProbeContext>, timeout: Duration) -> Probe {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let result = producer.client().fetch_metadata(None, left.clamp(Duration::from_millis(1), PROBE_SLICE));
+        // librdkafka queues error callbacks until the client is polled; one
+        // poll serves at most one event.
+        for _ in 0..16 {
+            producer.poll(Duration::ZERO);
+        }
+        let ctx = producer.context();
+        let seen = ctx.seen.lock().expect("probe lock");
+        match result {
+            Ok(_) => return Probe::Answered,
+            Err(_) if seen.refused.is_some() => return Probe::Refused(seen.refused.clone().unwrap_or_default()),
+            Err(e) if std::time::Instant::now() >= deadline => {
+                return Probe::NoAnswer { error: ctx.redactor.redact(&e.to_string()), last: seen.last.clone() };
+            }
+            Err(_) => {}
+        }
     }
 }
 
@@ -295,11 +423,11 @@ pub(crate) fn poll_loop(consumer: Arc<BaseConsumer<ElectionContext>>, shared: Ar
             }
             Some(Err(e)) => {
                 let kind = classify(&e);
-                let err = BrokerError { kind, message: format!("consumer: {e}") };
+                let err = BrokerError { kind, message: shared.redactor.redact(&format!("consumer: {e}")) };
                 if err.is_fatal() {
                     let _ = shared.events.send(Err(err));
                 } else {
-                    tracing::debug!(error = %e, "consumer error");
+                    tracing::debug!(error = %err.message, "consumer error");
                 }
             }
         }
@@ -367,7 +495,21 @@ const CLOSE_LIMIT: Duration = Duration::from_secs(5);
 
 #[cfg(test)]
 mod tests {
-    use super::parse_generation;
+    use super::{is_tls_alert, parse_generation, refuses_connection};
+    use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+
+    #[test]
+    fn tls_and_authentication_failures_refuse_and_transport_failures_do_not() {
+        // Texts as librdkafka 2.12.1 reported them in the kafka_tls tests.
+        assert!(refuses_connection(&KafkaError::Global(RDKafkaErrorCode::SSL)));
+        assert!(refuses_connection(&KafkaError::Global(RDKafkaErrorCode::Authentication)));
+        assert!(!refuses_connection(&KafkaError::Global(RDKafkaErrorCode::BrokerTransportFailure)));
+        assert!(!refuses_connection(&KafkaError::Global(RDKafkaErrorCode::AllBrokersDown)));
+        assert!(is_tls_alert(
+            "ssl://127.0.0.1:44565/bootstrap: Receive failed: error:0A00045C:SSL routines::tlsv13 alert certificate required: SSL alert number 116"
+        ));
+        assert!(!is_tls_alert("127.0.0.1:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: Connection refused"));
+    }
 
     #[test]
     fn generation_is_read_from_librdkafkas_group_metadata_v2() {

@@ -53,7 +53,6 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};
-use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
@@ -65,6 +64,7 @@ use crate::broker::{Broker, BrokerError, BrokerEvent, Membership};
 use crate::clock::SystemClock;
 use crate::config::{Config, ResolvedConfig};
 use crate::driver::{Error, Neli};
+use crate::secrets::Redactor;
 use client::{ElectionContext, ProduceContext, Shared};
 pub use errors::classify;
 
@@ -87,6 +87,7 @@ pub async fn connect(config: &Config) -> Result<Neli<KafkaBroker, SystemClock>, 
 /// with `Outcome::ElectionEnded`. Gives up after `timeout`.
 pub async fn end_election(config: &Config, timeout: Duration) -> Result<(), Error> {
     let cfg = config.resolve()?;
+    let redactor = cfg.redactor();
     let admin = admin_client(&cfg)?;
     reachable(&cfg, timeout).await?;
     let opts = AdminOptions::new().operation_timeout(Some(timeout));
@@ -97,7 +98,7 @@ pub async fn end_election(config: &Config, timeout: Duration) -> Result<(), Erro
     let created = tokio::time::timeout(timeout, admin.create_topics([&new], &opts))
         .await
         .map_err(|_| BrokerError::fatal(format!("creating end marker '{marker}' got no answer within {timeout:?}")))?
-        .map_err(|e| broker_err("create end marker", &e))?;
+        .map_err(|e| broker_err(&redactor, "create end marker", &e))?;
     for r in created {
         if let Err((topic, code)) = r
             && code != RDKafkaErrorCode::TopicAlreadyExists
@@ -111,7 +112,7 @@ pub async fn end_election(config: &Config, timeout: Duration) -> Result<(), Erro
     let results = tokio::time::timeout(timeout, admin.delete_topics(&[cfg.topic.as_str()], &opts))
         .await
         .map_err(|_| BrokerError::fatal(format!("deleting topic '{}' got no answer within {timeout:?}", cfg.topic)))?
-        .map_err(|e| broker_err("delete topic", &e))?;
+        .map_err(|e| broker_err(&redactor, "delete topic", &e))?;
     for r in results {
         if let Err((topic, code)) = r
             && code != RDKafkaErrorCode::UnknownTopicOrPartition
@@ -150,6 +151,8 @@ pub struct KafkaBroker {
     poller: Option<JoinHandle<()>>,
     watcher_stop: Arc<AtomicBool>,
     commit_in_flight: Arc<AtomicBool>,
+    /// Every librdkafka text in an error passes through it.
+    redactor: Arc<Redactor>,
     call_timeout: Duration,
 }
 
@@ -172,6 +175,7 @@ impl KafkaBroker {
 
     pub async fn with_connect_timeout(config: &Config, connect_timeout: Duration) -> Result<KafkaBroker, Error> {
         let cfg = config.resolve()?;
+        let redactor = Arc::new(cfg.redactor());
         let (tx, events) = mpsc::unbounded_channel();
         reachable(&cfg, connect_timeout).await?;
         let partitions = ensure_topic(&cfg, connect_timeout).await?;
@@ -198,13 +202,14 @@ impl KafkaBroker {
             closing: AtomicBool::new(false),
             acks: Mutex::new(Some(ack_rx)),
             outage: AtomicBool::new(false),
+            redactor: redactor.clone(),
         });
         let consumer: BaseConsumer<ElectionContext> = consumer_config(&cfg)
             .create_with_context(ElectionContext { shared: shared.clone() })
-            .map_err(|e| broker_err("create consumer", &e))?;
+            .map_err(|e| broker_err(&redactor, "create consumer", &e))?;
         let producer: ThreadedProducer<ProduceContext> = producer_config(&cfg)
-            .create_with_context(ProduceContext { events: tx.clone() })
-            .map_err(|e| broker_err("create producer", &e))?;
+            .create_with_context(ProduceContext { events: tx.clone(), redactor: redactor.clone() })
+            .map_err(|e| broker_err(&redactor, "create producer", &e))?;
         let consumer = Arc::new(consumer);
         let producer = Arc::new(producer);
         let poller = {
@@ -239,6 +244,7 @@ impl KafkaBroker {
             poller: Some(poller),
             watcher_stop,
             commit_in_flight: Arc::new(AtomicBool::new(false)),
+            redactor,
             call_timeout: cfg.heartbeat_timeout.max(Duration::from_secs(1)),
         })
     }
@@ -282,11 +288,9 @@ impl KafkaBroker {
 impl Broker for KafkaBroker {
     async fn subscribe(&mut self) -> Result<(), BrokerError> {
         self.shared.leaving.store(false, Ordering::SeqCst);
-        let (consumer, topic) = (self.consumer()?, self.topic.clone());
+        let (consumer, topic, redactor) = (self.consumer()?, self.topic.clone(), self.redactor.clone());
         self.blocking("subscribe", move || {
-            consumer
-                .subscribe(&[topic.as_str()])
-                .map_err(|e| BrokerError { kind: classify(&e), message: format!("subscribe: {e}") })
+            consumer.subscribe(&[topic.as_str()]).map_err(|e| broker_err(&redactor, "subscribe", &e))
         })
         .await
     }
@@ -321,7 +325,7 @@ impl Broker for KafkaBroker {
         let record: BaseRecord<'_, (), Vec<u8>> = BaseRecord::to(&self.topic).partition(partition).payload(&payload);
         let producer = self.producer.as_ref().ok_or_else(|| BrokerError::fatal("the Kafka client is closed"))?;
         // Enqueue only: delivery is proven by reading the heartbeat back.
-        producer.send(record).map_err(|(e, _)| BrokerError { kind: classify(&e), message: format!("produce: {e}") })
+        producer.send(record).map_err(|(e, _)| broker_err(&self.redactor, "produce", &e))
     }
 
     async fn confirm_membership(&mut self, generation: u64) -> Result<Membership, BrokerError> {
@@ -335,9 +339,10 @@ impl Broker for KafkaBroker {
         }
         let in_flight = InFlight(self.commit_in_flight.clone());
         let (consumer, shared) = (self.consumer()?, self.shared.clone());
+        let redactor = self.redactor.clone();
         self.blocking("membership commit", move || {
             let _in_flight = in_flight;
-            let assignment = consumer.assignment().map_err(|e| broker_err("assignment", &e))?;
+            let assignment = consumer.assignment().map_err(|e| broker_err(&redactor, "assignment", &e))?;
             if assignment.count() == 0 || shared.generation.load(Ordering::SeqCst) != generation {
                 return Ok(Membership::Rejected);
             }
@@ -357,7 +362,7 @@ impl Broker for KafkaBroker {
                 Ok(()) => Ok(Membership::Confirmed),
                 Err(e) => match e.rdkafka_error_code() {
                     Some(code) if errors::is_membership_rejection(code) => Ok(Membership::Rejected),
-                    _ => Err(BrokerError { kind: classify(&e), message: format!("membership commit: {e}") }),
+                    _ => Err(broker_err(&redactor, "membership commit", &e)),
                 },
             }
         })
@@ -433,8 +438,11 @@ impl Drop for KafkaBroker {
     }
 }
 
-fn broker_err(what: &str, e: &KafkaError) -> BrokerError {
-    BrokerError { kind: classify(e), message: format!("{what}: {e}") }
+/// The way librdkafka's text becomes a neli error: through the redaction
+/// step (neli/KAFKA.md, "Secrets never printed"), since librdkafka echoes the values of
+/// properties it rejects.
+fn broker_err(redactor: &Redactor, what: &str, e: &KafkaError) -> BrokerError {
+    BrokerError { kind: classify(e), message: redactor.redact(&format!("{what}: {e}")) }
 }
 
 /// The user's client properties plus the election's forced ones.
@@ -496,24 +504,47 @@ fn producer_config(cfg: &ResolvedConfig) -> ClientConfig {
     c
 }
 
-fn admin_client(cfg: &ResolvedConfig) -> Result<AdminClient<DefaultClientContext>, BrokerError> {
-    producer_config(cfg).create().map_err(|e| broker_err("create admin client", &e))
+/// A helper client's context: its librdkafka logs and errors go through
+/// the redaction step too (rdkafka's default context would hand them to the
+/// `log` crate as they are).
+fn helper_context(cfg: &ResolvedConfig) -> client::ProbeContext {
+    client::ProbeContext::new(Arc::new(cfg.redactor()))
 }
 
-/// Fails fast with a clear message if nobody answers at the bootstrap servers.
+fn admin_client(cfg: &ResolvedConfig) -> Result<AdminClient<client::ProbeContext>, BrokerError> {
+    producer_config(cfg)
+        .create_with_context(helper_context(cfg))
+        .map_err(|e| broker_err(&cfg.redactor(), "create admin client", &e))
+}
+
+/// Fails fast with a clear message if nobody answers at the bootstrap
+/// servers, and at once, with librdkafka's reason, if the cluster answers
+/// but refuses this client (a TLS certificate that does not verify, failed
+/// SASL authentication): retrying cannot fix a configuration.
 async fn reachable(cfg: &ResolvedConfig, timeout: Duration) -> Result<(), BrokerError> {
     let servers = cfg.kafka_config.get("bootstrap.servers").cloned().unwrap_or_default();
     if servers.trim().is_empty() {
         return Err(BrokerError::fatal("bootstrap.servers is not set"));
     }
-    let producer: rdkafka::producer::BaseProducer =
-        producer_config(cfg).create().map_err(|e| broker_err("create client", &e))?;
-    let answer = tokio::task::spawn_blocking(move || producer.client().fetch_metadata(None, timeout).map(|_| ()))
+    let redactor = Arc::new(cfg.redactor());
+    let producer: rdkafka::producer::BaseProducer<client::ProbeContext> = producer_config(cfg)
+        .create_with_context(client::ProbeContext::new(redactor.clone()))
+        .map_err(|e| broker_err(&redactor, "create client", &e))?;
+    let found = tokio::task::spawn_blocking(move || client::probe(&producer, timeout))
         .await
         .map_err(|e| BrokerError::fatal(format!("metadata worker failed: {e}")))?;
-    answer.map_err(|e| {
-        BrokerError::fatal(format!("cannot reach the Kafka cluster at '{servers}' within {timeout:?}: {e}"))
-    })
+    match found {
+        client::Probe::Answered => Ok(()),
+        client::Probe::Refused(why) => {
+            Err(BrokerError::fatal(format!("cannot connect securely to the Kafka cluster at '{servers}': {why}")))
+        }
+        client::Probe::NoAnswer { error, last } => {
+            let last = last.map(|l| format!("; last client error: {l}")).unwrap_or_default();
+            Err(BrokerError::fatal(format!(
+                "cannot reach the Kafka cluster at '{servers}' within {timeout:?}: {error}{last}"
+            )))
+        }
+    }
 }
 
 /// Partition count of the election topic, creating it when missing.
@@ -528,7 +559,8 @@ async fn ensure_topic(cfg: &ResolvedConfig, timeout: Duration) -> Result<u32, Br
     for replication in [-1, 1] {
         let topic = NewTopic::new(&cfg.topic, partitions, TopicReplication::Fixed(replication))
             .set("message.timestamp.type", "LogAppendTime");
-        let results = admin.create_topics([&topic], &opts).await.map_err(|e| broker_err("create topic", &e))?;
+        let results =
+            admin.create_topics([&topic], &opts).await.map_err(|e| broker_err(&cfg.redactor(), "create topic", &e))?;
         match results.into_iter().next() {
             Some(Ok(_)) | Some(Err((_, RDKafkaErrorCode::TopicAlreadyExists))) | None => break,
             // Older brokers do not know "-1 = broker default".
@@ -564,7 +596,7 @@ fn kind_of(code: RDKafkaErrorCode) -> crate::broker::ErrorKind {
 }
 
 /// Best effort: a new election on a missing topic clears an old end marker.
-async fn remove_end_marker(admin: &AdminClient<DefaultClientContext>, cfg: &ResolvedConfig, timeout: Duration) {
+async fn remove_end_marker(admin: &AdminClient<client::ProbeContext>, cfg: &ResolvedConfig, timeout: Duration) {
     let marker = end_marker_topic(&cfg.topic);
     let opts = AdminOptions::new().operation_timeout(Some(timeout));
     match tokio::time::timeout(timeout, admin.delete_topics(&[marker.as_str()], &opts)).await {
@@ -573,17 +605,23 @@ async fn remove_end_marker(admin: &AdminClient<DefaultClientContext>, cfg: &Reso
                 tracing::info!(%marker, "removed the end marker of an earlier election");
             }
         }
-        Ok(Err(e)) => tracing::debug!(%marker, error = %e, "could not remove end marker"),
+        Ok(Err(e)) => {
+            tracing::debug!(%marker, error = %cfg.redactor().redact(&e.to_string()), "could not remove end marker")
+        }
         Err(_) => tracing::debug!(%marker, "removing end marker timed out"),
     }
 }
 
 async fn topic_partitions(cfg: &ResolvedConfig, timeout: Duration) -> Result<Option<u32>, BrokerError> {
-    let producer: rdkafka::producer::BaseProducer =
-        producer_config(cfg).create().map_err(|e| broker_err("create client", &e))?;
-    let topic = cfg.topic.clone();
+    let producer: rdkafka::producer::BaseProducer<client::ProbeContext> = producer_config(cfg)
+        .create_with_context(helper_context(cfg))
+        .map_err(|e| broker_err(&cfg.redactor(), "create client", &e))?;
+    let (topic, redactor) = (cfg.topic.clone(), cfg.redactor());
     tokio::task::spawn_blocking(move || {
-        let md = producer.client().fetch_metadata(Some(&topic), timeout).map_err(|e| broker_err("metadata", &e))?;
+        let md = producer
+            .client()
+            .fetch_metadata(Some(&topic), timeout)
+            .map_err(|e| broker_err(&redactor, "metadata", &e))?;
         Ok(md.topics().iter().find(|t| t.name() == topic && t.error().is_none()).map(|t| t.partitions().len() as u32))
     })
     .await

@@ -226,3 +226,26 @@ fn watch_prints_one_json_line_per_transition() {
     assert_eq!(kinds, ["acquired", "expired"], "{text}");
     assert!(events[0]["token"].is_u64() && events[0]["member"].is_string(), "{text}");
 }
+
+/// The TLS and secrets examples of `neli exec --help` are the ones the TLS
+/// tests run (`kafka_tls::election_over_tls_acquires_and_fails_over_after_sigkill`
+/// passes `-X security.protocol=SSL -X ssl.ca.location=…`;
+/// `kafka_tls::scram_over_tls_authenticates_and_a_wrong_password_is_refused_at_once`
+/// runs `NELI_KAFKA_SASL_PASSWORD=… neli exec -X @scram.properties`).
+#[test]
+fn help_shows_the_tested_tls_and_secret_examples() {
+    for sub in ["exec", "watch", "end"] {
+        let out = neli().args([sub, "--help"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let help = String::from_utf8_lossy(&out.stdout);
+        for shown in [
+            "-X KEY=VALUE and -X @FILE",
+            "NELI_KAFKA_<NAME> environment variables",
+            "-X security.protocol=SSL -X ssl.ca.location=/etc/neli/ca.pem",
+            "NELI_KAFKA_SASL_PASSWORD=\"$(cat /run/secrets/kafka-password)\" neli exec",
+            "-X @/etc/neli/scram.properties",
+        ] {
+            assert!(help.contains(shown), "neli {sub} --help shows '{shown}':\n{help}");
+        }
+    }
+}

@@ -19,26 +19,26 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const T: &str = "1s";
+pub(crate) const T: &str = "1s";
 const T_DUR: Duration = Duration::from_secs(1);
-const S: Duration = Duration::from_secs(3);
+pub(crate) const S: Duration = Duration::from_secs(3);
 /// tansu's pause on every rebalance (the simulator's tansu profile).
 const PAUSE: Duration = Duration::from_secs(3);
 
 use crate::support::{budget, retry};
 
 /// Three members joined one after another (each join a rebalance) and one leads.
-fn formation() -> Duration {
+pub(crate) fn formation() -> Duration {
     budget(S + T_DUR + (PAUSE + retry(S)) * 3)
 }
 
 /// The leader's session expires, one rebalance, fresh evidence.
-fn takeover() -> Duration {
+pub(crate) fn takeover() -> Duration {
     budget(S + PAUSE + retry(S) + T_DUR)
 }
 
 /// The tansu binary, or None (skip) outside CI.
-fn tansu_bin() -> Option<PathBuf> {
+pub(crate) fn tansu_bin() -> Option<PathBuf> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/fetch-tansu.sh");
     let out = Command::new("sh").arg(&script).output();
     match out {
@@ -59,7 +59,7 @@ fn tansu_bin() -> Option<PathBuf> {
     }
 }
 
-struct Reap(Vec<Child>);
+pub(crate) struct Reap(pub(crate) Vec<Child>);
 
 impl Drop for Reap {
     fn drop(&mut self) {
@@ -74,12 +74,12 @@ impl Drop for Reap {
     }
 }
 
-struct Tansu {
+pub(crate) struct Tansu {
     _proc: Reap,
-    bootstrap: String,
+    pub(crate) bootstrap: String,
 }
 
-fn start_tansu(bin: &Path) -> Tansu {
+pub(crate) fn start_tansu(bin: &Path) -> Tansu {
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let url = format!("tcp://127.0.0.1:{port}");
     let child = Command::new(bin)
@@ -99,7 +99,7 @@ fn start_tansu(bin: &Path) -> Tansu {
     Tansu { _proc: Reap(vec![child]), bootstrap }
 }
 
-const CMD: &str = r#"
+pub(crate) const CMD: &str = r#"
 f=$1; export NELIPID=$PPID ME=$$
 trap 'exit 0' TERM
 while :; do
@@ -112,10 +112,16 @@ while :; do
 done
 "#;
 
-fn spawn_exec(bootstrap: &str, group: &str, file: &Path) -> Child {
+pub(crate) fn spawn_exec(bootstrap: &str, group: &str, file: &Path) -> Child {
+    spawn_exec_with(bootstrap, group, file, &[])
+}
+
+/// `neli exec` with extra arguments before `--` (e.g. `-X security.protocol=SSL`).
+pub(crate) fn spawn_exec_with(bootstrap: &str, group: &str, file: &Path, extra: &[String]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_neli"))
         .args(["exec", "--bootstrap-servers", bootstrap, "--group", group, "--heartbeat-timeout", T])
         .args(["--session-timeout", &format!("{}ms", S.as_millis()), "--stop-timeout", "2s"])
+        .args(extra)
         .args(["--", "sh", "-c", CMD, "cmd"])
         .arg(file)
         .stdout(Stdio::null())
@@ -125,7 +131,7 @@ fn spawn_exec(bootstrap: &str, group: &str, file: &Path) -> Child {
 }
 
 /// Accepted ticks: (neli pid, cmd pid, token, unix ms) in file order.
-fn ticks(file: &Path) -> Vec<(u32, u32, u64, u64)> {
+pub(crate) fn ticks(file: &Path) -> Vec<(u32, u32, u64, u64)> {
     let text = std::fs::read_to_string(file).unwrap_or_default();
     text.lines().filter_map(parse_tick).collect()
 }
@@ -138,7 +144,7 @@ fn parse_tick(line: &str) -> Option<(u32, u32, u64, u64)> {
     Some((f[1].parse().ok()?, f[2].parse().ok()?, f[3].parse().ok()?, f[4].parse().ok()?))
 }
 
-fn wait_until<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+pub(crate) fn wait_until<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now() + limit;
     loop {
         if let Some(v) = f() {
@@ -151,7 +157,7 @@ fn wait_until<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T>
     }
 }
 
-fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     // A dead CMD is reaped by init (its parent died) or is a zombie briefly.
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
@@ -160,7 +166,7 @@ fn alive(pid: u32) -> bool {
 }
 
 /// Per CMD: [first, last] accepted tick. Returns the intervals sorted.
-fn intervals(file: &Path) -> Vec<(u64, u64, u32, u64)> {
+pub(crate) fn intervals(file: &Path) -> Vec<(u64, u64, u32, u64)> {
     let mut by_cmd: BTreeMap<u32, (u64, u64, u64)> = BTreeMap::new();
     for (_, cmd, token, ms) in ticks(file) {
         let e = by_cmd.entry(cmd).or_insert((ms, ms, token));
@@ -172,7 +178,7 @@ fn intervals(file: &Path) -> Vec<(u64, u64, u32, u64)> {
     v
 }
 
-fn assert_one_at_a_time(file: &Path) {
+pub(crate) fn assert_one_at_a_time(file: &Path) {
     let iv = intervals(file);
     for w in iv.windows(2) {
         assert!(w[0].1 < w[1].0, "two CMDs acted as leader at once: {:?} overlaps {:?}", w[0], w[1]);
@@ -182,7 +188,7 @@ fn assert_one_at_a_time(file: &Path) {
 }
 
 /// The neli and CMD pids of the CMD that wrote the newest accepted tick.
-fn current_leader(file: &Path, not: Option<u32>) -> Option<(u32, u32)> {
+pub(crate) fn current_leader(file: &Path, not: Option<u32>) -> Option<(u32, u32)> {
     let t = ticks(file);
     let last = t.last()?;
     (Some(last.0) != not).then_some((last.0, last.1))
@@ -199,7 +205,7 @@ fn setup(name: &str) -> Option<(Tansu, Reap, PathBuf, tempdir::Dir)> {
     Some((tansu, members, file, dir))
 }
 
-mod tempdir {
+pub(crate) mod tempdir {
     pub struct Dir(pub std::path::PathBuf);
     impl Dir {
         pub fn new(name: &str) -> Dir {

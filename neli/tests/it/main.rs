@@ -8,7 +8,10 @@
 //! and hooks (mock broker); `kafka_mock` — the rdkafka backend against
 //! librdkafka's in-process mock cluster; `kafka_tansu` — members and
 //! `neli exec` as child processes against the tansu broker (fetched by
-//! `scripts/fetch-tansu.sh`).
+//! `scripts/fetch-tansu.sh`); `kafka_tls` — the same over TLS (tansu behind
+//! the TLS proxy of `tls`) and SASL/SCRAM; `secrets` — a marker secret under
+//! every secret-looking property name never appears in `Debug`, errors, the
+//! CLI's trace logs or `neli watch` output.
 
 mod core_loop;
 mod core_props;
@@ -23,4 +26,10 @@ mod kafka_mock;
 #[cfg(feature = "kafka")]
 mod kafka_tansu;
 #[cfg(feature = "kafka")]
+mod kafka_tls;
+#[cfg(feature = "kafka")]
+mod secrets;
+#[cfg(feature = "kafka")]
 mod support;
+#[cfg(feature = "kafka")]
+mod tls;
