@@ -174,3 +174,51 @@ pub fn counterexample_to_scenario(
     let _ = writeln!(out, "\n[expect]\nmax_overlap = \"0s\"");
     out
 }
+
+/// Replays a path written by [`format_path`] on `model`, step by step: each
+/// line's action must be one the model enables in the state reached so far
+/// (matched by its text), and the tick and the leadership after it (judged
+/// by the real cores' `is_leader` and `token`) must be the ones written.
+/// A recorded path is therefore an executable test of the core: a change in
+/// how `neli::core::Member` judges leases shows up as the first step whose
+/// leadership differs. Returns the number of steps replayed.
+pub fn replay_path(model: &ElectionModel, text: &str) -> Result<usize, String> {
+    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
+    let (n, first) = lines.next().ok_or("an empty path")?;
+    let init = model.init_states().into_iter().next().ok_or("the model has no initial state")?;
+    let expect_init = first.split_once(" -> ").map(|(_, l)| l.trim()).ok_or(format!("line {}: no ` -> `", n + 1))?;
+    if leadership(model, &init) != expect_init {
+        return Err(format!(
+            "line {}: initial leadership {} where the path has {expect_init}",
+            n + 1,
+            leadership(model, &init)
+        ));
+    }
+    let (mut state, mut steps, mut enabled) = (init, 0, Vec::new());
+    for (n, line) in lines {
+        let at = |msg: String| format!("line {} ({line:?}): {msg}", n + 1);
+        let (left, expected) = line.rsplit_once(" -> ").ok_or_else(|| at("no ` -> `".into()))?;
+        let rest = left.trim().strip_prefix("t=").ok_or_else(|| at("no `t=`".into()))?;
+        let (tick, rest) = rest.split_once(' ').ok_or_else(|| at("no member column".into()))?;
+        let tick: u8 = tick.parse().map_err(|_| at(format!("bad tick {tick:?}")))?;
+        let action_text = rest.trim_start().split_once(' ').map_or("", |(_, a)| a).trim();
+        enabled.clear();
+        model.actions(&state, &mut enabled);
+        let action = enabled
+            .iter()
+            .copied()
+            .find(|a| model.format_action(a) == action_text)
+            .ok_or_else(|| at(format!("{action_text} is not enabled here")))?;
+        state = model.next_state(&state, action).ok_or_else(|| at(format!("{action_text} has no next state")))?;
+        let got = leadership(model, &state);
+        if state.now != tick || got != expected.trim() {
+            return Err(at(format!(
+                "after {action_text}: t={} {got}, the path has t={tick} {}",
+                state.now,
+                expected.trim()
+            )));
+        }
+        steps += 1;
+    }
+    Ok(steps)
+}
