@@ -39,7 +39,7 @@ fn run_passes_and_draws_a_timeline() {
     let o = lab(&["run", &fixture("tiny-pause"), "--seed", "1", "--timeline", svg.to_str().unwrap()]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
-    assert!(out.starts_with("scenario  tiny-pause seed 1\n"), "{out}");
+    assert!(out.starts_with("build     neli-lab ") && out.contains("\nscenario  tiny-pause seed 1\n"), "{out}");
     for key in ["overlap ", "gap ", "failover ", "verdict   PASS"] {
         assert!(out.contains(key), "{key} missing:\n{out}");
     }
