@@ -16,7 +16,7 @@ use crate::client::{ClientCfg, SimBroker};
 use crate::clock::{ClockModel, Gate, SimClock, global_ms};
 use crate::oracle::{self, Figures};
 use crate::proto::{Conn, Request};
-use crate::record::{EventObs, FaultObs, LeaseObs, LeaseView, Recorder, WriteObs, format_line};
+use crate::record::{EventObs, FaultObs, LeaseObs, LeaseView, Recorder, Told, WriteObs, format_line};
 use crate::scenario::{Dur, Fault, FaultKind, ModeName, Scenario, Variant};
 use crate::server::{BrokerCtx, BrokerState, Profile};
 
@@ -260,11 +260,23 @@ async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Res
                 clock.sleep(p.poll).await;
             }
         }
-        // The token-guarded shared resource: write while leading.
+        // The token-guarded shared resource: write while leading. What the
+        // application is told (`token()` is `is_leader()`'s answer) is
+        // recorded with the lease the driver published, for the oracle.
         if let Some(token) = neli.token() {
+            let told = Told {
+                local: clock.now().as_millis(),
+                lease_until: control.status().borrow().leading.get(&0).map(|l| l.until.as_millis()),
+            };
             let mut log = rec.lock();
             let log_epoch = log.log_epoch;
-            log.writes.push(WriteObs { at: global_ms(), member: name.clone(), token: token.0, log_epoch });
+            log.writes.push(WriteObs {
+                at: global_ms(),
+                member: name.clone(),
+                token: token.0,
+                log_epoch,
+                told: Some(told),
+            });
         }
     }
 }
