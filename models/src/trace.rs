@@ -160,6 +160,10 @@ pub fn counterexample_to_scenario(
         ms(1),
         c.membership_proof
     );
+    // The application works between pulses and asks `is_leader()` again, so
+    // a member resumed from a pause acts on what its core answers then, as
+    // the model judges it (`scenarios/FORMAT.md`, `app_work`).
+    let _ = writeln!(out, "app_work = \"{}ms\"", (c.tick_ms / 2).max(1));
     let sim = sim_members(model, path);
     let moved: Vec<String> =
         sim.iter().enumerate().filter(|(m, s)| *m != **s as usize).map(|(m, s)| format!("m{m} as m{s}")).collect();

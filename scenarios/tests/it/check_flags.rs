@@ -3,7 +3,9 @@
 //! number of states explored (against a small base bound), and a flag that
 //! would change nothing exits 2 with a message naming it.
 
-use crate::{lab, stderr, stdout};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::{lab, scratch, stderr, stdout};
 
 /// The base bound: 2 members, 4 ticks, one pause (2,452 unique states; the
 /// timing flags only matter once a fault can make a lease run out).
@@ -12,7 +14,12 @@ const BASE: &[(&str, &str)] = &[("--members", "2"), ("--ticks", "4"), ("--pauses
 /// Unique states `check` explored with `BASE` plus `extra` (an `extra` flag
 /// replaces the base's value); also asserts the header shape.
 fn unique(extra: &[(&str, &str)]) -> usize {
-    let mut args = vec!["check".to_owned(), "--sim-seeds".to_owned(), "0".to_owned()];
+    // Counterexamples go to a scratch directory of their own (tests run in
+    // parallel), not into the source tree.
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let out = scratch(&format!("check_flags/{}", RUNS.fetch_add(1, Ordering::Relaxed)));
+    let mut args = vec!["check".to_owned(), "--sim-seeds".to_owned(), "0".to_owned(), "--out".to_owned()];
+    args.push(out.display().to_string());
     for (flag, value) in BASE.iter().filter(|(f, _)| !extra.iter().any(|(e, _)| e == f)).chain(extra) {
         args.push((*flag).to_owned());
         if !value.is_empty() {

@@ -38,3 +38,36 @@ fn told_it_leads_once_its_lease_ended_is_a_violation() {
     let v = violations(1000, None);
     assert!(v[0].contains("its lease was not published"), "{v:?}");
 }
+
+/// The story of a model counterexample: the leader pauses past `S` while
+/// its application is between pulses (`app_work`), resumes and asks
+/// `is_leader()` before pulsing. The recommended core answers false once
+/// its lease ran out, so no seed is flagged; a core whose `is_leader`
+/// ignored expiry would be told it leads here (issue 18).
+#[test]
+fn recommended_core_tells_a_resumed_leader_it_no_longer_leads() {
+    let s = scenario(
+        r#"
+name = "told-after-pause"
+duration = "13s"
+
+[election]
+members = 2
+heartbeat_timeout = "1s"
+session_timeout = "2s"
+heartbeat_interval = "500ms"
+poll_interval = "500ms"
+app_work = "250ms"
+
+[[faults]]
+at = "5s"
+kind = "pause"
+target = "leader"
+duration = "2500ms"
+"#,
+    );
+    for seed in 0..6 {
+        let r = crate::assert_survives(&s, seed);
+        assert!(r.figures.writes > 0, "the application wrote while leading");
+    }
+}
