@@ -143,7 +143,7 @@ impl Request {
 
 /// The bounds actually explored, for the header: every field of the model
 /// configuration that `check` can set, after defaults.
-pub fn describe(cfg: &ElectionModelCfg, symmetry: bool, threads: usize) -> String {
+pub fn describe(cfg: &ElectionModelCfg, search: Search, threads: usize) -> String {
     let mode = match (cfg.roles == 1 && cfg.partitions == 1, cfg.exclusive) {
         (true, _) => "exclusive".to_owned(),
         (false, true) => format!("multi-role exclusive, {} roles on {} partitions", cfg.roles, cfg.partitions),
@@ -156,7 +156,11 @@ pub fn describe(cfg: &ElectionModelCfg, symmetry: bool, threads: usize) -> Strin
         (true, true) => "lease-from-receipt+any-record-counts",
     };
     let f = &cfg.faults;
-    let search = if symmetry { "DFS + symmetry" } else { "BFS" };
+    let search = match search {
+        Search::Bfs => "BFS",
+        Search::Dfs => "DFS",
+        Search::DfsSymmetry => "DFS + symmetry",
+    };
     format!(
         "model     {} members, {mode}, T={} S={} G={} heartbeat interval {} (ticks), {} ticks, membership proof {}, variant {variant}\n\
          faults    pauses {}, crashes {}, isolations {}, clock steps {} (max skew {})\n\
@@ -244,18 +248,31 @@ fn adapt(text: &str) -> String {
     crate::write::to_toml(&s, &comments)
 }
 
-/// Runs the check; counterexamples go to `out` as scenario files. With
-/// `symmetry`, members are interchangeable (stateright applies symmetry
-/// reduction in DFS only, so counterexamples are then not the shortest).
-pub fn check(cfg: ElectionModelCfg, threads: usize, symmetry: bool, out: &Path) -> Result<Summary, String> {
+/// How `check` searches the state space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Search {
+    /// Breadth first: shortest counterexamples (the default).
+    Bfs,
+    /// Depth first, every state (faster, longer counterexamples).
+    Dfs,
+    /// Depth first with members interchangeable (stateright applies
+    /// symmetry reduction in DFS only; sound in every mode, see
+    /// `neli_models::election::deal`).
+    DfsSymmetry,
+}
+
+/// Runs the check; counterexamples go to `out` as scenario files.
+pub fn check(cfg: ElectionModelCfg, threads: usize, search: Search, out: &Path) -> Result<Summary, String> {
     let model: ElectionModel = cfg.into_model();
     let builder = model.clone().checker().threads(threads.max(1));
-    if symmetry {
-        let c = builder.symmetry_fn(neli_models::election::representative).spawn_dfs().join_and_report(&mut Progress);
-        summarise(&model, &c, out)
-    } else {
-        let c = builder.spawn_bfs().join_and_report(&mut Progress);
-        summarise(&model, &c, out)
+    match search {
+        Search::Bfs => summarise(&model, &builder.spawn_bfs().join_and_report(&mut Progress), out),
+        Search::Dfs => summarise(&model, &builder.spawn_dfs().join_and_report(&mut Progress), out),
+        Search::DfsSymmetry => {
+            let c =
+                builder.symmetry_fn(neli_models::election::representative).spawn_dfs().join_and_report(&mut Progress);
+            summarise(&model, &c, out)
+        }
     }
 }
 

@@ -139,6 +139,10 @@ enum Cmd {
         /// counterexamples are not the shortest).
         #[arg(long)]
         symmetry: bool,
+        /// Depth-first search without symmetry (faster than the default
+        /// BFS; counterexamples are not the shortest).
+        #[arg(long)]
+        dfs: bool,
         /// Seeds of the simulator tried on each counterexample scenario.
         #[arg(long, default_value_t = 20)]
         sim_seeds: u64,
@@ -523,15 +527,15 @@ fn cmd_tune(
     ExitCode::SUCCESS
 }
 
-fn cmd_check(req: neli_lab::check::Request, out: PathBuf, symmetry: bool, sim_seeds: u64) -> ExitCode {
+fn cmd_check(req: neli_lab::check::Request, out: PathBuf, search: neli_lab::check::Search, sim_seeds: u64) -> ExitCode {
     println!("{}", neli_lab::build_line());
     let cfg = match req.config() {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    println!("{}", neli_lab::check::describe(&cfg, symmetry, req.threads));
+    println!("{}", neli_lab::check::describe(&cfg, search, req.threads));
     let t0 = Instant::now();
-    let s = match neli_lab::check::check(cfg, req.threads, symmetry, &out) {
+    let s = match neli_lab::check::check(cfg, req.threads, search, &out) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
@@ -668,6 +672,7 @@ fn main() -> ExitCode {
             threads,
             out,
             symmetry,
+            dfs,
             sim_seeds,
         } => {
             let req = neli_lab::check::Request {
@@ -694,7 +699,12 @@ fn main() -> ExitCode {
                 max_skew,
                 threads,
             };
-            cmd_check(req, out, symmetry, sim_seeds)
+            let search = match (symmetry, dfs) {
+                (true, _) => neli_lab::check::Search::DfsSymmetry,
+                (false, true) => neli_lab::check::Search::Dfs,
+                (false, false) => neli_lab::check::Search::Bfs,
+            };
+            cmd_check(req, out, search, sim_seeds)
         }
         Cmd::Bench { scenario, seeds, jobs } => cmd_bench(&scenario, seeds, jobs),
     }

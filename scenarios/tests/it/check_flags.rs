@@ -173,3 +173,15 @@ fn ineffective_flags_are_refused_with_the_flag_named() {
     refused(&["--members", "0"], "--members");
     refused(&["--heartbeat-timeout", "0"], "--heartbeat-timeout");
 }
+
+// The three searches explore the same space: DFS visits exactly BFS's
+// states, DFS + symmetry between a half and all of them (2 members), and
+// the header names the search that ran.
+#[test]
+fn search_flags_agree_and_are_named() {
+    let (bfs, dfs, sym) = (unique(&[]), unique(&[("--dfs", "")]), unique(&[("--symmetry", "")]));
+    assert_eq!(bfs, dfs, "DFS and BFS must visit the same states");
+    assert!(sym <= bfs && sym * 2 >= bfs, "symmetry {sym} vs {bfs}");
+    let o = stdout(&lab(&["check", "--members", "2", "--ticks", "2", "--dfs"]));
+    assert!(o.contains("\nsearch    DFS, 2 thread(s)\n"), "{o}");
+}
