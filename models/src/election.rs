@@ -166,9 +166,15 @@ pub struct ElectionState {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ElectionAction {
-    Tick { slow: Option<u8> },
+    Tick {
+        slow: Option<u8>,
+    },
     Join(u8),
-    Sync { rotation: u8 },
+    /// The rebalance completes; partition `p` goes to the `p mod n`-th member
+    /// of deal number `deal` (see [`deal`]).
+    Sync {
+        deal: u32,
+    },
     Poll(u8),
     Read(u8, u32),
     Timeout(u8),
@@ -234,7 +240,8 @@ impl ElectionModel {
     fn urgent(&self, s: &ElectionState, out: &mut Vec<ElectionAction>) {
         let c = &s.coord;
         if c.rebalance.is_some() && !c.members.is_empty() && c.members.values().all(|m| m.rejoined) {
-            (0..c.members.len() as u8).for_each(|rotation| out.push(ElectionAction::Sync { rotation }));
+            let count = deal_count(c.members.len(), self.cfg.partitions as usize).min(u32::MAX as usize);
+            (0..count as u32).for_each(|deal| out.push(ElectionAction::Sync { deal }));
         }
         for i in 0..s.slots.len() {
             let (slot, m) = (&s.slots[i], i as u8);
@@ -524,14 +531,14 @@ impl Model for ElectionModel {
                 s_.slots[m as usize].in_group = true;
                 self.start_rebalance(s_, Some(k));
             }
-            Sync { rotation } => {
+            Sync { deal: number } => {
                 s_.coord.generation += 1;
                 s_.coord.rebalance = None;
                 let keys: Vec<Key> = s_.coord.members.keys().copied().collect();
+                let order = deal(keys.len(), self.cfg.partitions as usize, number as usize);
                 for (idx, k) in keys.iter().enumerate() {
-                    let partitions = (0..self.cfg.partitions)
-                        .filter(|p| (*p as usize + rotation as usize) % keys.len() == idx)
-                        .collect();
+                    let partitions =
+                        (0..self.cfg.partitions).filter(|p| order[*p as usize % keys.len()] == idx).collect();
                     let generation = s_.coord.generation;
                     s_.slots[k.0 as usize].callbacks.push_back(Callback::Assigned { generation, partitions });
                 }
@@ -637,6 +644,42 @@ impl Model for ElectionModel {
     }
 }
 
+/// How many different assignments a rebalance of `members` members over
+/// `partitions` partitions can deal (see [`deal`]): `n! / (n - k)!` with
+/// `k = min(partitions, n)`.
+pub fn deal_count(members: usize, partitions: usize) -> usize {
+    let k = partitions.min(members);
+    (members - k + 1..=members).fold(1usize, |a, b| a.saturating_mul(b))
+}
+
+/// Deal number `number` (lexicographic order): the member index (into the
+/// coordinator's sorted member list) that gets the `j`-th share, for
+/// `j < min(partitions, members)`; partition `p` goes to share `p mod n`
+/// (NELI's `j mod M` dealing).
+///
+/// Every order of the members is a possible deal, because member ids are
+/// arbitrary (random in Kafka), so which member sorts first is not a fact
+/// of the system. A rotation of one fixed order (what this model dealt
+/// before) made member names matter in multi-role mode with 3 or more
+/// members: renaming two members could produce an assignment no rotation
+/// deals, so the set of reachable states was not closed under renaming and
+/// the symmetry reduction ([`representative`]) was unsound there. With
+/// every order the reachable states are closed under renaming (pinned by
+/// `models/tests/it/symmetry.rs`). With one partition, or two members, the
+/// deals are exactly the old rotations.
+pub fn deal(members: usize, partitions: usize, number: usize) -> Vec<usize> {
+    let k = partitions.min(members);
+    let (mut rest, mut left): (Vec<usize>, usize) = ((0..members).collect(), number);
+    let mut out = Vec::with_capacity(k);
+    for j in 0..k {
+        // Deals with this prefix: (n - j - 1)! / (n - k)!
+        let block: usize = (members - k + 1..members - j).product();
+        out.push(rest.remove(left / block));
+        left %= block;
+    }
+    out
+}
+
 /// Symmetry reduction over members: a canonical renaming of member slots.
 ///
 /// Members are interchangeable up to their names (`m{slot}.{inc}`), which
@@ -672,6 +715,20 @@ pub fn representative(s: &ElectionState) -> ElectionState {
     let mut perm = vec![0u8; n];
     for (new, &old) in order.iter().enumerate() {
         perm[old] = new as u8;
+    }
+    rename_members(s, &perm)
+}
+
+/// `s` with member slot `i` renamed to slot `perm[i]` everywhere a member is
+/// named: the slots themselves, the cores' instance names, the coordinator's
+/// table, heartbeats in the logs and in flight, and the token monitor.
+/// `perm` must be a permutation of `0..members`.
+pub fn rename_members(s: &ElectionState, perm: &[u8]) -> ElectionState {
+    let n = s.slots.len();
+    assert_eq!(perm.len(), n, "a permutation of every member slot");
+    let mut order = vec![0usize; n];
+    for (old, &new) in perm.iter().enumerate() {
+        order[new as usize] = old;
     }
     let map = |k: Key| (perm[k.0 as usize], k.1);
     let mut out = s.clone();

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use stateright::Model;
 use stateright::Path;
 
-use crate::election::{ElectionAction, ElectionModel, ElectionState};
+use crate::election::{ElectionAction, ElectionModel, ElectionState, deal};
 
 /// Who leads each role in `s`, e.g. `r0=m1.0#5` (member slot.incarnation, token).
 pub fn leadership(model: &ElectionModel, s: &ElectionState) -> String {
@@ -76,7 +76,53 @@ pub fn format_path(model: &ElectionModel, path: &Path<ElectionState, ElectionAct
     out
 }
 
-/// The path as a scenario file for `neli-sim` to replay. Faults the format
+/// Which simulator member plays each model member: `sim[m]` for model slot
+/// `m`. The simulated coordinator deals partition `p` to the `p mod n`-th
+/// member in name order (`m0`, `m1`, ...) when the group first forms, while
+/// the path's first rebalance may deal partition 0 to any model member; the
+/// model's members are interchangeable, so the path is renamed to start from
+/// the simulator's assignment (model member of share `j` -> `m{j}`).
+pub fn sim_members(model: &ElectionModel, path: &Path<ElectionState, ElectionAction>) -> Vec<u8> {
+    let n = model.cfg.members as usize;
+    let mut sim: Vec<u8> = (0..n as u8).collect();
+    let steps = path.clone().into_vec();
+    let first_sync = steps.iter().find_map(|(s, a)| match a {
+        Some(ElectionAction::Sync { deal: number }) => Some((s, *number)),
+        _ => None,
+    });
+    let Some((s, number)) = first_sync else {
+        return sim;
+    };
+    let keys: Vec<u8> = s.coord.members.keys().map(|k| k.0).collect();
+    if keys.len() != n {
+        return sim; // not every member in the first generation: keep the names
+    }
+    let order = deal(n, model.cfg.partitions as usize, number as usize);
+    let mut free: Vec<u8> = (0..n as u8).collect();
+    for (share, idx) in order.iter().enumerate() {
+        sim[keys[*idx] as usize] = share as u8;
+        free.retain(|f| *f != share as u8);
+    }
+    let dealt: Vec<u8> = order.iter().map(|i| keys[*i]).collect();
+    let mut rest = free.into_iter();
+    for m in 0..n as u8 {
+        if !dealt.contains(&m) {
+            sim[m as usize] = rest.next().unwrap_or(m);
+        }
+    }
+    sim
+}
+
+/// The path as a scenario file for `neli-sim` to replay (`scenarios/FORMAT.md`).
+///
+/// Faults are aimed as the model meant them: model members are renamed to
+/// the simulator's first assignment ([`sim_members`]), and a fault on the
+/// member that leads role 0 at that instant targets `"leader"` (resolved by
+/// the simulator at the fault's instant, so a later election that went to
+/// another member there still hits the leader). A pause still open when the
+/// path ends resumes one tick later, so the paused member runs again and
+/// acts on what it believes, as the model's next step would have; crashes
+/// and isolations still open last to the end of the run. Faults the format
 /// cannot express (a single lost or reordered message) are kept as comments.
 pub fn counterexample_to_scenario(
     model: &ElectionModel,
@@ -114,8 +160,23 @@ pub fn counterexample_to_scenario(
         ms(1),
         c.membership_proof
     );
-    // A pause, crash or isolation of member `m` from `since` for `duration` ticks.
-    let open_fault = |faults: &mut String, action: &ElectionAction, m: u8, since: u64, duration: u64| {
+    // The application works between pulses and asks `is_leader()` again, so
+    // a member resumed from a pause acts on what its core answers then, as
+    // the model judges it (`scenarios/FORMAT.md`, `app_work`).
+    let _ = writeln!(out, "app_work = \"{}ms\"", (c.tick_ms / 2).max(1));
+    let sim = sim_members(model, path);
+    let moved: Vec<String> =
+        sim.iter().enumerate().filter(|(m, s)| *m != **s as usize).map(|(m, s)| format!("m{m} as m{s}")).collect();
+    if !moved.is_empty() {
+        let _ = writeln!(out, "\n# model members renamed to the simulator's first assignment: {}", moved.join(", "));
+    }
+    // Who a fault on model member `m` in state `s` targets.
+    let target = |s: &ElectionState, m: u8| {
+        let leads = s.leaders(0);
+        if leads.len() == 1 && leads[0].0.0 == m { "leader".to_owned() } else { format!("m{}", sim[m as usize]) }
+    };
+    // A pause, crash or isolation from `since` for `duration` ticks.
+    let open_fault = |faults: &mut String, action: &ElectionAction, who: &str, since: u64, duration: u64| {
         let kind = match action {
             Pause(_) => "pause",
             Crash(_) => "crash",
@@ -123,13 +184,13 @@ pub fn counterexample_to_scenario(
         };
         let _ = writeln!(
             faults,
-            "\n[[faults]]\nat = {}\nkind = \"{kind}\"\ntarget = \"m{m}\"\nduration = {}",
+            "\n[[faults]]\nat = {}\nkind = \"{kind}\"\ntarget = \"{who}\"\nduration = {}",
             ms(since),
             ms(duration)
         );
     };
     // Open faults (pause, crash, isolation) end at the matching healing step.
-    let mut open: Vec<(ElectionAction, u64)> = Vec::new();
+    let mut open: Vec<(ElectionAction, u64, String)> = Vec::new();
     let mut faults = String::new();
     for w in steps.windows(2) {
         let (action, t) = (w[0].1.expect("non-final step"), u64::from(w[0].0.now));
@@ -137,40 +198,96 @@ pub fn counterexample_to_scenario(
             let _ = writeln!(faults, "\n[[faults]]\nat = {}\nkind = \"{kind}\"\n{fields}", ms(t));
         };
         match action {
-            Pause(_) | Crash(_) | Isolate(_) => open.push((action, t)),
+            Pause(m) | Crash(m) | Isolate(m) => open.push((action, t, target(&w[0].0, m))),
             Resume(m) | Restart(m) | Heal(m) => {
                 let opener = |a: &ElectionAction| match (a, action) {
                     (Pause(x), Resume(_)) | (Crash(x), Restart(_)) | (Isolate(x), Heal(_)) => *x == m,
                     _ => false,
                 };
-                if let Some(i) = open.iter().position(|(a, _)| opener(a)) {
-                    let (a, since) = open.remove(i);
-                    open_fault(&mut faults, &a, m, since, t - since);
+                if let Some(i) = open.iter().position(|(a, _, _)| opener(a)) {
+                    let (a, since, who) = open.remove(i);
+                    open_fault(&mut faults, &a, &who, since, t - since);
                 }
             }
-            ClockFast(m) => emit("clock-step", format!("target = \"m{m}\"\nby = {}", ms(1))),
-            Tick { slow: Some(m) } => emit("clock-step", format!("target = \"m{m}\"\nby = \"-{}ms\"", c.tick_ms)),
+            ClockFast(m) => emit("clock-step", format!("target = \"{}\"\nby = {}", target(&w[0].0, m), ms(1))),
+            Tick { slow: Some(m) } => {
+                emit("clock-step", format!("target = \"{}\"\nby = \"-{}ms\"", target(&w[0].0, m), c.tick_ms))
+            }
             Foreign => emit("foreign-writer", "partition = 0\ncount = 1\ngarbage = true".into()),
             Lose(m, k) => {
-                let _ =
-                    writeln!(faults, "\n# at {}: message {k} in flight from m{m} lost (not expressible in v1)", ms(t));
+                let _ = writeln!(
+                    faults,
+                    "\n# at {}: message {k} in flight from m{} lost (not expressible in v1)",
+                    ms(t),
+                    sim[m as usize]
+                );
             }
             Send(m, k) if k > 0 => {
                 let _ = writeln!(
                     faults,
-                    "\n# at {}: message {k} from m{m} delivered out of order (not expressible in v1)",
-                    ms(t)
+                    "\n# at {}: message {k} from m{} delivered out of order (not expressible in v1)",
+                    ms(t),
+                    sim[m as usize]
                 );
             }
             _ => {}
         }
     }
-    // Faults still open at the end of the path last until the end of the run.
-    for (a, since) in open {
-        let m = actor(&a).unwrap_or(0);
-        open_fault(&mut faults, &a, m, since, end + u64::from(c.session_timeout) * 2 - since);
+    // A pause still open resumes one tick after the path ends (the member
+    // runs again); other open faults last until the end of the run.
+    for (a, since, who) in open {
+        let until = if matches!(a, Pause(_)) { end + 1 } else { end + u64::from(c.session_timeout) * 2 };
+        open_fault(&mut faults, &a, &who, since, until - since);
     }
     out.push_str(&faults);
     let _ = writeln!(out, "\n[expect]\nmax_overlap = \"0s\"");
     out
+}
+
+/// Replays a path written by [`format_path`] on `model`, step by step: each
+/// line's action must be one the model enables in the state reached so far
+/// (matched by its text), and the tick and the leadership after it (judged
+/// by the real cores' `is_leader` and `token`) must be the ones written.
+/// A recorded path is therefore an executable test of the core: a change in
+/// how `neli::core::Member` judges leases shows up as the first step whose
+/// leadership differs. Returns the number of steps replayed.
+pub fn replay_path(model: &ElectionModel, text: &str) -> Result<usize, String> {
+    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
+    let (n, first) = lines.next().ok_or("an empty path")?;
+    let init = model.init_states().into_iter().next().ok_or("the model has no initial state")?;
+    let expect_init = first.split_once(" -> ").map(|(_, l)| l.trim()).ok_or(format!("line {}: no ` -> `", n + 1))?;
+    if leadership(model, &init) != expect_init {
+        return Err(format!(
+            "line {}: initial leadership {} where the path has {expect_init}",
+            n + 1,
+            leadership(model, &init)
+        ));
+    }
+    let (mut state, mut steps, mut enabled) = (init, 0, Vec::new());
+    for (n, line) in lines {
+        let at = |msg: String| format!("line {} ({line:?}): {msg}", n + 1);
+        let (left, expected) = line.rsplit_once(" -> ").ok_or_else(|| at("no ` -> `".into()))?;
+        let rest = left.trim().strip_prefix("t=").ok_or_else(|| at("no `t=`".into()))?;
+        let (tick, rest) = rest.split_once(' ').ok_or_else(|| at("no member column".into()))?;
+        let tick: u8 = tick.parse().map_err(|_| at(format!("bad tick {tick:?}")))?;
+        let action_text = rest.trim_start().split_once(' ').map_or("", |(_, a)| a).trim();
+        enabled.clear();
+        model.actions(&state, &mut enabled);
+        let action = enabled
+            .iter()
+            .copied()
+            .find(|a| model.format_action(a) == action_text)
+            .ok_or_else(|| at(format!("{action_text} is not enabled here")))?;
+        state = model.next_state(&state, action).ok_or_else(|| at(format!("{action_text} has no next state")))?;
+        let got = leadership(model, &state);
+        if state.now != tick || got != expected.trim() {
+            return Err(at(format!(
+                "after {action_text}: t={} {got}, the path has t={tick} {}",
+                state.now,
+                expected.trim()
+            )));
+        }
+        steps += 1;
+    }
+    Ok(steps)
 }

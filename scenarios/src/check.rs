@@ -38,34 +38,90 @@ impl<M: Model> Reporter<M> for Progress {
     }
 }
 
-/// What the user asked for.
+/// The election mode `check` explores (`--mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// One role on partition 0 (goNELI parity).
+    Exclusive,
+    /// Roles `0..R` on `R` partitions, at most one leader per role.
+    MultiRole,
+    /// Roles `0..R` on `R` partitions, overlap allowed (`T > S`, NELI §4).
+    NonExclusive,
+}
+
+/// What the user asked for, flag by flag (`None`: the flag was not given).
 #[derive(Debug, Clone)]
 pub struct Request {
     pub members: u8,
-    pub roles: u32,
-    pub exclusive: bool,
+    pub mode: Mode,
+    pub roles: Option<u32>,
     pub heartbeat_timeout: u8,
     pub session_timeout: u8,
     pub grace: u8,
     pub ticks: u8,
     pub membership_proof: bool,
     pub variant: UnsafeVariant,
-    pub faults: Faults,
+    pub pauses: u8,
+    pub crashes: u8,
+    pub isolations: u8,
+    pub clock_steps: u8,
+    pub max_skew: Option<u8>,
     pub threads: usize,
 }
 
+/// Roles (and partitions) in multi-role modes when `--roles` is not given.
+pub const DEFAULT_ROLES: u32 = 2;
+
 impl Request {
+    /// The model configuration, or why a flag would have no effect or no
+    /// meaning (each message names the flag): every flag `check` accepts
+    /// changes what is explored, or is refused.
     pub fn config(&self) -> Result<ElectionModelCfg, String> {
         if self.members == 0 {
-            return Err("--members must be at least 1".into());
+            return Err("--members 0: need at least 1 member".into());
         }
-        if self.heartbeat_timeout == 0 || self.session_timeout == 0 {
-            return Err("--heartbeat-timeout and --session-timeout must be at least 1 tick".into());
+        if self.heartbeat_timeout == 0 {
+            return Err("--heartbeat-timeout 0: must be at least 1 tick".into());
         }
+        if self.session_timeout == 0 {
+            return Err("--session-timeout 0: must be at least 1 tick".into());
+        }
+        if self.threads == 0 {
+            return Err("--threads 0: need at least 1 checker thread".into());
+        }
+        let roles = match (self.mode, self.roles) {
+            (Mode::Exclusive, Some(r)) => {
+                return Err(format!(
+                    "--roles {r} has no effect in --mode exclusive (one role on partition 0); use --mode multi-role or non-exclusive"
+                ));
+            }
+            (Mode::Exclusive, None) => 1,
+            (_, Some(0)) => return Err("--roles 0: need at least 1 role".into()),
+            (_, r) => r.unwrap_or(DEFAULT_ROLES),
+        };
+        // A clock step moves one member's clock by one tick, so N steps can
+        // reach a skew of at most N: the skew bound defaults to that, and a
+        // bound that could never bind (or forbids every step) is refused.
+        let max_skew = match (self.clock_steps, self.max_skew) {
+            (0, None) => 0,
+            (0, Some(k)) => {
+                return Err(format!("--max-skew {k} has no effect without clock steps: add --clock-steps N (N >= 1)"));
+            }
+            (n, None) => n,
+            (_, Some(0)) => {
+                return Err("--max-skew 0 forbids every clock step: use at least 1, or drop --clock-steps".into());
+            }
+            (n, Some(k)) if k > n => {
+                return Err(format!(
+                    "--max-skew {k} has no effect: --clock-steps {n} one-tick steps reach a skew of at most {n}"
+                ));
+            }
+            (_, Some(k)) => k,
+        };
         let mut c = ElectionModelCfg::exclusive(self.members);
-        c.roles = self.roles.max(1);
-        c.partitions = self.roles.max(1);
-        c.exclusive = self.exclusive;
+        c.roles = roles;
+        c.partitions = roles;
+        c.exclusive = self.mode != Mode::NonExclusive;
         c.heartbeat_timeout = self.heartbeat_timeout;
         c.session_timeout = self.session_timeout;
         c.grace = self.grace;
@@ -73,9 +129,55 @@ impl Request {
         c.max_ticks = self.ticks;
         c.membership_proof = self.membership_proof;
         c.variant = self.variant;
-        c.faults = self.faults;
+        c.faults = Faults {
+            pauses: self.pauses,
+            crashes: self.crashes,
+            isolations: self.isolations,
+            clock_steps: self.clock_steps,
+            max_skew,
+            ..Faults::default()
+        };
         Ok(c)
     }
+}
+
+/// The bounds actually explored, for the header: every field of the model
+/// configuration that `check` can set, after defaults.
+pub fn describe(cfg: &ElectionModelCfg, search: Search, threads: usize) -> String {
+    let mode = match (cfg.roles == 1 && cfg.partitions == 1, cfg.exclusive) {
+        (true, _) => "exclusive".to_owned(),
+        (false, true) => format!("multi-role exclusive, {} roles on {} partitions", cfg.roles, cfg.partitions),
+        (false, false) => format!("non-exclusive, {} roles on {} partitions", cfg.roles, cfg.partitions),
+    };
+    let variant = match (cfg.variant.lease_from_receipt, cfg.variant.any_record_counts) {
+        (false, false) => "recommended",
+        (true, false) => "lease-from-receipt",
+        (false, true) => "any-record-counts",
+        (true, true) => "lease-from-receipt+any-record-counts",
+    };
+    let f = &cfg.faults;
+    let search = match search {
+        Search::Bfs => "BFS",
+        Search::Dfs => "DFS",
+        Search::DfsSymmetry => "DFS + symmetry",
+    };
+    format!(
+        "model     {} members, {mode}, T={} S={} G={} heartbeat interval {} (ticks), {} ticks, membership proof {}, variant {variant}\n\
+         faults    pauses {}, crashes {}, isolations {}, clock steps {} (max skew {})\n\
+         search    {search}, {threads} thread(s)",
+        cfg.members,
+        cfg.heartbeat_timeout,
+        cfg.session_timeout,
+        cfg.grace,
+        cfg.heartbeat_interval,
+        cfg.max_ticks,
+        if cfg.membership_proof { "on" } else { "off" },
+        f.pauses,
+        f.crashes,
+        f.isolations,
+        f.clock_steps,
+        f.max_skew,
+    )
 }
 
 /// One property's outcome.
@@ -88,6 +190,8 @@ pub struct Outcome {
     pub file: Option<PathBuf>,
     /// Why the written scenario does not load in the simulator, if it does not.
     pub file_error: Option<String>,
+    /// The counterexample as a model path (`neli_models::replay_path` replays it).
+    pub path_file: Option<PathBuf>,
 }
 
 pub struct Summary {
@@ -144,18 +248,31 @@ fn adapt(text: &str) -> String {
     crate::write::to_toml(&s, &comments)
 }
 
-/// Runs the check; counterexamples go to `out` as scenario files. With
-/// `symmetry`, members are interchangeable (stateright applies symmetry
-/// reduction in DFS only, so counterexamples are then not the shortest).
-pub fn check(cfg: ElectionModelCfg, threads: usize, symmetry: bool, out: &Path) -> Result<Summary, String> {
+/// How `check` searches the state space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Search {
+    /// Breadth first: shortest counterexamples (the default).
+    Bfs,
+    /// Depth first, every state (faster, longer counterexamples).
+    Dfs,
+    /// Depth first with members interchangeable (stateright applies
+    /// symmetry reduction in DFS only; sound in every mode, see
+    /// `neli_models::election::deal`).
+    DfsSymmetry,
+}
+
+/// Runs the check; counterexamples go to `out` as scenario files.
+pub fn check(cfg: ElectionModelCfg, threads: usize, search: Search, out: &Path) -> Result<Summary, String> {
     let model: ElectionModel = cfg.into_model();
     let builder = model.clone().checker().threads(threads.max(1));
-    if symmetry {
-        let c = builder.symmetry_fn(neli_models::election::representative).spawn_dfs().join_and_report(&mut Progress);
-        summarise(&model, &c, out)
-    } else {
-        let c = builder.spawn_bfs().join_and_report(&mut Progress);
-        summarise(&model, &c, out)
+    match search {
+        Search::Bfs => summarise(&model, &builder.spawn_bfs().join_and_report(&mut Progress), out),
+        Search::Dfs => summarise(&model, &builder.spawn_dfs().join_and_report(&mut Progress), out),
+        Search::DfsSymmetry => {
+            let c =
+                builder.symmetry_fn(neli_models::election::representative).spawn_dfs().join_and_report(&mut Progress);
+            summarise(&model, &c, out)
+        }
     }
 }
 
@@ -163,7 +280,7 @@ fn summarise(model: &ElectionModel, checker: &impl Checker<ElectionModel>, out: 
     let mut outcomes = Vec::new();
     for p in model.properties() {
         let always = matches!(p.expectation, Expectation::Always);
-        let mut o = Outcome { property: p.name, always, found: None, file: None, file_error: None };
+        let mut o = Outcome { property: p.name, always, found: None, file: None, file_error: None, path_file: None };
         if let Some(path) = checker.discovery(p.name) {
             if always {
                 let path = cut_at_violation(model, &path, p.name);
@@ -176,6 +293,12 @@ fn summarise(model: &ElectionModel, checker: &impl Checker<ElectionModel>, out: 
                 o.file_error =
                     neli_sim::Scenario::parse(&text, &file.display().to_string()).err().map(|e| e.to_string());
                 o.file = Some(file);
+                // The model path itself, replayable step by step on the core
+                // (`neli_models::replay_path`), tied to its build and model.
+                let steps = format!("# {}\n# {:?}\n{}", crate::BUILD, model.cfg, format_path(model, &path));
+                let path_file = out.join(format!("{name}.path"));
+                std::fs::write(&path_file, steps).map_err(|e| format!("{}: cannot write: {e}", path_file.display()))?;
+                o.path_file = Some(path_file);
             } else {
                 o.found = Some(format_path(model, &path));
             }

@@ -15,6 +15,21 @@ pub mod write;
 
 use neli_sim::{RunReport, Scenario, run_scenario};
 
+/// The build this binary was made from, e.g. `neli-lab 0.0.0 commit
+/// 47402fb… clean` (`dirty` when the tree differed from the commit; see
+/// `scenarios/build.rs`). The first line of `check`, `explore` and `run`.
+pub const BUILD: &str =
+    concat!("neli-lab ", env!("CARGO_PKG_VERSION"), " commit ", env!("NELI_LAB_COMMIT"), " ", env!("NELI_LAB_TREE"));
+
+/// What `neli-lab --version` prints after the program name.
+pub const VERSION: &str =
+    concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("NELI_LAB_COMMIT"), ", ", env!("NELI_LAB_TREE"), ")");
+
+/// The header line naming the build: `build     neli-lab 0.0.0 commit … clean`.
+pub fn build_line() -> String {
+    format!("build     {BUILD}")
+}
+
 /// The command prefix printed in reproduction lines.
 pub const REPRO: &str = "cargo run -p neli-scenarios --bin neli-lab --";
 

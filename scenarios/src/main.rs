@@ -14,7 +14,7 @@ use neli_sim::RunReport;
 #[derive(Parser)]
 #[command(
     name = "neli-lab",
-    version,
+    version = neli_lab::VERSION,
     about = "Run, explore, shrink and tune NELI election scenarios on a simulated Kafka cluster"
 )]
 struct Cli {
@@ -96,9 +96,10 @@ enum Cmd {
         members: u8,
         #[arg(long, value_enum, default_value_t = CheckMode::Exclusive)]
         mode: CheckMode,
-        /// Roles (and partitions) in multi-role mode.
-        #[arg(long, default_value_t = 2)]
-        roles: u32,
+        /// Roles (and partitions) in multi-role and non-exclusive mode
+        /// (default 2); refused in exclusive mode.
+        #[arg(long)]
+        roles: Option<u32>,
         /// T in model ticks (a tick is 500 ms when replayed).
         #[arg(long, default_value_t = 2)]
         heartbeat_timeout: u8,
@@ -122,16 +123,26 @@ enum Cmd {
         crashes: u8,
         #[arg(long, default_value_t = 0)]
         isolations: u8,
+        /// One-tick clock steps (a member's clock jumps or stands still).
         #[arg(long, default_value_t = 0)]
         clock_steps: u8,
+        /// Largest |member clock - global clock| in ticks (default: what
+        /// --clock-steps can reach); needs --clock-steps.
+        #[arg(long)]
+        max_skew: Option<u8>,
         #[arg(long, default_value_t = 2)]
         threads: usize,
         /// Where counterexample scenario files go.
         #[arg(long, default_value = "target/neli-lab/check")]
         out: PathBuf,
-        /// Treat members as interchangeable (symmetry reduction; DFS).
+        /// Treat members as interchangeable (symmetry reduction; DFS, so
+        /// counterexamples are not the shortest).
         #[arg(long)]
         symmetry: bool,
+        /// Depth-first search without symmetry (faster than the default
+        /// BFS; counterexamples are not the shortest).
+        #[arg(long)]
+        dfs: bool,
         /// Seeds of the simulator tried on each counterexample scenario.
         #[arg(long, default_value_t = 20)]
         sim_seeds: u64,
@@ -255,6 +266,7 @@ fn cmd_run(arg: &str, seed: Option<u64>, trace: bool, timeline: Option<PathBuf>)
         Err(err) => return fail(err),
     };
     let seed = seed.or(e.scenario.seed).unwrap_or(0);
+    println!("{}", neli_lab::build_line());
     println!("scenario  {} seed {seed}", e.scenario.name);
     let r = neli_lab::run(&e.scenario, seed);
     if trace {
@@ -326,6 +338,7 @@ fn cmd_explore(
         Err(e) => return fail(e),
     };
     let jobs = jobs(j);
+    println!("{}", neli_lab::build_line());
     let b = bar(seed_list.len() as u64 * entries.len() as u64);
     let t0 = Instant::now();
     let mut rows = Vec::new();
@@ -525,26 +538,15 @@ fn cmd_tune(
     ExitCode::SUCCESS
 }
 
-fn cmd_check(req: neli_lab::check::Request, out: PathBuf, symmetry: bool, sim_seeds: u64) -> ExitCode {
+fn cmd_check(req: neli_lab::check::Request, out: PathBuf, search: neli_lab::check::Search, sim_seeds: u64) -> ExitCode {
+    println!("{}", neli_lab::build_line());
     let cfg = match req.config() {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    println!(
-        "model: {} member(s), {} role(s) {}, T={} S={} G={} ticks, {} ticks, proof {}, variant {:?}, faults {:?}",
-        req.members,
-        cfg.roles,
-        if req.exclusive { "exclusive" } else { "non-exclusive" },
-        req.heartbeat_timeout,
-        req.session_timeout,
-        req.grace,
-        req.ticks,
-        if req.membership_proof { "on" } else { "off" },
-        req.variant,
-        req.faults
-    );
+    println!("{}", neli_lab::check::describe(&cfg, search, req.threads));
     let t0 = Instant::now();
-    let s = match neli_lab::check::check(cfg, req.threads, symmetry, &out) {
+    let s = match neli_lab::check::check(cfg, req.threads, search, &out) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
@@ -556,6 +558,7 @@ fn cmd_check(req: neli_lab::check::Request, out: PathBuf, symmetry: bool, sim_se
         t0.elapsed().as_secs_f64()
     );
     let mut violated = false;
+    let mut unreproduced = 0;
     for o in &s.outcomes {
         match (o.always, &o.found) {
             (true, None) => println!("holds     {}", o.property),
@@ -567,21 +570,37 @@ fn cmd_check(req: neli_lab::check::Request, out: PathBuf, symmetry: bool, sim_se
                 if let Some(f) = &o.file {
                     match &o.file_error {
                         None => {
+                            if let Some(p) = &o.path_file {
+                                println!("path      {} (replays step by step on the core)", p.display());
+                            }
                             println!("scenario  {}", f.display());
                             // The model abstracts time and the coordinator; say
                             // whether the simulator shows the same failure.
                             let sc = neli_sim::Scenario::load(f);
-                            let hit =
-                                sc.ok().and_then(|sc| (0..sim_seeds).find(|seed| !neli_lab::run(&sc, *seed).passed()));
+                            let hit = sc.ok().and_then(|sc| {
+                                (0..sim_seeds).find_map(|seed| {
+                                    let r = neli_lab::run(&sc, seed);
+                                    r.violations.first().map(|v| (seed, v.clone()))
+                                })
+                            });
                             match hit {
-                                Some(seed) => println!(
-                                    "simulator reproduces it with seed {seed}: {REPRO} run {} --seed {seed}",
+                                Some((seed, v)) => println!(
+                                    "replay    REPRODUCED by the simulator with seed {seed}: {v}\n          {REPRO} run {} --seed {seed}",
                                     f.display()
                                 ),
-                                None => println!(
-                                    "simulator: no violation in seeds 0..{sim_seeds} (the model's timing is coarser than the simulator's); replay: {REPRO} run {}",
-                                    f.display()
-                                ),
+                                None if sim_seeds == 0 => {
+                                    println!("replay    not tried (--sim-seeds 0): {REPRO} run {}", f.display())
+                                }
+                                None => {
+                                    unreproduced += 1;
+                                    println!(
+                                        "replay    NOT REPRODUCED: the simulator passes seeds 0..{sim_seeds} of this scenario.\n          \
+                                         The model's path and the simulator disagree (coarser model timing, a fault aimed\n          \
+                                         differently, or a model/simulator mismatch): do not trust either until explained.\n          \
+                                         {REPRO} run {}",
+                                        f.display()
+                                    )
+                                }
                             }
                         }
                         Some(e) => println!("scenario  {} (the simulator cannot load it: {e})", f.display()),
@@ -589,6 +608,9 @@ fn cmd_check(req: neli_lab::check::Request, out: PathBuf, symmetry: bool, sim_se
                 }
             }
         }
+    }
+    if unreproduced > 0 {
+        println!("WARNING   {unreproduced} counterexample(s) NOT REPRODUCED by the simulator (see above)");
     }
     println!("verdict   {}", if violated { "FAIL" } else { "PASS" });
     if violated { ExitCode::from(1) } else { ExitCode::SUCCESS }
@@ -657,15 +679,21 @@ fn main() -> ExitCode {
             crashes,
             isolations,
             clock_steps,
+            max_skew,
             threads,
             out,
             symmetry,
+            dfs,
             sim_seeds,
         } => {
             let req = neli_lab::check::Request {
                 members,
-                roles: if matches!(mode, CheckMode::Exclusive) { 1 } else { roles },
-                exclusive: !matches!(mode, CheckMode::NonExclusive),
+                mode: match mode {
+                    CheckMode::Exclusive => neli_lab::check::Mode::Exclusive,
+                    CheckMode::MultiRole => neli_lab::check::Mode::MultiRole,
+                    CheckMode::NonExclusive => neli_lab::check::Mode::NonExclusive,
+                },
+                roles,
                 heartbeat_timeout,
                 session_timeout,
                 grace,
@@ -675,16 +703,19 @@ fn main() -> ExitCode {
                     lease_from_receipt: matches!(variant, CheckVariant::LeaseFromReceipt),
                     any_record_counts: matches!(variant, CheckVariant::AnyRecordCounts),
                 },
-                faults: neli_models::Faults {
-                    pauses,
-                    crashes,
-                    isolations,
-                    clock_steps,
-                    ..neli_models::Faults::default()
-                },
+                pauses,
+                crashes,
+                isolations,
+                clock_steps,
+                max_skew,
                 threads,
             };
-            cmd_check(req, out, symmetry, sim_seeds)
+            let search = match (symmetry, dfs) {
+                (true, _) => neli_lab::check::Search::DfsSymmetry,
+                (false, true) => neli_lab::check::Search::Dfs,
+                (false, false) => neli_lab::check::Search::Bfs,
+            };
+            cmd_check(req, out, search, sim_seeds)
         }
         Cmd::Bench { scenario, seeds, jobs } => cmd_bench(&scenario, seeds, jobs),
     }

@@ -103,6 +103,9 @@ pub fn to_toml(s: &Scenario, header: &[String]) -> String {
     if let Some(m) = e.max_poll_interval {
         let _ = writeln!(o, "max_poll_interval = \"{m}\"");
     }
+    if let Some(w) = e.app_work {
+        let _ = writeln!(o, "app_work = \"{w}\"");
+    }
     for f in &s.faults {
         fault(&mut o, f.get_ref());
     }

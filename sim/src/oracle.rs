@@ -217,6 +217,26 @@ pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figur
     let mut newest: BTreeMap<u64, u64> = BTreeMap::new();
     let mut writes: Vec<_> = log.writes.iter().collect();
     writes.sort_by_key(|w| w.at);
+    // What the application is told: `is_leader()` must never answer true
+    // once the member's own lease has ended on its own clock (DESIGN §3 "a
+    // lease, not a flag"). The hold intervals above judge the published
+    // lease end; this judges the answer the application acted on.
+    let told_late: Vec<_> = writes
+        .iter()
+        .filter_map(|w| w.told.map(|t| (w, t)))
+        .filter(|(_, t)| t.lease_until.is_none_or(|u| t.local >= u))
+        .collect();
+    if let Some((w, t)) = told_late.first() {
+        v.push(format!(
+            "told without a lease: {} was told it leads role 0 (is_leader() = true, token {}) at {} when its clock read {}ms, but its lease {} ({} such answer(s))",
+            w.member,
+            w.token,
+            secs(w.at),
+            t.local,
+            t.lease_until.map_or("was not published".to_owned(), |u| format!("had ended at {u}ms")),
+            told_late.len()
+        ));
+    }
     for w in writes {
         f.writes += 1;
         let n = newest.entry(w.log_epoch).or_insert(0);

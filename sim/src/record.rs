@@ -30,12 +30,25 @@ pub struct EventObs {
     pub event: Event,
 }
 
+/// A write to the token-guarded resource: the application asked
+/// `is_leader()`/`token()` and was told it leads role 0.
 #[derive(Debug, Clone)]
 pub struct WriteObs {
     pub at: u64,
     pub member: String,
     pub token: u64,
     pub log_epoch: u64,
+    /// What the member's own clock read when it was told, and the lease end
+    /// its driver had published then (`None`: no lease of role 0), where the
+    /// recorder can see both (the simulator; not the real-broker suite).
+    pub told: Option<Told>,
+}
+
+/// The instant a member was told it leads, on its own clock (ms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Told {
+    pub local: u64,
+    pub lease_until: Option<u64>,
 }
 
 #[derive(Debug, Clone)]

@@ -192,6 +192,10 @@ pub struct Election {
     pub variant: Variant,
     /// Extension to v1: `max.poll.interval.ms`, also the rebalance timeout.
     pub max_poll_interval: Option<Dur>,
+    /// Extension to v1: after each pulse that says it leads, the application
+    /// works this long (on its own clock; a pause can land inside) and then
+    /// asks `is_leader()` again, without pulsing, before writing.
+    pub app_work: Option<Dur>,
 }
 
 impl Election {
@@ -384,6 +388,11 @@ impl Scenario {
         }
         if e.roles == 0 || e.partitions == 0 {
             return err("election: roles and partitions must be at least 1".into());
+        }
+        if let Some(w) = e.app_work
+            && w.0 <= 0
+        {
+            return err(format!("election.app_work = \"{w}\": must be positive"));
         }
         if let Some(i) = e.heartbeat_interval
             && (i.0 <= 0 || i >= e.heartbeat_timeout)

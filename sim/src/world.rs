@@ -16,7 +16,7 @@ use crate::client::{ClientCfg, SimBroker};
 use crate::clock::{ClockModel, Gate, SimClock, global_ms};
 use crate::oracle::{self, Figures};
 use crate::proto::{Conn, Request};
-use crate::record::{EventObs, FaultObs, LeaseObs, LeaseView, Recorder, WriteObs, format_line};
+use crate::record::{EventObs, FaultObs, LeaseObs, LeaseView, Recorder, Told, WriteObs, format_line};
 use crate::scenario::{Dur, Fault, FaultKind, ModeName, Scenario, Variant};
 use crate::server::{BrokerCtx, BrokerState, Profile};
 
@@ -87,6 +87,7 @@ struct MemberParams {
     mode: Mode,
     variant: UnsafeVariant,
     max_poll_ms: u64,
+    app_work: Option<Duration>,
 }
 
 async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Result {
@@ -262,12 +263,41 @@ async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Res
             }
         }
         // The token-guarded shared resource: write while leading.
-        if let Some(token) = neli.token() {
-            let mut log = rec.lock();
-            let log_epoch = log.log_epoch;
-            log.writes.push(WriteObs { at: global_ms(), member: name.clone(), token: token.0, log_epoch });
+        let leading = write_if_told(&neli, &clock, &control, &rec, &name);
+        // With `app_work`, the application works between pulses and asks
+        // `is_leader()` again before writing: the answer must already be
+        // false if the lease ran out meanwhile (a pause can land here).
+        if let Some(work) = p.app_work
+            && leading
+        {
+            clock.sleep(work).await;
+            write_if_told(&neli, &clock, &control, &rec, &name);
         }
     }
+}
+
+/// Asks `token()` (`is_leader()`'s answer) and, if told it leads, writes to
+/// the token-guarded resource. What the application is told is recorded
+/// with the member's clock reading and the lease its driver published, for
+/// the oracle. Returns whether it was told it leads.
+fn write_if_told(
+    neli: &Neli<SimBroker, SimClock>,
+    clock: &SimClock,
+    control: &neli::Control,
+    rec: &Recorder,
+    name: &str,
+) -> bool {
+    let Some(token) = neli.token() else {
+        return false;
+    };
+    let told = Told {
+        local: clock.now().as_millis(),
+        lease_until: control.status().borrow().leading.get(&0).map(|l| l.until.as_millis()),
+    };
+    let mut log = rec.lock();
+    let log_epoch = log.log_epoch;
+    log.writes.push(WriteObs { at: global_ms(), member: name.to_owned(), token: token.0, log_epoch, told: Some(told) });
+    true
 }
 
 /// A stranger on the election topic.
@@ -368,6 +398,7 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
             any_record_counts: e.variant == Variant::AnyRecordCounts,
         },
         max_poll_ms: e.max_poll_ms(),
+        app_work: e.app_work.map(Dur::duration),
     };
     let mut slots = Vec::new();
     for i in 0..e.members as usize {

@@ -645,7 +645,7 @@ fn build_log(lines: &[Line], faults: &[FaultObs], state_losses: &[u64], slots: &
             "act" => {
                 let token = l.v["token"].as_u64().unwrap_or(0);
                 let log_epoch = acquired_epoch.get(&(m.clone(), token)).copied().unwrap_or_else(|| epoch_at(at));
-                log.writes.push(WriteObs { at, member: m, token, log_epoch });
+                log.writes.push(WriteObs { at, member: m, token, log_epoch, told: None });
             }
             "ended" => {
                 log.trace.push((at, m.clone(), "election loop ended".into()));

@@ -2,6 +2,7 @@
 //! asserts discovery or absence of discovery, with pinned state counts.
 
 mod hazards;
+mod replay;
 mod safe;
 mod scenario;
 mod symmetry;

@@ -39,7 +39,7 @@ fn run_passes_and_draws_a_timeline() {
     let o = lab(&["run", &fixture("tiny-pause"), "--seed", "1", "--timeline", svg.to_str().unwrap()]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
-    assert!(out.starts_with("scenario  tiny-pause seed 1\n"), "{out}");
+    assert!(out.starts_with("build     neli-lab ") && out.contains("\nscenario  tiny-pause seed 1\n"), "{out}");
     for key in ["overlap ", "gap ", "failover ", "verdict   PASS"] {
         assert!(out.contains(key), "{key} missing:\n{out}");
     }
@@ -212,4 +212,16 @@ fn check_passes_recommended_and_writes_counterexamples() {
     assert_eq!(s.election.members, 2);
     assert!(!s.faults.is_empty());
     assert!(out.contains(&format!("run {}", file.display())), "{out}");
+    // Aimed at the leader, the pause resumed where the model resumed it and
+    // the application asking between pulses, the simulator shows it too.
+    assert!(out.contains("replay    REPRODUCED by the simulator with seed "), "{out}");
+    assert!(!out.contains("NOT REPRODUCED"), "{out}");
+    // The model path is written too and replays step by step on the core.
+    let path = std::fs::read_to_string(dir.join("check-at-most-one-leader-per-role.path")).expect("the path file");
+    assert!(path.starts_with("# neli-lab "), "{path}");
+    let mut cfg = neli_models::ElectionModelCfg::exclusive(2);
+    (cfg.session_timeout, cfg.max_ticks, cfg.membership_proof) = (4, 8, false);
+    cfg.variant.lease_from_receipt = true;
+    cfg.faults.pauses = 1;
+    neli_models::replay_path(&cfg.into_model(), &path).expect("the written path replays on the core");
 }

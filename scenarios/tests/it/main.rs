@@ -5,6 +5,7 @@
 
 mod bad_input;
 mod broken_variant;
+mod check_flags;
 mod cli;
 mod library;
 

@@ -4,6 +4,7 @@
 
 mod determinism;
 mod hazards;
+mod oracle;
 mod profiles;
 mod scenario_files;
 mod snapshots;

@@ -1,0 +1,77 @@
+//! Model paths as executable tests of the core: a path recorded from the
+//! model (`paths/*.path`, one step per line as `format_path` prints it) is
+//! replayed step by step on real `neli::core::Member`s, and after every step
+//! the leaders the cores report (`is_leader`, `token`) must be the recorded
+//! ones. A core that judges leases differently (for example an `is_leader`
+//! that ignores lease expiry) fails at the first step where it matters,
+//! whatever the search would find today.
+//!
+//! To re-record after a deliberate model or core change:
+//! `NELI_RECORD_PATHS=1 cargo test -p neli-models --test it replay` (then
+//! review the diff: a path is a behaviour, not a snapshot to wave through).
+
+use neli::core::UnsafeVariant;
+use neli_models::{ElectionModelCfg, Faults, format_path, replay_path};
+use stateright::{Checker, Model};
+
+use crate::{HANDOVER, ONE_LEADER, counterexample, hunt, small};
+
+fn replay_or_record(file: &str, cfg: ElectionModelCfg, property: &'static str) {
+    let path = format!("{}/tests/it/paths/{file}", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os("NELI_RECORD_PATHS").is_some() {
+        let (model, checker) = hunt(cfg.clone(), property);
+        let found = if property == HANDOVER {
+            checker.discovery(property).expect("a handover is reachable")
+        } else {
+            counterexample(&model, &checker, property)
+        };
+        std::fs::write(&path, format_path(&model, &found)).expect("write the path");
+    }
+    let text = std::fs::read_to_string(&path).expect("a recorded path");
+    let model = cfg.into_model();
+    match replay_path(&model, &text) {
+        Ok(steps) => println!("{file}: {steps} steps replayed"),
+        Err(e) => panic!("{file} no longer replays on the core: {e}"),
+    }
+    assert!(model.properties().iter().any(|p| p.name == property));
+}
+
+/// The recommended configuration, shortest handover after a pause: the
+/// paused leader's lease runs out on its own clock (no more `r0=m?.0`)
+/// before the other member is elected. Pins lease expiry in `is_leader`.
+#[test]
+fn recorded_handover_after_a_pause_replays_on_the_core() {
+    replay_or_record("handover-after-pause.path", small(Faults { pauses: 1, ..Faults::default() }), HANDOVER);
+}
+
+/// Hazard 1 without the membership proof: the recorded counterexample
+/// still ends with two leaders on today's core.
+#[test]
+fn recorded_two_leaders_without_proof_replays_on_the_core() {
+    let mut cfg = small(Faults { pauses: 1, ..Faults::default() });
+    cfg.membership_proof = false;
+    replay_or_record("no-proof-pause-two-leaders.path", cfg, ONE_LEADER);
+}
+
+/// goNELI's lease basis: the recorded counterexample replays too.
+#[test]
+fn recorded_lease_from_receipt_replays_on_the_core() {
+    let mut cfg = small(Faults { pauses: 1, ..Faults::default() });
+    cfg.variant = UnsafeVariant { lease_from_receipt: true, ..UnsafeVariant::default() };
+    cfg.membership_proof = false;
+    replay_or_record("lease-from-receipt-two-leaders.path", cfg, ONE_LEADER);
+}
+
+/// A path whose steps do not match the core is reported with its line.
+#[test]
+fn a_wrong_leadership_is_reported_with_its_line() {
+    let model = small(Faults::default()).into_model();
+    let (_, checker) = hunt(small(Faults::default()), crate::ELECTED);
+    let text = format_path(&model, &checker.discovery(crate::ELECTED).expect("a leader is elected"));
+    assert!(replay_path(&model, &text).is_ok());
+    let last = text.lines().last().expect("a step").to_owned();
+    let (left, _) = last.rsplit_once(" -> ").expect("arrow");
+    let wrong = text.replace(&last, &format!("{left} -> r0=-"));
+    let err = replay_path(&model, &wrong).expect_err("a wrong leadership fails");
+    assert!(err.contains(&format!("line {}", text.lines().count())) && err.contains("the path has"), "{err}");
+}

@@ -1,0 +1,54 @@
+//! Names the build for `neli-lab`'s output headers (ARCHITECTURE.md, "Build
+//! identity"): the git commit the binary was built from and whether the tree
+//! differed from it. A verdict that names no build cannot be trusted, so every
+//! `check`, `explore` and `run` prints this. Without git or a `.git` the
+//! commit is "unknown"; this script never fails the build.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn git(root: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git").arg("-C").arg(root).args(args).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+fn main() {
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into()));
+    let root = manifest.parent().map(Path::to_path_buf).unwrap_or(manifest);
+    let commit =
+        git(&root, &["rev-parse", "HEAD"]).filter(|c| c.len() >= 7 && c.bytes().all(|b| b.is_ascii_hexdigit()));
+    // `--porcelain` lists modified, staged and untracked (not ignored) files.
+    let state = match (&commit, git(&root, &["status", "--porcelain", "--untracked-files=normal"])) {
+        (Some(_), Some(s)) if s.is_empty() => "clean",
+        (Some(_), Some(_)) => "dirty",
+        _ => "tree state unknown",
+    };
+    println!("cargo:rustc-env=NELI_LAB_COMMIT={}", commit.as_deref().unwrap_or("unknown"));
+    println!("cargo:rustc-env=NELI_LAB_TREE={state}");
+
+    // Re-run when HEAD moves (checkout, commit), the index changes (staging)
+    // or any file of the tree changes. `target/` and `.git` are left out so
+    // that building does not re-trigger the script.
+    println!("cargo:rerun-if-changed=build.rs");
+    for git_file in ["HEAD", "index", "packed-refs"] {
+        if let Some(p) = git(&root, &["rev-parse", "--git-path", git_file]) {
+            println!("cargo:rerun-if-changed={}", root.join(p).display());
+        }
+    }
+    if let Some(branch) = git(&root, &["symbolic-ref", "-q", "HEAD"])
+        && let Some(p) = git(&root, &["rev-parse", "--git-path", &branch])
+    {
+        println!("cargo:rerun-if-changed={}", root.join(p).display());
+    }
+    if let Ok(entries) = std::fs::read_dir(&root) {
+        let mut names: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        names.sort();
+        for p in names {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if name == ".git" || name.starts_with("target") {
+                continue;
+            }
+            println!("cargo:rerun-if-changed={}", p.display());
+        }
+    }
+}

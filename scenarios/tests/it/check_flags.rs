@@ -1,0 +1,187 @@
+//! `neli-lab check` names its build and the bounds it explored, and every
+//! flag it accepts is effective or refused: each bound flag changes the
+//! number of states explored (against a small base bound), and a flag that
+//! would change nothing exits 2 with a message naming it.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::{lab, scratch, stderr, stdout};
+
+/// The base bound: 2 members, 4 ticks, one pause (2,452 unique states; the
+/// timing flags only matter once a fault can make a lease run out).
+const BASE: &[(&str, &str)] = &[("--members", "2"), ("--ticks", "4"), ("--pauses", "1")];
+
+/// Unique states `check` explored with `BASE` plus `extra` (an `extra` flag
+/// replaces the base's value); also asserts the header shape.
+fn unique(extra: &[(&str, &str)]) -> usize {
+    // Counterexamples go to a scratch directory of their own (tests run in
+    // parallel), not into the source tree.
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let out = scratch(&format!("check_flags/{}", RUNS.fetch_add(1, Ordering::Relaxed)));
+    let mut args = vec!["check".to_owned(), "--sim-seeds".to_owned(), "0".to_owned(), "--out".to_owned()];
+    args.push(out.display().to_string());
+    for (flag, value) in BASE.iter().filter(|(f, _)| !extra.iter().any(|(e, _)| e == f)).chain(extra) {
+        args.push((*flag).to_owned());
+        if !value.is_empty() {
+            args.push((*value).to_owned());
+        }
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = lab(&args);
+    let out = stdout(&o);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{args:?}: {out}{}", stderr(&o));
+    let explored = out.lines().find(|l| l.starts_with("explored ")).unwrap_or_else(|| panic!("{out}"));
+    // "explored N states (M unique, depth D) in Xs"
+    explored
+        .split('(')
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no unique count in {explored:?}"))
+}
+
+/// Asserts that setting `flag` to `value` changes the explored state count.
+fn changes_the_count(extra: &[(&str, &str)]) {
+    let (base, with) = (unique(&[]), unique(extra));
+    println!("{extra:?}: {base} -> {with} unique states");
+    assert_ne!(base, with, "{extra:?} explored exactly the base's {base} states: the flag had no effect");
+}
+
+/// `check` with `args` is refused: exit 2, no panic, and stderr names `flag`.
+fn refused(args: &[&str], flag: &str) {
+    let mut all = vec!["check"];
+    all.extend_from_slice(args);
+    let o = lab(&all);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{all:?} must be refused: {}{err}", stdout(&o));
+    assert!(err.starts_with(&format!("error: {flag} ")), "{all:?}: the error must name {flag}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+// The first line names the build (crate version, git commit, clean/dirty),
+// and the header prints the bounds after defaults, the skew bound included.
+#[test]
+fn check_header_names_the_build_and_the_bounds_explored() {
+    let o = lab(&["check", "--members", "2", "--ticks", "3", "--pauses", "0", "--clock-steps", "1"]);
+    let out = stdout(&o);
+    let first = out.lines().next().unwrap_or_default();
+    let words: Vec<&str> = first.split_whitespace().collect();
+    assert_eq!(words[..4], ["build", "neli-lab", env!("CARGO_PKG_VERSION"), "commit"], "{first}");
+    let commit = words[4];
+    assert!(commit == "unknown" || (commit.len() == 40 && commit.bytes().all(|b| b.is_ascii_hexdigit())), "{first}");
+    let tree = words[5..].join(" ");
+    assert!(["clean", "dirty", "tree state unknown"].contains(&tree.as_str()), "{first}");
+    assert!(
+        out.contains("\nmodel     2 members, exclusive, T=2 S=4 G=0 heartbeat interval 1 (ticks), 3 ticks,"),
+        "{out}"
+    );
+    assert!(out.contains("\nfaults    pauses 0, crashes 0, isolations 0, clock steps 1 (max skew 1)\n"), "{out}");
+    assert!(out.contains("\nsearch    BFS, 2 thread(s)\n"), "{out}");
+    // `--version` names the same commit.
+    let v = stdout(&lab(&["--version"]));
+    assert!(v.starts_with(&format!("neli-lab {} (commit {commit}, ", env!("CARGO_PKG_VERSION"))), "{v}");
+}
+
+// `run` and `explore` name the build on their first line too.
+#[test]
+fn run_and_explore_name_the_build_first() {
+    for args in [&["run", "leader-pause", "--seed", "1"][..], &["explore", "leader-pause", "--seeds", "1"][..]] {
+        let out = stdout(&lab(args));
+        assert!(out.starts_with("build     neli-lab "), "{args:?}: {out}");
+    }
+}
+
+#[test]
+fn members_changes_the_count() {
+    changes_the_count(&[("--members", "3")]);
+}
+
+#[test]
+fn ticks_changes_the_count() {
+    changes_the_count(&[("--ticks", "5")]);
+}
+
+#[test]
+fn pauses_changes_the_count() {
+    changes_the_count(&[("--pauses", "0")]);
+}
+
+#[test]
+fn crashes_changes_the_count() {
+    changes_the_count(&[("--crashes", "1")]);
+}
+
+#[test]
+fn isolations_changes_the_count() {
+    changes_the_count(&[("--isolations", "1")]);
+}
+
+// Issue 18: `--clock-steps` used to do nothing because no skew bound was set.
+#[test]
+fn clock_steps_changes_the_count() {
+    changes_the_count(&[("--clock-steps", "1")]);
+}
+
+// Two steps may reach a skew of 2; `--max-skew 1` keeps the clocks closer.
+#[test]
+fn max_skew_changes_the_count() {
+    let (two, one) = (unique(&[("--clock-steps", "2")]), unique(&[("--clock-steps", "2"), ("--max-skew", "1")]));
+    assert!(one < two, "--max-skew 1 explored {one} states, two free steps {two}");
+}
+
+#[test]
+fn heartbeat_timeout_changes_the_count() {
+    changes_the_count(&[("--heartbeat-timeout", "3")]);
+}
+
+#[test]
+fn session_timeout_changes_the_count() {
+    changes_the_count(&[("--session-timeout", "3")]);
+}
+
+#[test]
+fn grace_changes_the_count() {
+    changes_the_count(&[("--grace", "1")]);
+}
+
+#[test]
+fn mode_and_roles_change_the_count() {
+    let multi = unique(&[("--mode", "multi-role")]);
+    assert_ne!(multi, unique(&[]), "--mode multi-role");
+    assert_ne!(multi, unique(&[("--mode", "multi-role"), ("--roles", "3")]), "--roles 3");
+    assert_ne!(multi, unique(&[("--mode", "non-exclusive"), ("--heartbeat-timeout", "5")]), "--mode non-exclusive");
+}
+
+#[test]
+fn membership_proof_and_variant_change_the_count() {
+    let base = unique(&[]);
+    let no_proof = unique(&[("--no-membership-proof", "")]);
+    assert_ne!(base, no_proof, "--no-membership-proof");
+    let receipt = unique(&[("--no-membership-proof", ""), ("--variant", "lease-from-receipt")]);
+    assert_ne!(no_proof, receipt, "--variant lease-from-receipt");
+}
+
+// Flags that would change nothing are refused, each naming itself.
+#[test]
+fn ineffective_flags_are_refused_with_the_flag_named() {
+    refused(&["--max-skew", "1"], "--max-skew");
+    refused(&["--clock-steps", "1", "--max-skew", "0"], "--max-skew");
+    refused(&["--clock-steps", "1", "--max-skew", "2"], "--max-skew");
+    refused(&["--roles", "2"], "--roles");
+    refused(&["--mode", "multi-role", "--roles", "0"], "--roles");
+    refused(&["--threads", "0"], "--threads");
+    refused(&["--members", "0"], "--members");
+    refused(&["--heartbeat-timeout", "0"], "--heartbeat-timeout");
+}
+
+// The three searches explore the same space: DFS visits exactly BFS's
+// states, DFS + symmetry between a half and all of them (2 members), and
+// the header names the search that ran.
+#[test]
+fn search_flags_agree_and_are_named() {
+    let (bfs, dfs, sym) = (unique(&[]), unique(&[("--dfs", "")]), unique(&[("--symmetry", "")]));
+    assert_eq!(bfs, dfs, "DFS and BFS must visit the same states");
+    assert!(sym <= bfs && sym * 2 >= bfs, "symmetry {sym} vs {bfs}");
+    let o = stdout(&lab(&["check", "--members", "2", "--ticks", "2", "--dfs"]));
+    assert!(o.contains("\nsearch    DFS, 2 thread(s)\n"), "{o}");
+}

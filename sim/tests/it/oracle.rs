@@ -1,0 +1,73 @@
+//! The oracles judge what the application is told, not only the lease end
+//! the driver publishes: an `is_leader()` that answers true after the
+//! member's own lease ended (on its own clock) is a violation even when the
+//! published lease never overlaps another's (issue 18: a core whose
+//! `is_leader` ignored expiry was invisible to the overlap oracle).
+
+use neli_sim::clock::ClockModel;
+use neli_sim::oracle::judge;
+use neli_sim::record::{Log, Told, WriteObs};
+
+use crate::scenario;
+
+fn violations(local: u64, lease_until: Option<u64>) -> Vec<String> {
+    let s = scenario(
+        "name = \"told\"\nduration = \"2s\"\n[election]\nmembers = 1\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n",
+    );
+    let mut log = Log::default();
+    let told = Some(Told { local, lease_until });
+    log.writes.push(WriteObs { at: 1500, member: "m0".into(), token: 7, log_epoch: 0, told });
+    judge(&s, &log, &[ClockModel::new(0)], 2000).1
+}
+
+#[test]
+fn told_it_leads_within_its_lease_is_fine() {
+    assert_eq!(violations(1499, Some(1500)), Vec::<String>::new());
+}
+
+// Proves the oracle sees a stale `is_leader()` answer: at the lease end
+// itself the answer must already be false (the core's `now < until`).
+#[test]
+fn told_it_leads_once_its_lease_ended_is_a_violation() {
+    let v = violations(1500, Some(1500));
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert!(
+        v[0].starts_with("told without a lease: m0 was told it leads role 0 (is_leader() = true, token 7) at 1.500s")
+    );
+    assert!(v[0].contains("had ended at 1500ms"), "{}", v[0]);
+    let v = violations(1000, None);
+    assert!(v[0].contains("its lease was not published"), "{v:?}");
+}
+
+/// The story of a model counterexample: the leader pauses past `S` while
+/// its application is between pulses (`app_work`), resumes and asks
+/// `is_leader()` before pulsing. The recommended core answers false once
+/// its lease ran out, so no seed is flagged; a core whose `is_leader`
+/// ignored expiry would be told it leads here (issue 18).
+#[test]
+fn recommended_core_tells_a_resumed_leader_it_no_longer_leads() {
+    let s = scenario(
+        r#"
+name = "told-after-pause"
+duration = "13s"
+
+[election]
+members = 2
+heartbeat_timeout = "1s"
+session_timeout = "2s"
+heartbeat_interval = "500ms"
+poll_interval = "500ms"
+app_work = "250ms"
+
+[[faults]]
+at = "5s"
+kind = "pause"
+target = "leader"
+duration = "2500ms"
+"#,
+    );
+    for seed in 0..6 {
+        let r = crate::assert_survives(&s, seed);
+        assert!(r.figures.writes > 0, "the application wrote while leading");
+    }
+}
