@@ -1,4 +1,4 @@
-//! Oracles (DESIGN §5), judged on the global simulated clock.
+//! Oracles (docs/background.md, Oracles), judged on the global simulated clock.
 //!
 //! A member incarnation *holds* role `r` at global instant `t` iff its last
 //! published lease of `r` before `t` ends after its own clock's reading at
@@ -218,7 +218,7 @@ pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figur
     let mut writes: Vec<_> = log.writes.iter().collect();
     writes.sort_by_key(|w| w.at);
     // What the application is told: `is_leader()` must never answer true
-    // once the member's own lease has ended on its own clock (DESIGN §3 "a
+    // once the member's own lease has ended on its own clock (docs/background.md, Protocol semantics "a
     // lease, not a flag"). The hold intervals above judge the published
     // lease end; this judges the answer the application acted on.
     let told_late: Vec<_> = writes

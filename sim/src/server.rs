@@ -21,7 +21,7 @@ use crate::clock::global_ms;
 use crate::proto::{GroupError, PORT, Request, Response, WireRecord, read_frame, write_frame};
 use crate::record::Recorder;
 
-/// Timing quirks of the broker the simulation imitates (DESIGN §6).
+/// Timing quirks of the broker the simulation imitates (docs/background.md, Measured facts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Profile {
     pub name: &'static str,

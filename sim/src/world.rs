@@ -20,7 +20,7 @@ use crate::record::{EventObs, FaultObs, LeaseObs, LeaseView, Recorder, Told, Wri
 use crate::scenario::{Dur, Fault, FaultKind, ModeName, Scenario, Variant};
 use crate::server::{BrokerCtx, BrokerState, Profile};
 
-/// The simulation tick: 10 ms keeps turmoil near 400x real time (DESIGN §6).
+/// The simulation tick: 10 ms keeps turmoil near 400x real time (docs/background.md, Measured facts).
 pub const TICK: Duration = Duration::from_millis(10);
 /// Default link latency range: spread over a few ticks so seeds explore
 /// different message orders.

@@ -1,5 +1,5 @@
 //! Known-unsafe configurations: BFS must find each one's counterexample
-//! (DESIGN §4 hazards). Each test prints the trace, one line per step.
+//! (docs/background.md, Hazards). Each test prints the trace, one line per step.
 
 use neli::core::UnsafeVariant;
 use neli_models::Faults;

@@ -1,7 +1,7 @@
 //! An in-process Kafka for tests and benchmarks: librdkafka's mock cluster
 //! with the knobs the election's fault tests need.
 //!
-//! Quirks (DESIGN §6): classic group protocol only, no CreateTopics (the
+//! Quirks (docs/background.md, Measured facts): classic group protocol only, no CreateTopics (the
 //! topic is created here), no LogAppendTime, member expiry checked every
 //! second. Its initial rebalance delay (3 s by default) is set to 0 here
 //! through the raw librdkafka call, since rdkafka does not expose it.

@@ -18,7 +18,7 @@
 //!   and logged. It is diagnostic only: the lease is always counted from the
 //!   heartbeat's own send time on the member's monotonic clock, because tansu
 //!   and the librdkafka mock ignore LogAppendTime and broker time is not
-//!   comparable with a monotonic clock anyway (DESIGN §3).
+//!   comparable with a monotonic clock anyway (docs/background.md, Protocol semantics).
 //! - **Group protocol.** Classic, eager, `range` assignment (forced keys): a
 //!   revocation is a barrier. Our rebalance callback forwards `Revoked` and
 //!   blocks librdkafka's poll thread until the driver calls

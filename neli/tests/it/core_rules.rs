@@ -127,7 +127,7 @@ fn garbage_records_are_ignored_and_counted() {
 
 #[test]
 fn buffered_own_heartbeats_do_not_revive_a_paused_leader() {
-    // DESIGN §4.1: the leader is paused 0.3 s..5 s; its own heartbeats sat in
+    // docs/background.md, Hazards, hazard 1: the leader is paused 0.3 s..5 s; its own heartbeats sat in
     // the fetch buffer and are drained on resume.
     let mut l = elected();
     l.tick(ms(250));
@@ -193,7 +193,7 @@ fn grace_delays_acquisition() {
 
 #[test]
 fn lease_is_bounded_by_membership_proof() {
-    // DESIGN §4.3: the member still reads its own heartbeats but can no longer
+    // docs/background.md, Hazards, hazard 3: the member still reads its own heartbeats but can no longer
     // prove to the coordinator that it is a member.
     let mut l = elected();
     l.coordinator_reachable = false;

@@ -187,7 +187,7 @@ async fn round_trips_longer_than_the_lease_leave_no_leader_until_they_heal() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn leader_cut_off_from_the_coordinator_only_is_fenced_within_the_lease() {
-    // Hazard 3 (DESIGN §4): the partition leader (broker 1) stays reachable,
+    // Hazard 3 (docs/background.md, Hazards): the partition leader (broker 1) stays reachable,
     // the group coordinator (broker 2) does not. The leader still reads its
     // own heartbeats back, but cannot prove membership any more. (With
     // `membership_proof(false)` this test fails: the lease is renewed forever.)

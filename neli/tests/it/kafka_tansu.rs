@@ -8,7 +8,7 @@
 //! Every CMD is a small shell loop that appends `tick <neli pid> <cmd pid>
 //! <token> <unix ms>` to a shared file every 100 ms, under `flock`, and only
 //! if its `NELI_TOKEN` is not older than the newest token in the file: the
-//! file is a downstream resource that rejects older tokens (DESIGN §3), so
+//! file is a downstream resource that rejects older tokens (docs/background.md, Protocol semantics), so
 //! the accepted lines give each CMD's "acting as leader" interval on one
 //! clock (the machine's wall clock; all processes share it).
 
@@ -283,7 +283,7 @@ fn paused_leader_is_stopped_promptly_on_resume_and_tokens_only_increase() {
 
 const HOLD: Duration = Duration::from_secs(5);
 
-/// Reference: DESIGN §3 — Revoked is a barrier. m1 leads alone; m0 joins and
+/// Reference: docs/background.md, Protocol semantics — Revoked is a barrier. m1 leads alone; m0 joins and
 /// (range assignor, member ids `neli-<name>-<uuid>` on tansu as on Kafka)
 /// takes partition 0 in the rebalance. m1's Revoked handler needs HOLD (longer
 /// than tansu's ~3 s rebalance pause, so the barrier is what delays m0) to

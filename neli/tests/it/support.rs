@@ -130,7 +130,7 @@ pub fn leaders(members: &[Member]) -> Vec<usize> {
 }
 
 /// A mock cluster with the election topic and `n` members that elected a
-/// leader. The mock occasionally never forms the group (DESIGN §6: ~1 run
+/// leader. The mock occasionally never forms the group (docs/background.md, Measured facts: ~1 run
 /// in 14), so formation is retried on a fresh cluster.
 pub async fn mock_election(n: usize, t: Duration, s: Duration) -> (MockKafka, Vec<Member>, String) {
     mock_election_with(1, n, t, s, |_, _, _| {}).await

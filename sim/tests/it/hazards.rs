@@ -1,4 +1,4 @@
-//! One test per hazard of DESIGN §4: the recommended configuration (T=1s,
+//! One test per hazard of docs/background.md, Hazards: the recommended configuration (T=1s,
 //! S=3s, own heartbeats by send time, membership proof) survives it, and
 //! a broken variant in the same story is flagged (every hazard has one).
 
@@ -191,7 +191,7 @@ fn hazard7_close_during_rebalance() {
     }
 }
 
-// The membership proof's caveat (DESIGN §3): a commit is accepted during
+// The membership proof's caveat (docs/background.md, Protocol semantics): a commit is accepted during
 // PreparingRebalance, and the partition moves once the rebalance timeout
 // (max.poll.interval.ms) passes. A leader paused just after a rebalance
 // began keeps a proven lease of T; with a rebalance timeout of 1 s below

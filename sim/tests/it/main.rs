@@ -1,5 +1,5 @@
 //! neli-sim's integration tests: determinism, trace snapshots, one test per
-//! DESIGN §4 hazard (the recommended configuration survives it; a broken
+//! docs/background.md, Hazards (the recommended configuration survives it; a broken
 //! variant is flagged), scenario-file errors and the swarm.
 
 mod determinism;

@@ -8,7 +8,7 @@ fn crash_failover(profile: &str, seed: u64) -> u64 {
     r.figures.failovers_ms.first().copied().expect("the crash hit the leader")
 }
 
-// Broker profiles change timing the way the real brokers do (DESIGN §6):
+// Broker profiles change timing the way the real brokers do (docs/background.md, Measured facts):
 // tansu's ~3 s pause on every rebalance puts its failover after a SIGKILL
 // with S = 3 s in the measured 4.4-6 s band, ~2-3 s behind Apache Kafka's.
 #[test]
