@@ -166,8 +166,10 @@ pub struct Outcome {
     pub trace: Vec<String>,
     /// ms from launching the members until the group was stable with a leader.
     pub formed_ms: u64,
-    /// ms from the last fault step until the group was found stable with a
-    /// leader, checked only after the scenario's tail (an upper bound).
+    /// ms from the last fault step until the group was first found whole
+    /// again (every live member in a Stable group, one leading), polled every
+    /// 100 ms through the scenario's tail; or, if that never happened in the
+    /// tail, until the recovery wait after it found it.
     pub recovered_ms: u64,
     /// Per member incarnation, the highest `log_epoch` it published: how
     /// many lost election logs it noticed (tokens restart with each).
@@ -278,10 +280,29 @@ impl<'a> RealRun<'a> {
                 queue.push((at + delay, order, next));
             }
         }
-        self.sleep_until(origin + tail).await;
+        // Through the tail, note the first instant the group is whole again
+        // (every live member in a Stable group, one of them leading): that is
+        // the recovery time; the wait after the tail then requires it to hold.
+        let mut first_whole = None;
+        while self.now() < origin + tail {
+            if first_whole.is_none() && self.group_whole().await.is_some() {
+                first_whole = Some(self.now());
+                self.note("real", "group whole again (every live member in a Stable group, one leading)".into());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         let recovered =
             if self.require_recovery { self.wait_stable("recovery", budget.recovery()).await? } else { self.now() };
-        Ok((formed_ms, recovered.saturating_sub(last_step)))
+        Ok((formed_ms, first_whole.unwrap_or(recovered).saturating_sub(last_step)))
+    }
+
+    /// Every live member in a Stable group (as the broker describes it) and
+    /// one of them holding role 0: that member's slot.
+    async fn group_whole(&mut self) -> Option<usize> {
+        let live = self.slots.iter().filter(|s| !s.gone).count();
+        let described = self.describe_group().await;
+        let leader = self.leader(self.now())?;
+        matches!(&described, Some((state, members)) if state == "Stable" && *members == live).then_some(leader)
     }
 
     async fn sleep_until(&self, at: u64) {
@@ -466,21 +487,17 @@ impl<'a> RealRun<'a> {
         let deadline = self.now() + limit.as_millis() as u64;
         loop {
             self.died_on_its_own()?;
-            let live = self.slots.iter().filter(|s| !s.gone).count();
-            let described = self.describe_group().await;
-            let leader = self.leader(self.now());
-            if let (Some((state, members)), Some(_)) = (&described, leader)
-                && state == "Stable"
-                && *members == live
-            {
+            let whole = self.group_whole().await;
+            if let Some(leader) = whole {
                 let now = self.now();
-                self.note(
-                    "real",
-                    format!("group stable: {live} members, leader {}", self.slots[leader.unwrap_or(0)].name),
-                );
+                let live = self.slots.iter().filter(|s| !s.gone).count();
+                self.note("real", format!("group stable: {live} members, leader {}", self.slots[leader].name));
                 return Ok(now);
             }
             if self.now() > deadline {
+                let live = self.slots.iter().filter(|s| !s.gone).count();
+                let described = self.describe_group().await;
+                let leader = self.leader(self.now());
                 return Err(format!(
                     "{}: {what}: waited {limit:?} for every live member ({live}) in a Stable group with one of them \
                      leading; the broker says {described:?} (state, members), leader {:?}. Budget from {}",
