@@ -222,28 +222,34 @@ pub(crate) mod tempdir {
     }
 }
 
+/// The story both the plain and the TLS election tell: a first leader; SIGKILL
+/// of its `neli` takes its CMD along (PR_SET_PDEATHSIG: no orphan leader
+/// survives its neli); exactly one other member takes over, one CMD at a time.
+pub(crate) fn sigkill_the_leader_and_expect_one_takeover(file: &Path) {
+    let (neli, cmd) = wait_until(formation(), || current_leader(file, None))
+        .unwrap_or_else(|| panic!("a first leader within {:?}", formation()));
+    // SAFETY: a plain signal to a child we started.
+    unsafe {
+        libc::kill(neli as i32, libc::SIGKILL);
+    }
+    assert!(
+        wait_until(budget(Duration::ZERO), || (!alive(cmd)).then_some(())).is_some(),
+        "CMD {cmd} died with neli {neli}"
+    );
+    let (new_neli, _) = wait_until(takeover(), || current_leader(file, Some(neli)))
+        .unwrap_or_else(|| panic!("a new leader within {:?}", takeover()));
+    assert_ne!(new_neli, neli);
+    std::thread::sleep(2 * T_DUR); // observe the new leader's term for two leases
+    assert_one_at_a_time(file);
+    assert_eq!(intervals(file).len(), 2, "one takeover, no flapping: {:?}", intervals(file));
+}
+
 #[test]
 fn sigkilled_leader_takes_its_cmd_along_and_exactly_one_member_takes_over() {
     let Some((_tansu, _members, file, _dir)) = setup("kill") else {
         return;
     };
-    let (neli, cmd) = wait_until(formation(), || current_leader(&file, None))
-        .unwrap_or_else(|| panic!("a first leader within {:?}", formation()));
-    unsafe {
-        libc::kill(neli as i32, libc::SIGKILL);
-    }
-    // PR_SET_PDEATHSIG: no orphan leader survives its neli.
-    assert!(
-        wait_until(budget(Duration::ZERO), || (!alive(cmd)).then_some(())).is_some(),
-        "CMD {cmd} died with neli {neli}"
-    );
-    let (new_neli, _) = wait_until(takeover(), || current_leader(&file, Some(neli)))
-        .unwrap_or_else(|| panic!("a new leader within {:?}", takeover()));
-    assert_ne!(new_neli, neli);
-    std::thread::sleep(2 * T_DUR); // observe the new leader's term for two leases
-    assert_one_at_a_time(&file);
-    let cmds = intervals(&file).len();
-    assert_eq!(cmds, 2, "one takeover, no flapping: {:?}", intervals(&file));
+    sigkill_the_leader_and_expect_one_takeover(&file);
 }
 
 #[test]

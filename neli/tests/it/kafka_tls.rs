@@ -86,22 +86,7 @@ fn election_over_tls_acquires_and_fails_over_after_sigkill() {
         exec(&tls.bootstrap, &group, &file, &file_args, &[]),
         exec(&tls.bootstrap, &group, &file, &[], &env),
     ]);
-    let (neli, cmd) = wait_until(formation(), || current_leader(&file, None))
-        .unwrap_or_else(|| panic!("no first leader over TLS within {:?}", formation()));
-    // SAFETY: a plain signal to a child we started.
-    unsafe {
-        libc::kill(neli as i32, libc::SIGKILL);
-    }
-    assert!(
-        wait_until(budget(Duration::ZERO), || (!alive(cmd)).then_some(())).is_some(),
-        "CMD {cmd} died with neli {neli}"
-    );
-    let (new_neli, _) = wait_until(takeover(), || current_leader(&file, Some(neli)))
-        .unwrap_or_else(|| panic!("no other member took over over TLS within {:?}", takeover()));
-    assert_ne!(new_neli, neli);
-    std::thread::sleep(2 * Duration::from_secs(1)); // observe the new leader's term for two leases (T = 1 s)
-    assert_one_at_a_time(&file);
-    assert_eq!(intervals(&file).len(), 2, "one takeover, no flapping: {:?}", intervals(&file));
+    crate::kafka_tansu::sigkill_the_leader_and_expect_one_takeover(&file);
 }
 
 #[test]
