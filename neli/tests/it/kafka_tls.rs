@@ -15,10 +15,7 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::kafka_tansu::{
-    CMD, Reap, S, T, alive, assert_one_at_a_time, current_leader, formation, intervals, takeover, tempdir, wait_until,
-};
-use crate::support::budget;
+use crate::kafka_tansu::{CMD, Reap, S, T, formation, tempdir};
 use crate::tls::{self, ClientAuth, path};
 
 // Deadlines: `formation()` and `takeover()` of the tansu tests (S, T,
