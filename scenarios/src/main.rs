@@ -8,6 +8,7 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use neli_lab::catalog::{self, Entry};
+use neli_lab::report::{self, Format};
 use neli_lab::{REPRO, explore, shrink, stats, svg, tune, write};
 use neli_sim::RunReport;
 
@@ -58,6 +59,9 @@ enum Cmd {
         /// Run only every n-th seed, starting with the i-th (1-based): `--shard 2/4`.
         #[arg(long, value_name = "i/n")]
         shard: Option<String>,
+        /// Output: text tables, one JSON document (input to `merge`) or JUnit XML.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Minimise a failing run into a scenario file that still fails.
     Shrink {
@@ -306,6 +310,7 @@ fn cmd_explore(
     start: u64,
     j: Option<usize>,
     shard: Option<String>,
+    format: Format,
 ) -> ExitCode {
     let names = match (all, names.is_empty()) {
         (true, true) => match catalog::names() {
@@ -338,47 +343,36 @@ fn cmd_explore(
         Err(e) => return fail(e),
     };
     let jobs = jobs(j);
-    println!("{}", neli_lab::build_line());
     let b = bar(seed_list.len() as u64 * entries.len() as u64);
     let t0 = Instant::now();
-    let mut rows = Vec::new();
-    let mut failing = Vec::new();
+    let mut scenarios = Vec::new();
     for e in &entries {
         b.set_prefix(e.scenario.name.clone());
+        let ts = Instant::now();
         let rs = explore::explore(&e.scenario, &seed_list, jobs, &b);
-        for r in rs.iter().filter(|r| !r.violations.is_empty()) {
-            failing.push((e.arg.clone(), e.scenario.name.clone(), r.seed, r.violations[0].clone()));
-        }
-        rows.push(stats::row(&e.scenario.name, &rs).to_vec());
+        scenarios.push(report::ScenarioResults::new(&e.scenario.name, &e.arg, ts.elapsed().as_secs_f64(), rs));
     }
     b.finish_and_clear();
-    let wall = t0.elapsed().as_secs_f64();
-    let total = seed_list.len() * entries.len();
-    let shard_note = if sn > 1 { format!(", shard {si}/{sn}") } else { String::new() };
-    println!(
-        "explored {} scenario(s) x {} seed(s) from {start}{shard_note} on {jobs} thread(s) in {wall:.1}s ({:.1} seeds/s)",
-        entries.len(),
-        seed_list.len(),
-        total as f64 / wall.max(1e-9)
+    let r = report::Explore {
+        schema: report::SCHEMA.into(),
+        build: neli_lab::BUILD.into(),
+        start,
+        seeds,
+        shard: report::Shard { index: si, of: sn },
+        jobs,
+        wall_s: t0.elapsed().as_secs_f64(),
+        time_budget_s: None,
+        scenarios,
+    };
+    print!(
+        "{}",
+        match format {
+            Format::Text => r.text(),
+            Format::Json => r.json(),
+            Format::Junit => r.junit(),
+        }
     );
-    println!(
-        "figures in ms as p50/p99/max over seeds; overlap = total per run, gap = longest per run, failover = slowest per run"
-    );
-    print!("{}", stats::table(&["scenario", "seeds", "violations", "overlap", "gap", "failover"], &rows));
-    if failing.is_empty() {
-        println!("verdict   PASS");
-        return ExitCode::SUCCESS;
-    }
-    println!("verdict   FAIL ({} violating run(s))", failing.len());
-    for (arg, name, seed, v) in failing.iter().take(10) {
-        println!("  seed {seed} of {arg}: {v}");
-        println!("    reproduce: {REPRO} run {arg} --seed {seed}");
-        println!("    shrink:    {REPRO} shrink {arg} --seed {seed} -o {name}-shrunk.toml");
-    }
-    if failing.len() > 10 {
-        println!("  ... and {} more", failing.len() - 10);
-    }
-    ExitCode::from(1)
+    if r.failed() { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }
 
 fn cmd_shrink(arg: &str, seed: u64, out: Option<PathBuf>, budget: u32) -> ExitCode {
@@ -653,8 +647,8 @@ fn main() -> ExitCode {
         Cmd::List => cmd_list(),
         Cmd::Run { scenario, seed, trace, timeline } => cmd_run(&scenario, seed, trace, timeline),
         Cmd::Replay { scenario, seed } => cmd_replay(&scenario, seed),
-        Cmd::Explore { scenarios, all, range: SeedRange { seeds, start, jobs }, shard } => {
-            cmd_explore(scenarios, all, seeds, start, jobs, shard)
+        Cmd::Explore { scenarios, all, range: SeedRange { seeds, start, jobs }, shard, format } => {
+            cmd_explore(scenarios, all, seeds, start, jobs, shard, format)
         }
         Cmd::Shrink { scenario, seed, out, budget } => cmd_shrink(&scenario, seed, out, budget),
         Cmd::Tune {

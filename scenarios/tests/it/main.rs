@@ -7,6 +7,7 @@ mod bad_input;
 mod broken_variant;
 mod check_flags;
 mod cli;
+mod formats;
 mod library;
 
 use std::path::PathBuf;

@@ -1,0 +1,343 @@
+//! What `explore` found, in the three forms it prints (`--format`): the text
+//! table for a person, JSON for tools and `merge`, and JUnit XML for CI test
+//! reports. The JSON schema and the exit codes are documented in
+//! `scenarios/README.md` ("Output formats and exit codes"). Everything here
+//! is computed from the per-seed results in seed order, so a report merged
+//! from shards prints exactly what one run over all seeds prints.
+
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+
+use crate::REPRO;
+use crate::stats::{self, SeedResult};
+
+/// The `schema` field of an explore report; bumped on incompatible change.
+pub const SCHEMA: &str = "neli-lab/explore/1";
+
+/// How many failing seeds the text output lists before "... and N more".
+const LISTED: usize = 10;
+
+/// The output form of a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Tables for a person (the default).
+    Text,
+    /// One JSON document (`scenarios/README.md`, "JSON").
+    Json,
+    /// JUnit XML, one testcase per scenario.
+    Junit,
+}
+
+/// One `explore` run (or a shard of one, or shards merged).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Explore {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// The build that produced the figures ([`crate::BUILD`]).
+    pub build: String,
+    /// The first seed of the whole range.
+    pub start: u64,
+    /// How many seeds the whole range has (over all shards).
+    pub seeds: u64,
+    /// Which shard this is; `1/1` for an unsharded run.
+    pub shard: Shard,
+    /// Threads used.
+    pub jobs: usize,
+    /// Wall-clock seconds (not deterministic; never compared).
+    pub wall_s: f64,
+    /// Set when `--time-budget` stopped the run before the range ended.
+    #[serde(default)]
+    pub time_budget_s: Option<u64>,
+    /// The scenarios, in the order given.
+    pub scenarios: Vec<ScenarioResults>,
+}
+
+/// `--shard index/of` (1-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: u64,
+    pub of: u64,
+}
+
+/// One scenario's results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioResults {
+    /// The scenario's `name`.
+    pub name: String,
+    /// How the user named it (a name or a path), as reproduction lines use it.
+    pub arg: String,
+    /// Wall-clock seconds spent on this scenario.
+    pub wall_s: f64,
+    /// The summary row: seeds, violations, and p50/p99/max in ms of overlap,
+    /// gap and failover (as printed).
+    pub summary: Summary,
+    /// Every failing seed, in seed order.
+    pub failing: Vec<Failure>,
+    /// Every seed's figures, in seed order (what `merge` recomputes from).
+    pub results: Vec<SeedResult>,
+}
+
+/// The table row of one scenario.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub seeds: u64,
+    pub violations: u64,
+    pub overlap: String,
+    pub gap: String,
+    pub failover: String,
+}
+
+/// A failing seed: what it violated and how to reproduce it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub seed: u64,
+    pub violations: Vec<String>,
+    pub reproduce: String,
+    pub shrink: String,
+}
+
+impl ScenarioResults {
+    /// Summarises `results` (in seed order) of the scenario `name` given as `arg`.
+    pub fn new(name: &str, arg: &str, wall_s: f64, results: Vec<SeedResult>) -> ScenarioResults {
+        let [_, seeds, violations, overlap, gap, failover] = stats::row(name, &results);
+        let failing = results
+            .iter()
+            .filter(|r| !r.violations.is_empty())
+            .map(|r| Failure {
+                seed: r.seed,
+                violations: r.violations.clone(),
+                reproduce: format!("{REPRO} run {arg} --seed {}", r.seed),
+                shrink: format!("{REPRO} shrink {arg} --seed {} -o {name}-shrunk.toml", r.seed),
+            })
+            .collect();
+        ScenarioResults {
+            name: name.to_owned(),
+            arg: arg.to_owned(),
+            wall_s,
+            summary: Summary {
+                seeds: seeds.parse().unwrap_or(0),
+                violations: violations.parse().unwrap_or(0),
+                overlap,
+                gap,
+                failover,
+            },
+            failing,
+            results,
+        }
+    }
+}
+
+impl Explore {
+    /// Seeds run per scenario (the first scenario's count; all are equal).
+    pub fn seeds_run(&self) -> usize {
+        self.scenarios.first().map_or(0, |s| s.results.len())
+    }
+
+    /// Whether any seed of any scenario failed.
+    pub fn failed(&self) -> bool {
+        self.scenarios.iter().any(|s| !s.failing.is_empty())
+    }
+
+    /// The `explored …` line of the text output (it names the wall time, so
+    /// it is the one line that differs between runs).
+    pub fn explored_line(&self) -> String {
+        let shard =
+            if self.shard.of > 1 { format!(", shard {}/{}", self.shard.index, self.shard.of) } else { String::new() };
+        let total = self.seeds_run() * self.scenarios.len();
+        let budget = match self.time_budget_s {
+            Some(b) => format!(" (time budget {b}s reached: {} of {} seed(s) ran)", self.seeds_run(), self.planned()),
+            None => String::new(),
+        };
+        format!(
+            "explored {} scenario(s) x {} seed(s) from {}{shard} on {} thread(s) in {:.1}s ({:.1} seeds/s){budget}",
+            self.scenarios.len(),
+            self.seeds_run(),
+            self.start,
+            self.jobs,
+            self.wall_s,
+            total as f64 / self.wall_s.max(1e-9)
+        )
+    }
+
+    /// Seeds this shard would run without a time budget.
+    fn planned(&self) -> u64 {
+        let first = self.start.saturating_add(self.shard.index - 1);
+        let end = self.start.saturating_add(self.seeds);
+        if first >= end { 0 } else { (end - first).div_ceil(self.shard.of) }
+    }
+
+    /// The text output after the build line and the `explored` line: the
+    /// figures table, the verdict and the failing seeds.
+    pub fn text_body(&self) -> String {
+        let mut o = String::new();
+        o.push_str(
+            "figures in ms as p50/p99/max over seeds; overlap = total per run, gap = longest per run, failover = slowest per run\n",
+        );
+        let rows: Vec<Vec<String>> = self
+            .scenarios
+            .iter()
+            .map(|s| {
+                vec![
+                    s.name.clone(),
+                    s.summary.seeds.to_string(),
+                    s.summary.violations.to_string(),
+                    s.summary.overlap.clone(),
+                    s.summary.gap.clone(),
+                    s.summary.failover.clone(),
+                ]
+            })
+            .collect();
+        o.push_str(&stats::table(&["scenario", "seeds", "violations", "overlap", "gap", "failover"], &rows));
+        let failing: Vec<(&ScenarioResults, &Failure)> =
+            self.scenarios.iter().flat_map(|s| s.failing.iter().map(move |f| (s, f))).collect();
+        if failing.is_empty() {
+            o.push_str("verdict   PASS\n");
+            return o;
+        }
+        let _ = writeln!(o, "verdict   FAIL ({} violating run(s))", failing.len());
+        for (s, f) in failing.iter().take(LISTED) {
+            let _ = writeln!(o, "  seed {} of {}: {}", f.seed, s.arg, f.violations.first().map_or("", String::as_str));
+            let _ = writeln!(o, "    reproduce: {}", f.reproduce);
+            let _ = writeln!(o, "    shrink:    {}", f.shrink);
+        }
+        if failing.len() > LISTED {
+            let _ = writeln!(o, "  ... and {} more", failing.len() - LISTED);
+        }
+        o
+    }
+
+    /// The whole text output, as `explore` has always printed it.
+    pub fn text(&self) -> String {
+        format!("build     {}\n{}\n{}", self.build, self.explored_line(), self.text_body())
+    }
+
+    /// Pretty JSON with a trailing newline.
+    pub fn json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("an explore report serialises");
+        s.push('\n');
+        s
+    }
+
+    /// JUnit XML: one testsuite, one testcase per scenario; a scenario with
+    /// failing seeds has one `<failure>` naming the first failing seed's
+    /// violation and reproduction, listing all of them in its body.
+    pub fn junit(&self) -> String {
+        let cases: Vec<Case> = self
+            .scenarios
+            .iter()
+            .map(|s| Case {
+                name: s.name.clone(),
+                classname: format!("neli-lab.explore.{}", s.name),
+                time_s: s.wall_s,
+                failure: s.failing.first().map(|first| CaseFailure {
+                    message: format!(
+                        "{} of {} seed(s) violated; seed {}: {}; reproduce: {}",
+                        s.failing.len(),
+                        s.results.len(),
+                        first.seed,
+                        first.violations.first().map_or("", String::as_str),
+                        first.reproduce
+                    ),
+                    body: s
+                        .failing
+                        .iter()
+                        .map(|f| {
+                            format!("seed {}: {}\n  reproduce: {}\n", f.seed, f.violations.join("; "), f.reproduce)
+                        })
+                        .collect(),
+                }),
+                out: format!(
+                    "seeds {} violations {} overlap {} gap {} failover {} (ms, p50/p99/max)",
+                    s.summary.seeds, s.summary.violations, s.summary.overlap, s.summary.gap, s.summary.failover
+                ),
+            })
+            .collect();
+        junit("neli-lab explore", &format!("{}\n{}", self.build, self.explored_line()), self.wall_s, &cases)
+    }
+}
+
+/// One `<testcase>`.
+pub struct Case {
+    pub name: String,
+    pub classname: String,
+    pub time_s: f64,
+    pub failure: Option<CaseFailure>,
+    /// Goes into the testcase's `<system-out>`.
+    pub out: String,
+}
+
+/// A testcase's `<failure message=…>body</failure>`.
+pub struct CaseFailure {
+    pub message: String,
+    pub body: String,
+}
+
+/// A JUnit XML document with one testsuite named `suite` (conforming to
+/// `scenarios/tests/it/junit.xsd`, the Jenkins/Ant structure).
+pub fn junit(suite: &str, suite_out: &str, time_s: f64, cases: &[Case]) -> String {
+    let failures = cases.iter().filter(|c| c.failure.is_some()).count();
+    let mut o = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let head = format!(
+        "name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" time=\"{time_s:.3}\"",
+        escape(suite),
+        cases.len()
+    );
+    let _ = writeln!(o, "<testsuites {head}>");
+    let _ = writeln!(o, "  <testsuite {head} skipped=\"0\">");
+    for c in cases {
+        let _ = writeln!(
+            o,
+            "    <testcase name=\"{}\" classname=\"{}\" time=\"{:.3}\">",
+            escape(&c.name),
+            escape(&c.classname),
+            c.time_s
+        );
+        if let Some(f) = &c.failure {
+            let _ = writeln!(
+                o,
+                "      <failure message=\"{}\" type=\"violation\">{}</failure>",
+                escape(&f.message),
+                escape(&f.body)
+            );
+        }
+        let _ = writeln!(o, "      <system-out>{}</system-out>", escape(&c.out));
+        o.push_str("    </testcase>\n");
+    }
+    let _ = writeln!(o, "    <system-out>{}</system-out>", escape(suite_out));
+    o.push_str("  </testsuite>\n</testsuites>\n");
+    o
+}
+
+/// `text` escaped for XML 1.0 text and attribute values: the five special
+/// characters, line breaks and tabs as character references (so attribute
+/// values keep them), and characters XML 1.0 cannot carry as U+FFFD.
+pub fn escape(text: &str) -> String {
+    let mut o = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            '\n' => o.push_str("&#10;"),
+            '\r' => o.push_str("&#13;"),
+            '\t' => o.push_str("&#9;"),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => o.push('\u{FFFD}'),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_covers_markup_line_breaks_and_illegal_characters() {
+        assert_eq!(escape("a<b & \"c\" 'd'>"), "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;");
+        assert_eq!(escape("x\ny\tz\u{1}"), "x&#10;y&#9;z\u{FFFD}");
+    }
+}

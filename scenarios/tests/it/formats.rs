@@ -1,0 +1,111 @@
+//! `--format text|json|junit` and the exit codes CI reads (0 pass, 1
+//! violation, 2 bad input; scenarios/README.md, "Output formats and exit
+//! codes").
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::{fixture, lab, scratch, stderr, stdout};
+
+/// Validates `xml` against the repo's JUnit schema with xmllint. Without
+/// xmllint the test fails under `CI=true` (.ci/run installs it) and is
+/// otherwise reported and skipped.
+fn assert_valid_junit(xml: &str, test: &str) {
+    let xsd = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/junit.xsd");
+    let file = scratch(test).join("report.xml");
+    std::fs::write(&file, xml).expect("write report");
+    match Command::new("xmllint").arg("--noout").arg("--schema").arg(&xsd).arg(&file).output() {
+        Ok(o) => assert!(
+            o.status.success(),
+            "JUnit output does not validate against {}:\n{}\n{xml}",
+            xsd.display(),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "xmllint not found ({e}); CI must validate JUnit output (apt-get install libxml2-utils)"
+            );
+            eprintln!("skipping JUnit schema validation: xmllint not found ({e}); apt-get install libxml2-utils");
+        }
+    }
+}
+
+// A passing explore in JSON carries the build, the range, the shard, the
+// table row and every seed's figures; the text output is unchanged by the
+// option's existence (it is the default).
+#[test]
+fn explore_json_carries_build_range_table_and_seeds() {
+    let f = fixture("tiny-pause");
+    let o = lab(&["explore", &f, "--seeds", "3", "--start", "4", "--format", "json", "--jobs", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is one JSON document");
+    assert_eq!(v["schema"], "neli-lab/explore/1");
+    assert!(v["build"].as_str().unwrap().starts_with("neli-lab 0.0.0 commit "), "{v}");
+    assert_eq!((v["start"].as_u64(), v["seeds"].as_u64()), (Some(4), Some(3)));
+    assert_eq!((v["shard"]["index"].as_u64(), v["shard"]["of"].as_u64()), (Some(1), Some(1)));
+    let s = &v["scenarios"][0];
+    assert_eq!(s["name"], "tiny-pause");
+    assert_eq!(s["summary"]["seeds"], 3);
+    assert_eq!(s["summary"]["violations"], 0);
+    let seeds: Vec<u64> = s["results"].as_array().unwrap().iter().map(|r| r["seed"].as_u64().unwrap()).collect();
+    assert_eq!(seeds, vec![4, 5, 6]);
+    assert!(s["failing"].as_array().unwrap().is_empty());
+    let text = stdout(&lab(&["explore", &f, "--seeds", "3", "--start", "4", "--jobs", "1"]));
+    let explicit = stdout(&lab(&["explore", &f, "--seeds", "3", "--start", "4", "--jobs", "1", "--format", "text"]));
+    let strip = |s: &str| s.lines().filter(|l| !l.starts_with("explored ")).collect::<Vec<_>>().join("\n");
+    assert_eq!(strip(&text), strip(&explicit));
+    assert!(text.starts_with("build     neli-lab ") && text.contains("verdict   PASS"), "{text}");
+}
+
+// A failing explore in JSON lists each failing seed with its violations and
+// reproduction command, and exits 1 like the text form.
+#[test]
+fn explore_json_lists_failing_seeds_with_reproduction() {
+    let o = lab(&["explore", &fixture("random-broken"), "--seeds", "3", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let failing = v["scenarios"][0]["failing"].as_array().expect("failing list");
+    assert!(!failing.is_empty(), "{v}");
+    for f in failing {
+        let seed = f["seed"].as_u64().unwrap();
+        assert!(!f["violations"].as_array().unwrap().is_empty());
+        assert!(f["reproduce"].as_str().unwrap().ends_with(&format!("random-broken.toml --seed {seed}")), "{f}");
+    }
+}
+
+// JUnit output validates against the JUnit schema, passing and failing;
+// a failing scenario's <failure message> names the seed, the violation
+// and the reproduction command.
+#[test]
+fn explore_junit_validates_against_the_schema() {
+    let ok = lab(&["explore", &fixture("tiny-pause"), "--seeds", "2", "--format", "junit"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    let xml = stdout(&ok);
+    assert!(xml.contains("<testcase name=\"tiny-pause\"") && !xml.contains("<failure"), "{xml}");
+    assert_valid_junit(&xml, "junit_pass");
+
+    let bad = lab(&["explore", &fixture("tiny-pause"), &fixture("random-broken"), "--seeds", "3", "--format", "junit"]);
+    assert_eq!(bad.status.code(), Some(1), "{}", stderr(&bad));
+    let xml = stdout(&bad);
+    assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
+    let failure = xml.lines().find(|l| l.contains("<failure message=")).expect("a failure element");
+    assert!(failure.contains("; reproduce: cargo run -p neli-scenarios --bin neli-lab -- run "), "{failure}");
+    assert!(failure.contains("random-broken.toml --seed "), "{failure}");
+    assert_valid_junit(&xml, "junit_fail");
+}
+
+// Exit code 2 for bad input in every format, with the offending flag or
+// value named on stderr and nothing half-written on stdout.
+#[test]
+fn bad_input_exits_2_in_every_format() {
+    for format in ["text", "json", "junit"] {
+        let o = lab(&["explore", "no-such-scenario", "--seeds", "1", "--format", format]);
+        assert_eq!(o.status.code(), Some(2), "{format}");
+        assert!(stderr(&o).contains("no-such-scenario"), "{}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{format}: {}", stdout(&o));
+    }
+    let o = lab(&["explore", &fixture("tiny-pause"), "--seeds", "1", "--format", "yaml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--format"), "{}", stderr(&o));
+}
