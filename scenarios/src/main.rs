@@ -62,6 +62,10 @@ enum Cmd {
         /// Output: text tables, one JSON document (input to `merge`) or JUnit XML.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// For every failing seed write DIR/<scenario>-seed<N>.toml (fails
+        /// under `run`), .trace.txt and .svg (timeline).
+        #[arg(long, value_name = "DIR")]
+        artifacts: Option<PathBuf>,
     },
     /// Minimise a failing run into a scenario file that still fails.
     Shrink {
@@ -303,6 +307,7 @@ fn cmd_replay(arg: &str, seed: u64) -> ExitCode {
     verdict(&e, &r)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn cmd_explore(
     names: Vec<String>,
     all: bool,
@@ -311,6 +316,7 @@ fn cmd_explore(
     j: Option<usize>,
     shard: Option<String>,
     format: Format,
+    artifacts: Option<PathBuf>,
 ) -> ExitCode {
     let names = match (all, names.is_empty()) {
         (true, true) => match catalog::names() {
@@ -342,6 +348,11 @@ fn cmd_explore(
         Ok(l) => l,
         Err(e) => return fail(e),
     };
+    if let Some(dir) = &artifacts
+        && let Err(err) = std::fs::create_dir_all(dir)
+    {
+        return fail(format!("--artifacts {}: cannot create: {err}", dir.display()));
+    }
     let jobs = jobs(j);
     let b = bar(seed_list.len() as u64 * entries.len() as u64);
     let t0 = Instant::now();
@@ -372,6 +383,18 @@ fn cmd_explore(
             Format::Junit => r.junit(),
         }
     );
+    if let Some(dir) = &artifacts {
+        let mut written = 0;
+        for (e, sr) in entries.iter().zip(&r.scenarios) {
+            for f in &sr.failing {
+                match neli_lab::artifacts::write_failing_seed(dir, &e.arg, &e.scenario, f.seed) {
+                    Ok(files) => written += files.len(),
+                    Err(err) => return fail(err),
+                }
+            }
+        }
+        eprintln!("wrote {written} artifact file(s) to {}", dir.display());
+    }
     if r.failed() { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }
 
@@ -647,8 +670,8 @@ fn main() -> ExitCode {
         Cmd::List => cmd_list(),
         Cmd::Run { scenario, seed, trace, timeline } => cmd_run(&scenario, seed, trace, timeline),
         Cmd::Replay { scenario, seed } => cmd_replay(&scenario, seed),
-        Cmd::Explore { scenarios, all, range: SeedRange { seeds, start, jobs }, shard, format } => {
-            cmd_explore(scenarios, all, seeds, start, jobs, shard, format)
+        Cmd::Explore { scenarios, all, range: SeedRange { seeds, start, jobs }, shard, format, artifacts } => {
+            cmd_explore(scenarios, all, seeds, start, jobs, shard, format, artifacts)
         }
         Cmd::Shrink { scenario, seed, out, budget } => cmd_shrink(&scenario, seed, out, budget),
         Cmd::Tune {
