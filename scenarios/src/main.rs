@@ -67,6 +67,14 @@ enum Cmd {
         #[arg(long, value_name = "DIR")]
         artifacts: Option<PathBuf>,
     },
+    /// Combine the JSON reports of `explore --shard i/n --format json` into
+    /// the output one run over all seeds gives, with its exit code.
+    Merge {
+        /// The shard reports, e.g. `shard-*.json`.
+        files: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
     /// Minimise a failing run into a scenario file that still fails.
     Shrink {
         scenario: String,
@@ -373,6 +381,7 @@ fn cmd_explore(
         jobs,
         wall_s: t0.elapsed().as_secs_f64(),
         time_budget_s: None,
+        merged_shards: 0,
         scenarios,
     };
     print!(
@@ -395,6 +404,34 @@ fn cmd_explore(
         }
         eprintln!("wrote {written} artifact file(s) to {}", dir.display());
     }
+    if r.failed() { ExitCode::from(1) } else { ExitCode::SUCCESS }
+}
+
+fn cmd_merge(files: &[PathBuf], format: Format) -> ExitCode {
+    let mut inputs = Vec::new();
+    for f in files {
+        let name = f.display().to_string();
+        let text = match std::fs::read_to_string(f) {
+            Ok(t) => t,
+            Err(err) => return fail(format!("{name}: cannot read: {err}")),
+        };
+        match serde_json::from_str::<report::Explore>(&text) {
+            Ok(r) => inputs.push((name, r)),
+            Err(err) => return fail(format!("{name}: not an explore JSON report ({err})")),
+        }
+    }
+    let r = match report::merge(inputs) {
+        Ok(r) => r,
+        Err(err) => return fail(err),
+    };
+    print!(
+        "{}",
+        match format {
+            Format::Text => r.text(),
+            Format::Json => r.json(),
+            Format::Junit => r.junit(),
+        }
+    );
     if r.failed() { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }
 
@@ -673,6 +710,7 @@ fn main() -> ExitCode {
         Cmd::Explore { scenarios, all, range: SeedRange { seeds, start, jobs }, shard, format, artifacts } => {
             cmd_explore(scenarios, all, seeds, start, jobs, shard, format, artifacts)
         }
+        Cmd::Merge { files, format } => cmd_merge(&files, format),
         Cmd::Shrink { scenario, seed, out, budget } => cmd_shrink(&scenario, seed, out, budget),
         Cmd::Tune {
             scenario,

@@ -49,6 +49,9 @@ pub struct Explore {
     /// Set when `--time-budget` stopped the run before the range ended.
     #[serde(default)]
     pub time_budget_s: Option<u64>,
+    /// How many shard reports `merge` combined into this one (0: not merged).
+    #[serde(default)]
+    pub merged_shards: u64,
     /// The scenarios, in the order given.
     pub scenarios: Vec<ScenarioResults>,
 }
@@ -142,8 +145,11 @@ impl Explore {
     /// The `explored …` line of the text output (it names the wall time, so
     /// it is the one line that differs between runs).
     pub fn explored_line(&self) -> String {
-        let shard =
-            if self.shard.of > 1 { format!(", shard {}/{}", self.shard.index, self.shard.of) } else { String::new() };
+        let shard = match (self.merged_shards, self.shard.of) {
+            (0, 1) => String::new(),
+            (0, of) => format!(", shard {}/{of}", self.shard.index),
+            (n, _) => format!(", merged from {n} shard(s)"),
+        };
         let total = self.seeds_run() * self.scenarios.len();
         let budget = match self.time_budget_s {
             Some(b) => format!(" (time budget {b}s reached: {} of {} seed(s) ran)", self.seeds_run(), self.planned()),
@@ -255,6 +261,91 @@ impl Explore {
             .collect();
         junit("neli-lab explore", &format!("{}\n{}", self.build, self.explored_line()), self.wall_s, &cases)
     }
+}
+
+/// Combines the shard reports `inputs` (`(file name, report)`) of one
+/// sharded explore into the report of one run over all seeds. Refuses,
+/// naming the file, reports of another schema, build, seed range, shard
+/// count or scenario list than the first, a shard given twice, a missing
+/// shard, and a seed reported twice.
+pub fn merge(inputs: Vec<(String, Explore)>) -> Result<Explore, String> {
+    let Some((first_file, first)) = inputs.first() else {
+        return Err("merge: give the shard reports (explore --shard i/n --format json) to merge".into());
+    };
+    let names = |r: &Explore| -> Vec<(String, String)> {
+        r.scenarios.iter().map(|s| (s.name.clone(), s.arg.clone())).collect()
+    };
+    let mut seen: Vec<Option<&str>> = vec![None; usize::try_from(first.shard.of).unwrap_or(0)];
+    for (file, r) in &inputs {
+        if r.schema != SCHEMA {
+            return Err(format!("{file}: schema {:?}, expected {SCHEMA:?}", r.schema));
+        }
+        let differs = |what: &str, a: String, b: String| {
+            Err(format!("{file}: {what} {a} differs from {b} in {first_file}; all shards must come from one explore"))
+        };
+        if r.build != first.build {
+            return differs("build", format!("{:?}", r.build), format!("{:?}", first.build));
+        }
+        if (r.start, r.seeds) != (first.start, first.seeds) {
+            return differs(
+                "seed range",
+                format!("--start {} --seeds {}", r.start, r.seeds),
+                format!("--start {} --seeds {}", first.start, first.seeds),
+            );
+        }
+        if r.shard.of != first.shard.of {
+            return differs("shard count", format!("/{}", r.shard.of), format!("/{}", first.shard.of));
+        }
+        if names(r) != names(first) {
+            return differs("scenario list", format!("{:?}", names(r)), format!("{:?}", names(first)));
+        }
+        if r.merged_shards != 0 {
+            return Err(format!("{file}: already a merged report; merge the shard reports themselves"));
+        }
+        let slot = usize::try_from(r.shard.index)
+            .ok()
+            .and_then(|i| i.checked_sub(1))
+            .and_then(|i| seen.get_mut(i))
+            .ok_or_else(|| format!("{file}: shard {}/{} is out of range", r.shard.index, r.shard.of))?;
+        if let Some(other) = slot {
+            return Err(format!("{file}: shard {}/{} given twice (also {other})", r.shard.index, r.shard.of));
+        }
+        *slot = Some(file);
+    }
+    let missing: Vec<String> = seen
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.is_none())
+        .map(|(i, _)| format!("{}/{}", i + 1, first.shard.of))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!("merge: shard(s) {} missing (given: {})", missing.join(", "), {
+            let files: Vec<&str> = inputs.iter().map(|(f, _)| f.as_str()).collect();
+            files.join(", ")
+        }));
+    }
+    let mut scenarios = Vec::new();
+    for (k, s) in first.scenarios.iter().enumerate() {
+        let mut results: Vec<SeedResult> = inputs.iter().flat_map(|(_, r)| r.scenarios[k].results.clone()).collect();
+        results.sort_by_key(|r| r.seed);
+        if let Some(w) = results.windows(2).find(|w| w[0].seed == w[1].seed) {
+            return Err(format!("merge: seed {} of {} is reported by two shards", w[0].seed, s.name));
+        }
+        let wall = inputs.iter().map(|(_, r)| r.scenarios[k].wall_s).fold(0.0, f64::max);
+        scenarios.push(ScenarioResults::new(&s.name, &s.arg, wall, results));
+    }
+    Ok(Explore {
+        schema: SCHEMA.into(),
+        build: first.build.clone(),
+        start: first.start,
+        seeds: first.seeds,
+        shard: Shard { index: 1, of: 1 },
+        jobs: inputs.iter().map(|(_, r)| r.jobs).sum(),
+        wall_s: inputs.iter().map(|(_, r)| r.wall_s).fold(0.0, f64::max),
+        time_budget_s: inputs.iter().filter_map(|(_, r)| r.time_budget_s).max(),
+        merged_shards: inputs.len() as u64,
+        scenarios,
+    })
 }
 
 /// One `<testcase>`.

@@ -10,6 +10,7 @@ mod check_flags;
 mod cli;
 mod formats;
 mod library;
+mod merge;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
