@@ -66,6 +66,10 @@ enum Cmd {
         /// under `run`), .trace.txt and .svg (timeline).
         #[arg(long, value_name = "DIR")]
         artifacts: Option<PathBuf>,
+        /// Stop starting seeds after this long (`10m`, `90s`, `1h`): seeds run
+        /// in order, every scenario the same ones; the summary says how many.
+        #[arg(long, value_name = "DURATION")]
+        time_budget: Option<String>,
     },
     /// Combine the JSON reports of `explore --shard i/n --format json` into
     /// the output one run over all seeds gives, with its exit code.
@@ -325,6 +329,7 @@ fn cmd_explore(
     shard: Option<String>,
     format: Format,
     artifacts: Option<PathBuf>,
+    time_budget: Option<String>,
 ) -> ExitCode {
     let names = match (all, names.is_empty()) {
         (true, true) => match catalog::names() {
@@ -356,6 +361,11 @@ fn cmd_explore(
         Ok(l) => l,
         Err(e) => return fail(e),
     };
+    let budget = match time_budget.as_deref().map(explore::parse_budget) {
+        None => None,
+        Some(Ok(d)) => Some(d),
+        Some(Err(e)) => return fail(e),
+    };
     if let Some(dir) = &artifacts
         && let Err(err) = std::fs::create_dir_all(dir)
     {
@@ -364,13 +374,29 @@ fn cmd_explore(
     let jobs = jobs(j);
     let b = bar(seed_list.len() as u64 * entries.len() as u64);
     let t0 = Instant::now();
-    let mut scenarios = Vec::new();
-    for e in &entries {
-        b.set_prefix(e.scenario.name.clone());
-        let ts = Instant::now();
-        let rs = explore::explore(&e.scenario, &seed_list, jobs, &b);
-        scenarios.push(report::ScenarioResults::new(&e.scenario.name, &e.arg, ts.elapsed().as_secs_f64(), rs));
+    let mut per: Vec<(Vec<stats::SeedResult>, f64)> = entries.iter().map(|_| (Vec::new(), 0.0)).collect();
+    // Without a budget, one pass per scenario; with one, every scenario runs
+    // the same chunk of seeds before the clock is looked at, so all of them
+    // stop after the same seed.
+    let chunk = if budget.is_some() { explore::budget_chunk(jobs) } else { seed_list.len() };
+    let mut stopped = false;
+    for (k, seeds) in seed_list.chunks(chunk.max(1)).enumerate() {
+        if k > 0 && budget.is_some_and(|d| t0.elapsed() >= d) {
+            stopped = true;
+            break;
+        }
+        for (e, (rs, wall)) in entries.iter().zip(per.iter_mut()) {
+            b.set_prefix(e.scenario.name.clone());
+            let ts = Instant::now();
+            rs.extend(explore::explore(&e.scenario, seeds, jobs, &b));
+            *wall += ts.elapsed().as_secs_f64();
+        }
     }
+    let scenarios = entries
+        .iter()
+        .zip(per)
+        .map(|(e, (rs, wall))| report::ScenarioResults::new(&e.scenario.name, &e.arg, wall, rs))
+        .collect();
     b.finish_and_clear();
     let r = report::Explore {
         schema: report::SCHEMA.into(),
@@ -380,7 +406,7 @@ fn cmd_explore(
         shard: report::Shard { index: si, of: sn },
         jobs,
         wall_s: t0.elapsed().as_secs_f64(),
-        time_budget_s: None,
+        time_budget: if stopped { time_budget } else { None },
         merged_shards: 0,
         scenarios,
     };
@@ -707,9 +733,15 @@ fn main() -> ExitCode {
         Cmd::List => cmd_list(),
         Cmd::Run { scenario, seed, trace, timeline } => cmd_run(&scenario, seed, trace, timeline),
         Cmd::Replay { scenario, seed } => cmd_replay(&scenario, seed),
-        Cmd::Explore { scenarios, all, range: SeedRange { seeds, start, jobs }, shard, format, artifacts } => {
-            cmd_explore(scenarios, all, seeds, start, jobs, shard, format, artifacts)
-        }
+        Cmd::Explore {
+            scenarios,
+            all,
+            range: SeedRange { seeds, start, jobs },
+            shard,
+            format,
+            artifacts,
+            time_budget,
+        } => cmd_explore(scenarios, all, seeds, start, jobs, shard, format, artifacts, time_budget),
         Cmd::Merge { files, format } => cmd_merge(&files, format),
         Cmd::Shrink { scenario, seed, out, budget } => cmd_shrink(&scenario, seed, out, budget),
         Cmd::Tune {

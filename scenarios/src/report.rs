@@ -46,9 +46,10 @@ pub struct Explore {
     pub jobs: usize,
     /// Wall-clock seconds (not deterministic; never compared).
     pub wall_s: f64,
-    /// Set when `--time-budget` stopped the run before the range ended.
+    /// The `--time-budget` (as given, e.g. `10m`) when it stopped the run
+    /// before the shard's seeds ran out; `null` otherwise.
     #[serde(default)]
-    pub time_budget_s: Option<u64>,
+    pub time_budget: Option<String>,
     /// How many shard reports `merge` combined into this one (0: not merged).
     #[serde(default)]
     pub merged_shards: u64,
@@ -151,8 +152,8 @@ impl Explore {
             (n, _) => format!(", merged from {n} shard(s)"),
         };
         let total = self.seeds_run() * self.scenarios.len();
-        let budget = match self.time_budget_s {
-            Some(b) => format!(" (time budget {b}s reached: {} of {} seed(s) ran)", self.seeds_run(), self.planned()),
+        let budget = match &self.time_budget {
+            Some(b) => format!(" (time budget {b} reached: {} of {} seed(s) ran)", self.seeds_run(), self.planned()),
             None => String::new(),
         };
         format!(
@@ -342,7 +343,7 @@ pub fn merge(inputs: Vec<(String, Explore)>) -> Result<Explore, String> {
         shard: Shard { index: 1, of: 1 },
         jobs: inputs.iter().map(|(_, r)| r.jobs).sum(),
         wall_s: inputs.iter().map(|(_, r)| r.wall_s).fold(0.0, f64::max),
-        time_budget_s: inputs.iter().filter_map(|(_, r)| r.time_budget_s).max(),
+        time_budget: inputs.iter().find_map(|(_, r)| r.time_budget.clone()),
         merged_shards: inputs.len() as u64,
         scenarios,
     })

@@ -109,3 +109,31 @@ fn bad_input_exits_2_in_every_format() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--format"), "{}", stderr(&o));
 }
+
+// `--time-budget` stops starting seeds once the budget is spent: every
+// scenario runs the same first seeds (a chunk of 8 per thread before the
+// clock is first looked at), the summary line says how many of how many
+// ran, the JSON names the budget, and a budget that is not reached changes
+// nothing. A budget without a unit is bad input.
+#[test]
+fn explore_time_budget_runs_a_prefix_and_says_so() {
+    let args = ["explore", &fixture("tiny-pause"), &fixture("tiny-random"), "--seeds", "1000", "--jobs", "1"];
+    let o = lab(&[&args[..], &["--time-budget", "1ms"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("x 8 seed(s) from 0 on 1 thread(s) in "), "{out}");
+    assert!(out.contains("(time budget 1ms reached: 8 of 1000 seed(s) ran)"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("tiny-random  8 ")), "{out}");
+    let j = lab(&[&args[..], &["--time-budget", "1ms", "--format", "json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).expect("JSON");
+    assert_eq!(v["time_budget"], "1ms");
+    assert_eq!(v["scenarios"][1]["results"].as_array().unwrap().len(), 8);
+
+    let roomy = lab(&["explore", &fixture("tiny-pause"), "--seeds", "3", "--time-budget", "10m"]);
+    assert_eq!(roomy.status.code(), Some(0));
+    assert!(stdout(&roomy).contains("x 3 seed(s) from 0 on ") && !stdout(&roomy).contains("time budget"));
+
+    let bad = lab(&["explore", &fixture("tiny-pause"), "--seeds", "3", "--time-budget", "10"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("--time-budget \"10\""), "{}", stderr(&bad));
+}
