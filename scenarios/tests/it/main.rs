@@ -7,6 +7,7 @@ mod artifacts;
 mod bad_input;
 mod broken_variant;
 mod check_flags;
+mod ci_files;
 mod cli;
 mod formats;
 mod library;
