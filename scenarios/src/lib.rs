@@ -7,6 +7,7 @@ pub mod artifacts;
 pub mod catalog;
 pub mod check;
 pub mod explore;
+pub mod progress;
 pub mod report;
 pub mod schedule;
 pub mod shrink;

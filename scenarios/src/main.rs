@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use neli_lab::catalog::{self, Entry};
 use neli_lab::report::{self, Format};
 use neli_lab::{REPRO, explore, shrink, stats, svg, tune, write};
@@ -218,13 +218,7 @@ fn jobs(j: Option<usize>) -> usize {
 }
 
 fn bar(total: u64) -> ProgressBar {
-    let b = ProgressBar::new(total);
-    b.set_style(
-        ProgressStyle::with_template("{prefix:>24} [{bar:30}] {pos}/{len} seeds {per_sec} eta {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    b
+    neli_lab::progress::bar(total)
 }
 
 fn print_figures(r: &RunReport) {

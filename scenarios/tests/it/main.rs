@@ -12,6 +12,7 @@ mod cli;
 mod formats;
 mod library;
 mod merge;
+mod progress;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
