@@ -40,6 +40,9 @@ enum Cmd {
         /// Draw leadership per member over time, with fault bands, into this SVG file.
         #[arg(long, value_name = "FILE.svg")]
         timeline: Option<PathBuf>,
+        /// Output: text, one JSON document or JUnit XML (one testcase).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Print the full trace of one seed (byte-identical on every run).
     Replay {
@@ -274,12 +277,28 @@ fn cmd_list() -> ExitCode {
     if bad { ExitCode::from(2) } else { ExitCode::SUCCESS }
 }
 
-fn cmd_run(arg: &str, seed: Option<u64>, trace: bool, timeline: Option<PathBuf>) -> ExitCode {
+fn cmd_run(arg: &str, seed: Option<u64>, trace: bool, timeline: Option<PathBuf>, format: Format) -> ExitCode {
     let e = match catalog::load(arg) {
         Ok(e) => e,
         Err(err) => return fail(err),
     };
     let seed = seed.or(e.scenario.seed).unwrap_or(0);
+    if format != Format::Text {
+        let t0 = Instant::now();
+        let r = neli_lab::run(&e.scenario, seed);
+        if let Some(path) = &timeline {
+            let picture = svg::timeline(&r, e.scenario.election.members, e.scenario.duration.ms());
+            if let Err(err) = std::fs::write(path, picture) {
+                return fail(format!("{}: cannot write: {err}", path.display()));
+            }
+        }
+        let out = report::Run::new(&e.scenario.name, &e.arg, &r, trace, timeline.map(|p| p.display().to_string()));
+        match format {
+            Format::Json => print!("{}", out.json()),
+            _ => print!("{}", out.junit(t0.elapsed().as_secs_f64())),
+        }
+        return if r.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) };
+    }
     println!("{}", neli_lab::build_line());
     println!("scenario  {} seed {seed}", e.scenario.name);
     let r = neli_lab::run(&e.scenario, seed);
@@ -725,7 +744,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::List => cmd_list(),
-        Cmd::Run { scenario, seed, trace, timeline } => cmd_run(&scenario, seed, trace, timeline),
+        Cmd::Run { scenario, seed, trace, timeline, format } => cmd_run(&scenario, seed, trace, timeline, format),
         Cmd::Replay { scenario, seed } => cmd_replay(&scenario, seed),
         Cmd::Explore {
             scenarios,

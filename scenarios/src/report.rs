@@ -349,6 +349,108 @@ pub fn merge(inputs: Vec<(String, Explore)>) -> Result<Explore, String> {
     })
 }
 
+/// The `schema` field of a `run --format json` report.
+pub const RUN_SCHEMA: &str = "neli-lab/run/1";
+
+/// One `run` (`--format json`), documented in `scenarios/README.md`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub schema: String,
+    pub build: String,
+    pub scenario: String,
+    pub arg: String,
+    pub seed: u64,
+    pub passed: bool,
+    pub violations: Vec<String>,
+    pub figures: RunFigures,
+    /// The command that reproduces this run.
+    pub reproduce: String,
+    /// Where `--timeline` drew the SVG.
+    pub timeline: Option<String>,
+    /// The full trace with `--trace`.
+    pub trace: Option<Vec<String>>,
+}
+
+/// The figures of one run (`neli_sim::Figures`), in ms.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunFigures {
+    pub overlap_count: u64,
+    pub overlap_total_ms: u64,
+    pub overlap_max_ms: u64,
+    pub gap_total_ms: u64,
+    pub gap_max_ms: u64,
+    pub failovers_ms: Vec<u64>,
+    pub first_leader_ms: Option<u64>,
+    pub acquisitions: u64,
+    pub writes: u64,
+    pub stale_writes: u64,
+    pub zombie_heartbeats: u64,
+    pub leader_at_end: bool,
+}
+
+impl Run {
+    /// The report of `r`, a run of the scenario `name` given as `arg`.
+    pub fn new(name: &str, arg: &str, r: &neli_sim::RunReport, trace: bool, timeline: Option<String>) -> Run {
+        let f = &r.figures;
+        Run {
+            schema: RUN_SCHEMA.into(),
+            build: crate::BUILD.into(),
+            scenario: name.into(),
+            arg: arg.into(),
+            seed: r.seed,
+            passed: r.passed(),
+            violations: r.violations.clone(),
+            figures: RunFigures {
+                overlap_count: f.overlap_count,
+                overlap_total_ms: f.overlap_total_ms,
+                overlap_max_ms: f.overlap_max_ms,
+                gap_total_ms: f.gap_total_ms,
+                gap_max_ms: f.gap_max_ms,
+                failovers_ms: f.failovers_ms.clone(),
+                first_leader_ms: f.first_leader_ms,
+                acquisitions: f.acquisitions,
+                writes: f.writes,
+                stale_writes: f.stale_writes,
+                zombie_heartbeats: f.zombie_heartbeats,
+                leader_at_end: f.leader_at_end,
+            },
+            reproduce: format!("{REPRO} run {arg} --seed {}", r.seed),
+            timeline,
+            trace: trace.then(|| r.trace.clone()),
+        }
+    }
+
+    pub fn json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("a run report serialises");
+        s.push('\n');
+        s
+    }
+
+    /// One testcase named after the scenario.
+    pub fn junit(&self, time_s: f64) -> String {
+        let f = &self.figures;
+        let case = Case {
+            name: self.scenario.clone(),
+            classname: format!("neli-lab.run.{}", self.scenario),
+            time_s,
+            failure: (!self.passed).then(|| CaseFailure {
+                message: format!(
+                    "seed {}: {}; reproduce: {}",
+                    self.seed,
+                    self.violations.first().map_or("", String::as_str),
+                    self.reproduce
+                ),
+                body: self.violations.iter().map(|v| format!("{v}\n")).collect(),
+            }),
+            out: format!(
+                "seed {} overlap {}ms gap max {}ms failovers {:?} ms",
+                self.seed, f.overlap_total_ms, f.gap_max_ms, f.failovers_ms
+            ),
+        };
+        junit("neli-lab run", &self.build, time_s, &[case])
+    }
+}
+
 /// One `<testcase>`.
 pub struct Case {
     pub name: String,

@@ -137,3 +137,36 @@ fn explore_time_budget_runs_a_prefix_and_says_so() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("--time-budget \"10\""), "{}", stderr(&bad));
 }
+
+// `run --format json` carries the build, seed, verdict, figures and the
+// reproduction command (and the trace with --trace); `--format junit` is one
+// valid testcase whose failure message names the seed, the violation and the
+// reproduction. Exit codes are those of the text form.
+#[test]
+fn run_json_and_junit() {
+    let o = lab(&["run", &fixture("tiny-pause"), "--seed", "2", "--trace", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!((v["schema"].as_str(), v["scenario"].as_str()), (Some("neli-lab/run/1"), Some("tiny-pause")));
+    assert_eq!((v["seed"].as_u64(), v["passed"].as_bool()), (Some(2), Some(true)));
+    assert!(v["build"].as_str().unwrap().starts_with("neli-lab "));
+    assert!(v["figures"]["gap_max_ms"].as_u64().unwrap() > 0, "{v}");
+    assert!(v["trace"].as_array().unwrap().iter().any(|l| l.as_str().unwrap().contains(" Acquired role=0 token=")));
+
+    let bad = lab(&["run", "lease-longer-than-session", "--seed", "1", "--format", "junit"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let xml = stdout(&bad);
+    assert!(
+        xml.contains("<failure message=\"seed 1: overlap: ")
+            && xml.contains(
+                "; reproduce: cargo run -p neli-scenarios --bin neli-lab -- run lease-longer-than-session --seed 1\""
+            ),
+        "{xml}"
+    );
+    assert_valid_junit(&xml, "run_junit");
+    let j = lab(&["run", "lease-longer-than-session", "--seed", "1", "--format", "json"]);
+    assert_eq!(j.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).expect("JSON");
+    assert_eq!(v["passed"].as_bool(), Some(false));
+    assert!(v["violations"][0].as_str().unwrap().starts_with("overlap"), "{v}");
+}
