@@ -111,6 +111,10 @@ enum Cmd {
         /// Output directory for tune.csv and tune.svg.
         #[arg(long)]
         out: PathBuf,
+        /// Output: text tables, one JSON document or JUnit XML (one
+        /// testcase per configuration).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Model-check the election (stateright, the real core, exhaustive within
     /// bounds); counterexamples become scenario files that `run` replays.
@@ -537,6 +541,7 @@ fn cmd_tune(
     start: u64,
     j: Option<usize>,
     out: PathBuf,
+    format: Format,
 ) -> ExitCode {
     let e = match catalog::load(arg) {
         Ok(e) => e,
@@ -564,6 +569,7 @@ fn cmd_tune(
     let seed_list: Vec<u64> = (start..start + seeds).collect();
     let b = bar((ts.len() * ss.len() * gs.len()) as u64 * seeds);
     b.set_prefix(e.scenario.name.clone());
+    let t0 = Instant::now();
     let cs = tune::sweep(&e.scenario, &ts, &ss, &gs, &seed_list, jobs(j), &b);
     b.finish_and_clear();
     let rec = tune::recommend(&cs);
@@ -590,22 +596,25 @@ fn cmd_tune(
             ]
         })
         .collect();
-    println!("tune {} over {seeds} seed(s) from {start} (ms)", e.scenario.name);
-    print!(
-        "{}",
-        stats::table(&["config", "violating", "overlap max", "gap p50/p99", "failover p50/max", "verdict"], &rows)
-    );
-    let safe: Vec<String> = cs.iter().filter(|c| c.safe() && c.valid).map(|c| c.label()).collect();
-    println!("safe region: {}", if safe.is_empty() { "none of these".into() } else { safe.join(", ") });
-    match rec {
-        Some(i) => println!(
-            "recommended: {} (gap p50 {}ms p99 {}ms, failover max {}; rule: safe and valid, gap p50 within 25% of the best, then the largest margin |S-T|/S)",
-            cs[i].label(),
-            cs[i].gap_p50_ms,
-            cs[i].gap_p99_ms,
-            cs[i].failover_max_ms.map_or("-".into(), |f| format!("{f}ms"))
-        ),
-        None => println!("recommended: none (no valid configuration was free of overlap)"),
+    let text = format == Format::Text;
+    if text {
+        println!("tune {} over {seeds} seed(s) from {start} (ms)", e.scenario.name);
+        print!(
+            "{}",
+            stats::table(&["config", "violating", "overlap max", "gap p50/p99", "failover p50/max", "verdict"], &rows)
+        );
+        let safe: Vec<String> = cs.iter().filter(|c| c.safe() && c.valid).map(|c| c.label()).collect();
+        println!("safe region: {}", if safe.is_empty() { "none of these".into() } else { safe.join(", ") });
+        match rec {
+            Some(i) => println!(
+                "recommended: {} (gap p50 {}ms p99 {}ms, failover max {}; rule: safe and valid, gap p50 within 25% of the best, then the largest margin |S-T|/S)",
+                cs[i].label(),
+                cs[i].gap_p50_ms,
+                cs[i].gap_p99_ms,
+                cs[i].failover_max_ms.map_or("-".into(), |f| format!("{f}ms"))
+            ),
+            None => println!("recommended: none (no valid configuration was free of overlap)"),
+        }
     }
     let points: Vec<svg::Point> = cs
         .iter()
@@ -621,14 +630,52 @@ fn cmd_tune(
         })
         .collect();
     let title = format!("{}: overlap vs leaderless gap, {seeds} seeds per configuration", e.scenario.name);
+    let mut files = Vec::new();
     for (file, body) in [("tune.csv", tune::csv(&cs)), ("tune.svg", svg::chart(&title, &points))] {
         let p = out.join(file);
         if let Err(err) = std::fs::write(&p, body) {
             return fail(format!("{}: cannot write: {err}", p.display()));
         }
-        println!("wrote {}", p.display());
+        if text {
+            println!("wrote {}", p.display());
+        }
+        files.push(p.display().to_string());
     }
-    ExitCode::SUCCESS
+    // A configuration validation accepts that is unsafe is a violation:
+    // write it as a scenario file that `run` reproduces.
+    let mut reports = Vec::new();
+    for (i, c) in cs.iter().enumerate() {
+        let mut file = None;
+        if c.valid && !c.safe() {
+            let mut sc = tune::configure(&e.scenario, c.t, c.s, c.g);
+            let g = if c.g.0 > 0 { format!("-g{}", c.g) } else { String::new() };
+            sc.name = format!("{}-t{}-s{}{g}", e.scenario.name, c.t, c.s);
+            let p = out.join(format!("{}.toml", sc.name));
+            let header = vec![format!("tune {arg}: configuration {} ({})", c.label(), neli_lab::BUILD)];
+            if let Err(err) = std::fs::write(&p, write::to_toml(&sc, &header)) {
+                return fail(format!("{}: cannot write: {err}", p.display()));
+            }
+            file = Some(p.display().to_string());
+        }
+        reports.push(report::TuneConfig::of(c, Some(i) == rec, file.as_deref()));
+    }
+    let r = report::Tune {
+        schema: report::TUNE_SCHEMA.into(),
+        build: neli_lab::BUILD.into(),
+        scenario: e.scenario.name.clone(),
+        start,
+        seeds,
+        configs: reports,
+        safe_region: cs.iter().filter(|c| c.safe() && c.valid).map(|c| c.label()).collect(),
+        recommended: rec.map(|i| cs[i].label()),
+        files,
+    };
+    match format {
+        Format::Text => {}
+        Format::Json => print!("{}", r.json()),
+        Format::Junit => print!("{}", r.junit(t0.elapsed().as_secs_f64())),
+    }
+    if r.failed() { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }
 
 fn cmd_check(req: neli_lab::check::Request, out: PathBuf, search: neli_lab::check::Search, sim_seeds: u64) -> ExitCode {
@@ -764,7 +811,10 @@ fn main() -> ExitCode {
             grace,
             range: SeedRange { seeds, start, jobs },
             out,
-        } => cmd_tune(&scenario, &heartbeat_timeout, &session_timeout, grace.as_deref(), seeds, start, jobs, out),
+            format,
+        } => {
+            cmd_tune(&scenario, &heartbeat_timeout, &session_timeout, grace.as_deref(), seeds, start, jobs, out, format)
+        }
         Cmd::Check {
             members,
             mode,

@@ -254,6 +254,7 @@ impl Explore {
                         })
                         .collect(),
                 }),
+                skipped: None,
                 out: format!(
                     "seeds {} violations {} overlap {} gap {} failover {} (ms, p50/p99/max)",
                     s.summary.seeds, s.summary.violations, s.summary.overlap, s.summary.gap, s.summary.failover
@@ -442,6 +443,7 @@ impl Run {
                 ),
                 body: self.violations.iter().map(|v| format!("{v}\n")).collect(),
             }),
+            skipped: None,
             out: format!(
                 "seed {} overlap {}ms gap max {}ms failovers {:?} ms",
                 self.seed, f.overlap_total_ms, f.gap_max_ms, f.failovers_ms
@@ -451,12 +453,152 @@ impl Run {
     }
 }
 
+/// The `schema` field of a `tune --format json` report.
+pub const TUNE_SCHEMA: &str = "neli-lab/tune/1";
+
+/// One `tune` sweep (`--format json`), documented in `scenarios/README.md`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tune {
+    pub schema: String,
+    pub build: String,
+    pub scenario: String,
+    pub start: u64,
+    pub seeds: u64,
+    /// Every configuration, in sweep order (T, then S, then G).
+    pub configs: Vec<TuneConfig>,
+    /// Labels of the safe and valid configurations.
+    pub safe_region: Vec<String>,
+    /// Label of the recommended configuration.
+    pub recommended: Option<String>,
+    /// The CSV and SVG written to `--out`.
+    pub files: Vec<String>,
+}
+
+/// One configuration of a sweep (`crate::tune::Config`), times in ms.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TuneConfig {
+    pub label: String,
+    pub heartbeat_timeout_ms: i64,
+    pub session_timeout_ms: i64,
+    pub grace_ms: i64,
+    pub seeds: u64,
+    pub violating: u64,
+    pub overlap_max_ms: u64,
+    pub stale_writes: u64,
+    pub gap_p50_ms: u64,
+    pub gap_p99_ms: u64,
+    pub failover_p50_ms: Option<u64>,
+    pub failover_max_ms: Option<u64>,
+    /// No overlap and no stale write on any seed.
+    pub safe: bool,
+    /// Accepted by neli's config validation.
+    pub valid: bool,
+    pub recommended: bool,
+    /// For a valid but unsafe configuration: its first violating seed, the
+    /// violation and how to reproduce it (the configured scenario is
+    /// written to `--out`).
+    pub failing: Option<Failure>,
+}
+
+impl TuneConfig {
+    /// `c` as reported; `file` is where the configured scenario was written
+    /// when `c` is valid but unsafe.
+    pub fn of(c: &crate::tune::Config, recommended: bool, file: Option<&str>) -> TuneConfig {
+        let failing = match (file, &c.first_violation) {
+            (Some(file), Some((seed, v))) => Some(Failure {
+                seed: *seed,
+                violations: vec![v.clone()],
+                reproduce: format!("{REPRO} run {file} --seed {seed}"),
+                shrink: format!("{REPRO} shrink {file} --seed {seed}"),
+            }),
+            _ => None,
+        };
+        TuneConfig {
+            failing,
+            label: c.label(),
+            heartbeat_timeout_ms: c.t.0,
+            session_timeout_ms: c.s.0,
+            grace_ms: c.g.0,
+            seeds: c.seeds,
+            violating: c.violating,
+            overlap_max_ms: c.overlap_max_ms,
+            stale_writes: c.stale_writes,
+            gap_p50_ms: c.gap_p50_ms,
+            gap_p99_ms: c.gap_p99_ms,
+            failover_p50_ms: c.failover_p50_ms,
+            failover_max_ms: c.failover_max_ms,
+            safe: c.safe(),
+            valid: c.valid,
+            recommended,
+        }
+    }
+}
+
+impl Tune {
+    /// A configuration neli's validation accepts that overlapped or wrote
+    /// stale: a safety violation, the one thing that makes `tune` exit 1.
+    pub fn failed(&self) -> bool {
+        self.configs.iter().any(|c| c.valid && !c.safe)
+    }
+
+    pub fn json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("a tune report serialises");
+        s.push('\n');
+        s
+    }
+
+    /// One testcase per configuration: valid and unsafe fails, invalid is
+    /// skipped (simulated only to show why validation refuses it).
+    pub fn junit(&self, time_s: f64) -> String {
+        let cases: Vec<Case> = self
+            .configs
+            .iter()
+            .map(|c| Case {
+                name: c.label.clone(),
+                classname: format!("neli-lab.tune.{}", self.scenario),
+                time_s: 0.0,
+                failure: (c.valid && !c.safe).then(|| CaseFailure {
+                    message: format!(
+                        "{} accepted by validation but unsafe: overlap max {}ms, {} stale write(s), {} of {} seed(s) violating{}",
+                        c.label,
+                        c.overlap_max_ms,
+                        c.stale_writes,
+                        c.violating,
+                        c.seeds,
+                        c.failing.as_ref().map_or(String::new(), |f| format!(
+                            "; seed {}: {}; reproduce: {}",
+                            f.seed,
+                            f.violations.join("; "),
+                            f.reproduce
+                        ))
+                    ),
+                    body: String::new(),
+                }),
+                skipped: (!c.valid).then(|| format!("{}: rejected by neli's config validation", c.label)),
+                out: format!(
+                    "violating {} overlap max {}ms gap p50/p99 {}/{}ms failover p50/max {}/{}{}",
+                    c.violating,
+                    c.overlap_max_ms,
+                    c.gap_p50_ms,
+                    c.gap_p99_ms,
+                    c.failover_p50_ms.map_or("-".into(), |v| format!("{v}ms")),
+                    c.failover_max_ms.map_or("-".into(), |v| format!("{v}ms")),
+                    if c.recommended { " (recommended)" } else { "" }
+                ),
+            })
+            .collect();
+        junit(&format!("neli-lab tune {}", self.scenario), &self.build, time_s, &cases)
+    }
+}
+
 /// One `<testcase>`.
 pub struct Case {
     pub name: String,
     pub classname: String,
     pub time_s: f64,
     pub failure: Option<CaseFailure>,
+    /// A `<skipped message=…>` reason (ignored when `failure` is set).
+    pub skipped: Option<String>,
     /// Goes into the testcase's `<system-out>`.
     pub out: String,
 }
@@ -471,6 +613,7 @@ pub struct CaseFailure {
 /// `scenarios/tests/it/junit.xsd`, the Jenkins/Ant structure).
 pub fn junit(suite: &str, suite_out: &str, time_s: f64, cases: &[Case]) -> String {
     let failures = cases.iter().filter(|c| c.failure.is_some()).count();
+    let skipped = cases.iter().filter(|c| c.failure.is_none() && c.skipped.is_some()).count();
     let mut o = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let head = format!(
         "name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" time=\"{time_s:.3}\"",
@@ -478,7 +621,7 @@ pub fn junit(suite: &str, suite_out: &str, time_s: f64, cases: &[Case]) -> Strin
         cases.len()
     );
     let _ = writeln!(o, "<testsuites {head}>");
-    let _ = writeln!(o, "  <testsuite {head} skipped=\"0\">");
+    let _ = writeln!(o, "  <testsuite {head} skipped=\"{skipped}\">");
     for c in cases {
         let _ = writeln!(
             o,
@@ -494,6 +637,8 @@ pub fn junit(suite: &str, suite_out: &str, time_s: f64, cases: &[Case]) -> Strin
                 escape(&f.message),
                 escape(&f.body)
             );
+        } else if let Some(why) = &c.skipped {
+            let _ = writeln!(o, "      <skipped message=\"{}\"/>", escape(why));
         }
         let _ = writeln!(o, "      <system-out>{}</system-out>", escape(&c.out));
         o.push_str("    </testcase>\n");

@@ -170,3 +170,60 @@ fn run_json_and_junit() {
     assert_eq!(v["passed"].as_bool(), Some(false));
     assert!(v["violations"][0].as_str().unwrap().starts_with("overlap"), "{v}");
 }
+
+// `tune --format junit` has one testcase per configuration: a configuration
+// validation refuses is skipped, a safe one passes. `--format json` lists
+// the configurations with the safe region and the recommendation.
+#[test]
+fn tune_junit_one_testcase_per_configuration() {
+    let dir = scratch("tune_junit");
+    let args =
+        ["tune", &fixture("tiny-pause"), "--heartbeat-timeout", "1s,4s", "--session-timeout", "3s", "--seeds", "2"];
+    let o = lab(&[&args[..], &["--out", dir.to_str().unwrap(), "--format", "junit"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let xml = stdout(&o);
+    assert!(xml.contains("tests=\"2\" failures=\"0\"") && xml.contains("skipped=\"1\""), "{xml}");
+    assert!(xml.contains("<testcase name=\"T=1s S=3s\"") && xml.contains("<testcase name=\"T=4s S=3s\""), "{xml}");
+    assert!(xml.contains("<skipped message=\"T=4s S=3s: rejected by neli&apos;s config validation\"/>"), "{xml}");
+    assert_valid_junit(&xml, "tune_junit");
+    let j = lab(&[&args[..], &["--out", dir.to_str().unwrap(), "--format", "json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).expect("JSON");
+    assert_eq!(v["schema"], "neli-lab/tune/1");
+    assert_eq!(v["recommended"], "T=1s S=3s");
+    assert_eq!(v["configs"].as_array().unwrap().len(), 2);
+    assert_eq!(v["configs"][1]["valid"].as_bool(), Some(false));
+}
+
+// A configuration neli's validation accepts but that overlaps (goNELI's
+// lease-from-receipt at T=1s S=3s, seed 2) is a violation: exit 1 in every
+// format, a JUnit failure naming the seed, the violation and a reproduction
+// command whose scenario file (written to --out) fails under `run`.
+#[test]
+fn tune_valid_but_unsafe_configuration_fails_with_a_reproduction() {
+    let dir = scratch("tune_unsafe");
+    let args = [
+        "tune",
+        "lease-from-receipt",
+        "--heartbeat-timeout",
+        "1s",
+        "--session-timeout",
+        "3s",
+        "--seeds",
+        "1",
+        "--start",
+        "2",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let text = lab(&args);
+    assert_eq!(text.status.code(), Some(1), "{}", stdout(&text));
+    assert!(stdout(&text).contains("OVERLAPS"), "{}", stdout(&text));
+    let o = lab(&[&args[..], &["--format", "junit"]].concat());
+    assert_eq!(o.status.code(), Some(1));
+    let xml = stdout(&o);
+    assert_valid_junit(&xml, "tune_unsafe_junit");
+    let file = dir.join("lease-from-receipt-t1s-s3s.toml");
+    assert!(xml.contains("seed 2: overlap") && xml.contains(&format!("run {} --seed 2", file.display())), "{xml}");
+    let run = lab(&["run", file.to_str().unwrap(), "--seed", "2"]);
+    assert_eq!(run.status.code(), Some(1), "{}", stdout(&run));
+}
