@@ -173,6 +173,9 @@ enum Cmd {
         /// Seeds of the simulator tried on each counterexample scenario.
         #[arg(long, default_value_t = 20)]
         sim_seeds: u64,
+        /// Output: text, one JSON document or JUnit XML (one testcase per property).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// The harness's own speed: seeds/s and simulated seconds per wall second.
     Bench {
@@ -678,60 +681,163 @@ fn cmd_tune(
     if r.failed() { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }
 
-fn cmd_check(req: neli_lab::check::Request, out: PathBuf, search: neli_lab::check::Search, sim_seeds: u64) -> ExitCode {
-    println!("{}", neli_lab::build_line());
+/// What the simulator made of a counterexample scenario file.
+enum Replay {
+    /// The file does not load (`check` says why).
+    LoadError(String),
+    NotTried,
+    Reproduced(u64, String),
+    NotReproduced,
+}
+
+fn replay_counterexample(o: &neli_lab::check::Outcome, sim_seeds: u64) -> Option<Replay> {
+    let f = o.file.as_ref()?;
+    if let Some(e) = &o.file_error {
+        return Some(Replay::LoadError(e.clone()));
+    }
+    // The model abstracts time and the coordinator; say whether the
+    // simulator shows the same failure.
+    let sc = neli_sim::Scenario::load(f);
+    let hit = sc.ok().and_then(|sc| {
+        (0..sim_seeds).find_map(|seed| {
+            let r = neli_lab::run(&sc, seed);
+            r.violations.first().map(|v| (seed, v.clone()))
+        })
+    });
+    Some(match hit {
+        Some((seed, v)) => Replay::Reproduced(seed, v),
+        None if sim_seeds == 0 => Replay::NotTried,
+        None => Replay::NotReproduced,
+    })
+}
+
+fn cmd_check(
+    req: neli_lab::check::Request,
+    out: PathBuf,
+    search: neli_lab::check::Search,
+    sim_seeds: u64,
+    format: Format,
+) -> ExitCode {
+    let text = format == Format::Text;
+    if text {
+        println!("{}", neli_lab::build_line());
+    }
     let cfg = match req.config() {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    println!("{}", neli_lab::check::describe(&cfg, search, req.threads));
+    let bounds = neli_lab::check::describe(&cfg, search, req.threads);
+    if text {
+        println!("{bounds}");
+    }
     let t0 = Instant::now();
     let s = match neli_lab::check::check(cfg, req.threads, search, &out) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    println!(
-        "explored {} states ({} unique, depth {}) in {:.1}s",
-        s.states,
-        s.unique,
-        s.depth,
-        t0.elapsed().as_secs_f64()
-    );
-    let mut violated = false;
+    let wall_s = t0.elapsed().as_secs_f64();
+    let replays: Vec<Option<Replay>> = s
+        .outcomes
+        .iter()
+        .map(|o| if o.always && o.found.is_some() { replay_counterexample(o, sim_seeds) } else { None })
+        .collect();
+    let violated = s.outcomes.iter().any(|o| o.always && o.found.is_some());
+    if !text {
+        let r = report::Check {
+            schema: report::CHECK_SCHEMA.into(),
+            build: neli_lab::BUILD.into(),
+            bounds,
+            states: s.states as u64,
+            unique: s.unique as u64,
+            depth: s.depth as u64,
+            wall_s,
+            passed: !violated,
+            properties: s
+                .outcomes
+                .iter()
+                .zip(&replays)
+                .map(|(o, rp)| {
+                    let file = o.file.as_ref().map(|f| f.display().to_string());
+                    report::CheckProperty {
+                        property: o.property.into(),
+                        kind: if o.always { "always" } else { "sometimes" }.into(),
+                        outcome: match (o.always, o.found.is_some()) {
+                            (true, false) => "holds",
+                            (true, true) => "violated",
+                            (false, true) => "witnessed",
+                            (false, false) => "never",
+                        }
+                        .into(),
+                        path: if o.always { o.found.clone() } else { None },
+                        scenario: file.clone(),
+                        path_file: o.path_file.as_ref().map(|p| p.display().to_string()),
+                        replay: rp.as_ref().map(|rp| {
+                            let f = file.clone().unwrap_or_default();
+                            match rp {
+                                Replay::LoadError(e) => report::CheckReplay {
+                                    result: format!("not loadable: {e}"),
+                                    seed: None,
+                                    violation: None,
+                                    reproduce: None,
+                                },
+                                Replay::NotTried => report::CheckReplay {
+                                    result: "not tried".into(),
+                                    seed: None,
+                                    violation: None,
+                                    reproduce: Some(format!("{REPRO} run {f}")),
+                                },
+                                Replay::Reproduced(seed, v) => report::CheckReplay {
+                                    result: "reproduced".into(),
+                                    seed: Some(*seed),
+                                    violation: Some(v.clone()),
+                                    reproduce: Some(format!("{REPRO} run {f} --seed {seed}")),
+                                },
+                                Replay::NotReproduced => report::CheckReplay {
+                                    result: format!("not reproduced by seeds 0..{sim_seeds}"),
+                                    seed: None,
+                                    violation: None,
+                                    reproduce: Some(format!("{REPRO} run {f}")),
+                                },
+                            }
+                        }),
+                    }
+                })
+                .collect(),
+        };
+        match format {
+            Format::Json => print!("{}", r.json()),
+            _ => print!("{}", r.junit()),
+        }
+        return if violated { ExitCode::from(1) } else { ExitCode::SUCCESS };
+    }
+    println!("explored {} states ({} unique, depth {}) in {wall_s:.1}s", s.states, s.unique, s.depth);
     let mut unreproduced = 0;
-    for o in &s.outcomes {
+    for (o, rp) in s.outcomes.iter().zip(&replays) {
         match (o.always, &o.found) {
             (true, None) => println!("holds     {}", o.property),
             (false, Some(_)) => println!("witnessed {}", o.property),
             (false, None) => println!("never     {} (not reachable within the bounds)", o.property),
             (true, Some(path)) => {
-                violated = true;
                 println!("VIOLATED  {}\n{path}", o.property);
-                if let Some(f) = &o.file {
-                    match &o.file_error {
-                        None => {
+                if let (Some(f), Some(rp)) = (&o.file, rp) {
+                    match rp {
+                        Replay::LoadError(e) => {
+                            println!("scenario  {} (the simulator cannot load it: {e})", f.display())
+                        }
+                        rp => {
                             if let Some(p) = &o.path_file {
                                 println!("path      {} (replays step by step on the core)", p.display());
                             }
                             println!("scenario  {}", f.display());
-                            // The model abstracts time and the coordinator; say
-                            // whether the simulator shows the same failure.
-                            let sc = neli_sim::Scenario::load(f);
-                            let hit = sc.ok().and_then(|sc| {
-                                (0..sim_seeds).find_map(|seed| {
-                                    let r = neli_lab::run(&sc, seed);
-                                    r.violations.first().map(|v| (seed, v.clone()))
-                                })
-                            });
-                            match hit {
-                                Some((seed, v)) => println!(
+                            match rp {
+                                Replay::Reproduced(seed, v) => println!(
                                     "replay    REPRODUCED by the simulator with seed {seed}: {v}\n          {REPRO} run {} --seed {seed}",
                                     f.display()
                                 ),
-                                None if sim_seeds == 0 => {
+                                Replay::NotTried => {
                                     println!("replay    not tried (--sim-seeds 0): {REPRO} run {}", f.display())
                                 }
-                                None => {
+                                _ => {
                                     unreproduced += 1;
                                     println!(
                                         "replay    NOT REPRODUCED: the simulator passes seeds 0..{sim_seeds} of this scenario.\n          \
@@ -743,7 +849,6 @@ fn cmd_check(req: neli_lab::check::Request, out: PathBuf, search: neli_lab::chec
                                 }
                             }
                         }
-                        Some(e) => println!("scenario  {} (the simulator cannot load it: {e})", f.display()),
                     }
                 }
             }
@@ -835,6 +940,7 @@ fn main() -> ExitCode {
             symmetry,
             dfs,
             sim_seeds,
+            format,
         } => {
             let req = neli_lab::check::Request {
                 members,
@@ -865,7 +971,7 @@ fn main() -> ExitCode {
                 (false, true) => neli_lab::check::Search::Dfs,
                 (false, false) => neli_lab::check::Search::Bfs,
             };
-            cmd_check(req, out, search, sim_seeds)
+            cmd_check(req, out, search, sim_seeds, format)
         }
         Cmd::Bench { scenario, seeds, jobs } => cmd_bench(&scenario, seeds, jobs),
     }

@@ -591,6 +591,97 @@ impl Tune {
     }
 }
 
+/// The `schema` field of a `check --format json` report.
+pub const CHECK_SCHEMA: &str = "neli-lab/check/1";
+
+/// One `check` (`--format json`), documented in `scenarios/README.md`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    pub schema: String,
+    pub build: String,
+    /// The bounds explored, as the text form's second line.
+    pub bounds: String,
+    pub states: u64,
+    pub unique: u64,
+    pub depth: u64,
+    pub wall_s: f64,
+    /// No `always` property was violated.
+    pub passed: bool,
+    pub properties: Vec<CheckProperty>,
+}
+
+/// One property's outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckProperty {
+    pub property: String,
+    /// `always` or `sometimes`.
+    pub kind: String,
+    /// `holds`, `violated` (always), `witnessed` or `never` (sometimes).
+    pub outcome: String,
+    /// The counterexample, step by step (violated only).
+    pub path: Option<String>,
+    /// The counterexample as a scenario file `run` replays.
+    pub scenario: Option<String>,
+    /// The counterexample as a model path file.
+    pub path_file: Option<String>,
+    /// What the simulator made of the scenario file.
+    pub replay: Option<CheckReplay>,
+}
+
+/// The simulator's replay of a counterexample scenario.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckReplay {
+    /// `reproduced`, `not reproduced by seeds 0..N`, `not tried` or `not loadable: WHY`.
+    pub result: String,
+    pub seed: Option<u64>,
+    pub violation: Option<String>,
+    pub reproduce: Option<String>,
+}
+
+impl Check {
+    pub fn json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("a check report serialises");
+        s.push('\n');
+        s
+    }
+
+    /// One testcase per property; a violated `always` property fails with
+    /// its scenario file, the simulator's replay and the reproduction.
+    pub fn junit(&self) -> String {
+        let cases: Vec<Case> = self
+            .properties
+            .iter()
+            .map(|p| Case {
+                name: p.property.clone(),
+                classname: format!("neli-lab.check.{}", p.kind),
+                time_s: 0.0,
+                failure: (p.outcome == "violated").then(|| CaseFailure {
+                    message: {
+                        let mut m = format!("VIOLATED: {}", p.property);
+                        if let Some(f) = &p.scenario {
+                            let _ = write!(m, "; counterexample {f}");
+                        }
+                        if let Some(r) = &p.replay {
+                            let _ = write!(m, "; simulator: {}", r.result);
+                            if let (Some(seed), Some(v)) = (r.seed, &r.violation) {
+                                let _ = write!(m, " with seed {seed}: {v}");
+                            }
+                            if let Some(c) = &r.reproduce {
+                                let _ = write!(m, "; reproduce: {c}");
+                            }
+                        }
+                        m
+                    },
+                    body: p.path.clone().unwrap_or_default(),
+                }),
+                skipped: None,
+                out: p.outcome.clone(),
+            })
+            .collect();
+        junit("neli-lab check", &format!("{}\n{}", self.build, self.bounds), self.wall_s, &cases)
+    }
+}
+
 /// One `<testcase>`.
 pub struct Case {
     pub name: String,

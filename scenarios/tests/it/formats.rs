@@ -227,3 +227,54 @@ fn tune_valid_but_unsafe_configuration_fails_with_a_reproduction() {
     let run = lab(&["run", file.to_str().unwrap(), "--seed", "2"]);
     assert_eq!(run.status.code(), Some(1), "{}", stdout(&run));
 }
+
+// `check --format junit` has one testcase per property; goNELI's
+// lease-from-receipt without membership proof fails "at most one leader per
+// role" with the counterexample file, the simulator's replay and the
+// reproduction in the message; valid against the schema; exit 1. The JSON
+// form names the build, the bounds and each property's outcome.
+#[test]
+fn check_junit_and_json_name_the_counterexample() {
+    let dir = scratch("check_formats");
+    let args = [
+        "check",
+        "--variant",
+        "lease-from-receipt",
+        "--no-membership-proof",
+        "--sim-seeds",
+        "2",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let o = lab(&[&args[..], &["--format", "junit"]].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let xml = stdout(&o);
+    assert_valid_junit(&xml, "check_junit");
+    let file = dir.join("check-at-most-one-leader-per-role.toml");
+    let failure = xml.lines().find(|l| l.contains("<failure message=")).expect("a failure");
+    assert!(failure.contains("VIOLATED: at most one leader per role; counterexample "), "{failure}");
+    assert!(failure.contains("; simulator: reproduced with seed "), "{failure}");
+    assert!(
+        failure.contains(&format!(
+            "; reproduce: cargo run -p neli-scenarios --bin neli-lab -- run {} --seed ",
+            file.display()
+        )),
+        "{failure}"
+    );
+
+    let j = lab(&[&args[..], &["--format", "json"]].concat());
+    assert_eq!(j.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).expect("JSON");
+    assert_eq!((v["schema"].as_str(), v["passed"].as_bool()), (Some("neli-lab/check/1"), Some(false)));
+    assert!(v["build"].as_str().unwrap().starts_with("neli-lab ") && v["states"].as_u64().unwrap() > 0);
+    let p =
+        v["properties"].as_array().unwrap().iter().find(|p| p["outcome"] == "violated").expect("a violated property");
+    assert_eq!(p["replay"]["result"], "reproduced");
+
+    let ok = lab(&["check", "--members", "2", "--ticks", "5", "--format", "junit"]);
+    assert_eq!(ok.status.code(), Some(0));
+    assert!(stdout(&ok).contains("failures=\"0\""), "{}", stdout(&ok));
+    let bad = lab(&["check", "--members", "0", "--format", "json"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(bad.stdout.is_empty(), "{}", stdout(&bad));
+}
