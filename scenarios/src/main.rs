@@ -486,7 +486,11 @@ fn cmd_shrink(arg: &str, seed: u64, out: Option<PathBuf>, budget: u32) -> ExitCo
         Ok(e) => e,
         Err(err) => return fail(err),
     };
-    let Some(s) = shrink::shrink(&e.scenario, seed, budget) else {
+    let b = neli_lab::progress::bar_of(u64::from(budget), "runs");
+    b.set_prefix(format!("shrink {}", e.scenario.name));
+    let shrunk = shrink::shrink_with_progress(&e.scenario, seed, budget, &b);
+    b.finish_and_clear();
+    let Some(s) = shrunk else {
         eprintln!("{} seed {seed} does not fail: nothing to shrink", e.scenario.name);
         return ExitCode::from(1);
     };

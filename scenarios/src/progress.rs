@@ -26,11 +26,18 @@ pub fn on_terminal() -> bool {
 /// thread printing `progress NAME: POS/LEN seeds, R seeds/s, eta Ss` every
 /// [`every`] until the bar is finished.
 pub fn bar(total: u64) -> ProgressBar {
+    bar_of(total, "seeds")
+}
+
+/// [`bar`] counting `unit` (`seeds`, `runs`).
+pub fn bar_of(total: u64, unit: &'static str) -> ProgressBar {
     let b = ProgressBar::new(total);
     b.set_style(
-        ProgressStyle::with_template("{prefix:>24} [{bar:30}] {pos}/{len} seeds {per_sec} eta {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
+        ProgressStyle::with_template(&format!(
+            "{{prefix:>24}} [{{bar:30}}] {{pos}}/{{len}} {unit} {{per_sec}} eta {{eta}}"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
     );
     if !on_terminal() {
         b.set_draw_target(ProgressDrawTarget::hidden());
@@ -42,7 +49,7 @@ pub fn bar(total: u64) -> ProgressBar {
                 std::thread::sleep(every.min(Duration::from_millis(100)));
                 if last.elapsed() >= every && !watched.is_finished() {
                     last = Instant::now();
-                    eprintln!("{}", line(&watched));
+                    eprintln!("{}", line(&watched, unit));
                 }
             }
         });
@@ -50,11 +57,11 @@ pub fn bar(total: u64) -> ProgressBar {
     b
 }
 
-/// The summary line of `b`.
-pub fn line(b: &ProgressBar) -> String {
+/// The summary line of `b`, counting `unit`.
+pub fn line(b: &ProgressBar, unit: &str) -> String {
     let len = b.length().unwrap_or(0);
     format!(
-        "progress {}: {}/{len} seeds, {:.1} seeds/s, eta {}s",
+        "progress {}: {}/{len} {unit}, {:.1} {unit}/s, eta {}s",
         b.prefix(),
         b.position(),
         b.per_sec(),

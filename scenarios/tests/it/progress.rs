@@ -38,3 +38,21 @@ fn one_summary_line_per_interval_off_a_terminal() {
     assert!(!err.contains('\u{1b}'), "escape codes in a log: {err:?}");
     assert!(!stdout(&o).contains("progress"), "{}", stdout(&o));
 }
+
+// `shrink` counts its simulation runs against the budget in the same way.
+#[test]
+fn shrink_reports_runs_off_a_terminal() {
+    let o = Command::new(env!("CARGO_BIN_EXE_neli-lab"))
+        .args(["shrink", "lease-from-receipt", "--seed", "2", "--budget", "60"])
+        .env("NELI_LAB_SCENARIOS", env!("CARGO_MANIFEST_DIR"))
+        .env("NELI_LAB_PROGRESS_EVERY", "100ms")
+        .output()
+        .expect("neli-lab runs");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.lines().any(|l| l.starts_with("progress shrink lease-from-receipt: ") && l.contains("/60 runs, ")),
+        "{err}"
+    );
+    assert!(stdout(&o).starts_with("# shrunk by: "), "{}", stdout(&o));
+}
