@@ -51,6 +51,41 @@ fn explore_json_carries_build_range_table_and_seeds() {
     let seeds: Vec<u64> = s["results"].as_array().unwrap().iter().map(|r| r["seed"].as_u64().unwrap()).collect();
     assert_eq!(seeds, vec![4, 5, 6]);
     assert!(s["failing"].as_array().unwrap().is_empty());
+    // The documented schema (scenarios/README.md): these keys, no others.
+    let keys = |v: &serde_json::Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    let sorted = |mut k: Vec<&str>| -> Vec<String> {
+        k.sort_unstable();
+        k.into_iter().map(String::from).collect()
+    };
+    assert_eq!(
+        keys(&v),
+        sorted(vec![
+            "schema",
+            "build",
+            "start",
+            "seeds",
+            "shard",
+            "jobs",
+            "wall_s",
+            "time_budget",
+            "merged_shards",
+            "scenarios"
+        ])
+    );
+    assert_eq!(keys(s), sorted(vec!["name", "arg", "wall_s", "summary", "failing", "results"]));
+    assert_eq!(keys(&s["summary"]), sorted(vec!["seeds", "violations", "overlap", "gap", "failover"]));
+    assert_eq!(
+        keys(&s["results"][0]),
+        sorted(vec![
+            "seed",
+            "violations",
+            "overlap_total_ms",
+            "gap_max_ms",
+            "failover_max_ms",
+            "leader_at_end",
+            "simulated_ms"
+        ])
+    );
     let text = stdout(&lab(&["explore", &f, "--seeds", "3", "--start", "4", "--jobs", "1"]));
     let explicit = stdout(&lab(&["explore", &f, "--seeds", "3", "--start", "4", "--jobs", "1", "--format", "text"]));
     let strip = |s: &str| s.lines().filter(|l| !l.starts_with("explored ")).collect::<Vec<_>>().join("\n");
