@@ -65,9 +65,26 @@ fn four_shards_merge_to_the_single_run() {
     let again = lab(&[&["merge"], reversed.as_slice()].concat());
     assert_eq!(without_timing(&stdout(&again)), without_timing(&stdout(&one)));
 
-    // The merged JSON carries every seed once, in order.
+    // The merged JSON carries every seed once, in order, and equals the
+    // single run's JSON in everything but wall time, threads and shard count.
     let json = lab(&[&["merge", "--format", "json"], paths.as_slice()].concat());
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    let single = lab(&[args.iter().map(String::as_str).collect::<Vec<_>>(), vec!["--format", "json"]].concat());
+    let w: serde_json::Value = serde_json::from_slice(&single.stdout).expect("JSON");
+    let results = |v: &serde_json::Value| -> Vec<serde_json::Value> {
+        v["scenarios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| serde_json::json!([s["name"], s["arg"], s["summary"], s["failing"], s["results"]]))
+            .collect()
+    };
+    assert_eq!(results(&v), results(&w));
+    assert_eq!(
+        (&v["build"], &v["start"], &v["seeds"], &v["shard"]),
+        (&w["build"], &w["start"], &w["seeds"], &w["shard"])
+    );
+    assert_eq!(v["merged_shards"], 4);
     let seeds: Vec<u64> =
         v["scenarios"][1]["results"].as_array().unwrap().iter().map(|r| r["seed"].as_u64().unwrap()).collect();
     assert_eq!(seeds, (3..13).collect::<Vec<u64>>());
