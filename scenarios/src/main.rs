@@ -43,6 +43,10 @@ enum Cmd {
         /// Output: text, one JSON document or JUnit XML (one testcase).
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// If the run fails, write DIR/<scenario>-seed<N>.toml, .trace.txt
+        /// and .svg as `explore --artifacts` does.
+        #[arg(long, value_name = "DIR")]
+        artifacts: Option<PathBuf>,
     },
     /// Print the full trace of one seed (byte-identical on every run).
     Replay {
@@ -284,12 +288,30 @@ fn cmd_list() -> ExitCode {
     if bad { ExitCode::from(2) } else { ExitCode::SUCCESS }
 }
 
-fn cmd_run(arg: &str, seed: Option<u64>, trace: bool, timeline: Option<PathBuf>, format: Format) -> ExitCode {
+fn cmd_run(
+    arg: &str,
+    seed: Option<u64>,
+    trace: bool,
+    timeline: Option<PathBuf>,
+    format: Format,
+    artifacts: Option<PathBuf>,
+) -> ExitCode {
     let e = match catalog::load(arg) {
         Ok(e) => e,
         Err(err) => return fail(err),
     };
     let seed = seed.or(e.scenario.seed).unwrap_or(0);
+    if let Some(dir) = &artifacts {
+        if let Err(err) = std::fs::create_dir_all(dir) {
+            return fail(format!("--artifacts {}: cannot create: {err}", dir.display()));
+        }
+        if !neli_lab::run(&e.scenario, seed).passed() {
+            match neli_lab::artifacts::write_failing_seed(dir, &e.arg, &e.scenario, seed) {
+                Ok(files) => eprintln!("wrote {} artifact file(s) to {}", files.len(), dir.display()),
+                Err(err) => return fail(err),
+            }
+        }
+    }
     if format != Format::Text {
         let t0 = Instant::now();
         let r = neli_lab::run(&e.scenario, seed);
@@ -900,7 +922,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::List => cmd_list(),
-        Cmd::Run { scenario, seed, trace, timeline, format } => cmd_run(&scenario, seed, trace, timeline, format),
+        Cmd::Run { scenario, seed, trace, timeline, format, artifacts } => {
+            cmd_run(&scenario, seed, trace, timeline, format, artifacts)
+        }
         Cmd::Replay { scenario, seed } => cmd_replay(&scenario, seed),
         Cmd::Explore {
             scenarios,

@@ -72,3 +72,21 @@ fn explore_artifacts_into_a_file_is_refused() {
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     assert!(stderr(&o).contains("--artifacts"), "{}", stderr(&o));
 }
+
+// `run --artifacts DIR` leaves the same three files for a failing run (and
+// none for a passing one), so a CI job that reruns one seed gets them too.
+#[test]
+fn run_artifacts_only_for_a_failing_run() {
+    let dir = scratch("run_artifacts");
+    let o = lab(&["run", "lease-longer-than-session", "--seed", "1", "--artifacts", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    for ext in ["toml", "trace.txt", "svg"] {
+        assert!(dir.join(format!("lease-longer-than-session-seed1.{ext}")).exists(), "{ext} missing");
+    }
+    let again = lab(&["run", dir.join("lease-longer-than-session-seed1.toml").to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(1), "{}", stdout(&again));
+    let pass = scratch("run_artifacts_pass");
+    let ok = lab(&["run", &crate::fixture("tiny-pause"), "--seed", "1", "--artifacts", pass.to_str().unwrap()]);
+    assert_eq!(ok.status.code(), Some(0));
+    assert_eq!(std::fs::read_dir(&pass).unwrap().count(), 0);
+}
