@@ -15,11 +15,15 @@ use neli_models::{ElectionModel, ElectionModelCfg, Faults, counterexample_to_sce
 use stateright::report::{ReportData, ReportDiscovery, Reporter};
 use stateright::{Checker, Expectation, Model};
 
-/// Progress on stderr, once a second.
-struct Progress;
+/// Progress on stderr: once a second on a terminal, once per
+/// [`crate::progress::every`] elsewhere, and when done.
+struct Progress(Option<std::time::Instant>);
 
 impl<M: Model> Reporter<M> for Progress {
     fn report_checking(&mut self, d: ReportData) {
+        if !crate::progress::due(&mut self.0, d.done) {
+            return;
+        }
         let _ = writeln!(
             std::io::stderr(),
             "{} states={} unique={} depth={} {:.1}s",
@@ -266,11 +270,17 @@ pub fn check(cfg: ElectionModelCfg, threads: usize, search: Search, out: &Path) 
     let model: ElectionModel = cfg.into_model();
     let builder = model.clone().checker().threads(threads.max(1));
     match search {
-        Search::Bfs => summarise(&model, &builder.spawn_bfs().join_and_report(&mut Progress), out),
-        Search::Dfs => summarise(&model, &builder.spawn_dfs().join_and_report(&mut Progress), out),
+        Search::Bfs => {
+            summarise(&model, &builder.spawn_bfs().join_and_report(&mut Progress(Some(std::time::Instant::now()))), out)
+        }
+        Search::Dfs => {
+            summarise(&model, &builder.spawn_dfs().join_and_report(&mut Progress(Some(std::time::Instant::now()))), out)
+        }
         Search::DfsSymmetry => {
-            let c =
-                builder.symmetry_fn(neli_models::election::representative).spawn_dfs().join_and_report(&mut Progress);
+            let c = builder
+                .symmetry_fn(neli_models::election::representative)
+                .spawn_dfs()
+                .join_and_report(&mut Progress(Some(std::time::Instant::now())));
             summarise(&model, &c, out)
         }
     }

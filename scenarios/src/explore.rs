@@ -54,6 +54,32 @@ pub fn parse_shard(text: &str) -> Result<(u64, u64), String> {
     Ok((i, n))
 }
 
+/// Parses a `--time-budget` such as `90s`, `10m` or `2h` (also `ms`).
+pub fn parse_budget(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let bad = || format!("--time-budget {text:?}: expected a positive number with a unit ms, s, m or h, e.g. 10m");
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let ms = match unit {
+        "ms" => Some(n),
+        "s" => n.checked_mul(1000),
+        "m" => n.checked_mul(60_000),
+        "h" => n.checked_mul(3_600_000),
+        _ => None,
+    };
+    match ms {
+        Some(ms) if ms > 0 => Ok(std::time::Duration::from_millis(ms)),
+        _ => Err(bad()),
+    }
+}
+
+/// Seeds per scenario run between two looks at a `--time-budget`: enough
+/// to keep `jobs` threads busy, few enough to stop soon after the budget.
+pub fn budget_chunk(jobs: usize) -> usize {
+    jobs.max(1) * 8
+}
+
 /// Runs `f` on every seed with `jobs` threads, ticking `bar`.
 pub fn run_seeds<T: Send, F>(seeds: &[u64], jobs: usize, bar: &ProgressBar, f: F) -> Vec<T>
 where
@@ -102,6 +128,16 @@ mod tests {
     fn a_huge_range_in_as_many_shards_is_one_seed_each() {
         assert_eq!(shard_seeds(0, u64::MAX, 1, u64::MAX).unwrap(), vec![0]);
         assert_eq!(shard_seeds(0, u64::MAX, u64::MAX, u64::MAX).unwrap(), vec![u64::MAX - 1]);
+    }
+
+    #[test]
+    fn budgets_have_units_and_are_positive() {
+        assert_eq!(parse_budget("10m").unwrap().as_secs(), 600);
+        assert_eq!(parse_budget("2h").unwrap().as_secs(), 7200);
+        assert_eq!(parse_budget("250ms").unwrap().as_millis(), 250);
+        for bad in ["0s", "10", "m", "10x", "-1s", ""] {
+            assert!(parse_budget(bad).unwrap_err().contains("--time-budget"), "{bad}");
+        }
     }
 
     #[test]

@@ -3,9 +3,12 @@
 //! shrinking failing schedules, sweeping timings and drawing SVG pictures.
 //! The `neli-lab` binary (`src/main.rs`) is a thin clap layer over it.
 
+pub mod artifacts;
 pub mod catalog;
 pub mod check;
 pub mod explore;
+pub mod progress;
+pub mod report;
 pub mod schedule;
 pub mod shrink;
 pub mod stats;

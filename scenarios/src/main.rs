@@ -6,8 +6,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use neli_lab::catalog::{self, Entry};
+use neli_lab::report::{self, Format};
 use neli_lab::{REPRO, explore, shrink, stats, svg, tune, write};
 use neli_sim::RunReport;
 
@@ -39,6 +40,13 @@ enum Cmd {
         /// Draw leadership per member over time, with fault bands, into this SVG file.
         #[arg(long, value_name = "FILE.svg")]
         timeline: Option<PathBuf>,
+        /// Output: text, one JSON document or JUnit XML (one testcase).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// If the run fails, write DIR/<scenario>-seed<N>.toml, .trace.txt
+        /// and .svg as `explore --artifacts` does.
+        #[arg(long, value_name = "DIR")]
+        artifacts: Option<PathBuf>,
     },
     /// Print the full trace of one seed (byte-identical on every run).
     Replay {
@@ -58,6 +66,25 @@ enum Cmd {
         /// Run only every n-th seed, starting with the i-th (1-based): `--shard 2/4`.
         #[arg(long, value_name = "i/n")]
         shard: Option<String>,
+        /// Output: text tables, one JSON document (input to `merge`) or JUnit XML.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// For every failing seed write DIR/<scenario>-seed<N>.toml (fails
+        /// under `run`), .trace.txt and .svg (timeline).
+        #[arg(long, value_name = "DIR")]
+        artifacts: Option<PathBuf>,
+        /// Stop starting seeds after this long (`10m`, `90s`, `1h`): seeds run
+        /// in order, every scenario the same ones; the summary says how many.
+        #[arg(long, value_name = "DURATION")]
+        time_budget: Option<String>,
+    },
+    /// Combine the JSON reports of `explore --shard i/n --format json` into
+    /// the output one run over all seeds gives, with its exit code.
+    Merge {
+        /// The shard reports, e.g. `shard-*.json`.
+        files: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Minimise a failing run into a scenario file that still fails.
     Shrink {
@@ -88,6 +115,10 @@ enum Cmd {
         /// Output directory for tune.csv and tune.svg.
         #[arg(long)]
         out: PathBuf,
+        /// Output: text tables, one JSON document or JUnit XML (one
+        /// testcase per configuration).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Model-check the election (stateright, the real core, exhaustive within
     /// bounds); counterexamples become scenario files that `run` replays.
@@ -146,6 +177,9 @@ enum Cmd {
         /// Seeds of the simulator tried on each counterexample scenario.
         #[arg(long, default_value_t = 20)]
         sim_seeds: u64,
+        /// Output: text, one JSON document or JUnit XML (one testcase per property).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// The harness's own speed: seeds/s and simulated seconds per wall second.
     Bench {
@@ -198,13 +232,7 @@ fn jobs(j: Option<usize>) -> usize {
 }
 
 fn bar(total: u64) -> ProgressBar {
-    let b = ProgressBar::new(total);
-    b.set_style(
-        ProgressStyle::with_template("{prefix:>24} [{bar:30}] {pos}/{len} seeds {per_sec} eta {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    b
+    neli_lab::progress::bar(total)
 }
 
 fn print_figures(r: &RunReport) {
@@ -260,12 +288,46 @@ fn cmd_list() -> ExitCode {
     if bad { ExitCode::from(2) } else { ExitCode::SUCCESS }
 }
 
-fn cmd_run(arg: &str, seed: Option<u64>, trace: bool, timeline: Option<PathBuf>) -> ExitCode {
+fn cmd_run(
+    arg: &str,
+    seed: Option<u64>,
+    trace: bool,
+    timeline: Option<PathBuf>,
+    format: Format,
+    artifacts: Option<PathBuf>,
+) -> ExitCode {
     let e = match catalog::load(arg) {
         Ok(e) => e,
         Err(err) => return fail(err),
     };
     let seed = seed.or(e.scenario.seed).unwrap_or(0);
+    if let Some(dir) = &artifacts {
+        if let Err(err) = std::fs::create_dir_all(dir) {
+            return fail(format!("--artifacts {}: cannot create: {err}", dir.display()));
+        }
+        if !neli_lab::run(&e.scenario, seed).passed() {
+            match neli_lab::artifacts::write_failing_seed(dir, &e.arg, &e.scenario, seed) {
+                Ok(files) => eprintln!("wrote {} artifact file(s) to {}", files.len(), dir.display()),
+                Err(err) => return fail(err),
+            }
+        }
+    }
+    if format != Format::Text {
+        let t0 = Instant::now();
+        let r = neli_lab::run(&e.scenario, seed);
+        if let Some(path) = &timeline {
+            let picture = svg::timeline(&r, e.scenario.election.members, e.scenario.duration.ms());
+            if let Err(err) = std::fs::write(path, picture) {
+                return fail(format!("{}: cannot write: {err}", path.display()));
+            }
+        }
+        let out = report::Run::new(&e.scenario.name, &e.arg, &r, trace, timeline.map(|p| p.display().to_string()));
+        match format {
+            Format::Json => print!("{}", out.json()),
+            _ => print!("{}", out.junit(t0.elapsed().as_secs_f64())),
+        }
+        return if r.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) };
+    }
     println!("{}", neli_lab::build_line());
     println!("scenario  {} seed {seed}", e.scenario.name);
     let r = neli_lab::run(&e.scenario, seed);
@@ -299,6 +361,7 @@ fn cmd_replay(arg: &str, seed: u64) -> ExitCode {
     verdict(&e, &r)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn cmd_explore(
     names: Vec<String>,
     all: bool,
@@ -306,6 +369,9 @@ fn cmd_explore(
     start: u64,
     j: Option<usize>,
     shard: Option<String>,
+    format: Format,
+    artifacts: Option<PathBuf>,
+    time_budget: Option<String>,
 ) -> ExitCode {
     let names = match (all, names.is_empty()) {
         (true, true) => match catalog::names() {
@@ -337,48 +403,104 @@ fn cmd_explore(
         Ok(l) => l,
         Err(e) => return fail(e),
     };
+    let budget = match time_budget.as_deref().map(explore::parse_budget) {
+        None => None,
+        Some(Ok(d)) => Some(d),
+        Some(Err(e)) => return fail(e),
+    };
+    if let Some(dir) = &artifacts
+        && let Err(err) = std::fs::create_dir_all(dir)
+    {
+        return fail(format!("--artifacts {}: cannot create: {err}", dir.display()));
+    }
     let jobs = jobs(j);
-    println!("{}", neli_lab::build_line());
     let b = bar(seed_list.len() as u64 * entries.len() as u64);
     let t0 = Instant::now();
-    let mut rows = Vec::new();
-    let mut failing = Vec::new();
-    for e in &entries {
-        b.set_prefix(e.scenario.name.clone());
-        let rs = explore::explore(&e.scenario, &seed_list, jobs, &b);
-        for r in rs.iter().filter(|r| !r.violations.is_empty()) {
-            failing.push((e.arg.clone(), e.scenario.name.clone(), r.seed, r.violations[0].clone()));
+    let mut per: Vec<(Vec<stats::SeedResult>, f64)> = entries.iter().map(|_| (Vec::new(), 0.0)).collect();
+    // Without a budget, one pass per scenario; with one, every scenario runs
+    // the same chunk of seeds before the clock is looked at, so all of them
+    // stop after the same seed.
+    let chunk = if budget.is_some() { explore::budget_chunk(jobs) } else { seed_list.len() };
+    let mut stopped = false;
+    for (k, seeds) in seed_list.chunks(chunk.max(1)).enumerate() {
+        if k > 0 && budget.is_some_and(|d| t0.elapsed() >= d) {
+            stopped = true;
+            break;
         }
-        rows.push(stats::row(&e.scenario.name, &rs).to_vec());
+        for (e, (rs, wall)) in entries.iter().zip(per.iter_mut()) {
+            b.set_prefix(e.scenario.name.clone());
+            let ts = Instant::now();
+            rs.extend(explore::explore(&e.scenario, seeds, jobs, &b));
+            *wall += ts.elapsed().as_secs_f64();
+        }
     }
+    let scenarios = entries
+        .iter()
+        .zip(per)
+        .map(|(e, (rs, wall))| report::ScenarioResults::new(&e.scenario.name, &e.arg, wall, rs))
+        .collect();
     b.finish_and_clear();
-    let wall = t0.elapsed().as_secs_f64();
-    let total = seed_list.len() * entries.len();
-    let shard_note = if sn > 1 { format!(", shard {si}/{sn}") } else { String::new() };
-    println!(
-        "explored {} scenario(s) x {} seed(s) from {start}{shard_note} on {jobs} thread(s) in {wall:.1}s ({:.1} seeds/s)",
-        entries.len(),
-        seed_list.len(),
-        total as f64 / wall.max(1e-9)
+    let r = report::Explore {
+        schema: report::SCHEMA.into(),
+        build: neli_lab::BUILD.into(),
+        start,
+        seeds,
+        shard: report::Shard { index: si, of: sn },
+        jobs,
+        wall_s: t0.elapsed().as_secs_f64(),
+        time_budget: if stopped { time_budget } else { None },
+        merged_shards: 0,
+        scenarios,
+    };
+    print!(
+        "{}",
+        match format {
+            Format::Text => r.text(),
+            Format::Json => r.json(),
+            Format::Junit => r.junit(),
+        }
     );
-    println!(
-        "figures in ms as p50/p99/max over seeds; overlap = total per run, gap = longest per run, failover = slowest per run"
+    if let Some(dir) = &artifacts {
+        let mut written = 0;
+        for (e, sr) in entries.iter().zip(&r.scenarios) {
+            for f in &sr.failing {
+                match neli_lab::artifacts::write_failing_seed(dir, &e.arg, &e.scenario, f.seed) {
+                    Ok(files) => written += files.len(),
+                    Err(err) => return fail(err),
+                }
+            }
+        }
+        eprintln!("wrote {written} artifact file(s) to {}", dir.display());
+    }
+    if r.failed() { ExitCode::from(1) } else { ExitCode::SUCCESS }
+}
+
+fn cmd_merge(files: &[PathBuf], format: Format) -> ExitCode {
+    let mut inputs = Vec::new();
+    for f in files {
+        let name = f.display().to_string();
+        let text = match std::fs::read_to_string(f) {
+            Ok(t) => t,
+            Err(err) => return fail(format!("{name}: cannot read: {err}")),
+        };
+        match serde_json::from_str::<report::Explore>(&text) {
+            Ok(r) => inputs.push((name, r)),
+            Err(err) => return fail(format!("{name}: not an explore JSON report ({err})")),
+        }
+    }
+    let r = match report::merge(inputs) {
+        Ok(r) => r,
+        Err(err) => return fail(err),
+    };
+    print!(
+        "{}",
+        match format {
+            Format::Text => r.text(),
+            Format::Json => r.json(),
+            Format::Junit => r.junit(),
+        }
     );
-    print!("{}", stats::table(&["scenario", "seeds", "violations", "overlap", "gap", "failover"], &rows));
-    if failing.is_empty() {
-        println!("verdict   PASS");
-        return ExitCode::SUCCESS;
-    }
-    println!("verdict   FAIL ({} violating run(s))", failing.len());
-    for (arg, name, seed, v) in failing.iter().take(10) {
-        println!("  seed {seed} of {arg}: {v}");
-        println!("    reproduce: {REPRO} run {arg} --seed {seed}");
-        println!("    shrink:    {REPRO} shrink {arg} --seed {seed} -o {name}-shrunk.toml");
-    }
-    if failing.len() > 10 {
-        println!("  ... and {} more", failing.len() - 10);
-    }
-    ExitCode::from(1)
+    if r.failed() { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }
 
 fn cmd_shrink(arg: &str, seed: u64, out: Option<PathBuf>, budget: u32) -> ExitCode {
@@ -386,7 +508,11 @@ fn cmd_shrink(arg: &str, seed: u64, out: Option<PathBuf>, budget: u32) -> ExitCo
         Ok(e) => e,
         Err(err) => return fail(err),
     };
-    let Some(s) = shrink::shrink(&e.scenario, seed, budget) else {
+    let b = neli_lab::progress::bar_of(u64::from(budget), "runs");
+    b.set_prefix(format!("shrink {}", e.scenario.name));
+    let shrunk = shrink::shrink_with_progress(&e.scenario, seed, budget, &b);
+    b.finish_and_clear();
+    let Some(s) = shrunk else {
         eprintln!("{} seed {seed} does not fail: nothing to shrink", e.scenario.name);
         return ExitCode::from(1);
     };
@@ -444,6 +570,7 @@ fn cmd_tune(
     start: u64,
     j: Option<usize>,
     out: PathBuf,
+    format: Format,
 ) -> ExitCode {
     let e = match catalog::load(arg) {
         Ok(e) => e,
@@ -471,6 +598,7 @@ fn cmd_tune(
     let seed_list: Vec<u64> = (start..start + seeds).collect();
     let b = bar((ts.len() * ss.len() * gs.len()) as u64 * seeds);
     b.set_prefix(e.scenario.name.clone());
+    let t0 = Instant::now();
     let cs = tune::sweep(&e.scenario, &ts, &ss, &gs, &seed_list, jobs(j), &b);
     b.finish_and_clear();
     let rec = tune::recommend(&cs);
@@ -497,22 +625,25 @@ fn cmd_tune(
             ]
         })
         .collect();
-    println!("tune {} over {seeds} seed(s) from {start} (ms)", e.scenario.name);
-    print!(
-        "{}",
-        stats::table(&["config", "violating", "overlap max", "gap p50/p99", "failover p50/max", "verdict"], &rows)
-    );
-    let safe: Vec<String> = cs.iter().filter(|c| c.safe() && c.valid).map(|c| c.label()).collect();
-    println!("safe region: {}", if safe.is_empty() { "none of these".into() } else { safe.join(", ") });
-    match rec {
-        Some(i) => println!(
-            "recommended: {} (gap p50 {}ms p99 {}ms, failover max {}; rule: safe and valid, gap p50 within 25% of the best, then the largest margin |S-T|/S)",
-            cs[i].label(),
-            cs[i].gap_p50_ms,
-            cs[i].gap_p99_ms,
-            cs[i].failover_max_ms.map_or("-".into(), |f| format!("{f}ms"))
-        ),
-        None => println!("recommended: none (no valid configuration was free of overlap)"),
+    let text = format == Format::Text;
+    if text {
+        println!("tune {} over {seeds} seed(s) from {start} (ms)", e.scenario.name);
+        print!(
+            "{}",
+            stats::table(&["config", "violating", "overlap max", "gap p50/p99", "failover p50/max", "verdict"], &rows)
+        );
+        let safe: Vec<String> = cs.iter().filter(|c| c.safe() && c.valid).map(|c| c.label()).collect();
+        println!("safe region: {}", if safe.is_empty() { "none of these".into() } else { safe.join(", ") });
+        match rec {
+            Some(i) => println!(
+                "recommended: {} (gap p50 {}ms p99 {}ms, failover max {}; rule: safe and valid, gap p50 within 25% of the best, then the largest margin |S-T|/S)",
+                cs[i].label(),
+                cs[i].gap_p50_ms,
+                cs[i].gap_p99_ms,
+                cs[i].failover_max_ms.map_or("-".into(), |f| format!("{f}ms"))
+            ),
+            None => println!("recommended: none (no valid configuration was free of overlap)"),
+        }
     }
     let points: Vec<svg::Point> = cs
         .iter()
@@ -528,70 +659,211 @@ fn cmd_tune(
         })
         .collect();
     let title = format!("{}: overlap vs leaderless gap, {seeds} seeds per configuration", e.scenario.name);
+    let mut files = Vec::new();
     for (file, body) in [("tune.csv", tune::csv(&cs)), ("tune.svg", svg::chart(&title, &points))] {
         let p = out.join(file);
         if let Err(err) = std::fs::write(&p, body) {
             return fail(format!("{}: cannot write: {err}", p.display()));
         }
-        println!("wrote {}", p.display());
+        if text {
+            println!("wrote {}", p.display());
+        }
+        files.push(p.display().to_string());
     }
-    ExitCode::SUCCESS
+    // A configuration validation accepts that is unsafe is a violation:
+    // write it as a scenario file that `run` reproduces.
+    let mut reports = Vec::new();
+    for (i, c) in cs.iter().enumerate() {
+        let mut file = None;
+        if c.valid && !c.safe() {
+            let mut sc = tune::configure(&e.scenario, c.t, c.s, c.g);
+            let g = if c.g.0 > 0 { format!("-g{}", c.g) } else { String::new() };
+            sc.name = format!("{}-t{}-s{}{g}", e.scenario.name, c.t, c.s);
+            let p = out.join(format!("{}.toml", sc.name));
+            let header = vec![format!("tune {arg}: configuration {} ({})", c.label(), neli_lab::BUILD)];
+            if let Err(err) = std::fs::write(&p, write::to_toml(&sc, &header)) {
+                return fail(format!("{}: cannot write: {err}", p.display()));
+            }
+            file = Some(p.display().to_string());
+        }
+        reports.push(report::TuneConfig::of(c, Some(i) == rec, file.as_deref()));
+    }
+    let r = report::Tune {
+        schema: report::TUNE_SCHEMA.into(),
+        build: neli_lab::BUILD.into(),
+        scenario: e.scenario.name.clone(),
+        start,
+        seeds,
+        configs: reports,
+        safe_region: cs.iter().filter(|c| c.safe() && c.valid).map(|c| c.label()).collect(),
+        recommended: rec.map(|i| cs[i].label()),
+        files,
+    };
+    match format {
+        Format::Text => {}
+        Format::Json => print!("{}", r.json()),
+        Format::Junit => print!("{}", r.junit(t0.elapsed().as_secs_f64())),
+    }
+    if r.failed() { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }
 
-fn cmd_check(req: neli_lab::check::Request, out: PathBuf, search: neli_lab::check::Search, sim_seeds: u64) -> ExitCode {
-    println!("{}", neli_lab::build_line());
+/// What the simulator made of a counterexample scenario file.
+enum Replay {
+    /// The file does not load (`check` says why).
+    LoadError(String),
+    NotTried,
+    Reproduced(u64, String),
+    NotReproduced,
+}
+
+fn replay_counterexample(o: &neli_lab::check::Outcome, sim_seeds: u64) -> Option<Replay> {
+    let f = o.file.as_ref()?;
+    if let Some(e) = &o.file_error {
+        return Some(Replay::LoadError(e.clone()));
+    }
+    // The model abstracts time and the coordinator; say whether the
+    // simulator shows the same failure.
+    let sc = neli_sim::Scenario::load(f);
+    let hit = sc.ok().and_then(|sc| {
+        (0..sim_seeds).find_map(|seed| {
+            let r = neli_lab::run(&sc, seed);
+            r.violations.first().map(|v| (seed, v.clone()))
+        })
+    });
+    Some(match hit {
+        Some((seed, v)) => Replay::Reproduced(seed, v),
+        None if sim_seeds == 0 => Replay::NotTried,
+        None => Replay::NotReproduced,
+    })
+}
+
+fn cmd_check(
+    req: neli_lab::check::Request,
+    out: PathBuf,
+    search: neli_lab::check::Search,
+    sim_seeds: u64,
+    format: Format,
+) -> ExitCode {
+    let text = format == Format::Text;
+    if text {
+        println!("{}", neli_lab::build_line());
+    }
     let cfg = match req.config() {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    println!("{}", neli_lab::check::describe(&cfg, search, req.threads));
+    let bounds = neli_lab::check::describe(&cfg, search, req.threads);
+    if text {
+        println!("{bounds}");
+    }
     let t0 = Instant::now();
     let s = match neli_lab::check::check(cfg, req.threads, search, &out) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    println!(
-        "explored {} states ({} unique, depth {}) in {:.1}s",
-        s.states,
-        s.unique,
-        s.depth,
-        t0.elapsed().as_secs_f64()
-    );
-    let mut violated = false;
+    let wall_s = t0.elapsed().as_secs_f64();
+    let replays: Vec<Option<Replay>> = s
+        .outcomes
+        .iter()
+        .map(|o| if o.always && o.found.is_some() { replay_counterexample(o, sim_seeds) } else { None })
+        .collect();
+    let violated = s.outcomes.iter().any(|o| o.always && o.found.is_some());
+    if !text {
+        let r = report::Check {
+            schema: report::CHECK_SCHEMA.into(),
+            build: neli_lab::BUILD.into(),
+            bounds,
+            states: s.states as u64,
+            unique: s.unique as u64,
+            depth: s.depth as u64,
+            wall_s,
+            passed: !violated,
+            properties: s
+                .outcomes
+                .iter()
+                .zip(&replays)
+                .map(|(o, rp)| {
+                    let file = o.file.as_ref().map(|f| f.display().to_string());
+                    report::CheckProperty {
+                        property: o.property.into(),
+                        kind: if o.always { "always" } else { "sometimes" }.into(),
+                        outcome: match (o.always, o.found.is_some()) {
+                            (true, false) => "holds",
+                            (true, true) => "violated",
+                            (false, true) => "witnessed",
+                            (false, false) => "never",
+                        }
+                        .into(),
+                        path: if o.always { o.found.clone() } else { None },
+                        scenario: file.clone(),
+                        path_file: o.path_file.as_ref().map(|p| p.display().to_string()),
+                        replay: rp.as_ref().map(|rp| {
+                            let f = file.clone().unwrap_or_default();
+                            match rp {
+                                Replay::LoadError(e) => report::CheckReplay {
+                                    result: format!("not loadable: {e}"),
+                                    seed: None,
+                                    violation: None,
+                                    reproduce: None,
+                                },
+                                Replay::NotTried => report::CheckReplay {
+                                    result: "not tried".into(),
+                                    seed: None,
+                                    violation: None,
+                                    reproduce: Some(format!("{REPRO} run {f}")),
+                                },
+                                Replay::Reproduced(seed, v) => report::CheckReplay {
+                                    result: "reproduced".into(),
+                                    seed: Some(*seed),
+                                    violation: Some(v.clone()),
+                                    reproduce: Some(format!("{REPRO} run {f} --seed {seed}")),
+                                },
+                                Replay::NotReproduced => report::CheckReplay {
+                                    result: format!("not reproduced by seeds 0..{sim_seeds}"),
+                                    seed: None,
+                                    violation: None,
+                                    reproduce: Some(format!("{REPRO} run {f}")),
+                                },
+                            }
+                        }),
+                    }
+                })
+                .collect(),
+        };
+        match format {
+            Format::Json => print!("{}", r.json()),
+            _ => print!("{}", r.junit()),
+        }
+        return if violated { ExitCode::from(1) } else { ExitCode::SUCCESS };
+    }
+    println!("explored {} states ({} unique, depth {}) in {wall_s:.1}s", s.states, s.unique, s.depth);
     let mut unreproduced = 0;
-    for o in &s.outcomes {
+    for (o, rp) in s.outcomes.iter().zip(&replays) {
         match (o.always, &o.found) {
             (true, None) => println!("holds     {}", o.property),
             (false, Some(_)) => println!("witnessed {}", o.property),
             (false, None) => println!("never     {} (not reachable within the bounds)", o.property),
             (true, Some(path)) => {
-                violated = true;
                 println!("VIOLATED  {}\n{path}", o.property);
-                if let Some(f) = &o.file {
-                    match &o.file_error {
-                        None => {
+                if let (Some(f), Some(rp)) = (&o.file, rp) {
+                    match rp {
+                        Replay::LoadError(e) => {
+                            println!("scenario  {} (the simulator cannot load it: {e})", f.display())
+                        }
+                        rp => {
                             if let Some(p) = &o.path_file {
                                 println!("path      {} (replays step by step on the core)", p.display());
                             }
                             println!("scenario  {}", f.display());
-                            // The model abstracts time and the coordinator; say
-                            // whether the simulator shows the same failure.
-                            let sc = neli_sim::Scenario::load(f);
-                            let hit = sc.ok().and_then(|sc| {
-                                (0..sim_seeds).find_map(|seed| {
-                                    let r = neli_lab::run(&sc, seed);
-                                    r.violations.first().map(|v| (seed, v.clone()))
-                                })
-                            });
-                            match hit {
-                                Some((seed, v)) => println!(
+                            match rp {
+                                Replay::Reproduced(seed, v) => println!(
                                     "replay    REPRODUCED by the simulator with seed {seed}: {v}\n          {REPRO} run {} --seed {seed}",
                                     f.display()
                                 ),
-                                None if sim_seeds == 0 => {
+                                Replay::NotTried => {
                                     println!("replay    not tried (--sim-seeds 0): {REPRO} run {}", f.display())
                                 }
-                                None => {
+                                _ => {
                                     unreproduced += 1;
                                     println!(
                                         "replay    NOT REPRODUCED: the simulator passes seeds 0..{sim_seeds} of this scenario.\n          \
@@ -603,7 +875,6 @@ fn cmd_check(req: neli_lab::check::Request, out: PathBuf, search: neli_lab::chec
                                 }
                             }
                         }
-                        Some(e) => println!("scenario  {} (the simulator cannot load it: {e})", f.display()),
                     }
                 }
             }
@@ -651,11 +922,20 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::List => cmd_list(),
-        Cmd::Run { scenario, seed, trace, timeline } => cmd_run(&scenario, seed, trace, timeline),
-        Cmd::Replay { scenario, seed } => cmd_replay(&scenario, seed),
-        Cmd::Explore { scenarios, all, range: SeedRange { seeds, start, jobs }, shard } => {
-            cmd_explore(scenarios, all, seeds, start, jobs, shard)
+        Cmd::Run { scenario, seed, trace, timeline, format, artifacts } => {
+            cmd_run(&scenario, seed, trace, timeline, format, artifacts)
         }
+        Cmd::Replay { scenario, seed } => cmd_replay(&scenario, seed),
+        Cmd::Explore {
+            scenarios,
+            all,
+            range: SeedRange { seeds, start, jobs },
+            shard,
+            format,
+            artifacts,
+            time_budget,
+        } => cmd_explore(scenarios, all, seeds, start, jobs, shard, format, artifacts, time_budget),
+        Cmd::Merge { files, format } => cmd_merge(&files, format),
         Cmd::Shrink { scenario, seed, out, budget } => cmd_shrink(&scenario, seed, out, budget),
         Cmd::Tune {
             scenario,
@@ -664,7 +944,10 @@ fn main() -> ExitCode {
             grace,
             range: SeedRange { seeds, start, jobs },
             out,
-        } => cmd_tune(&scenario, &heartbeat_timeout, &session_timeout, grace.as_deref(), seeds, start, jobs, out),
+            format,
+        } => {
+            cmd_tune(&scenario, &heartbeat_timeout, &session_timeout, grace.as_deref(), seeds, start, jobs, out, format)
+        }
         Cmd::Check {
             members,
             mode,
@@ -685,6 +968,7 @@ fn main() -> ExitCode {
             symmetry,
             dfs,
             sim_seeds,
+            format,
         } => {
             let req = neli_lab::check::Request {
                 members,
@@ -715,7 +999,7 @@ fn main() -> ExitCode {
                 (false, true) => neli_lab::check::Search::Dfs,
                 (false, false) => neli_lab::check::Search::Bfs,
             };
-            cmd_check(req, out, search, sim_seeds)
+            cmd_check(req, out, search, sim_seeds, format)
         }
         Cmd::Bench { scenario, seeds, jobs } => cmd_bench(&scenario, seeds, jobs),
     }

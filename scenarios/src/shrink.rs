@@ -7,6 +7,7 @@
 //! failing only if it shows a violation of the same class as the original
 //! (an overlap stays an overlap), so shrinking cannot wander to another bug.
 
+use indicatif::ProgressBar;
 use neli_sim::scenario::{Dur, Fault};
 use neli_sim::{Scenario, run_scenario};
 
@@ -21,19 +22,21 @@ pub struct Shrunk {
     pub runs: u32,
 }
 
-struct Judge {
+struct Judge<'a> {
     seed: u64,
     class: String,
     runs: u32,
     budget: u32,
+    bar: &'a ProgressBar,
 }
 
-impl Judge {
+impl Judge<'_> {
     fn fails(&mut self, s: &Scenario) -> Option<Vec<String>> {
         if self.runs >= self.budget {
             return None;
         }
         self.runs += 1;
+        self.bar.inc(1);
         let r = run_scenario(s, self.seed);
         r.violations.iter().any(|v| violation_class(v) == self.class).then_some(r.violations)
     }
@@ -63,9 +66,15 @@ fn fault_end(f: &Fault) -> u64 {
 /// Shrinks `s` (as given, `[random]` included) failing with `seed`; `None`
 /// if it does not fail. `budget` bounds the simulation runs.
 pub fn shrink(s: &Scenario, seed: u64, budget: u32) -> Option<Shrunk> {
+    shrink_with_progress(s, seed, budget, &ProgressBar::hidden())
+}
+
+/// [`shrink`], ticking `bar` once per simulation run (its length is the
+/// budget, so its ETA is an upper bound).
+pub fn shrink_with_progress(s: &Scenario, seed: u64, budget: u32, bar: &ProgressBar) -> Option<Shrunk> {
     let first = run_scenario(&schedule::materialize(s, seed), seed);
     let class = violation_class(first.violations.first()?).to_owned();
-    let mut j = Judge { seed, class, runs: 1, budget };
+    let mut j = Judge { seed, class, runs: 1, budget, bar };
     let mut violations = first.violations.clone();
     let mut best = schedule::materialize(s, seed);
     // Phase 1: drop whole faults, the scenario's own and the drawn ones,

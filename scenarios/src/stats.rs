@@ -14,7 +14,7 @@ pub fn percentile(v: &[u64], p: u32) -> u64 {
 }
 
 /// What one seed left for the summary (the trace is dropped early).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SeedResult {
     pub seed: u64,
     pub violations: Vec<String>,

@@ -34,6 +34,8 @@ pub struct Config {
     pub failover_p50_ms: Option<u64>,
     pub failover_max_ms: Option<u64>,
     pub valid: bool,
+    /// The first seed that violated something, with its first violation.
+    pub first_violation: Option<(u64, String)>,
 }
 
 impl Config {
@@ -105,6 +107,7 @@ pub fn sweep(
                     failover_p50_ms: (!fos.is_empty()).then(|| percentile(&fos, 50)),
                     failover_max_ms: (!fos.is_empty()).then(|| percentile(&fos, 100)),
                     valid: if sc.election.is_exclusive() { t < s } else { t > s },
+                    first_violation: rs.iter().find_map(|r| r.violations.first().map(|v| (r.seed, v.clone()))),
                 });
             }
         }

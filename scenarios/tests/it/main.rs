@@ -3,11 +3,16 @@
 //! (explore fails, shrink gives a smaller scenario that still fails) and
 //! bad scenario files.
 
+mod artifacts;
 mod bad_input;
 mod broken_variant;
 mod check_flags;
+mod ci_files;
 mod cli;
+mod formats;
 mod library;
+mod merge;
+mod progress;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

@@ -1,0 +1,70 @@
+//! `explore --artifacts DIR`: for every failing seed, the files a person
+//! opens from a CI artifact list (scenarios/README.md, "Artifacts"):
+//! `<scenario>-seed<N>.toml`, a scenario file with the seed and the faults
+//! it drew written out (so `neli-lab run` on it fails the same way),
+//! `<scenario>-seed<N>.trace.txt`, the full trace and figures, and
+//! `<scenario>-seed<N>.svg`, the leadership timeline.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use neli_sim::Scenario;
+
+use crate::{schedule, svg, write};
+
+/// `name` with anything but ASCII letters, digits, `-`, `_` and `.` as `_`,
+/// so that a scenario name is a safe file name.
+pub fn file_stem(name: &str, seed: u64) -> String {
+    let safe: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect();
+    format!("{safe}-seed{seed}")
+}
+
+/// Writes the three files for `seed` of `s` (given on the command line as
+/// `arg`) into `dir` and returns their paths. The scenario file is checked
+/// to fail again before it is written.
+pub fn write_failing_seed(dir: &Path, arg: &str, s: &Scenario, seed: u64) -> Result<Vec<PathBuf>, String> {
+    let mut fixed = schedule::materialize(s, seed);
+    fixed.seed = Some(seed);
+    let r = crate::run(&fixed, seed);
+    if r.passed() {
+        return Err(format!("internal: {} seed {seed} passes once its faults are written out", s.name));
+    }
+    let header = vec![
+        format!("failing seed {seed} of {arg}, written by neli-lab explore --artifacts ({})", crate::BUILD),
+        format!("fails with: {}", r.violations.first().cloned().unwrap_or_default()),
+        format!("reproduce: {} run <this file>", crate::REPRO),
+    ];
+    let stem = file_stem(&s.name, seed);
+    let mut trace = String::new();
+    let _ = writeln!(trace, "build     {}\nscenario  {} seed {seed}", crate::BUILD, s.name);
+    for l in &r.trace {
+        let _ = writeln!(trace, "{l}");
+    }
+    for v in &r.violations {
+        let _ = writeln!(trace, "violation {v}");
+    }
+    let files = [
+        (format!("{stem}.toml"), write::to_toml(&fixed, &header)),
+        (format!("{stem}.trace.txt"), trace),
+        (format!("{stem}.svg"), svg::timeline(&r, s.election.members, s.duration.ms())),
+    ];
+    let mut out = Vec::new();
+    for (name, body) in files {
+        let p = dir.join(name);
+        std::fs::write(&p, body).map_err(|e| format!("--artifacts: {}: cannot write: {e}", p.display()))?;
+        out.push(p);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_stems_are_safe_names() {
+        assert_eq!(file_stem("leader-pause", 7), "leader-pause-seed7");
+        assert_eq!(file_stem("a b/c", 0), "a_b_c-seed0");
+    }
+}

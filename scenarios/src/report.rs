@@ -1,0 +1,773 @@
+//! What `explore` found, in the three forms it prints (`--format`): the text
+//! table for a person, JSON for tools and `merge`, and JUnit XML for CI test
+//! reports. The JSON schema and the exit codes are documented in
+//! `scenarios/README.md` ("Output formats and exit codes"). Everything here
+//! is computed from the per-seed results in seed order, so a report merged
+//! from shards prints exactly what one run over all seeds prints.
+
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+
+use crate::REPRO;
+use crate::stats::{self, SeedResult};
+
+/// The `schema` field of an explore report; bumped on incompatible change.
+pub const SCHEMA: &str = "neli-lab/explore/1";
+
+/// How many failing seeds the text output lists before "... and N more".
+const LISTED: usize = 10;
+
+/// The output form of a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Tables for a person (the default).
+    Text,
+    /// One JSON document (`scenarios/README.md`, "JSON").
+    Json,
+    /// JUnit XML, one testcase per scenario.
+    Junit,
+}
+
+/// One `explore` run (or a shard of one, or shards merged).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Explore {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// The build that produced the figures ([`crate::BUILD`]).
+    pub build: String,
+    /// The first seed of the whole range.
+    pub start: u64,
+    /// How many seeds the whole range has (over all shards).
+    pub seeds: u64,
+    /// Which shard this is; `1/1` for an unsharded run.
+    pub shard: Shard,
+    /// Threads used.
+    pub jobs: usize,
+    /// Wall-clock seconds (not deterministic; never compared).
+    pub wall_s: f64,
+    /// The `--time-budget` (as given, e.g. `10m`) when it stopped the run
+    /// before the shard's seeds ran out; `null` otherwise.
+    #[serde(default)]
+    pub time_budget: Option<String>,
+    /// How many shard reports `merge` combined into this one (0: not merged).
+    #[serde(default)]
+    pub merged_shards: u64,
+    /// The scenarios, in the order given.
+    pub scenarios: Vec<ScenarioResults>,
+}
+
+/// `--shard index/of` (1-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: u64,
+    pub of: u64,
+}
+
+/// One scenario's results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioResults {
+    /// The scenario's `name`.
+    pub name: String,
+    /// How the user named it (a name or a path), as reproduction lines use it.
+    pub arg: String,
+    /// Wall-clock seconds spent on this scenario.
+    pub wall_s: f64,
+    /// The summary row: seeds, violations, and p50/p99/max in ms of overlap,
+    /// gap and failover (as printed).
+    pub summary: Summary,
+    /// Every failing seed, in seed order.
+    pub failing: Vec<Failure>,
+    /// Every seed's figures, in seed order (what `merge` recomputes from).
+    pub results: Vec<SeedResult>,
+}
+
+/// The table row of one scenario.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub seeds: u64,
+    pub violations: u64,
+    pub overlap: String,
+    pub gap: String,
+    pub failover: String,
+}
+
+/// A failing seed: what it violated and how to reproduce it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub seed: u64,
+    pub violations: Vec<String>,
+    pub reproduce: String,
+    pub shrink: String,
+}
+
+impl ScenarioResults {
+    /// Summarises `results` (in seed order) of the scenario `name` given as `arg`.
+    pub fn new(name: &str, arg: &str, wall_s: f64, results: Vec<SeedResult>) -> ScenarioResults {
+        let [_, seeds, violations, overlap, gap, failover] = stats::row(name, &results);
+        let failing = results
+            .iter()
+            .filter(|r| !r.violations.is_empty())
+            .map(|r| Failure {
+                seed: r.seed,
+                violations: r.violations.clone(),
+                reproduce: format!("{REPRO} run {arg} --seed {}", r.seed),
+                shrink: format!("{REPRO} shrink {arg} --seed {} -o {name}-shrunk.toml", r.seed),
+            })
+            .collect();
+        ScenarioResults {
+            name: name.to_owned(),
+            arg: arg.to_owned(),
+            wall_s,
+            summary: Summary {
+                seeds: seeds.parse().unwrap_or(0),
+                violations: violations.parse().unwrap_or(0),
+                overlap,
+                gap,
+                failover,
+            },
+            failing,
+            results,
+        }
+    }
+}
+
+impl Explore {
+    /// Seeds run per scenario (the first scenario's count; all are equal).
+    pub fn seeds_run(&self) -> usize {
+        self.scenarios.first().map_or(0, |s| s.results.len())
+    }
+
+    /// Whether any seed of any scenario failed.
+    pub fn failed(&self) -> bool {
+        self.scenarios.iter().any(|s| !s.failing.is_empty())
+    }
+
+    /// The `explored …` line of the text output (it names the wall time, so
+    /// it is the one line that differs between runs).
+    pub fn explored_line(&self) -> String {
+        let shard = match (self.merged_shards, self.shard.of) {
+            (0, 1) => String::new(),
+            (0, of) => format!(", shard {}/{of}", self.shard.index),
+            (n, _) => format!(", merged from {n} shard(s)"),
+        };
+        let total = self.seeds_run() * self.scenarios.len();
+        let budget = match &self.time_budget {
+            Some(b) => format!(" (time budget {b} reached: {} of {} seed(s) ran)", self.seeds_run(), self.planned()),
+            None => String::new(),
+        };
+        format!(
+            "explored {} scenario(s) x {} seed(s) from {}{shard} on {} thread(s) in {:.1}s ({:.1} seeds/s){budget}",
+            self.scenarios.len(),
+            self.seeds_run(),
+            self.start,
+            self.jobs,
+            self.wall_s,
+            total as f64 / self.wall_s.max(1e-9)
+        )
+    }
+
+    /// Seeds this shard would run without a time budget.
+    fn planned(&self) -> u64 {
+        let first = self.start.saturating_add(self.shard.index - 1);
+        let end = self.start.saturating_add(self.seeds);
+        if first >= end { 0 } else { (end - first).div_ceil(self.shard.of) }
+    }
+
+    /// The text output after the build line and the `explored` line: the
+    /// figures table, the verdict and the failing seeds.
+    pub fn text_body(&self) -> String {
+        let mut o = String::new();
+        o.push_str(
+            "figures in ms as p50/p99/max over seeds; overlap = total per run, gap = longest per run, failover = slowest per run\n",
+        );
+        let rows: Vec<Vec<String>> = self
+            .scenarios
+            .iter()
+            .map(|s| {
+                vec![
+                    s.name.clone(),
+                    s.summary.seeds.to_string(),
+                    s.summary.violations.to_string(),
+                    s.summary.overlap.clone(),
+                    s.summary.gap.clone(),
+                    s.summary.failover.clone(),
+                ]
+            })
+            .collect();
+        o.push_str(&stats::table(&["scenario", "seeds", "violations", "overlap", "gap", "failover"], &rows));
+        let failing: Vec<(&ScenarioResults, &Failure)> =
+            self.scenarios.iter().flat_map(|s| s.failing.iter().map(move |f| (s, f))).collect();
+        if failing.is_empty() {
+            o.push_str("verdict   PASS\n");
+            return o;
+        }
+        let _ = writeln!(o, "verdict   FAIL ({} violating run(s))", failing.len());
+        for (s, f) in failing.iter().take(LISTED) {
+            let _ = writeln!(o, "  seed {} of {}: {}", f.seed, s.arg, f.violations.first().map_or("", String::as_str));
+            let _ = writeln!(o, "    reproduce: {}", f.reproduce);
+            let _ = writeln!(o, "    shrink:    {}", f.shrink);
+        }
+        if failing.len() > LISTED {
+            let _ = writeln!(o, "  ... and {} more", failing.len() - LISTED);
+        }
+        o
+    }
+
+    /// The whole text output, as `explore` has always printed it.
+    pub fn text(&self) -> String {
+        format!("build     {}\n{}\n{}", self.build, self.explored_line(), self.text_body())
+    }
+
+    /// Pretty JSON with a trailing newline.
+    pub fn json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("an explore report serialises");
+        s.push('\n');
+        s
+    }
+
+    /// JUnit XML: one testsuite, one testcase per scenario; a scenario with
+    /// failing seeds has one `<failure>` naming the first failing seed's
+    /// violation and reproduction, listing all of them in its body.
+    pub fn junit(&self) -> String {
+        let cases: Vec<Case> = self
+            .scenarios
+            .iter()
+            .map(|s| Case {
+                name: s.name.clone(),
+                classname: format!("neli-lab.explore.{}", s.name),
+                time_s: s.wall_s,
+                failure: s.failing.first().map(|first| CaseFailure {
+                    message: format!(
+                        "{} of {} seed(s) violated; seed {}: {}; reproduce: {}",
+                        s.failing.len(),
+                        s.results.len(),
+                        first.seed,
+                        first.violations.first().map_or("", String::as_str),
+                        first.reproduce
+                    ),
+                    body: s
+                        .failing
+                        .iter()
+                        .map(|f| {
+                            format!("seed {}: {}\n  reproduce: {}\n", f.seed, f.violations.join("; "), f.reproduce)
+                        })
+                        .collect(),
+                }),
+                skipped: None,
+                out: format!(
+                    "seeds {} violations {} overlap {} gap {} failover {} (ms, p50/p99/max)",
+                    s.summary.seeds, s.summary.violations, s.summary.overlap, s.summary.gap, s.summary.failover
+                ),
+            })
+            .collect();
+        junit("neli-lab explore", &format!("{}\n{}", self.build, self.explored_line()), self.wall_s, &cases)
+    }
+}
+
+/// Combines the shard reports `inputs` (`(file name, report)`) of one
+/// sharded explore into the report of one run over all seeds. Refuses,
+/// naming the file, reports of another schema, build, seed range, shard
+/// count or scenario list than the first, a shard given twice, a missing
+/// shard, and a seed reported twice.
+pub fn merge(inputs: Vec<(String, Explore)>) -> Result<Explore, String> {
+    let Some((first_file, first)) = inputs.first() else {
+        return Err("merge: give the shard reports (explore --shard i/n --format json) to merge".into());
+    };
+    let names = |r: &Explore| -> Vec<(String, String)> {
+        r.scenarios.iter().map(|s| (s.name.clone(), s.arg.clone())).collect()
+    };
+    let mut seen: Vec<Option<&str>> = vec![None; usize::try_from(first.shard.of).unwrap_or(0)];
+    for (file, r) in &inputs {
+        if r.schema != SCHEMA {
+            return Err(format!("{file}: schema {:?}, expected {SCHEMA:?}", r.schema));
+        }
+        let differs = |what: &str, a: String, b: String| {
+            Err(format!("{file}: {what} {a} differs from {b} in {first_file}; all shards must come from one explore"))
+        };
+        if r.build != first.build {
+            return differs("build", format!("{:?}", r.build), format!("{:?}", first.build));
+        }
+        if (r.start, r.seeds) != (first.start, first.seeds) {
+            return differs(
+                "seed range",
+                format!("--start {} --seeds {}", r.start, r.seeds),
+                format!("--start {} --seeds {}", first.start, first.seeds),
+            );
+        }
+        if r.shard.of != first.shard.of {
+            return differs("shard count", format!("/{}", r.shard.of), format!("/{}", first.shard.of));
+        }
+        if names(r) != names(first) {
+            return differs("scenario list", format!("{:?}", names(r)), format!("{:?}", names(first)));
+        }
+        if r.merged_shards != 0 {
+            return Err(format!("{file}: already a merged report; merge the shard reports themselves"));
+        }
+        let slot = usize::try_from(r.shard.index)
+            .ok()
+            .and_then(|i| i.checked_sub(1))
+            .and_then(|i| seen.get_mut(i))
+            .ok_or_else(|| format!("{file}: shard {}/{} is out of range", r.shard.index, r.shard.of))?;
+        if let Some(other) = slot {
+            return Err(format!("{file}: shard {}/{} given twice (also {other})", r.shard.index, r.shard.of));
+        }
+        *slot = Some(file);
+    }
+    let missing: Vec<String> = seen
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.is_none())
+        .map(|(i, _)| format!("{}/{}", i + 1, first.shard.of))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!("merge: shard(s) {} missing (given: {})", missing.join(", "), {
+            let files: Vec<&str> = inputs.iter().map(|(f, _)| f.as_str()).collect();
+            files.join(", ")
+        }));
+    }
+    let mut scenarios = Vec::new();
+    for (k, s) in first.scenarios.iter().enumerate() {
+        let mut results: Vec<SeedResult> = inputs.iter().flat_map(|(_, r)| r.scenarios[k].results.clone()).collect();
+        results.sort_by_key(|r| r.seed);
+        if let Some(w) = results.windows(2).find(|w| w[0].seed == w[1].seed) {
+            return Err(format!("merge: seed {} of {} is reported by two shards", w[0].seed, s.name));
+        }
+        let wall = inputs.iter().map(|(_, r)| r.scenarios[k].wall_s).fold(0.0, f64::max);
+        scenarios.push(ScenarioResults::new(&s.name, &s.arg, wall, results));
+    }
+    Ok(Explore {
+        schema: SCHEMA.into(),
+        build: first.build.clone(),
+        start: first.start,
+        seeds: first.seeds,
+        shard: Shard { index: 1, of: 1 },
+        jobs: inputs.iter().map(|(_, r)| r.jobs).sum(),
+        wall_s: inputs.iter().map(|(_, r)| r.wall_s).fold(0.0, f64::max),
+        time_budget: inputs.iter().find_map(|(_, r)| r.time_budget.clone()),
+        merged_shards: inputs.len() as u64,
+        scenarios,
+    })
+}
+
+/// The `schema` field of a `run --format json` report.
+pub const RUN_SCHEMA: &str = "neli-lab/run/1";
+
+/// One `run` (`--format json`), documented in `scenarios/README.md`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub schema: String,
+    pub build: String,
+    pub scenario: String,
+    pub arg: String,
+    pub seed: u64,
+    pub passed: bool,
+    pub violations: Vec<String>,
+    pub figures: RunFigures,
+    /// The command that reproduces this run.
+    pub reproduce: String,
+    /// Where `--timeline` drew the SVG.
+    pub timeline: Option<String>,
+    /// The full trace with `--trace`.
+    pub trace: Option<Vec<String>>,
+}
+
+/// The figures of one run (`neli_sim::Figures`), in ms.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunFigures {
+    pub overlap_count: u64,
+    pub overlap_total_ms: u64,
+    pub overlap_max_ms: u64,
+    pub gap_total_ms: u64,
+    pub gap_max_ms: u64,
+    pub failovers_ms: Vec<u64>,
+    pub first_leader_ms: Option<u64>,
+    pub acquisitions: u64,
+    pub writes: u64,
+    pub stale_writes: u64,
+    pub zombie_heartbeats: u64,
+    pub leader_at_end: bool,
+}
+
+impl Run {
+    /// The report of `r`, a run of the scenario `name` given as `arg`.
+    pub fn new(name: &str, arg: &str, r: &neli_sim::RunReport, trace: bool, timeline: Option<String>) -> Run {
+        let f = &r.figures;
+        Run {
+            schema: RUN_SCHEMA.into(),
+            build: crate::BUILD.into(),
+            scenario: name.into(),
+            arg: arg.into(),
+            seed: r.seed,
+            passed: r.passed(),
+            violations: r.violations.clone(),
+            figures: RunFigures {
+                overlap_count: f.overlap_count,
+                overlap_total_ms: f.overlap_total_ms,
+                overlap_max_ms: f.overlap_max_ms,
+                gap_total_ms: f.gap_total_ms,
+                gap_max_ms: f.gap_max_ms,
+                failovers_ms: f.failovers_ms.clone(),
+                first_leader_ms: f.first_leader_ms,
+                acquisitions: f.acquisitions,
+                writes: f.writes,
+                stale_writes: f.stale_writes,
+                zombie_heartbeats: f.zombie_heartbeats,
+                leader_at_end: f.leader_at_end,
+            },
+            reproduce: format!("{REPRO} run {arg} --seed {}", r.seed),
+            timeline,
+            trace: trace.then(|| r.trace.clone()),
+        }
+    }
+
+    pub fn json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("a run report serialises");
+        s.push('\n');
+        s
+    }
+
+    /// One testcase named after the scenario.
+    pub fn junit(&self, time_s: f64) -> String {
+        let f = &self.figures;
+        let case = Case {
+            name: self.scenario.clone(),
+            classname: format!("neli-lab.run.{}", self.scenario),
+            time_s,
+            failure: (!self.passed).then(|| CaseFailure {
+                message: format!(
+                    "seed {}: {}; reproduce: {}",
+                    self.seed,
+                    self.violations.first().map_or("", String::as_str),
+                    self.reproduce
+                ),
+                body: self.violations.iter().map(|v| format!("{v}\n")).collect(),
+            }),
+            skipped: None,
+            out: format!(
+                "seed {} overlap {}ms gap max {}ms failovers {:?} ms",
+                self.seed, f.overlap_total_ms, f.gap_max_ms, f.failovers_ms
+            ),
+        };
+        junit("neli-lab run", &self.build, time_s, &[case])
+    }
+}
+
+/// The `schema` field of a `tune --format json` report.
+pub const TUNE_SCHEMA: &str = "neli-lab/tune/1";
+
+/// One `tune` sweep (`--format json`), documented in `scenarios/README.md`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tune {
+    pub schema: String,
+    pub build: String,
+    pub scenario: String,
+    pub start: u64,
+    pub seeds: u64,
+    /// Every configuration, in sweep order (T, then S, then G).
+    pub configs: Vec<TuneConfig>,
+    /// Labels of the safe and valid configurations.
+    pub safe_region: Vec<String>,
+    /// Label of the recommended configuration.
+    pub recommended: Option<String>,
+    /// The CSV and SVG written to `--out`.
+    pub files: Vec<String>,
+}
+
+/// One configuration of a sweep (`crate::tune::Config`), times in ms.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TuneConfig {
+    pub label: String,
+    pub heartbeat_timeout_ms: i64,
+    pub session_timeout_ms: i64,
+    pub grace_ms: i64,
+    pub seeds: u64,
+    pub violating: u64,
+    pub overlap_max_ms: u64,
+    pub stale_writes: u64,
+    pub gap_p50_ms: u64,
+    pub gap_p99_ms: u64,
+    pub failover_p50_ms: Option<u64>,
+    pub failover_max_ms: Option<u64>,
+    /// No overlap and no stale write on any seed.
+    pub safe: bool,
+    /// Accepted by neli's config validation.
+    pub valid: bool,
+    pub recommended: bool,
+    /// For a valid but unsafe configuration: its first violating seed, the
+    /// violation and how to reproduce it (the configured scenario is
+    /// written to `--out`).
+    pub failing: Option<Failure>,
+}
+
+impl TuneConfig {
+    /// `c` as reported; `file` is where the configured scenario was written
+    /// when `c` is valid but unsafe.
+    pub fn of(c: &crate::tune::Config, recommended: bool, file: Option<&str>) -> TuneConfig {
+        let failing = match (file, &c.first_violation) {
+            (Some(file), Some((seed, v))) => Some(Failure {
+                seed: *seed,
+                violations: vec![v.clone()],
+                reproduce: format!("{REPRO} run {file} --seed {seed}"),
+                shrink: format!("{REPRO} shrink {file} --seed {seed}"),
+            }),
+            _ => None,
+        };
+        TuneConfig {
+            failing,
+            label: c.label(),
+            heartbeat_timeout_ms: c.t.0,
+            session_timeout_ms: c.s.0,
+            grace_ms: c.g.0,
+            seeds: c.seeds,
+            violating: c.violating,
+            overlap_max_ms: c.overlap_max_ms,
+            stale_writes: c.stale_writes,
+            gap_p50_ms: c.gap_p50_ms,
+            gap_p99_ms: c.gap_p99_ms,
+            failover_p50_ms: c.failover_p50_ms,
+            failover_max_ms: c.failover_max_ms,
+            safe: c.safe(),
+            valid: c.valid,
+            recommended,
+        }
+    }
+}
+
+impl Tune {
+    /// A configuration neli's validation accepts that overlapped or wrote
+    /// stale: a safety violation, the one thing that makes `tune` exit 1.
+    pub fn failed(&self) -> bool {
+        self.configs.iter().any(|c| c.valid && !c.safe)
+    }
+
+    pub fn json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("a tune report serialises");
+        s.push('\n');
+        s
+    }
+
+    /// One testcase per configuration: valid and unsafe fails, invalid is
+    /// skipped (simulated only to show why validation refuses it).
+    pub fn junit(&self, time_s: f64) -> String {
+        let cases: Vec<Case> = self
+            .configs
+            .iter()
+            .map(|c| Case {
+                name: c.label.clone(),
+                classname: format!("neli-lab.tune.{}", self.scenario),
+                time_s: 0.0,
+                failure: (c.valid && !c.safe).then(|| CaseFailure {
+                    message: format!(
+                        "{} accepted by validation but unsafe: overlap max {}ms, {} stale write(s), {} of {} seed(s) violating{}",
+                        c.label,
+                        c.overlap_max_ms,
+                        c.stale_writes,
+                        c.violating,
+                        c.seeds,
+                        c.failing.as_ref().map_or(String::new(), |f| format!(
+                            "; seed {}: {}; reproduce: {}",
+                            f.seed,
+                            f.violations.join("; "),
+                            f.reproduce
+                        ))
+                    ),
+                    body: String::new(),
+                }),
+                skipped: (!c.valid).then(|| format!("{}: rejected by neli's config validation", c.label)),
+                out: format!(
+                    "violating {} overlap max {}ms gap p50/p99 {}/{}ms failover p50/max {}/{}{}",
+                    c.violating,
+                    c.overlap_max_ms,
+                    c.gap_p50_ms,
+                    c.gap_p99_ms,
+                    c.failover_p50_ms.map_or("-".into(), |v| format!("{v}ms")),
+                    c.failover_max_ms.map_or("-".into(), |v| format!("{v}ms")),
+                    if c.recommended { " (recommended)" } else { "" }
+                ),
+            })
+            .collect();
+        junit(&format!("neli-lab tune {}", self.scenario), &self.build, time_s, &cases)
+    }
+}
+
+/// The `schema` field of a `check --format json` report.
+pub const CHECK_SCHEMA: &str = "neli-lab/check/1";
+
+/// One `check` (`--format json`), documented in `scenarios/README.md`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    pub schema: String,
+    pub build: String,
+    /// The bounds explored, as the text form's second line.
+    pub bounds: String,
+    pub states: u64,
+    pub unique: u64,
+    pub depth: u64,
+    pub wall_s: f64,
+    /// No `always` property was violated.
+    pub passed: bool,
+    pub properties: Vec<CheckProperty>,
+}
+
+/// One property's outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckProperty {
+    pub property: String,
+    /// `always` or `sometimes`.
+    pub kind: String,
+    /// `holds`, `violated` (always), `witnessed` or `never` (sometimes).
+    pub outcome: String,
+    /// The counterexample, step by step (violated only).
+    pub path: Option<String>,
+    /// The counterexample as a scenario file `run` replays.
+    pub scenario: Option<String>,
+    /// The counterexample as a model path file.
+    pub path_file: Option<String>,
+    /// What the simulator made of the scenario file.
+    pub replay: Option<CheckReplay>,
+}
+
+/// The simulator's replay of a counterexample scenario.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckReplay {
+    /// `reproduced`, `not reproduced by seeds 0..N`, `not tried` or `not loadable: WHY`.
+    pub result: String,
+    pub seed: Option<u64>,
+    pub violation: Option<String>,
+    pub reproduce: Option<String>,
+}
+
+impl Check {
+    pub fn json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("a check report serialises");
+        s.push('\n');
+        s
+    }
+
+    /// One testcase per property; a violated `always` property fails with
+    /// its scenario file, the simulator's replay and the reproduction.
+    pub fn junit(&self) -> String {
+        let cases: Vec<Case> = self
+            .properties
+            .iter()
+            .map(|p| Case {
+                name: p.property.clone(),
+                classname: format!("neli-lab.check.{}", p.kind),
+                time_s: 0.0,
+                failure: (p.outcome == "violated").then(|| CaseFailure {
+                    message: {
+                        let mut m = format!("VIOLATED: {}", p.property);
+                        if let Some(f) = &p.scenario {
+                            let _ = write!(m, "; counterexample {f}");
+                        }
+                        if let Some(r) = &p.replay {
+                            let _ = write!(m, "; simulator: {}", r.result);
+                            if let (Some(seed), Some(v)) = (r.seed, &r.violation) {
+                                let _ = write!(m, " with seed {seed}: {v}");
+                            }
+                            if let Some(c) = &r.reproduce {
+                                let _ = write!(m, "; reproduce: {c}");
+                            }
+                        }
+                        m
+                    },
+                    body: p.path.clone().unwrap_or_default(),
+                }),
+                skipped: None,
+                out: p.outcome.clone(),
+            })
+            .collect();
+        junit("neli-lab check", &format!("{}\n{}", self.build, self.bounds), self.wall_s, &cases)
+    }
+}
+
+/// One `<testcase>`.
+pub struct Case {
+    pub name: String,
+    pub classname: String,
+    pub time_s: f64,
+    pub failure: Option<CaseFailure>,
+    /// A `<skipped message=…>` reason (ignored when `failure` is set).
+    pub skipped: Option<String>,
+    /// Goes into the testcase's `<system-out>`.
+    pub out: String,
+}
+
+/// A testcase's `<failure message=…>body</failure>`.
+pub struct CaseFailure {
+    pub message: String,
+    pub body: String,
+}
+
+/// A JUnit XML document with one testsuite named `suite` (conforming to
+/// `scenarios/tests/it/junit.xsd`, the Jenkins/Ant structure).
+pub fn junit(suite: &str, suite_out: &str, time_s: f64, cases: &[Case]) -> String {
+    let failures = cases.iter().filter(|c| c.failure.is_some()).count();
+    let skipped = cases.iter().filter(|c| c.failure.is_none() && c.skipped.is_some()).count();
+    let mut o = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let head = format!(
+        "name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" time=\"{time_s:.3}\"",
+        escape(suite),
+        cases.len()
+    );
+    let _ = writeln!(o, "<testsuites {head}>");
+    let _ = writeln!(o, "  <testsuite {head} skipped=\"{skipped}\">");
+    for c in cases {
+        let _ = writeln!(
+            o,
+            "    <testcase name=\"{}\" classname=\"{}\" time=\"{:.3}\">",
+            escape(&c.name),
+            escape(&c.classname),
+            c.time_s
+        );
+        if let Some(f) = &c.failure {
+            let _ = writeln!(
+                o,
+                "      <failure message=\"{}\" type=\"violation\">{}</failure>",
+                escape(&f.message),
+                escape(&f.body)
+            );
+        } else if let Some(why) = &c.skipped {
+            let _ = writeln!(o, "      <skipped message=\"{}\"/>", escape(why));
+        }
+        let _ = writeln!(o, "      <system-out>{}</system-out>", escape(&c.out));
+        o.push_str("    </testcase>\n");
+    }
+    let _ = writeln!(o, "    <system-out>{}</system-out>", escape(suite_out));
+    o.push_str("  </testsuite>\n</testsuites>\n");
+    o
+}
+
+/// `text` escaped for XML 1.0 text and attribute values: the five special
+/// characters, line breaks and tabs as character references (so attribute
+/// values keep them), and characters XML 1.0 cannot carry as U+FFFD.
+pub fn escape(text: &str) -> String {
+    let mut o = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            '\n' => o.push_str("&#10;"),
+            '\r' => o.push_str("&#13;"),
+            '\t' => o.push_str("&#9;"),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => o.push('\u{FFFD}'),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_covers_markup_line_breaks_and_illegal_characters() {
+        assert_eq!(escape("a<b & \"c\" 'd'>"), "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;");
+        assert_eq!(escape("x\ny\tz\u{1}"), "x&#10;y&#9;z\u{FFFD}");
+    }
+}
