@@ -2,7 +2,9 @@
 //! (`$NELI_LAB_SCENARIOS`, default this crate's directory, i.e. the repo's
 //! `scenarios/`); anything with a `/` or ending in `.toml` is a path.
 //! Deliberately broken scenarios live in `broken/` below it, so that
-//! `explore --all` (the main job) checks only what must hold.
+//! `explore --all` (the main job) checks only what must hold. When that
+//! directory is gone (an installed binary whose source tree moved) or
+//! `NELI_LAB_SCENARIOS=embedded`, the copies embedded at build time are used.
 
 use std::path::{Path, PathBuf};
 
@@ -16,16 +18,46 @@ pub struct Entry {
     pub scenario: Scenario,
 }
 
+include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
+
+/// What `dir()` says when the embedded copies are in use.
+pub const EMBEDDED_DIR: &str = "<embedded>";
+
 pub fn dir() -> PathBuf {
-    std::env::var_os("NELI_LAB_SCENARIOS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+    match std::env::var_os("NELI_LAB_SCENARIOS") {
+        Some(d) if d == "embedded" => PathBuf::from(EMBEDDED_DIR),
+        Some(d) => PathBuf::from(d),
+        None => {
+            let built_from = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+            if built_from.is_dir() { built_from } else { PathBuf::from(EMBEDDED_DIR) }
+        }
+    }
+}
+
+fn embedded() -> bool {
+    dir() == Path::new(EMBEDDED_DIR)
+}
+
+/// The embedded scenario at `rel` (`leader-pause.toml`, `broken/x.toml`).
+fn embedded_text(rel: &str) -> Option<&'static str> {
+    EMBEDDED.iter().find(|(p, _)| *p == rel).map(|(_, t)| *t)
 }
 
 /// Resolves and loads `arg` (a name or a path).
 pub fn load(arg: &str) -> Result<Entry, ScenarioError> {
     let path = if arg.contains('/') || arg.ends_with(".toml") {
         PathBuf::from(arg)
+    } else if embedded() {
+        for rel in [format!("{arg}.toml"), format!("broken/{arg}.toml")] {
+            if let Some(text) = embedded_text(&rel) {
+                let path = Path::new(EMBEDDED_DIR).join(&rel);
+                let scenario = Scenario::parse(text, &path.display().to_string())?;
+                return Ok(Entry { arg: arg.to_owned(), path, scenario });
+            }
+        }
+        return Err(ScenarioError(format!(
+            "{arg}: no scenario of that name among the embedded ones (try `neli-lab list`, or give a path)"
+        )));
     } else {
         let top = dir().join(format!("{arg}.toml"));
         let broken = dir().join("broken").join(format!("{arg}.toml"));
@@ -58,11 +90,28 @@ fn toml_files(d: &Path) -> Vec<PathBuf> {
 
 /// The shipped scenarios that must hold (the top of the directory), by name.
 pub fn names() -> Vec<String> {
+    if embedded() {
+        return EMBEDDED
+            .iter()
+            .filter(|(p, _)| !p.contains('/'))
+            .map(|(p, _)| p.trim_end_matches(".toml").to_owned())
+            .collect();
+    }
     toml_files(&dir()).iter().filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned())).collect()
 }
 
 /// Every scenario file: `(broken, path, parsed or error)`.
 pub fn all() -> Vec<(bool, PathBuf, Result<Scenario, ScenarioError>)> {
+    if embedded() {
+        return EMBEDDED
+            .iter()
+            .map(|(rel, text)| {
+                let path = Path::new(EMBEDDED_DIR).join(rel);
+                let parsed = Scenario::parse(text, &path.display().to_string());
+                (rel.starts_with("broken/"), path, parsed)
+            })
+            .collect();
+    }
     let mut out = Vec::new();
     for (broken, d) in [(false, dir()), (true, dir().join("broken"))] {
         for p in toml_files(&d) {

@@ -225,3 +225,31 @@ fn check_passes_recommended_and_writes_counterexamples() {
     cfg.faults.pauses = 1;
     neli_models::replay_path(&cfg.into_model(), &path).expect("the written path replays on the core");
 }
+
+// An installed neli-lab (`cargo install --path scenarios`) finds the shipped
+// scenarios without the source tree: they are embedded at build time and used
+// when the directory it was built from is gone, or on request. Same list,
+// same runs as from the files.
+#[test]
+fn embedded_scenarios_match_the_files() {
+    let embedded = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_neli-lab"))
+            .args(args)
+            .env("NELI_LAB_SCENARIOS", "embedded")
+            .output()
+            .expect("neli-lab runs")
+    };
+    let files = lab(&["list"]);
+    let inside = embedded(&["list"]);
+    assert!(inside.status.success(), "{}", stderr(&inside));
+    assert_eq!(stdout(&inside), stdout(&files), "the embedded list is the shipped list");
+    let a = lab(&["run", "leader-pause", "--seed", "3"]);
+    let b = embedded(&["run", "leader-pause", "--seed", "3"]);
+    assert_eq!(a.status.code(), b.status.code());
+    assert_eq!(stdout(&a), stdout(&b), "the embedded scenario runs the same");
+    let broken = embedded(&["run", "lease-longer-than-session", "--seed", "1"]);
+    assert_eq!(broken.status.code(), Some(1), "broken/ is embedded too: {}", stdout(&broken));
+    let missing = embedded(&["run", "no-such-scenario"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("among the embedded ones"), "{}", stderr(&missing));
+}
