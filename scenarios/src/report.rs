@@ -372,22 +372,8 @@ pub struct Run {
     pub trace: Option<Vec<String>>,
 }
 
-/// The figures of one run (`neli_sim::Figures`), in ms.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunFigures {
-    pub overlap_count: u64,
-    pub overlap_total_ms: u64,
-    pub overlap_max_ms: u64,
-    pub gap_total_ms: u64,
-    pub gap_max_ms: u64,
-    pub failovers_ms: Vec<u64>,
-    pub first_leader_ms: Option<u64>,
-    pub acquisitions: u64,
-    pub writes: u64,
-    pub stale_writes: u64,
-    pub zombie_heartbeats: u64,
-    pub leader_at_end: bool,
-}
+/// The figures of one run, in ms: the simulator's own type.
+pub type RunFigures = neli_sim::Figures;
 
 impl Run {
     /// The report of `r`, a run of the scenario `name` given as `arg`.
@@ -401,20 +387,7 @@ impl Run {
             seed: r.seed,
             passed: r.passed(),
             violations: r.violations.clone(),
-            figures: RunFigures {
-                overlap_count: f.overlap_count,
-                overlap_total_ms: f.overlap_total_ms,
-                overlap_max_ms: f.overlap_max_ms,
-                gap_total_ms: f.gap_total_ms,
-                gap_max_ms: f.gap_max_ms,
-                failovers_ms: f.failovers_ms.clone(),
-                first_leader_ms: f.first_leader_ms,
-                acquisitions: f.acquisitions,
-                writes: f.writes,
-                stale_writes: f.stale_writes,
-                zombie_heartbeats: f.zombie_heartbeats,
-                leader_at_end: f.leader_at_end,
-            },
+            figures: f.clone(),
             reproduce: format!("{REPRO} run {arg} --seed {}", r.seed),
             timeline,
             trace: trace.then(|| r.trace.clone()),

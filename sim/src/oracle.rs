@@ -14,8 +14,9 @@ use crate::clock::ClockModel;
 use crate::record::Log;
 use crate::scenario::Scenario;
 
-/// The figures a run reports (milliseconds).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The figures a run reports (milliseconds); `neli-lab`'s JSON reports
+/// carry them as they are.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Figures {
     pub overlap_count: u64,
     pub overlap_total_ms: u64,
