@@ -452,14 +452,7 @@ fn cmd_explore(
         merged_shards: 0,
         scenarios,
     };
-    print!(
-        "{}",
-        match format {
-            Format::Text => r.text(),
-            Format::Json => r.json(),
-            Format::Junit => r.junit(),
-        }
-    );
+    print!("{}", r.render(format));
     if let Some(dir) = &artifacts {
         let mut written = 0;
         for (e, sr) in entries.iter().zip(&r.scenarios) {
@@ -492,14 +485,7 @@ fn cmd_merge(files: &[PathBuf], format: Format) -> ExitCode {
         Ok(r) => r,
         Err(err) => return fail(err),
     };
-    print!(
-        "{}",
-        match format {
-            Format::Text => r.text(),
-            Format::Json => r.json(),
-            Format::Junit => r.junit(),
-        }
-    );
+    print!("{}", r.render(format));
     if r.failed() { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }
 

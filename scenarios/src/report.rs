@@ -215,6 +215,15 @@ impl Explore {
     }
 
     /// The whole text output, as `explore` has always printed it.
+    /// The report in `format` (explore and merge print the same way).
+    pub fn render(&self, format: Format) -> String {
+        match format {
+            Format::Text => self.text(),
+            Format::Json => self.json(),
+            Format::Junit => self.junit(),
+        }
+    }
+
     pub fn text(&self) -> String {
         format!("build     {}\n{}\n{}", self.build, self.explored_line(), self.text_body())
     }
