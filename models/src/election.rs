@@ -568,7 +568,7 @@ impl Model for ElectionModel {
                 let payload = match recs[(offset - base) as usize] {
                     Some((role, term, sent_at, writer)) => {
                         let sent_at = Time::from_millis(sent_at);
-                        Heartbeat { role, term, seq: 0, sent_at, name: name(writer) }.encode()
+                        Heartbeat { role, term, seq: 0, sent_at, lease: None, name: name(writer) }.encode()
                     }
                     None => b"not a heartbeat".to_vec(),
                 };

@@ -7,4 +7,4 @@ pub mod election;
 pub use election::{ElectionAction, ElectionModel, ElectionModelCfg, ElectionState, Faults};
 pub mod trace;
 
-pub use trace::{counterexample_to_scenario, cut_at_violation, format_path, leadership, replay_path};
+pub use trace::{Replay, counterexample_to_scenario, cut_at_violation, format_path, leadership, replay_path};

@@ -1,9 +1,11 @@
 //! Counterexamples for humans and for the simulator: one line per step
-//! (tick, member, action, resulting leadership), and the same path written as
-//! a scenario file (`scenarios/FORMAT.md`) with a fault timeline.
+//! (tick, member, action, resulting leadership), and the same path as a
+//! `neli_sim::Scenario` with a fault timeline.
 
 use std::fmt::Write;
 
+use neli_sim::Scenario;
+use neli_sim::scenario::{Cluster, Dur, Election, Expect, Fault, ModeName, Target, Variant};
 use stateright::Model;
 use stateright::Path;
 
@@ -113,90 +115,94 @@ pub fn sim_members(model: &ElectionModel, path: &Path<ElectionState, ElectionAct
     sim
 }
 
-/// The path as a scenario file for `neli-sim` to replay (`scenarios/FORMAT.md`).
+/// A counterexample as a scenario for `neli-sim` to replay, with notes on
+/// what the scenario format cannot express (written as comments).
+#[derive(Debug, Clone)]
+pub struct Replay {
+    pub scenario: Scenario,
+    pub notes: Vec<String>,
+}
+
+/// The path as a scenario (`scenarios/FORMAT.md`) for `neli-sim` to replay.
 ///
 /// Faults are aimed as the model meant them: model members are renamed to
 /// the simulator's first assignment ([`sim_members`]), and a fault on the
-/// member that leads role 0 at that instant targets `"leader"` (resolved by
+/// member that leads role 0 at that instant targets `leader` (resolved by
 /// the simulator at the fault's instant, so a later election that went to
 /// another member there still hits the leader). A pause still open when the
 /// path ends resumes one tick later, so the paused member runs again and
 /// acts on what it believes, as the model's next step would have; crashes
 /// and isolations still open last to the end of the run. Faults the format
-/// cannot express (a single lost or reordered message) are kept as comments.
+/// cannot express (a single lost or reordered message) become notes.
 pub fn counterexample_to_scenario(
     model: &ElectionModel,
     name: &str,
     path: &Path<ElectionState, ElectionAction>,
-) -> String {
+) -> Replay {
     use ElectionAction::*;
     let c = &model.cfg;
-    let ms = |ticks: u64| format!("\"{}ms\"", ticks * c.tick_ms);
-    let mut out = String::new();
-    let _ = writeln!(out, "name = \"{name}\"");
-    let _ = writeln!(out, "description = \"found by neli-models (BFS shortest counterexample)\"");
+    let ticks = |t: u64| Dur((t * c.tick_ms) as i64);
     let steps = path.clone().into_vec();
     let end = u64::from(steps.last().map_or(0, |s| s.0.now));
-    let _ = writeln!(out, "duration = {}\n", ms(end + u64::from(c.session_timeout) * 2));
-    let _ =
-        writeln!(out, "[cluster]\nbrokers = 1\ncoordinator = \"b0\"\npartition_leader = \"b0\"\nprofile = \"kafka\"\n");
-    let mode = if c.roles == 1 && c.partitions == 1 { "exclusive" } else { "multi-role" };
+    let run_end = end + u64::from(c.session_timeout) * 2;
+    let exclusive_one_role = c.roles == 1 && c.partitions == 1;
     let variant = match (c.variant.lease_from_receipt, c.variant.any_record_counts) {
-        (false, false) => "recommended",
-        (true, _) => "lease-from-receipt",
-        (false, true) => "any-record-counts",
+        (false, false) => Variant::Recommended,
+        (true, _) => Variant::LeaseFromReceipt,
+        (false, true) => Variant::AnyRecordCounts,
     };
-    let _ = writeln!(out, "[election]\nmembers = {}\nmode = \"{mode}\"", c.members);
-    if mode == "multi-role" {
-        let _ = writeln!(out, "roles = {}\npartitions = {}\nexclusive = {}", c.roles, c.partitions, c.exclusive);
-    }
-    let _ = writeln!(
-        out,
-        "heartbeat_timeout = {}\nsession_timeout = {}\ngrace = {}\nheartbeat_interval = {}\npoll_interval = {}\nmembership_proof = {}\nvariant = \"{variant}\"",
-        ms(c.heartbeat_timeout.into()),
-        ms(c.session_timeout.into()),
-        ms(c.grace.into()),
-        ms(c.heartbeat_interval.into()),
-        ms(1),
-        c.membership_proof
-    );
-    // The application works between pulses and asks `is_leader()` again, so
-    // a member resumed from a pause acts on what its core answers then, as
-    // the model judges it (`scenarios/FORMAT.md`, `app_work`).
-    let _ = writeln!(out, "app_work = \"{}ms\"", (c.tick_ms / 2).max(1));
+    let election = Election {
+        members: u32::from(c.members),
+        mode: if exclusive_one_role { ModeName::Exclusive } else { ModeName::MultiRole },
+        roles: c.roles,
+        partitions: c.partitions,
+        exclusive: c.exclusive || exclusive_one_role,
+        heartbeat_timeout: ticks(c.heartbeat_timeout.into()),
+        session_timeout: ticks(c.session_timeout.into()),
+        grace: ticks(c.grace.into()),
+        heartbeat_interval: Some(ticks(c.heartbeat_interval.into())),
+        poll_interval: ticks(1),
+        membership_proof: c.membership_proof,
+        variant,
+        max_poll_interval: None,
+        // The application works between pulses and asks `is_leader()`
+        // again, so a member resumed from a pause acts on what its core
+        // answers then, as the model judges it (FORMAT.md, `app_work`).
+        app_work: Some(Dur((c.tick_ms / 2).max(1) as i64)),
+    };
+    let mut scenario = Scenario {
+        name: name.to_owned(),
+        description: "found by neli-models (BFS shortest counterexample)".into(),
+        duration: ticks(run_end),
+        seed: None,
+        cluster: Cluster::default(),
+        election,
+        faults: Vec::new(),
+        random: None,
+        expect: Expect { max_overlap: Some(Dur(0)), ..Expect::default() },
+    };
+    let mut notes = Vec::new();
     let sim = sim_members(model, path);
     let moved: Vec<String> =
         sim.iter().enumerate().filter(|(m, s)| *m != **s as usize).map(|(m, s)| format!("m{m} as m{s}")).collect();
     if !moved.is_empty() {
-        let _ = writeln!(out, "\n# model members renamed to the simulator's first assignment: {}", moved.join(", "));
+        notes.push(format!("model members renamed to the simulator's first assignment: {}", moved.join(", ")));
     }
     // Who a fault on model member `m` in state `s` targets.
     let target = |s: &ElectionState, m: u8| {
         let leads = s.leaders(0);
-        if leads.len() == 1 && leads[0].0.0 == m { "leader".to_owned() } else { format!("m{}", sim[m as usize]) }
+        if leads.len() == 1 && leads[0].0.0 == m { Target::Leader } else { Target::Member(u32::from(sim[m as usize])) }
     };
-    // A pause, crash or isolation from `since` for `duration` ticks.
-    let open_fault = |faults: &mut String, action: &ElectionAction, who: &str, since: u64, duration: u64| {
-        let kind = match action {
-            Pause(_) => "pause",
-            Crash(_) => "crash",
-            _ => "isolate-coordinator",
-        };
-        let _ = writeln!(
-            faults,
-            "\n[[faults]]\nat = {}\nkind = \"{kind}\"\ntarget = \"{who}\"\nduration = {}",
-            ms(since),
-            ms(duration)
-        );
+    // A pause, crash or isolation from `since` for `length` ticks.
+    let lasting = |action: &ElectionAction, target: Target, length: u64| match action {
+        Pause(_) => Fault::Pause { target, duration: ticks(length) },
+        Crash(_) => Fault::Crash { target, duration: Some(ticks(length)) },
+        _ => Fault::IsolateCoordinator { target, duration: ticks(length) },
     };
     // Open faults (pause, crash, isolation) end at the matching healing step.
-    let mut open: Vec<(ElectionAction, u64, String)> = Vec::new();
-    let mut faults = String::new();
+    let mut open: Vec<(ElectionAction, u64, Target)> = Vec::new();
     for w in steps.windows(2) {
         let (action, t) = (w[0].1.expect("non-final step"), u64::from(w[0].0.now));
-        let mut emit = |kind: &str, fields: String| {
-            let _ = writeln!(faults, "\n[[faults]]\nat = {}\nkind = \"{kind}\"\n{fields}", ms(t));
-        };
         match action {
             Pause(m) | Crash(m) | Isolate(m) => open.push((action, t, target(&w[0].0, m))),
             Resume(m) | Restart(m) | Heal(m) => {
@@ -206,42 +212,35 @@ pub fn counterexample_to_scenario(
                 };
                 if let Some(i) = open.iter().position(|(a, _, _)| opener(a)) {
                     let (a, since, who) = open.remove(i);
-                    open_fault(&mut faults, &a, &who, since, t - since);
+                    scenario.push_fault(ticks(since), lasting(&a, who, t - since));
                 }
             }
-            ClockFast(m) => emit("clock-step", format!("target = \"{}\"\nby = {}", target(&w[0].0, m), ms(1))),
-            Tick { slow: Some(m) } => {
-                emit("clock-step", format!("target = \"{}\"\nby = \"-{}ms\"", target(&w[0].0, m), c.tick_ms))
+            ClockFast(m) => {
+                scenario.push_fault(ticks(t), Fault::ClockStep { target: target(&w[0].0, m), by: ticks(1) })
             }
-            Foreign => emit("foreign-writer", "partition = 0\ncount = 1\ngarbage = true".into()),
-            Lose(m, k) => {
-                let _ = writeln!(
-                    faults,
-                    "\n# at {}: message {k} in flight from m{} lost (not expressible in v1)",
-                    ms(t),
-                    sim[m as usize]
-                );
-            }
-            Send(m, k) if k > 0 => {
-                let _ = writeln!(
-                    faults,
-                    "\n# at {}: message {k} from m{} delivered out of order (not expressible in v1)",
-                    ms(t),
-                    sim[m as usize]
-                );
-            }
+            Tick { slow: Some(m) } => scenario
+                .push_fault(ticks(t), Fault::ClockStep { target: target(&w[0].0, m), by: Dur(-(c.tick_ms as i64)) }),
+            Foreign => scenario.push_fault(ticks(t), Fault::ForeignWriter { partition: 0, count: 1, garbage: true }),
+            Lose(m, k) => notes.push(format!(
+                "at {}: message {k} in flight from m{} lost (not expressible in v1)",
+                ticks(t),
+                sim[m as usize]
+            )),
+            Send(m, k) if k > 0 => notes.push(format!(
+                "at {}: message {k} from m{} delivered out of order (not expressible in v1)",
+                ticks(t),
+                sim[m as usize]
+            )),
             _ => {}
         }
     }
     // A pause still open resumes one tick after the path ends (the member
     // runs again); other open faults last until the end of the run.
     for (a, since, who) in open {
-        let until = if matches!(a, Pause(_)) { end + 1 } else { end + u64::from(c.session_timeout) * 2 };
-        open_fault(&mut faults, &a, &who, since, until - since);
+        let until = if matches!(a, Pause(_)) { end + 1 } else { run_end };
+        scenario.push_fault(ticks(since), lasting(&a, who, until - since));
     }
-    out.push_str(&faults);
-    let _ = writeln!(out, "\n[expect]\nmax_overlap = \"0s\"");
-    out
+    Replay { scenario, notes }
 }
 
 /// Replays a path written by [`format_path`] on `model`, step by step: each

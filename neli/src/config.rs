@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
-use crate::core::{CoreConfig, UnsafeVariant};
+use crate::core::CoreConfig;
+#[cfg(feature = "unsafe-variants")]
+use crate::core::UnsafeVariant;
 
 /// Client properties the election depends on; users may not set them.
 pub const FORCED_KEYS: &[&str] = &[
@@ -191,6 +193,49 @@ pub enum ConfigError {
     RebalanceTimeoutTooShort { max_poll: Duration, t: Duration, s: Duration },
 }
 
+impl ConfigError {
+    /// The setting at fault, as the builder names it (`group`,
+    /// `heartbeat_timeout`, `session.timeout.ms`, a forced client key), so a
+    /// front end can name its own flag for it.
+    pub fn field(&self) -> &str {
+        match self {
+            ConfigError::ForcedKey(key) => key,
+            ConfigError::InvalidName { field, .. }
+            | ConfigError::Zero { field, .. }
+            | ConfigError::NotANumber { field, .. }
+            | ConfigError::ZeroCount { field, .. } => field,
+            ConfigError::ExclusiveLeaseTooLong { .. } | ConfigError::NonExclusiveLeaseTooShort { .. } => {
+                "heartbeat_timeout"
+            }
+            ConfigError::IntervalTooLong { .. } => "heartbeat_interval",
+            ConfigError::RebalanceTimeoutTooShort { .. } => "max.poll.interval.ms",
+        }
+    }
+}
+
+/// Parses a duration as the CLIs and scenario files write it: a whole
+/// number with a unit, `ms`, `s` or `m` (`250ms`, `3s`, `1m`). A bare number
+/// is refused (is `5` seconds or milliseconds?), as is anything that does
+/// not fit in milliseconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    if num.is_empty() {
+        return Err(format!("'{t}' is not a duration: expected a whole number with a unit, e.g. 250ms, 3s, 1m"));
+    }
+    let scale: u64 = match unit {
+        "ms" => 1,
+        "s" => 1000,
+        "m" => 60_000,
+        "" => return Err(format!("'{t}' has no unit: write e.g. {num}ms or {num}s")),
+        other => return Err(format!("'{t}': unknown unit '{other}' (use ms, s or m)")),
+    };
+    let n: u64 = num.parse().map_err(|_| format!("'{t}' is too large a duration"))?;
+    let ms = n.checked_mul(scale).ok_or_else(|| format!("'{t}' is too large a duration"))?;
+    Ok(Duration::from_millis(ms))
+}
+
 /// A validated configuration with every default resolved.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ResolvedConfig {
@@ -247,6 +292,7 @@ impl ResolvedConfig {
             grace: self.grace,
             membership_proof: self.membership_proof,
             resign_hold_off: self.session_timeout,
+            #[cfg(feature = "unsafe-variants")]
             unsafe_variant: UnsafeVariant::default(),
         }
     }
@@ -268,9 +314,9 @@ impl Config {
             Some(g) => g.clone(),
             None => default_group_id(),
         };
-        check_kafka_name("leader_group_id", &group_id)?;
+        check_kafka_name("group", &group_id)?;
         let topic = self.leader_topic.clone().unwrap_or_else(|| format!("{group_id}.neli"));
-        check_kafka_name("leader_topic", &topic)?;
+        check_kafka_name("topic", &topic)?;
         let name = self.name.clone().unwrap_or_else(default_name);
         check_member_name(&name)?;
 
@@ -506,10 +552,10 @@ mod tests {
         let err = base().group("bad group").build().unwrap_err();
         assert_eq!(
             err.to_string(),
-            "leader_group_id 'bad group' is invalid: may contain only ASCII letters, digits, '.', '_' and '-'"
+            "group 'bad group' is invalid: may contain only ASCII letters, digits, '.', '_' and '-'"
         );
         let err = base().topic("..").build().unwrap_err();
-        assert_eq!(err.to_string(), "leader_topic '..' is invalid: must not be '.' or '..'");
+        assert_eq!(err.to_string(), "topic '..' is invalid: must not be '.' or '..'");
         let err = base().name("a\nb").build().unwrap_err();
         assert!(err.to_string().starts_with("name 'a\nb' is invalid"), "{err}");
     }

@@ -25,7 +25,9 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
 use crate::broker::{Broker, BrokerError, BrokerEvent, Membership};
 use crate::clock::Clock;
 use crate::config::{Config, ConfigError, ResolvedConfig};
-use crate::core::{CoreConfig, Event, Member, Output, Time, Token, UnsafeVariant};
+#[cfg(feature = "unsafe-variants")]
+use crate::core::{CoreConfig, UnsafeVariant};
+use crate::core::{Event, Member, Output, Time, Token};
 
 /// Lifecycle of an election handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -36,12 +38,31 @@ pub enum State {
 }
 
 /// How a finished election ended (not an error).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Outcome {
     /// `close()` was called.
+    #[error("the election is closed")]
     Closed,
     /// The election topic was deleted (`neli end`): every member stops.
+    #[error("the election was ended (its topic was deleted)")]
     ElectionEnded,
+}
+
+/// What one [`Neli::pulse`] found.
+#[must_use = "a finished election must stop the loop that pulses it"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pulse {
+    /// The election runs; whether this member leads role 0 now.
+    Running { leader: bool },
+    /// The election is over; every later pulse says so again.
+    Finished(Outcome),
+}
+
+impl Pulse {
+    /// Whether this member leads role 0 (false once finished).
+    pub fn is_leader(self) -> bool {
+        matches!(self, Pulse::Running { leader: true })
+    }
 }
 
 /// Errors surfaced by the driver.
@@ -52,10 +73,10 @@ pub enum Error {
     /// A fatal broker error; sticky: every later call returns it again.
     #[error(transparent)]
     Broker(#[from] BrokerError),
-    #[error("the election is closed")]
-    Closed,
-    #[error("the election was ended (its topic was deleted)")]
-    ElectionEnded,
+    /// An operation on an election that has finished (`pulse` reports that
+    /// as [`Pulse::Finished`] instead).
+    #[error("{0}")]
+    Finished(Outcome),
     #[error("close did not finish within {0:?}; resources were abandoned")]
     CloseTimedOut(Duration),
 }
@@ -81,6 +102,20 @@ pub struct Status {
     pub log_epoch: u64,
 }
 
+impl Status {
+    /// Whether this status shows a live lease of `role` at `now` on the
+    /// member's clock. Every handle (`Neli`, `Control`, `Background`)
+    /// answers `is_leader` with this, from the status the driver published.
+    pub fn is_leader_of(&self, role: u32, now: Time) -> bool {
+        self.leading.get(&role).is_some_and(|l| now < l.until)
+    }
+
+    /// The fencing token of `role` while its lease is live at `now`.
+    pub fn token_of(&self, role: u32, now: Time) -> Option<Token> {
+        self.leading.get(&role).filter(|l| now < l.until).map(|l| l.token)
+    }
+}
+
 type HandlerFn = Box<dyn FnMut(Event, Control) -> BoxFuture<'static, ()> + Send>;
 type Now = Arc<dyn Fn() -> Time + Send + Sync>;
 
@@ -88,8 +123,21 @@ struct Shared {
     status: watch::Sender<Status>,
     requests: Mutex<Requests>,
     subscribers: Mutex<Vec<mpsc::UnboundedSender<Event>>>,
-    fatal: Mutex<Option<Error>>,
+    /// How the election ended, once it has: an outcome or the fatal error.
+    /// Set once (the first end sticks) and read by every handle.
+    end: Mutex<Option<Result<Outcome, Error>>>,
     now: Now,
+}
+
+impl Shared {
+    fn end(&self) -> Option<Result<Outcome, Error>> {
+        self.end.lock().expect("end lock").clone()
+    }
+
+    /// Records how the election ended, unless it already had.
+    fn finish(&self, end: Result<Outcome, Error>) {
+        self.end.lock().expect("end lock").get_or_insert(end);
+    }
 }
 
 #[derive(Default)]
@@ -122,13 +170,12 @@ impl Control {
     }
 
     pub fn is_leader_of(&self, role: u32) -> bool {
-        let now = (self.shared.now)();
-        self.shared.status.borrow().leading.get(&role).is_some_and(|l| now < l.until)
+        self.shared.status.borrow().is_leader_of(role, (self.shared.now)())
     }
 
     /// The fencing token of role 0 while leading.
     pub fn token(&self) -> Option<Token> {
-        self.is_leader().then(|| self.shared.status.borrow().leading.get(&0).map(|l| l.token)).flatten()
+        self.shared.status.borrow().token_of(0, (self.shared.now)())
     }
 
     pub fn state(&self) -> State {
@@ -146,9 +193,14 @@ impl Control {
         UnboundedReceiverStream::new(rx)
     }
 
-    /// The first fatal error, if one happened.
+    /// The fatal error that ended the election, if one did.
     pub fn error(&self) -> Option<Error> {
-        self.shared.fatal.lock().expect("fatal lock").clone()
+        self.shared.end().and_then(Result::err)
+    }
+
+    /// How the election ended, once it has.
+    pub fn end(&self) -> Option<Result<Outcome, Error>> {
+        self.shared.end()
     }
 }
 
@@ -160,8 +212,6 @@ pub struct Neli<B: Broker, C: Clock> {
     clock: C,
     shared: Arc<Shared>,
     handler: Option<mpsc::UnboundedSender<(Event, Option<oneshot::Sender<()>>)>>,
-    fatal: Option<Error>,
-    ended: bool,
     state: State,
     rejoin_at: Option<Time>,
     log_epoch: u64,
@@ -185,28 +235,17 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             status: watch::Sender::new(Status { state: State::Live, leading: BTreeMap::new(), log_epoch: 0 }),
             requests: Mutex::new(Requests::default()),
             subscribers: Mutex::new(Vec::new()),
-            fatal: Mutex::new(None),
+            end: Mutex::new(None),
             now,
         });
-        Ok(Neli {
-            cfg,
-            core,
-            broker,
-            clock,
-            shared,
-            handler: None,
-            fatal: None,
-            ended: false,
-            state: State::Live,
-            rejoin_at: None,
-            log_epoch: 0,
-        })
+        Ok(Neli { cfg, core, broker, clock, shared, handler: None, state: State::Live, rejoin_at: None, log_epoch: 0 })
     }
 
     /// Replaces the core with one running the deliberately broken
     /// `variant`, for harnesses that show their oracles catch it (the
-    /// simulator, the model checker). Call before the first `pulse`. Never
-    /// use in production.
+    /// simulator, the model checker). Call before the first `pulse`. Only
+    /// with the `unsafe-variants` feature, which applications never enable.
+    #[cfg(feature = "unsafe-variants")]
     #[doc(hidden)]
     pub fn with_unsafe_variant(mut self, variant: UnsafeVariant) -> Self {
         let cfg = CoreConfig { unsafe_variant: variant, ..self.core.config().clone() };
@@ -250,12 +289,16 @@ impl<B: Broker, C: Clock> Neli<B, C> {
     }
 
     /// Polls the broker for up to `timeout`, advances the election and
-    /// returns whether this member leads role 0.
-    pub async fn pulse(&mut self, timeout: Duration) -> Result<bool, Error> {
-        self.usable()?;
+    /// returns whether this member leads role 0, or that the election has
+    /// finished (closed, or ended with `neli end`). A fatal broker error is
+    /// returned by this and every later pulse.
+    pub async fn pulse(&mut self, timeout: Duration) -> Result<Pulse, Error> {
+        if let Some(end) = self.shared.end() {
+            return end.map(Pulse::Finished);
+        }
         self.take_requests().await?;
-        if self.state != State::Live {
-            return Err(Error::Closed);
+        if let Some(end) = self.shared.end() {
+            return end.map(Pulse::Finished);
         }
         if self.rejoin_at.is_some_and(|at| at <= self.clock.now()) {
             self.rejoin_at = None;
@@ -272,28 +315,31 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             Ok(events) => {
                 for event in events {
                     self.apply(event).await?;
+                    if let Some(end) = self.shared.end() {
+                        return end.map(Pulse::Finished);
+                    }
                 }
             }
             Err(e) => self.broker_error(e)?,
         }
         self.core.handle_timeout(self.clock.now());
         self.drain().await?;
-        Ok(self.is_leader())
+        Ok(Pulse::Running { leader: self.is_leader() })
     }
 
     /// Whether this member leads role 0 now. False once the lease expires,
     /// even if nothing has been polled since.
     pub fn is_leader(&self) -> bool {
-        self.core.is_leader(0, self.clock.now())
+        self.is_leader_of(0)
     }
 
     pub fn is_leader_of(&self, role: u32) -> bool {
-        self.core.is_leader(role, self.clock.now())
+        self.shared.status.borrow().is_leader_of(role, self.clock.now())
     }
 
     /// The fencing token of role 0 while leading.
     pub fn token(&self) -> Option<Token> {
-        self.is_leader().then(|| self.core.token(0)).flatten()
+        self.shared.status.borrow().token_of(0, self.clock.now())
     }
 
     pub fn state(&self) -> State {
@@ -334,6 +380,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             }
         };
         self.state = State::Closed;
+        self.shared.finish(Ok(Outcome::Closed));
         self.publish();
         match result {
             Err(Error::Broker(e)) if !e.is_fatal() => Ok(()),
@@ -355,9 +402,8 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             let poll = self.cfg.min_poll_interval;
             let result = loop {
                 match self.pulse(poll).await {
-                    Ok(_) => {}
-                    Err(Error::Closed) => break Ok(Outcome::Closed),
-                    Err(Error::ElectionEnded) => break Ok(Outcome::ElectionEnded),
+                    Ok(Pulse::Running { .. }) => {}
+                    Ok(Pulse::Finished(outcome)) => break Ok(outcome),
                     Err(e) => break Err(e),
                 }
             };
@@ -372,17 +418,13 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         Background { task, control, close_timeout, sleep: limit }
     }
 
+    /// `Err` once the election has finished: the fatal error, or why it ended.
     fn usable(&self) -> Result<(), Error> {
-        if let Some(e) = &self.fatal {
-            return Err(e.clone());
+        match self.shared.end() {
+            None => Ok(()),
+            Some(Ok(outcome)) => Err(Error::Finished(outcome)),
+            Some(Err(e)) => Err(e),
         }
-        if self.ended {
-            return Err(Error::ElectionEnded);
-        }
-        if self.state == State::Closed {
-            return Err(Error::Closed);
-        }
-        Ok(())
     }
 
     async fn take_requests(&mut self) -> Result<(), Error> {
@@ -425,16 +467,26 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             }
             BrokerEvent::ElectionEnded => {
                 tracing::info!(topic = %self.cfg.topic, "election ended");
+                // Recorded first, so that the close below does not read as
+                // the reason the election finished.
+                self.shared.finish(Ok(Outcome::ElectionEnded));
                 self.close().await?;
-                self.ended = true;
-                return Err(Error::ElectionEnded);
+                return Ok(());
             }
         }
         self.drain().await
     }
 
-    /// Carries out the core's outputs until there are none.
+    /// Carries out the core's outputs until there are none, and publishes
+    /// the status, also when a broker error cut it short (every handle
+    /// answers `is_leader` from that status, so it never lags the core).
     async fn drain(&mut self) -> Result<(), Error> {
+        let result = self.carry_out().await;
+        self.publish();
+        result
+    }
+
+    async fn carry_out(&mut self) -> Result<(), Error> {
         while let Some(output) = self.core.poll_output() {
             match output {
                 Output::Produce { partition, payload } => {
@@ -461,7 +513,6 @@ impl<B: Broker, C: Clock> Neli<B, C> {
                 Output::Event(event) => self.deliver(event).await,
             }
         }
-        self.publish();
         Ok(())
     }
 
@@ -484,8 +535,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         if e.is_fatal() {
             tracing::error!(error = %e, "fatal broker error");
             let err = Error::Broker(e);
-            self.fatal = Some(err.clone());
-            self.shared.fatal.lock().expect("fatal lock").get_or_insert_with(|| err.clone());
+            self.shared.finish(Err(err.clone()));
             Err(err)
         } else {
             tracing::warn!(error = %e, "retriable broker error");
@@ -565,7 +615,7 @@ fn flatten(joined: Result<Result<Outcome, Error>, tokio::task::JoinError>) -> Re
     match joined {
         Ok(r) => r,
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(_) => Err(Error::Closed),
+        Err(_) => Err(Error::Finished(Outcome::Closed)),
     }
 }
 

@@ -28,9 +28,9 @@
 //!         Event::Fenced { .. } => println!("stop now"),
 //!     }
 //! });
-//! neli.pulse(Duration::from_millis(10)).await?; // joins, writes a heartbeat
-//! let leader = neli.pulse(Duration::from_millis(10)).await?; // reads it back
-//! assert!(leader && neli.token().is_some());
+//! let _ = neli.pulse(Duration::from_millis(10)).await?; // joins, writes a heartbeat
+//! let pulse = neli.pulse(Duration::from_millis(10)).await?; // reads it back
+//! assert!(pulse.is_leader() && neli.token().is_some());
 //! neli.close().await?;
 //! # Ok(()) }
 //! ```
@@ -52,5 +52,5 @@ pub use broker::{Broker, BrokerError, BrokerEvent, ErrorKind, Membership};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{Config, ConfigBuilder, ConfigError, Mode, ResolvedConfig};
 pub use core::{Event, Time, Token};
-pub use driver::{Background, Control, Error, Lease, Neli, Outcome, State, Status};
+pub use driver::{Background, Control, Error, Lease, Neli, Outcome, Pulse, State, Status};
 pub use mock::{Election, MockNeli, Transition};

@@ -16,12 +16,12 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
 use crate::broker::Broker;
 use crate::clock::Clock;
 use crate::core::{Event, Token};
-use crate::driver::{Error, Neli, State};
+use crate::driver::{Error, Neli, Outcome, Pulse, State};
 
 /// What downstream code needs from an election; implemented by [`Neli`] and
 /// [`MockNeli`] so code under test can take either.
 pub trait Election: Send {
-    fn pulse(&mut self, timeout: Duration) -> impl Future<Output = Result<bool, Error>> + Send;
+    fn pulse(&mut self, timeout: Duration) -> impl Future<Output = Result<Pulse, Error>> + Send;
     fn is_leader(&self) -> bool;
     fn token(&self) -> Option<Token>;
     fn state(&self) -> State;
@@ -30,7 +30,7 @@ pub trait Election: Send {
 }
 
 impl<B: Broker, C: Clock> Election for Neli<B, C> {
-    fn pulse(&mut self, timeout: Duration) -> impl Future<Output = Result<bool, Error>> + Send {
+    fn pulse(&mut self, timeout: Duration) -> impl Future<Output = Result<Pulse, Error>> + Send {
         Neli::pulse(self, timeout)
     }
     fn is_leader(&self) -> bool {
@@ -113,10 +113,10 @@ impl MockNeli {
 }
 
 impl Election for MockNeli {
-    fn pulse(&mut self, _timeout: Duration) -> impl Future<Output = Result<bool, Error>> + Send {
+    fn pulse(&mut self, _timeout: Duration) -> impl Future<Output = Result<Pulse, Error>> + Send {
         let result = (|| {
             if self.state == State::Closed {
-                return Err(Error::Closed);
+                return Ok(Pulse::Finished(Outcome::Closed));
             }
             let mut s = self.lock();
             if let Some(e) = &s.fatal {
@@ -145,7 +145,7 @@ impl Election for MockNeli {
                 }
                 _ => {}
             }
-            Ok(s.leader)
+            Ok(Pulse::Running { leader: s.leader })
         })();
         std::future::ready(result)
     }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use neli_sim::Scenario;
 
-use crate::{schedule, svg, write};
+use crate::{schedule, svg};
 
 /// `name` with anything but ASCII letters, digits, `-`, `_` and `.` as `_`,
 /// so that a scenario name is a safe file name.
@@ -45,7 +45,7 @@ pub fn write_failing_seed(dir: &Path, arg: &str, s: &Scenario, seed: u64) -> Res
         let _ = writeln!(trace, "violation {v}");
     }
     let files = [
-        (format!("{stem}.toml"), write::to_toml(&fixed, &header)),
+        (format!("{stem}.toml"), fixed.to_toml(&header).map_err(|e| format!("--artifacts: {e}"))?),
         (format!("{stem}.trace.txt"), trace),
         (format!("{stem}.svg"), svg::timeline(&r, s.election.members, s.duration.ms())),
     ];

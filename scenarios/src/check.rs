@@ -11,7 +11,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use neli::core::UnsafeVariant;
-use neli_models::{ElectionModel, ElectionModelCfg, Faults, counterexample_to_scenario, cut_at_violation, format_path};
+use neli_models::{
+    ElectionModel, ElectionModelCfg, Faults, Replay, counterexample_to_scenario, cut_at_violation, format_path,
+};
+use neli_sim::scenario::{BrokerId, Dur, FaultKind};
 use stateright::report::{ReportData, ReportDiscovery, Reporter};
 use stateright::{Checker, Expectation, Model};
 
@@ -224,32 +227,22 @@ pub const SETTLE_MS: i64 = 5000;
 /// The model's scenario, adapted so the simulator accepts and replays it:
 /// a coordinator isolation needs the coordinator and the partition leader
 /// on two brokers, and every fault moves by [`SETTLE_MS`] so that it hits a
-/// formed group (the run grows by as much).
-fn adapt(text: &str) -> String {
-    let text = if text.contains("kind = \"isolate-coordinator\"") {
-        text.replace(
-            "brokers = 1\ncoordinator = \"b0\"\npartition_leader = \"b0\"",
-            "brokers = 2\ncoordinator = \"b0\"\npartition_leader = \"b1\"",
-        )
-    } else {
-        text.to_owned()
-    };
-    let Ok(mut s) = neli_sim::Scenario::parse(&text, "<model>") else {
-        return text;
-    };
-    s.duration = neli_sim::scenario::Dur(s.duration.0 + SETTLE_MS);
-    for f in &mut s.faults {
-        let f = f.get_mut();
-        f.at = neli_sim::scenario::Dur(f.at.0 + SETTLE_MS);
+/// formed group (the run grows by as much). Returns the scenario file's text.
+fn adapt(replay: Replay) -> Result<String, String> {
+    let Replay { mut scenario, mut notes } = replay;
+    if scenario.timed_faults().any(|f| f.fault.kind() == FaultKind::IsolateCoordinator) {
+        scenario.cluster.brokers = 2;
+        scenario.cluster.partition_leader = BrokerId(1);
     }
-    let comments: Vec<String> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("# ").map(str::to_owned))
-        .chain([format!(
-            "written by neli-lab check from a neli-models counterexample; faults moved by {SETTLE_MS}ms so the group has formed"
-        )])
-        .collect();
-    crate::write::to_toml(&s, &comments)
+    scenario.duration = Dur(scenario.duration.0 + SETTLE_MS);
+    for f in &mut scenario.faults {
+        let f = f.get_mut();
+        f.at = Dur(f.at.0 + SETTLE_MS);
+    }
+    notes.push(format!(
+        "written by neli-lab check from a neli-models counterexample; faults moved by {SETTLE_MS}ms so the group has formed"
+    ));
+    scenario.to_toml(&notes).map_err(|e| e.to_string())
 }
 
 /// How `check` searches the state space.
@@ -296,7 +289,7 @@ fn summarise(model: &ElectionModel, checker: &impl Checker<ElectionModel>, out: 
                 let path = cut_at_violation(model, &path, p.name);
                 o.found = Some(format_path(model, &path));
                 let name = format!("check-{}", slug(p.name));
-                let text = adapt(&counterexample_to_scenario(model, &name, &path));
+                let text = adapt(counterexample_to_scenario(model, &name, &path))?;
                 std::fs::create_dir_all(out).map_err(|e| format!("{}: cannot create: {e}", out.display()))?;
                 let file = out.join(format!("{name}.toml"));
                 std::fs::write(&file, &text).map_err(|e| format!("{}: cannot write: {e}", file.display()))?;

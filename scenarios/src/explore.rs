@@ -80,7 +80,8 @@ pub fn budget_chunk(jobs: usize) -> usize {
     jobs.max(1) * 8
 }
 
-/// Runs `f` on every seed with `jobs` threads, ticking `bar`.
+/// Runs `f` on every seed with `jobs` threads, ticking `bar`; after an
+/// interrupt ([`crate::interrupt`]), on a prefix of them.
 pub fn run_seeds<T: Send, F>(seeds: &[u64], jobs: usize, bar: &ProgressBar, f: F) -> Vec<T>
 where
     F: Fn(u64) -> T + Sync,
@@ -90,7 +91,9 @@ where
     std::thread::scope(|scope| {
         for _ in 0..jobs.max(1) {
             scope.spawn(|| {
-                loop {
+                // After an interrupt no new seed starts; the results so
+                // far are a prefix of `seeds` (every taken seed finishes).
+                while !crate::interrupt::requested() {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(seed) = seeds.get(i) else { break };
                     let r = f(*seed);

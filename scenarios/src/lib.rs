@@ -1,5 +1,4 @@
-//! neli-lab's library: finding scenario files, drawing random fault
-//! schedules from proptest strategies, running seeds across threads,
+//! neli-lab's library: finding scenario files, running seeds across threads,
 //! shrinking failing schedules, sweeping timings and drawing SVG pictures.
 //! The `neli-lab` binary (`src/main.rs`) is a thin clap layer over it.
 
@@ -7,15 +6,15 @@ pub mod artifacts;
 pub mod catalog;
 pub mod check;
 pub mod explore;
+pub mod interrupt;
 pub mod progress;
 pub mod report;
-pub mod schedule;
 pub mod shrink;
 pub mod stats;
 pub mod svg;
 pub mod tune;
-pub mod write;
 
+pub use neli_sim::schedule;
 use neli_sim::{RunReport, Scenario, run_scenario};
 
 /// The build this binary was made from, e.g. `neli-lab 0.0.0 commit
@@ -34,13 +33,13 @@ pub fn build_line() -> String {
 }
 
 /// The command prefix printed in reproduction lines.
-pub const REPRO: &str = "cargo run -p neli-scenarios --bin neli-lab --";
+pub const REPRO: &str = "cargo run --release -p neli-scenarios --bin neli-lab --";
 
-/// Runs `s` with `seed` after turning its `[random]` table into explicit
-/// faults drawn by [`schedule::materialize`], so that what runs is exactly
-/// what `shrink` minimises and writes out.
+/// Runs `s` with `seed`; its `[random]` table is drawn by
+/// [`schedule::materialize`] (inside [`run_scenario`]), the generator
+/// `shrink` also walks, so what runs is what `shrink` minimises.
 pub fn run(s: &Scenario, seed: u64) -> RunReport {
-    run_scenario(&schedule::materialize(s, seed), seed)
+    run_scenario(s, seed)
 }
 
 /// The class of a violation, used to check that a shrunk scenario still
@@ -50,7 +49,4 @@ pub fn violation_class(v: &str) -> &str {
     &v[..end]
 }
 
-/// `12345` ms as `12.345s`.
-pub fn secs(ms: u64) -> String {
-    format!("{}.{:03}s", ms / 1000, ms % 1000)
-}
+pub use neli_sim::oracle::secs;

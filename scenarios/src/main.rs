@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 use indicatif::ProgressBar;
 use neli_lab::catalog::{self, Entry};
 use neli_lab::report::{self, Format};
-use neli_lab::{REPRO, explore, shrink, stats, svg, tune, write};
+use neli_lab::{REPRO, explore, shrink, stats, svg, tune};
 use neli_sim::RunReport;
 
 #[derive(Parser)]
@@ -427,6 +427,9 @@ fn cmd_explore(
             stopped = true;
             break;
         }
+        if neli_lab::interrupt::requested() {
+            break;
+        }
         for (e, (rs, wall)) in entries.iter().zip(per.iter_mut()) {
             b.set_prefix(e.scenario.name.clone());
             let ts = Instant::now();
@@ -450,6 +453,7 @@ fn cmd_explore(
         wall_s: t0.elapsed().as_secs_f64(),
         time_budget: if stopped { time_budget } else { None },
         merged_shards: 0,
+        interrupted: neli_lab::interrupt::requested(),
         scenarios,
     };
     print!("{}", r.render(format));
@@ -464,6 +468,14 @@ fn cmd_explore(
             }
         }
         eprintln!("wrote {written} artifact file(s) to {}", dir.display());
+    }
+    if neli_lab::interrupt::requested() {
+        let ran: usize = r.scenarios.iter().map(|s| s.results.len()).sum();
+        eprintln!(
+            "neli-lab: interrupted after {ran} of {} run(s): the summary above covers only those",
+            seed_list.len() * entries.len()
+        );
+        return ExitCode::from(neli_lab::interrupt::EXIT);
     }
     if r.failed() { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }
@@ -511,7 +523,10 @@ fn cmd_shrink(arg: &str, seed: u64, out: Option<PathBuf>, budget: u32) -> ExitCo
         format!("shrunk by: neli-lab shrink {arg} --seed {seed} ({} runs)", s.runs),
         format!("fails with: {}", s.violations.first().cloned().unwrap_or_default()),
     ];
-    let text = write::to_toml(&sc, &header);
+    let text = match sc.to_toml(&header) {
+        Ok(t) => t,
+        Err(err) => return fail(err.to_string()),
+    };
     // The file must parse and fail the same way when read back.
     let check = match neli_sim::Scenario::parse(&text, "<shrunk>") {
         Ok(c) => c,
@@ -587,49 +602,19 @@ fn cmd_tune(
     let t0 = Instant::now();
     let cs = tune::sweep(&e.scenario, &ts, &ss, &gs, &seed_list, jobs(j), &b);
     b.finish_and_clear();
+    if neli_lab::interrupt::requested() {
+        // Configurations swept in part cannot be compared: no table, no recommendation.
+        let ran: u64 = cs.iter().map(|c| c.seeds).sum();
+        eprintln!(
+            "neli-lab: interrupted after {ran} of {} run(s): the sweep is incomplete, so nothing is recommended",
+            (ts.len() * ss.len() * gs.len()) as u64 * seeds
+        );
+        return ExitCode::from(neli_lab::interrupt::EXIT);
+    }
     let rec = tune::recommend(&cs);
-    let rows: Vec<Vec<String>> = cs
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            vec![
-                c.label(),
-                c.violating.to_string(),
-                c.overlap_max_ms.to_string(),
-                format!("{}/{}", c.gap_p50_ms, c.gap_p99_ms),
-                match (c.failover_p50_ms, c.failover_max_ms) {
-                    (Some(a), Some(b)) => format!("{a}/{b}"),
-                    _ => "-".into(),
-                },
-                match (Some(i) == rec, c.safe(), c.valid) {
-                    (true, _, _) => "safe, recommended".into(),
-                    (false, true, true) => "safe".into(),
-                    (false, true, false) => "no overlap seen, but rejected by validation".into(),
-                    (false, false, true) => "OVERLAPS".into(),
-                    (false, false, false) => "OVERLAPS (rejected by validation)".into(),
-                },
-            ]
-        })
-        .collect();
     let text = format == Format::Text;
     if text {
-        println!("tune {} over {seeds} seed(s) from {start} (ms)", e.scenario.name);
-        print!(
-            "{}",
-            stats::table(&["config", "violating", "overlap max", "gap p50/p99", "failover p50/max", "verdict"], &rows)
-        );
-        let safe: Vec<String> = cs.iter().filter(|c| c.safe() && c.valid).map(|c| c.label()).collect();
-        println!("safe region: {}", if safe.is_empty() { "none of these".into() } else { safe.join(", ") });
-        match rec {
-            Some(i) => println!(
-                "recommended: {} (gap p50 {}ms p99 {}ms, failover max {}; rule: safe and valid, gap p50 within 25% of the best, then the largest margin |S-T|/S)",
-                cs[i].label(),
-                cs[i].gap_p50_ms,
-                cs[i].gap_p99_ms,
-                cs[i].failover_max_ms.map_or("-".into(), |f| format!("{f}ms"))
-            ),
-            None => println!("recommended: none (no valid configuration was free of overlap)"),
-        }
+        print_tune(&e.scenario.name, seeds, start, &cs, rec);
     }
     let points: Vec<svg::Point> = cs
         .iter()
@@ -656,24 +641,10 @@ fn cmd_tune(
         }
         files.push(p.display().to_string());
     }
-    // A configuration validation accepts that is unsafe is a violation:
-    // write it as a scenario file that `run` reproduces.
-    let mut reports = Vec::new();
-    for (i, c) in cs.iter().enumerate() {
-        let mut file = None;
-        if c.valid && !c.safe() {
-            let mut sc = tune::configure(&e.scenario, c.t, c.s, c.g);
-            let g = if c.g.0 > 0 { format!("-g{}", c.g) } else { String::new() };
-            sc.name = format!("{}-t{}-s{}{g}", e.scenario.name, c.t, c.s);
-            let p = out.join(format!("{}.toml", sc.name));
-            let header = vec![format!("tune {arg}: configuration {} ({})", c.label(), neli_lab::BUILD)];
-            if let Err(err) = std::fs::write(&p, write::to_toml(&sc, &header)) {
-                return fail(format!("{}: cannot write: {err}", p.display()));
-            }
-            file = Some(p.display().to_string());
-        }
-        reports.push(report::TuneConfig::of(c, Some(i) == rec, file.as_deref()));
-    }
+    let reports = match write_unsafe(arg, &e.scenario, &cs, rec, &out) {
+        Ok(r) => r,
+        Err(err) => return fail(err),
+    };
     let r = report::Tune {
         schema: report::TUNE_SCHEMA.into(),
         build: neli_lab::BUILD.into(),
@@ -700,6 +671,77 @@ enum Replay {
     NotTried,
     Reproduced(u64, String),
     NotReproduced,
+}
+
+/// The text form of a sweep: the table, the safe region and the recommendation.
+fn print_tune(name: &str, seeds: u64, start: u64, cs: &[tune::Config], rec: Option<usize>) {
+    let rows: Vec<Vec<String>> = cs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            vec![
+                c.label(),
+                c.violating.to_string(),
+                c.overlap_max_ms.to_string(),
+                format!("{}/{}", c.gap_p50_ms, c.gap_p99_ms),
+                match (c.failover_p50_ms, c.failover_max_ms) {
+                    (Some(a), Some(b)) => format!("{a}/{b}"),
+                    _ => "-".into(),
+                },
+                match (Some(i) == rec, c.safe(), c.valid) {
+                    (true, _, _) => "safe, recommended".into(),
+                    (false, true, true) => "safe".into(),
+                    (false, true, false) => "no overlap seen, but rejected by validation".into(),
+                    (false, false, true) => "OVERLAPS".into(),
+                    (false, false, false) => "OVERLAPS (rejected by validation)".into(),
+                },
+            ]
+        })
+        .collect();
+    println!("tune {name} over {seeds} seed(s) from {start} (ms)");
+    print!(
+        "{}",
+        stats::table(&["config", "violating", "overlap max", "gap p50/p99", "failover p50/max", "verdict"], &rows)
+    );
+    let safe: Vec<String> = cs.iter().filter(|c| c.safe() && c.valid).map(|c| c.label()).collect();
+    println!("safe region: {}", if safe.is_empty() { "none of these".into() } else { safe.join(", ") });
+    match rec {
+        Some(i) => println!(
+            "recommended: {} (gap p50 {}ms p99 {}ms, failover max {}; rule: safe and valid, gap p50 at most 25% + 250ms above the best, then the largest margin |S-T|/S, then the smallest gap p99)",
+            cs[i].label(),
+            cs[i].gap_p50_ms,
+            cs[i].gap_p99_ms,
+            cs[i].failover_max_ms.map_or("-".into(), |f| format!("{f}ms"))
+        ),
+        None => println!("recommended: none (no valid configuration was free of overlap)"),
+    }
+}
+
+/// A configuration validation accepts that is unsafe is a violation:
+/// each is written as a scenario file that `run` reproduces.
+fn write_unsafe(
+    arg: &str,
+    base: &neli_sim::Scenario,
+    cs: &[tune::Config],
+    rec: Option<usize>,
+    out: &std::path::Path,
+) -> Result<Vec<report::TuneConfig>, String> {
+    let mut reports = Vec::new();
+    for (i, c) in cs.iter().enumerate() {
+        let mut file = None;
+        if c.valid && !c.safe() {
+            let mut sc = tune::configure(base, c.t, c.s, c.g);
+            let g = if c.g.0 > 0 { format!("-g{}", c.g) } else { String::new() };
+            sc.name = format!("{}-t{}-s{}{g}", base.name, c.t, c.s);
+            let p = out.join(format!("{}.toml", sc.name));
+            let header = vec![format!("tune {arg}: configuration {} ({})", c.label(), neli_lab::BUILD)];
+            let text = sc.to_toml(&header).map_err(|e| e.to_string())?;
+            std::fs::write(&p, text).map_err(|err| format!("{}: cannot write: {err}", p.display()))?;
+            file = Some(p.display().to_string());
+        }
+        reports.push(report::TuneConfig::of(c, Some(i) == rec, file.as_deref()));
+    }
+    Ok(reports)
 }
 
 fn replay_counterexample(o: &neli_lab::check::Outcome, sim_seeds: u64) -> Option<Replay> {
@@ -755,67 +797,7 @@ fn cmd_check(
         .collect();
     let violated = s.outcomes.iter().any(|o| o.always && o.found.is_some());
     if !text {
-        let r = report::Check {
-            schema: report::CHECK_SCHEMA.into(),
-            build: neli_lab::BUILD.into(),
-            bounds,
-            states: s.states as u64,
-            unique: s.unique as u64,
-            depth: s.depth as u64,
-            wall_s,
-            passed: !violated,
-            properties: s
-                .outcomes
-                .iter()
-                .zip(&replays)
-                .map(|(o, rp)| {
-                    let file = o.file.as_ref().map(|f| f.display().to_string());
-                    report::CheckProperty {
-                        property: o.property.into(),
-                        kind: if o.always { "always" } else { "sometimes" }.into(),
-                        outcome: match (o.always, o.found.is_some()) {
-                            (true, false) => "holds",
-                            (true, true) => "violated",
-                            (false, true) => "witnessed",
-                            (false, false) => "never",
-                        }
-                        .into(),
-                        path: if o.always { o.found.clone() } else { None },
-                        scenario: file.clone(),
-                        path_file: o.path_file.as_ref().map(|p| p.display().to_string()),
-                        replay: rp.as_ref().map(|rp| {
-                            let f = file.clone().unwrap_or_default();
-                            match rp {
-                                Replay::LoadError(e) => report::CheckReplay {
-                                    result: format!("not loadable: {e}"),
-                                    seed: None,
-                                    violation: None,
-                                    reproduce: None,
-                                },
-                                Replay::NotTried => report::CheckReplay {
-                                    result: "not tried".into(),
-                                    seed: None,
-                                    violation: None,
-                                    reproduce: Some(format!("{REPRO} run {f}")),
-                                },
-                                Replay::Reproduced(seed, v) => report::CheckReplay {
-                                    result: "reproduced".into(),
-                                    seed: Some(*seed),
-                                    violation: Some(v.clone()),
-                                    reproduce: Some(format!("{REPRO} run {f} --seed {seed}")),
-                                },
-                                Replay::NotReproduced => report::CheckReplay {
-                                    result: format!("not reproduced by seeds 0..{sim_seeds}"),
-                                    seed: None,
-                                    violation: None,
-                                    reproduce: Some(format!("{REPRO} run {f}")),
-                                },
-                            }
-                        }),
-                    }
-                })
-                .collect(),
-        };
+        let r = check_report(&s, &replays, bounds, wall_s, violated, sim_seeds);
         match format {
             Format::Json => print!("{}", r.json()),
             _ => print!("{}", r.junit()),
@@ -823,8 +805,92 @@ fn cmd_check(
         return if violated { ExitCode::from(1) } else { ExitCode::SUCCESS };
     }
     println!("explored {} states ({} unique, depth {}) in {wall_s:.1}s", s.states, s.unique, s.depth);
+    let unreproduced = print_outcomes(&s, &replays, sim_seeds);
+    if unreproduced > 0 {
+        println!("WARNING   {unreproduced} counterexample(s) NOT REPRODUCED by the simulator (see above)");
+    }
+    println!("verdict   {}", if violated { "FAIL" } else { "PASS" });
+    if violated { ExitCode::from(1) } else { ExitCode::SUCCESS }
+}
+
+/// The `--format json|junit` form of a check.
+fn check_report(
+    s: &neli_lab::check::Summary,
+    replays: &[Option<Replay>],
+    bounds: String,
+    wall_s: f64,
+    violated: bool,
+    sim_seeds: u64,
+) -> report::Check {
+    report::Check {
+        schema: report::CHECK_SCHEMA.into(),
+        build: neli_lab::BUILD.into(),
+        bounds,
+        states: s.states as u64,
+        unique: s.unique as u64,
+        depth: s.depth as u64,
+        wall_s,
+        passed: !violated,
+        properties: s
+            .outcomes
+            .iter()
+            .zip(replays)
+            .map(|(o, rp)| {
+                let file = o.file.as_ref().map(|f| f.display().to_string());
+                report::CheckProperty {
+                    property: o.property.into(),
+                    kind: if o.always { "always" } else { "sometimes" }.into(),
+                    outcome: match (o.always, o.found.is_some()) {
+                        (true, false) => "holds",
+                        (true, true) => "violated",
+                        (false, true) => "witnessed",
+                        (false, false) => "never",
+                    }
+                    .into(),
+                    path: if o.always { o.found.clone() } else { None },
+                    scenario: file.clone(),
+                    path_file: o.path_file.as_ref().map(|p| p.display().to_string()),
+                    replay: rp.as_ref().map(|rp| {
+                        let f = file.clone().unwrap_or_default();
+                        match rp {
+                            Replay::LoadError(e) => report::CheckReplay {
+                                result: format!("not loadable: {e}"),
+                                seed: None,
+                                violation: None,
+                                reproduce: None,
+                            },
+                            Replay::NotTried => report::CheckReplay {
+                                result: "not tried".into(),
+                                seed: None,
+                                violation: None,
+                                reproduce: Some(format!("{REPRO} run {f}")),
+                            },
+                            Replay::Reproduced(seed, v) => report::CheckReplay {
+                                result: "reproduced".into(),
+                                seed: Some(*seed),
+                                violation: Some(v.clone()),
+                                reproduce: Some(format!("{REPRO} run {f} --seed {seed}")),
+                            },
+                            Replay::NotReproduced => report::CheckReplay {
+                                result: format!("not reproduced by seeds 0..{sim_seeds}"),
+                                seed: None,
+                                violation: None,
+                                reproduce: Some(format!("{REPRO} run {f}")),
+                            },
+                        }
+                    }),
+                }
+            })
+            .collect(),
+    }
+}
+
+/// The text form: a line per property, and the path, scenario file and
+/// simulator replay of each violation. Returns how many counterexamples the
+/// simulator did not reproduce.
+fn print_outcomes(s: &neli_lab::check::Summary, replays: &[Option<Replay>], sim_seeds: u64) -> usize {
     let mut unreproduced = 0;
-    for (o, rp) in s.outcomes.iter().zip(&replays) {
+    for (o, rp) in s.outcomes.iter().zip(replays) {
         match (o.always, &o.found) {
             (true, None) => println!("holds     {}", o.property),
             (false, Some(_)) => println!("witnessed {}", o.property),
@@ -866,11 +932,7 @@ fn cmd_check(
             }
         }
     }
-    if unreproduced > 0 {
-        println!("WARNING   {unreproduced} counterexample(s) NOT REPRODUCED by the simulator (see above)");
-    }
-    println!("verdict   {}", if violated { "FAIL" } else { "PASS" });
-    if violated { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    unreproduced
 }
 
 fn cmd_bench(arg: &str, seeds: u64, j: Option<usize>) -> ExitCode {
@@ -906,6 +968,7 @@ fn cmd_bench(arg: &str, seeds: u64, j: Option<usize>) -> ExitCode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    neli_lab::interrupt::install();
     match cli.cmd {
         Cmd::List => cmd_list(),
         Cmd::Run { scenario, seed, trace, timeline, format, artifacts } => {

@@ -53,6 +53,11 @@ pub struct Explore {
     /// How many shard reports `merge` combined into this one (0: not merged).
     #[serde(default)]
     pub merged_shards: u64,
+    /// Ctrl-C (or SIGTERM) stopped the run before its seeds ran out: the
+    /// figures cover the seeds that ran, and a run without a failure has
+    /// no verdict. Absent (false) otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     /// The scenarios, in the order given.
     pub scenarios: Vec<ScenarioResults>,
 }
@@ -198,6 +203,10 @@ impl Explore {
         o.push_str(&stats::table(&["scenario", "seeds", "violations", "overlap", "gap", "failover"], &rows));
         let failing: Vec<(&ScenarioResults, &Failure)> =
             self.scenarios.iter().flat_map(|s| s.failing.iter().map(move |f| (s, f))).collect();
+        if failing.is_empty() && self.interrupted {
+            o.push_str("verdict   NONE (interrupted: no violation in the seeds that ran, and not every seed ran)\n");
+            return o;
+        }
         if failing.is_empty() {
             o.push_str("verdict   PASS\n");
             return o;
@@ -355,6 +364,7 @@ pub fn merge(inputs: Vec<(String, Explore)>) -> Result<Explore, String> {
         wall_s: inputs.iter().map(|(_, r)| r.wall_s).fold(0.0, f64::max),
         time_budget: inputs.iter().find_map(|(_, r)| r.time_budget.clone()),
         merged_shards: inputs.len() as u64,
+        interrupted: inputs.iter().any(|(_, r)| r.interrupted),
         scenarios,
     })
 }

@@ -8,7 +8,7 @@
 //! (an overlap stays an overlap), so shrinking cannot wander to another bug.
 
 use indicatif::ProgressBar;
-use neli_sim::scenario::{Dur, Fault};
+use neli_sim::scenario::{Dur, Host, TimedFault};
 use neli_sim::{Scenario, run_scenario};
 
 use crate::{schedule, violation_class};
@@ -42,25 +42,22 @@ impl Judge<'_> {
     }
 }
 
-fn faults(s: &Scenario) -> Vec<Fault> {
-    s.faults.iter().map(|f| f.get_ref().clone()).collect()
+fn faults(s: &Scenario) -> Vec<TimedFault> {
+    s.timed_faults().cloned().collect()
 }
 
-fn set_faults(s: &Scenario, fs: Vec<Fault>) -> Scenario {
+fn set_faults(s: &Scenario, fs: Vec<TimedFault>) -> Scenario {
     let mut base = s.clone();
     base.faults.clear();
     schedule::with_faults(&base, fs)
 }
 
-fn names_member_beyond(f: &Fault, n: u32) -> bool {
-    [&f.target, &f.a, &f.b, &f.from, &f.to]
-        .into_iter()
-        .flatten()
-        .any(|t| t.strip_prefix('m').and_then(|i| i.parse::<u32>().ok()).is_some_and(|i| i >= n))
+fn names_member_beyond(f: &TimedFault, n: u32) -> bool {
+    f.fault.hosts().into_iter().any(|(_, h)| matches!(h, Host::Member(i) if i >= n))
 }
 
-fn fault_end(f: &Fault) -> u64 {
-    f.at.ms() + f.duration.map_or(0, Dur::ms)
+fn fault_end(f: &TimedFault) -> u64 {
+    f.at.ms() + f.fault.duration().map_or(0, Dur::ms)
 }
 
 /// Shrinks `s` (as given, `[random]` included) failing with `seed`; `None`
@@ -80,7 +77,7 @@ pub fn shrink_with_progress(s: &Scenario, seed: u64, budget: u32, bar: &Progress
     // Phase 1: drop whole faults, the scenario's own and the drawn ones,
     // then walk the drawn schedule's value tree with the dropped ones kept
     // out (the vector has a fixed length, so indices stay put).
-    let own: Vec<Fault> = faults(&{
+    let own: Vec<TimedFault> = faults(&{
         let mut t = s.clone();
         t.random = None;
         t
@@ -88,12 +85,12 @@ pub fn shrink_with_progress(s: &Scenario, seed: u64, budget: u32, bar: &Progress
     let mut tree = schedule::tree(s, seed);
     let drawn_len = tree.as_ref().map_or(0, |t| t.current().len());
     let mut keep = vec![true; own.len() + drawn_len];
-    let build = |keep: &[bool], drawn: &[Fault]| -> Scenario {
-        let fs: Vec<Fault> =
+    let build = |keep: &[bool], drawn: &[TimedFault]| -> Scenario {
+        let fs: Vec<TimedFault> =
             own.iter().chain(drawn.iter()).zip(keep).filter(|(_, k)| **k).map(|(f, _)| f.clone()).collect();
         set_faults(s, fs)
     };
-    let drawn_now = |tree: &Option<Box<dyn proptest::strategy::ValueTree<Value = Vec<Fault>>>>| {
+    let drawn_now = |tree: &Option<Box<dyn proptest::strategy::ValueTree<Value = Vec<TimedFault>>>>| {
         tree.as_ref().map(|t| t.current()).unwrap_or_default()
     };
     for i in (0..keep.len()).rev() {
@@ -138,12 +135,12 @@ pub fn shrink_with_progress(s: &Scenario, seed: u64, budget: u32, bar: &Progress
         for i in 0..best.faults.len() {
             loop {
                 let mut fs = faults(&best);
-                let Some(d) = fs[i].duration else { break };
+                let Some(d) = fs[i].fault.duration_mut() else { break };
                 let half = d.0 / 2;
                 if half < 100 {
                     break;
                 }
-                fs[i].duration = Some(Dur(half));
+                *d = Dur(half);
                 let cand = set_faults(&best, fs);
                 match j.fails(&cand) {
                     Some(v) => (best, violations, changed) = (cand, v, true),
@@ -167,7 +164,7 @@ pub fn shrink_with_progress(s: &Scenario, seed: u64, budget: u32, bar: &Progress
             let n = best.election.members - 1;
             let mut cand = best.clone();
             cand.election.members = n;
-            let fs: Vec<Fault> = faults(&best).into_iter().filter(|f| !names_member_beyond(f, n)).collect();
+            let fs: Vec<TimedFault> = faults(&best).into_iter().filter(|f| !names_member_beyond(f, n)).collect();
             cand = set_faults(&cand, fs);
             match j.fails(&cand) {
                 Some(v) => (best, violations, changed) = (cand, v, true),

@@ -1,16 +1,18 @@
 //! Hand-written SVG: the leadership timeline of one run (`run --timeline`)
 //! and the overlap-against-gap chart of a sweep (`tune`).
 //!
-//! The timeline is derived from the run's trace: a member leads a role from
-//! its `Acquired` event until `Revoked`/`Fenced`, its crash or close, or the
-//! end of the run; fault bands come from the `sim` lines (`pause m1 for
-//! 5s`). Events are what the application saw; the oracles judge unexpired
+//! The timeline is derived from the run's trace and its played faults: a
+//! member leads a role from its `Acquired` event until `Revoked`/`Fenced`,
+//! its crash or close, or the end of the run; fault bands are the faults as
+//! the simulator played them (`RunReport::faults`, with `leader` resolved).
+//! Events are what the application saw; the oracles judge unexpired
 //! leases, which can end a little earlier than the `Revoked` event.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use neli_sim::RunReport;
+use neli_sim::scenario::FaultKind;
+use neli_sim::{PlayedFault, RunReport};
 
 /// A leadership bar: slot row, role, start, end (ms), incarnation, token.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +28,7 @@ pub struct Lead {
 /// A fault band: rows hit (empty = everything), start, end, label.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Band {
+    pub kind: FaultKind,
     pub rows: Vec<usize>,
     pub start: u64,
     pub end: u64,
@@ -46,61 +49,59 @@ fn field(text: &str, key: &str) -> Option<u64> {
     text.split_whitespace().find_map(|w| w.strip_prefix(key)).and_then(|v| v.parse().ok())
 }
 
-fn dur_ms(text: &str) -> Option<u64> {
-    neli_sim::scenario::Dur::parse(text).ok().map(|d| d.ms())
+/// Fault bands of the faults a run played: the member rows each hit
+/// (none: the fault is drawn across every row).
+pub fn bands(faults: &[PlayedFault]) -> Vec<Band> {
+    faults
+        .iter()
+        .map(|f| Band {
+            kind: f.kind,
+            rows: f.hosts.iter().filter_map(|h| row_of(h)).collect(),
+            start: f.start,
+            end: f.end,
+            label: f.label.clone(),
+        })
+        .collect()
 }
 
-/// Leadership bars and fault bands from a trace ending at `end` ms.
-pub fn parse_trace(trace: &[String], end: u64) -> (Vec<Lead>, Vec<Band>) {
-    let mut open: BTreeMap<(String, u32), (u64, u64)> = BTreeMap::new();
-    let mut leads = Vec::new();
-    let mut bands = Vec::new();
-    let close = |open: &mut BTreeMap<(String, u32), (u64, u64)>,
-                 leads: &mut Vec<Lead>,
-                 who: &str,
-                 role: Option<u32>,
-                 at: u64| {
-        let keys: Vec<(String, u32)> =
-            open.keys().filter(|(w, r)| w == who && role.is_none_or(|x| x == *r)).cloned().collect();
-        for k in keys {
-            if let (Some((start, token)), Some(row)) = (open.remove(&k), row_of(&k.0)) {
-                leads.push(Lead { row, role: k.1, start, end: at, who: k.0, token });
-            }
+/// Open bars: (incarnation, role) -> (start, token).
+type Open = BTreeMap<(String, u32), (u64, u64)>;
+
+/// Ends `who`'s bars (of `role`, or all) at `at`.
+fn close(open: &mut Open, leads: &mut Vec<Lead>, who: &str, role: Option<u32>, at: u64) {
+    let keys: Vec<(String, u32)> =
+        open.keys().filter(|(w, r)| w == who && role.is_none_or(|x| x == *r)).cloned().collect();
+    for k in keys {
+        if let (Some((start, token)), Some(row)) = (open.remove(&k), row_of(&k.0)) {
+            leads.push(Lead { row, role: k.1, start, end: at, who: k.0, token });
         }
-    };
+    }
+}
+
+/// A crash ends the bars of every incarnation on the rows it hit.
+fn crash(open: &mut Open, leads: &mut Vec<Lead>, c: &Band) {
+    let hit: Vec<String> =
+        open.keys().filter(|(h, _)| row_of(h).is_some_and(|r| c.rows.contains(&r))).map(|(h, _)| h.clone()).collect();
+    for h in hit {
+        close(open, leads, &h, None, c.start);
+    }
+}
+
+/// Leadership bars from a trace ending at `end` ms, and the fault bands of
+/// `faults` (a crash ends its member's bars).
+pub fn parse_trace(trace: &[String], faults: &[PlayedFault], end: u64) -> (Vec<Lead>, Vec<Band>) {
+    let mut open = Open::new();
+    let mut leads = Vec::new();
+    let bands = bands(faults);
+    let mut crashes = bands.iter().filter(|b| b.kind == FaultKind::Crash).peekable();
     for line in trace {
         let mut parts = line.trim_start().splitn(3, ' ');
         let (Some(at), Some(host), Some(text)) = (parts.next(), parts.next(), parts.next()) else {
             continue;
         };
         let Some(at) = parse_at(at) else { continue };
-        if host == "sim" {
-            let words: Vec<&str> = text.split_whitespace().collect();
-            let kind = words.first().copied().unwrap_or("");
-            if kind == "resume" || kind == "restart" {
-                continue;
-            }
-            let rows: Vec<usize> = words.iter().skip(1).filter_map(|w| row_of(w)).collect();
-            let length = words
-                .iter()
-                .position(|w| *w == "for")
-                .and_then(|i| words.get(i + 1))
-                .and_then(|d| dur_ms(d))
-                .unwrap_or(0);
-            if kind == "crash" {
-                for w in words.iter().skip(1) {
-                    let incarnations: Vec<String> = open
-                        .keys()
-                        .filter(|(h, _)| row_of(h) == row_of(w) && row_of(w).is_some())
-                        .map(|(h, _)| h.clone())
-                        .collect();
-                    for h in incarnations {
-                        close(&mut open, &mut leads, &h, None, at);
-                    }
-                }
-            }
-            bands.push(Band { rows, start: at, end: (at + length).min(end), label: text.to_owned() });
-            continue;
+        while let Some(c) = crashes.next_if(|c| c.start <= at) {
+            crash(&mut open, &mut leads, c);
         }
         if text.starts_with("Acquired") {
             let role = field(text, "role=").unwrap_or(0) as u32;
@@ -112,6 +113,9 @@ pub fn parse_trace(trace: &[String], end: u64) -> (Vec<Lead>, Vec<Band>) {
         } else if text.starts_with("closed") {
             close(&mut open, &mut leads, host, None, at);
         }
+    }
+    for c in crashes {
+        crash(&mut open, &mut leads, c);
     }
     let rest: Vec<String> = open.keys().map(|(h, _)| h.clone()).collect();
     for h in rest {
@@ -154,159 +158,205 @@ pub fn overlaps(violations: &[String]) -> Vec<(Vec<usize>, u64, u64)> {
 
 /// The timeline picture of `r` for a run of `end` ms with `members` rows.
 pub fn timeline(r: &RunReport, members: u32, end: u64) -> String {
-    let (leads, bands) = parse_trace(&r.trace, end);
-    let rows = members.max(1) as usize;
-    let (left, top, width, row_h) = (70.0, 60.0, 900.0, 36.0);
-    let height = top + row_h * rows as f64 + 50.0 + 14.0 * bands.len().min(6) as f64;
-    let x = |ms: u64| left + width * ms as f64 / end.max(1) as f64;
+    let (leads, bands) = parse_trace(&r.trace, &r.faults, end);
+    let f = Frame { left: 70.0, top: 60.0, width: 900.0, row_h: 36.0, rows: members.max(1) as usize, end };
+    let height = f.y1() + 50.0 + 14.0 * bands.len().min(6) as f64;
     let mut o = String::new();
     let _ = writeln!(
         o,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{height}" viewBox="0 0 {w} {height}" font-family="sans-serif" font-size="12">"#,
-        w = left + width + 30.0
+        w = f.left + f.width + 30.0
     );
     let _ = writeln!(o, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let verdict = if r.passed() { "PASS" } else { "FAIL" };
-    let f = &r.figures;
+    let fig = &r.figures;
     let _ = writeln!(
         o,
-        r#"<text x="{left}" y="22" font-size="15" font-weight="bold">{} seed {} — {verdict}</text>"#,
+        r#"<text x="{}" y="22" font-size="15" font-weight="bold">{} seed {} — {verdict}</text>"#,
+        f.left,
         esc(&r.scenario),
         r.seed
     );
     let _ = writeln!(
         o,
-        r#"<text x="{left}" y="42">overlap {} ms (max {} ms) · longest gap {} ms · failover max {} ms · acquisitions {}</text>"#,
-        f.overlap_total_ms,
-        f.overlap_max_ms,
-        f.gap_max_ms,
-        f.failover_max_ms(),
-        f.acquisitions
+        r#"<text x="{}" y="42">overlap {} ms (max {} ms) · longest gap {} ms · failover max {} ms · acquisitions {}</text>"#,
+        f.left,
+        fig.overlap_total_ms,
+        fig.overlap_max_ms,
+        fig.gap_max_ms,
+        fig.failover_max_ms(),
+        fig.acquisitions
     );
-    let y0 = top;
-    let y1 = top + row_h * rows as f64;
-    // Rows and time grid.
-    for i in 0..rows {
-        let y = top + row_h * i as f64;
-        let fill = if i % 2 == 0 { "#f7fafc" } else { "#edf2f7" };
-        let _ = writeln!(
-            o,
-            r#"<rect x="{left}" y="{y}" width="{width}" height="{row_h}" fill="{fill}"/><text x="{}" y="{}" text-anchor="end">m{i}</text>"#,
-            left - 8.0,
-            y + row_h / 2.0 + 4.0
-        );
+    f.grid(&mut o);
+    f.bands(&mut o, &bands);
+    f.leads(&mut o, &leads, &bands);
+    f.overlaps(&mut o, &r.violations);
+    f.legend(&mut o, &bands);
+    o.push_str("</svg>\n");
+    o
+}
+
+/// The timeline's geometry: rows of members under a time axis of `end` ms.
+struct Frame {
+    left: f64,
+    top: f64,
+    width: f64,
+    row_h: f64,
+    rows: usize,
+    end: u64,
+}
+
+impl Frame {
+    fn x(&self, ms: u64) -> f64 {
+        self.left + self.width * ms as f64 / self.end.max(1) as f64
     }
-    let step = tick_step(end);
-    let mut t = 0;
-    while t <= end {
-        let _ = writeln!(
-            o,
-            r##"<line x1="{xx}" y1="{y0}" x2="{xx}" y2="{y1}" stroke="#cbd5e0" stroke-width="0.5"/><text x="{xx}" y="{}" text-anchor="middle">{}s</text>"##,
-            y1 + 14.0,
-            t / 1000,
-            xx = x(t)
-        );
-        t += step;
+
+    fn row_y(&self, row: usize) -> f64 {
+        self.top + self.row_h * row as f64
     }
-    // Fault bands under the bars.
-    for b in &bands {
-        let w = (x(b.end) - x(b.start)).max(2.0);
-        let title = format!("<title>{} at {}</title>", esc(&b.label), crate::secs(b.start));
-        if b.rows.is_empty() {
+
+    fn y1(&self) -> f64 {
+        self.row_y(self.rows)
+    }
+
+    /// Rows and time grid.
+    fn grid(&self, o: &mut String) {
+        let (left, width, row_h) = (self.left, self.width, self.row_h);
+        for i in 0..self.rows {
+            let y = self.row_y(i);
+            let fill = if i % 2 == 0 { "#f7fafc" } else { "#edf2f7" };
             let _ = writeln!(
                 o,
-                r##"<rect x="{}" y="{y0}" width="{w}" height="{}" fill="#e53e3e" fill-opacity="0.12" stroke="#e53e3e" stroke-dasharray="3,2">{title}</rect>"##,
-                x(b.start),
-                y1 - y0
+                r#"<rect x="{left}" y="{y}" width="{width}" height="{row_h}" fill="{fill}"/><text x="{}" y="{}" text-anchor="end">m{i}</text>"#,
+                left - 8.0,
+                y + row_h / 2.0 + 4.0
             );
         }
-        for row in &b.rows {
-            if *row < rows {
+        let (y0, y1) = (self.top, self.y1());
+        let step = tick_step(self.end);
+        let mut t = 0;
+        while t <= self.end {
+            let _ = writeln!(
+                o,
+                r##"<line x1="{xx}" y1="{y0}" x2="{xx}" y2="{y1}" stroke="#cbd5e0" stroke-width="0.5"/><text x="{xx}" y="{}" text-anchor="middle">{}s</text>"##,
+                y1 + 14.0,
+                t / 1000,
+                xx = self.x(t)
+            );
+            t += step;
+        }
+    }
+
+    /// Fault bands under the bars.
+    fn bands(&self, o: &mut String, bands: &[Band]) {
+        let (y0, y1, row_h) = (self.top, self.y1(), self.row_h);
+        for b in bands {
+            let w = (self.x(b.end) - self.x(b.start)).max(2.0);
+            let title = format!("<title>{} at {}</title>", esc(&b.label), crate::secs(b.start));
+            if b.rows.is_empty() {
+                let _ = writeln!(
+                    o,
+                    r##"<rect x="{}" y="{y0}" width="{w}" height="{}" fill="#e53e3e" fill-opacity="0.12" stroke="#e53e3e" stroke-dasharray="3,2">{title}</rect>"##,
+                    self.x(b.start),
+                    y1 - y0
+                );
+            }
+            for row in b.rows.iter().filter(|r| **r < self.rows) {
                 let _ = writeln!(
                     o,
                     r##"<rect x="{}" y="{}" width="{w}" height="{row_h}" fill="#e53e3e" fill-opacity="0.25">{title}</rect>"##,
-                    x(b.start),
-                    top + row_h * *row as f64
+                    self.x(b.start),
+                    self.row_y(*row)
                 );
             }
         }
     }
-    // Leadership bars: one lane per role inside the member's row.
-    let roles = leads.iter().map(|l| l.role).max().map_or(1, |m| m + 1) as f64;
-    for l in leads.iter().filter(|l| l.row < rows) {
-        let lane = (row_h - 12.0) / roles;
-        let y = top + row_h * l.row as f64 + 6.0 + lane * f64::from(l.role);
-        // While its member is paused a leader's lease runs out on its own
-        // clock, but the Revoked event only comes after it resumes: that
-        // part is drawn pale.
-        let paused = bands
-            .iter()
-            .filter(|b| b.label.starts_with("pause") && b.rows.contains(&l.row))
-            .filter(|b| b.start > l.start && b.start < l.end)
-            .map(|b| b.start)
-            .min();
-        let solid_end = paused.unwrap_or(l.end);
-        if let Some(p) = paused {
+
+    /// Leadership bars: one lane per role inside the member's row.
+    fn leads(&self, o: &mut String, leads: &[Lead], bands: &[Band]) {
+        let roles = leads.iter().map(|l| l.role).max().map_or(1, |m| m + 1) as f64;
+        let x = |ms| self.x(ms);
+        for l in leads.iter().filter(|l| l.row < self.rows) {
+            let lane = (self.row_h - 12.0) / roles;
+            let y = self.row_y(l.row) + 6.0 + lane * f64::from(l.role);
+            // While its member is paused a leader's lease runs out on its own
+            // clock, but the Revoked event only comes after it resumes: that
+            // part is drawn pale.
+            let paused = bands
+                .iter()
+                .filter(|b| b.kind == FaultKind::Pause && b.rows.contains(&l.row))
+                .filter(|b| b.start > l.start && b.start < l.end)
+                .map(|b| b.start)
+                .min();
+            let solid_end = paused.unwrap_or(l.end);
+            if let Some(p) = paused {
+                let _ = writeln!(
+                    o,
+                    r#"<rect x="{}" y="{y}" width="{}" height="{}" fill="{}" fill-opacity="0.3" rx="2"><title>{} paused while leading: its lease expires on its own clock; Revoked at {}</title></rect>"#,
+                    x(p),
+                    (x(l.end) - x(p)).max(1.5),
+                    (lane - 1.0).max(2.0),
+                    PALETTE[l.role as usize % PALETTE.len()],
+                    esc(&l.who),
+                    crate::secs(l.end)
+                );
+            }
+            let l = &Lead { end: solid_end, ..l.clone() };
             let _ = writeln!(
                 o,
-                r#"<rect x="{}" y="{y}" width="{}" height="{}" fill="{}" fill-opacity="0.3" rx="2"><title>{} paused while leading: its lease expires on its own clock; Revoked at {}</title></rect>"#,
-                x(p),
-                (x(l.end) - x(p)).max(1.5),
+                r#"<rect x="{}" y="{y}" width="{}" height="{}" fill="{}" rx="2"><title>{} leads role {} (token {}) {} – {}</title></rect>"#,
+                x(l.start),
+                (x(l.end) - x(l.start)).max(1.5),
                 (lane - 1.0).max(2.0),
                 PALETTE[l.role as usize % PALETTE.len()],
                 esc(&l.who),
+                l.role,
+                l.token,
+                crate::secs(l.start),
                 crate::secs(l.end)
             );
         }
-        let l = &Lead { end: solid_end, ..l.clone() };
-        let _ = writeln!(
-            o,
-            r#"<rect x="{}" y="{y}" width="{}" height="{}" fill="{}" rx="2"><title>{} leads role {} (token {}) {} – {}</title></rect>"#,
-            x(l.start),
-            (x(l.end) - x(l.start)).max(1.5),
-            (lane - 1.0).max(2.0),
-            PALETTE[l.role as usize % PALETTE.len()],
-            esc(&l.who),
-            l.role,
-            l.token,
-            crate::secs(l.start),
-            crate::secs(l.end)
-        );
     }
-    // Overlaps on top of everything, so a failure is seen at once.
-    for (rs, start, stop) in overlaps(&r.violations) {
-        for row in rs.iter().filter(|r| **r < rows) {
-            let _ = writeln!(
-                o,
-                r##"<rect x="{}" y="{}" width="{}" height="{row_h}" fill="none" stroke="#9b2c2c" stroke-width="2.5"><title>overlap {} – {}</title></rect>"##,
-                x(start),
-                top + row_h * *row as f64,
-                (x(stop) - x(start)).max(3.0),
-                crate::secs(start),
-                crate::secs(stop)
-            );
+
+    /// Overlaps on top of everything, so a failure is seen at once.
+    fn overlaps(&self, o: &mut String, violations: &[String]) {
+        let row_h = self.row_h;
+        for (rs, start, stop) in overlaps(violations) {
+            for row in rs.iter().filter(|r| **r < self.rows) {
+                let _ = writeln!(
+                    o,
+                    r##"<rect x="{}" y="{}" width="{}" height="{row_h}" fill="none" stroke="#9b2c2c" stroke-width="2.5"><title>overlap {} – {}</title></rect>"##,
+                    self.x(start),
+                    self.row_y(*row),
+                    (self.x(stop) - self.x(start)).max(3.0),
+                    crate::secs(start),
+                    crate::secs(stop)
+                );
+            }
         }
     }
-    // Fault labels below the axis, and the legend.
-    let mut ly = y1 + 34.0;
-    for b in bands.iter().take(6) {
+
+    /// Fault labels below the axis, and the legend.
+    fn legend(&self, o: &mut String, bands: &[Band]) {
+        let (left, y1) = (self.left, self.y1());
+        let mut ly = y1 + 34.0;
+        for b in bands.iter().take(6) {
+            let _ = writeln!(
+                o,
+                r##"<text x="{left}" y="{ly}" fill="#c53030">▮ {} {}</text>"##,
+                crate::secs(b.start),
+                esc(&b.label)
+            );
+            ly += 14.0;
+        }
         let _ = writeln!(
             o,
-            r##"<text x="{left}" y="{ly}" fill="#c53030">▮ {} {}</text>"##,
-            crate::secs(b.start),
-            esc(&b.label)
+            r##"<text x="{}" y="{}" text-anchor="end"><tspan fill="{}">▮</tspan> leads (Acquired → Revoked/Fenced/end; pale: paused)  <tspan fill="#e53e3e">▮</tspan> fault  <tspan fill="#9b2c2c">□</tspan> overlap</text>"##,
+            left + self.width,
+            y1 + 34.0,
+            PALETTE[0]
         );
-        ly += 14.0;
     }
-    let _ = writeln!(
-        o,
-        r##"<text x="{}" y="{}" text-anchor="end"><tspan fill="{}">▮</tspan> leads (Acquired → Revoked/Fenced/end; pale: paused)  <tspan fill="#e53e3e">▮</tspan> fault  <tspan fill="#9b2c2c">□</tspan> overlap</text>"##,
-        left + width,
-        y1 + 34.0,
-        PALETTE[0]
-    );
-    o.push_str("</svg>\n");
-    o
 }
 
 /// One configuration's point in the tune chart.
@@ -332,22 +382,10 @@ fn colour(p: &Point) -> (&'static str, f64) {
     }
 }
 
-/// Overlap (y) against leaderless gap (x), one point per configuration.
-pub fn chart(title: &str, points: &[Point]) -> String {
-    let (left, top, w, h) = (80.0, 50.0, 760.0, 420.0);
-    let max_gap = points.iter().map(|p| p.gap_ms.max(p.gap_p99_ms)).max().unwrap_or(1).max(1) as f64 * 1.1;
-    let max_ov = points.iter().map(|p| p.overlap_ms).max().unwrap_or(0).max(1) as f64 * 1.15;
+/// The chart's axes: the safe band at zero overlap, ticks and titles.
+fn axes(o: &mut String, (left, top, w, h): (f64, f64, f64, f64), max_gap: f64, max_ov: f64) {
     let x = |v: u64| left + w * v as f64 / max_gap;
     let y = |v: u64| top + h - h * v as f64 / max_ov;
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">"#,
-        left + w + 330.0,
-        (top + h + 70.0).max(top + 140.0 + 15.0 * points.len() as f64)
-    );
-    let _ = writeln!(o, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(o, r#"<text x="{left}" y="25" font-size="15" font-weight="bold">{}</text>"#, esc(title));
     // The safe band: zero overlap.
     let _ = writeln!(
         o,
@@ -389,6 +427,25 @@ pub fn chart(title: &str, points: &[Point]) -> String {
         r#"<text transform="translate(20,{}) rotate(-90)" text-anchor="middle">overlap, worst seed (ms)</text>"#,
         top + h / 2.0
     );
+}
+
+/// Overlap (y) against leaderless gap (x), one point per configuration.
+pub fn chart(title: &str, points: &[Point]) -> String {
+    let (left, top, w, h) = (80.0, 50.0, 760.0, 420.0);
+    let max_gap = points.iter().map(|p| p.gap_ms.max(p.gap_p99_ms)).max().unwrap_or(1).max(1) as f64 * 1.1;
+    let max_ov = points.iter().map(|p| p.overlap_ms).max().unwrap_or(0).max(1) as f64 * 1.15;
+    let x = |v: u64| left + w * v as f64 / max_gap;
+    let y = |v: u64| top + h - h * v as f64 / max_ov;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">"#,
+        left + w + 330.0,
+        (top + h + 70.0).max(top + 140.0 + 15.0 * points.len() as f64)
+    );
+    let _ = writeln!(o, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(o, r#"<text x="{left}" y="25" font-size="15" font-weight="bold">{}</text>"#, esc(title));
+    axes(&mut o, (left, top, w, h), max_gap, max_ov);
     // Points crowd the zero-overlap line: each gets a number, labels are
     // stacked in levels with a leader line, and a table on the right says
     // which number is which configuration.

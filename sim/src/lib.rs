@@ -13,13 +13,15 @@
 pub mod client;
 pub mod clock;
 pub mod oracle;
+pub mod profile;
 mod proto;
 pub mod record;
 pub mod scenario;
+mod seed;
 pub mod server;
-pub mod swarm;
 mod world;
 
 pub use oracle::Figures;
-pub use scenario::{Scenario, ScenarioError};
-pub use world::{MAX_LATENCY, MIN_LATENCY, RunReport, TICK, mix, run_scenario};
+pub use scenario::{Scenario, ScenarioError, schedule};
+pub use seed::mix;
+pub use world::{MAX_LATENCY, MIN_LATENCY, PlayedFault, RunReport, TICK, run_scenario};

@@ -86,96 +86,102 @@ fn holds(log: &Log, clocks: &[ClockModel], role: u32, end_of_run: u64) -> Vec<Ho
     merged
 }
 
-/// Whether incarnation `member` holds role 0 at global `now`.
-pub fn holds_role0(log: &Log, clocks: &[ClockModel], member: &str, now: u64) -> bool {
-    if log.ends.get(member).is_some_and(|e| *e <= now) {
-        return false;
-    }
-    let Some(o) = log.leases.iter().filter(|o| o.member == member && o.at <= now).max_by_key(|o| o.at) else {
-        return false;
-    };
-    let Some(l) = o.leading.get(&0) else {
-        return false;
-    };
-    clocks[o.slot].local_at(now) < l.until
-}
-
-/// Figures and violations of a finished run.
+/// Figures and violations of a finished run. Each oracle below adds its
+/// figures and its violations, in this order.
 pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figures, Vec<String>) {
     let mut f = Figures::default();
     let mut v = Vec::new();
-    let roles = if s.election.mode == crate::scenario::ModeName::MultiRole { s.election.roles } else { 1 };
-    for role in 0..roles {
+    for role in 0..s.roles() {
         let hs = holds(log, clocks, role, end);
-        // Sweep: count holders over time.
-        let mut edges: Vec<(u64, i64)> = hs.iter().flat_map(|h| [(h.start, 1), (h.end, -1)]).collect();
-        edges.sort();
-        let first = hs.first().map(|h| h.start);
+        sweep(s, role, &hs, end, &mut f, &mut v);
         if role == 0 {
-            f.first_leader_ms = first;
-            f.leader_at_end = hs.iter().any(|h| h.end >= end);
+            failovers(log, &hs, &mut f);
         }
-        let (mut count, mut last) = (0i64, first.unwrap_or(end));
-        let mut overlap_start = None;
-        let mut gap_start = None;
-        for (at, d) in edges {
-            if count == 0 && at > last && first.is_some() {
-                let g = at - last;
-                f.gap_total_ms += g;
-                f.gap_max_ms = f.gap_max_ms.max(g);
-            }
-            let before = count;
-            count += d;
-            if before < 2 && count >= 2 {
-                overlap_start = Some(at);
-            }
-            if before >= 2
-                && count < 2
-                && let Some(st) = overlap_start.take()
-            {
-                let o = at - st;
-                if o > 0 {
-                    f.overlap_count += 1;
-                    f.overlap_total_ms += o;
-                    f.overlap_max_ms = f.overlap_max_ms.max(o);
-                    if s.election.is_exclusive() && v.len() < 20 {
-                        let who: Vec<&str> =
-                            hs.iter().filter(|h| h.start < at && h.end > st).map(|h| h.member.as_str()).collect();
-                        v.push(format!(
-                            "overlap: role {role} held by {} at once from {} for {o}ms",
-                            who.join(" and "),
-                            secs(st)
-                        ));
-                    }
-                }
-            }
-            if count == 0 {
-                last = at;
-                gap_start = Some(at);
-            } else {
-                gap_start = None;
-            }
-        }
-        if let (Some(g0), Some(_)) = (gap_start, first)
-            && end > g0
-        {
-            let g = end - g0;
+    }
+    events(log, &mut f, &mut v);
+    writes(log, &mut f, &mut v);
+    expectations(s, &f, &mut v);
+    (f, v)
+}
+
+/// Counts holders of `role` over time: gaps, overlaps (a violation in
+/// exclusive modes), the first leader and whether somebody leads at the end.
+fn sweep(s: &Scenario, role: u32, hs: &[Hold], end: u64, f: &mut Figures, v: &mut Vec<String>) {
+    let mut edges: Vec<(u64, i64)> = hs.iter().flat_map(|h| [(h.start, 1), (h.end, -1)]).collect();
+    edges.sort();
+    let first = hs.first().map(|h| h.start);
+    if role == 0 {
+        f.first_leader_ms = first;
+        f.leader_at_end = hs.iter().any(|h| h.end >= end);
+    }
+    let (mut count, mut last) = (0i64, first.unwrap_or(end));
+    let mut overlap_start = None;
+    let mut gap_start = None;
+    for (at, d) in edges {
+        if count == 0 && at > last && first.is_some() {
+            let g = at - last;
             f.gap_total_ms += g;
             f.gap_max_ms = f.gap_max_ms.max(g);
         }
-        if role == 0 {
-            for fault in &log.faults {
-                let (Some(m), true) = (&fault.member, fault.held_role0) else {
-                    continue;
-                };
-                if let Some(h) = hs.iter().find(|h| h.start >= fault.at && &h.member != m) {
-                    f.failovers_ms.push(h.start - fault.at);
+        let before = count;
+        count += d;
+        if before < 2 && count >= 2 {
+            overlap_start = Some(at);
+        }
+        if before >= 2
+            && count < 2
+            && let Some(st) = overlap_start.take()
+        {
+            let o = at - st;
+            if o > 0 {
+                f.overlap_count += 1;
+                f.overlap_total_ms += o;
+                f.overlap_max_ms = f.overlap_max_ms.max(o);
+                if s.election.is_exclusive() && v.len() < 20 {
+                    let who: Vec<&str> =
+                        hs.iter().filter(|h| h.start < at && h.end > st).map(|h| h.member.as_str()).collect();
+                    v.push(format!(
+                        "overlap: role {role} held by {} at once from {} for {o}ms",
+                        who.join(" and "),
+                        secs(st)
+                    ));
                 }
             }
         }
+        if count == 0 {
+            last = at;
+            gap_start = Some(at);
+        } else {
+            gap_start = None;
+        }
     }
-    // Tokens strictly increase per role (within one log epoch: a broker that
-    // lost its log restarts offsets, which the token contract excludes).
+    if let (Some(g0), Some(_)) = (gap_start, first)
+        && end > g0
+    {
+        let g = end - g0;
+        f.gap_total_ms += g;
+        f.gap_max_ms = f.gap_max_ms.max(g);
+    }
+}
+
+/// Failover times: from a fault that hit the leader of role 0 to the next
+/// hold by another member.
+fn failovers(log: &Log, hs: &[Hold], f: &mut Figures) {
+    for fault in &log.faults {
+        let (Some(m), true) = (&fault.member, fault.held_role0) else {
+            continue;
+        };
+        if let Some(h) = hs.iter().find(|h| h.start >= fault.at && &h.member != m) {
+            f.failovers_ms.push(h.start - fault.at);
+        }
+    }
+}
+
+/// Events are well formed (no Acquired twice, no loss of what was not
+/// held) and tokens strictly increase per role (within one log epoch: a
+/// broker that lost its log restarts offsets, which the token contract
+/// excludes).
+fn events(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
     let mut last_token: BTreeMap<u32, (u64, String)> = BTreeMap::new();
     let mut state: BTreeMap<(&str, u32), bool> = BTreeMap::new();
     let mut events: Vec<_> = log.events.iter().collect();
@@ -215,13 +221,18 @@ pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figur
             }
         }
     }
+}
+
+/// The token-guarded resource: nobody is told it leads without a lease,
+/// and no write uses a token older than one already used.
+fn writes(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
     let mut newest: BTreeMap<u64, u64> = BTreeMap::new();
     let mut writes: Vec<_> = log.writes.iter().collect();
     writes.sort_by_key(|w| w.at);
     // What the application is told: `is_leader()` must never answer true
     // once the member's own lease has ended on its own clock (docs/background.md, Protocol semantics "a
-    // lease, not a flag"). The hold intervals above judge the published
-    // lease end; this judges the answer the application acted on.
+    // lease, not a flag"). The hold intervals judge the published lease
+    // end; this judges the answer the application acted on.
     let told_late: Vec<_> = writes
         .iter()
         .filter_map(|w| w.told.map(|t| (w, t)))
@@ -254,6 +265,10 @@ pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figur
         }
         *n = (*n).max(w.token);
     }
+}
+
+/// The scenario's own `[expect]` bounds.
+fn expectations(s: &Scenario, f: &Figures, v: &mut Vec<String>) {
     let x = &s.expect;
     if let Some(m) = x.max_overlap
         && f.overlap_total_ms > m.ms()
@@ -270,9 +285,9 @@ pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figur
     {
         v.push(format!("expect.max_failover = \"{m}\" exceeded: {}ms", f.failover_max_ms()));
     }
-    (f, v)
 }
 
-fn secs(ms: u64) -> String {
+/// `12345` ms as `12.345s`, as traces and violations print times.
+pub fn secs(ms: u64) -> String {
     format!("{}.{:03}s", ms / 1000, ms % 1000)
 }

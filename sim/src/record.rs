@@ -7,6 +7,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use neli::Event;
 
+use crate::clock::ClockModel;
+
 /// A member's lease of one role as its driver published it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LeaseView {
@@ -54,7 +56,8 @@ pub struct Told {
 #[derive(Debug, Clone)]
 pub struct FaultObs {
     pub at: u64,
-    pub kind: String,
+    /// The fault killed the member incarnation it hit (a crash).
+    pub kills: bool,
     /// The member incarnation the fault hit, if it targeted a member.
     pub member: Option<String>,
     pub held_role0: bool,
@@ -75,6 +78,30 @@ pub struct Log {
     pub log_epoch: u64,
     /// Current incarnation per slot.
     pub current: BTreeMap<usize, String>,
+}
+
+impl Log {
+    /// Whether incarnation `member` holds role 0 at global `now`: it has
+    /// not stopped, and the newest lease of role 0 its driver published has
+    /// not ended on its own clock (`clocks[slot]`). The simulator aims
+    /// `leader` faults with this and the oracles judge with it.
+    pub fn holds_role0(&self, clocks: &[ClockModel], member: &str, now: u64) -> bool {
+        if self.ends.get(member).is_some_and(|e| *e <= now) {
+            return false;
+        }
+        let Some(o) = self.leases.iter().filter(|o| o.member == member && o.at <= now).max_by_key(|o| o.at) else {
+            return false;
+        };
+        let Some(l) = o.leading.get(&0) else {
+            return false;
+        };
+        clocks[o.slot].local_at(now) < l.until
+    }
+
+    /// The slot whose current incarnation holds role 0 at `now`, if any.
+    pub fn role0_holder(&self, clocks: &[ClockModel], now: u64) -> Option<usize> {
+        self.current.iter().find(|(_, m)| self.holds_role0(clocks, m, now)).map(|(i, _)| *i)
+    }
 }
 
 /// Shared, cheap-to-clone handle on the run's [`Log`].

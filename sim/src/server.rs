@@ -21,68 +21,7 @@ use crate::clock::global_ms;
 use crate::proto::{GroupError, PORT, Request, Response, WireRecord, read_frame, write_frame};
 use crate::record::Recorder;
 
-/// Timing quirks of the broker the simulation imitates (docs/background.md, Measured facts).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Profile {
-    pub name: &'static str,
-    /// `group.initial.rebalance.delay.ms` for a group forming from empty.
-    pub initial_delay_ms: u64,
-    /// A pause every rebalance pays (tansu: ~3 s).
-    pub rebalance_pause_ms: u64,
-    /// Expired members are found only every this often (mock: 1 s; 0: exact).
-    pub expiry_check_ms: u64,
-    /// Expired members are found only when a group request arrives (tansu
-    /// checks sessions in its request handlers), i.e. up to one group
-    /// heartbeat interval late.
-    pub expiry_on_request: bool,
-    /// The pause of a rebalance started by a member leaving (tansu finishes
-    /// those ~0.5 s sooner than the others; measured in BENCHMARKS.md).
-    pub leave_pause_ms: u64,
-    /// An accepted offset commit reschedules the session like a heartbeat.
-    pub commit_resets_session: bool,
-    /// `message.timestamp.type=LogAppendTime` is honoured.
-    pub log_append_time: bool,
-}
-
-impl Profile {
-    pub fn by_name(name: &str) -> Option<Profile> {
-        match name {
-            "kafka" => Some(Profile {
-                name: "kafka",
-                initial_delay_ms: 3000,
-                rebalance_pause_ms: 0,
-                expiry_check_ms: 0,
-                expiry_on_request: false,
-                leave_pause_ms: 0,
-                commit_resets_session: true,
-                log_append_time: true,
-            }),
-            // Unverified whether tansu's commit reschedules the session:
-            // modelled as not doing so (the conservative choice).
-            "tansu" => Some(Profile {
-                name: "tansu",
-                initial_delay_ms: 0,
-                rebalance_pause_ms: 3000,
-                expiry_check_ms: 0,
-                expiry_on_request: true,
-                leave_pause_ms: 2500,
-                commit_resets_session: false,
-                log_append_time: false,
-            }),
-            "librdkafka-mock" => Some(Profile {
-                name: "librdkafka-mock",
-                initial_delay_ms: 3000,
-                rebalance_pause_ms: 0,
-                expiry_check_ms: 1000,
-                expiry_on_request: false,
-                leave_pause_ms: 0,
-                commit_resets_session: true,
-                log_append_time: false,
-            }),
-            _ => None,
-        }
-    }
-}
+pub use crate::profile::Profile;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -220,8 +159,9 @@ impl BrokerCtx {
 
     async fn handle(&self, req: Request) -> Response {
         let now = global_ms();
+        let topic = self.state.lock().expect("broker lock").topic;
         match req {
-            Request::Metadata if !self.state.lock().expect("broker lock").topic => Response::UnknownTopic,
+            Request::Metadata if !topic => Response::UnknownTopic,
             Request::Metadata => Response::Metadata { partitions: self.partitions },
             Request::CreateTopic => {
                 let mut s = self.state.lock().expect("broker lock");
@@ -233,61 +173,11 @@ impl BrokerCtx {
                 }
                 Response::Ok
             }
-            Request::Produce { .. } | Request::Fetch { .. } if !self.state.lock().expect("broker lock").topic => {
-                Response::UnknownTopic
-            }
-            Request::Produce { partition, payload, create_time } => {
-                if !self.partition_leader {
-                    return Response::NotLeader;
-                }
-                let mut s = self.state.lock().expect("broker lock");
-                let Some(log) = s.logs.get_mut(&partition) else {
-                    return Response::NotLeader;
-                };
-                let offset = log.len() as u64;
-                let timestamp = if self.profile.log_append_time { now } else { create_time };
-                log.push(WireRecord { offset, timestamp, payload });
-                self.appended.notify_waiters();
-                Response::Produced { offset }
-            }
-            Request::Fetch { partition, from, max_wait_ms } => {
-                if !self.partition_leader {
-                    return Response::NotLeader;
-                }
-                let deadline = tokio::time::Instant::now() + Duration::from_millis(max_wait_ms);
-                loop {
-                    let notified = self.appended.notified();
-                    {
-                        let s = self.state.lock().expect("broker lock");
-                        let Some(log) = s.logs.get(&partition) else {
-                            return Response::NotLeader;
-                        };
-                        let end = log.len() as u64;
-                        match from {
-                            // Out of range (the log was lost): reset to the end.
-                            Some(o) if o > end => {
-                                return Response::Fetched { records: Vec::new(), next: end };
-                            }
-                            None => {
-                                return Response::Fetched { records: Vec::new(), next: end };
-                            }
-                            Some(o) if o < end => {
-                                let records: Vec<WireRecord> = log[o as usize..].iter().take(64).cloned().collect();
-                                let next = o + records.len() as u64;
-                                return Response::Fetched { records, next };
-                            }
-                            Some(_) => {}
-                        }
-                    }
-                    if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                        return Response::Fetched { records: Vec::new(), next: from.unwrap_or(0) };
-                    }
-                }
-            }
+            Request::Produce { .. } | Request::Fetch { .. } if !topic => Response::UnknownTopic,
+            Request::Produce { partition, payload, create_time } => self.produce(now, partition, payload, create_time),
+            Request::Fetch { partition, from, max_wait_ms } => self.fetch(partition, from, max_wait_ms).await,
+            _ if !self.coordinator => Response::Error(GroupError::NotCoordinator),
             Request::Join { member_id, client, session_ms, rebalance_ms } => {
-                if !self.coordinator {
-                    return Response::Error(GroupError::NotCoordinator);
-                }
                 let rx = {
                     let mut s = self.state.lock().expect("broker lock");
                     s.group.touched = true;
@@ -300,68 +190,116 @@ impl BrokerCtx {
                 // dropped sender means a newer join replaced this one.
                 rx.await.unwrap_or(Response::Error(GroupError::RebalanceInProgress))
             }
-            Request::Heartbeat { member_id, generation } => {
-                if !self.coordinator {
-                    return Response::Error(GroupError::NotCoordinator);
-                }
-                let mut s = self.state.lock().expect("broker lock");
-                let g = &mut s.group;
-                g.touched = true;
-                let Some(m) = g.members.get_mut(&member_id) else {
-                    return Response::Error(GroupError::UnknownMember);
+            Request::Heartbeat { member_id, generation } => self.heartbeat(now, &member_id, generation),
+            Request::Commit { member_id, generation } => self.commit(now, &member_id, generation),
+            Request::Leave { member_id } => self.leave(now, &member_id),
+        }
+    }
+
+    fn produce(&self, now: u64, partition: u32, payload: Vec<u8>, create_time: u64) -> Response {
+        if !self.partition_leader {
+            return Response::NotLeader;
+        }
+        let mut s = self.state.lock().expect("broker lock");
+        let Some(log) = s.logs.get_mut(&partition) else {
+            return Response::NotLeader;
+        };
+        let offset = log.len() as u64;
+        let timestamp = if self.profile.log_append_time { now } else { create_time };
+        log.push(WireRecord { offset, timestamp, payload });
+        self.appended.notify_waiters();
+        Response::Produced { offset }
+    }
+
+    /// A long poll: records from `from` on, waiting up to `max_wait_ms` for one.
+    async fn fetch(&self, partition: u32, from: Option<u64>, max_wait_ms: u64) -> Response {
+        if !self.partition_leader {
+            return Response::NotLeader;
+        }
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(max_wait_ms);
+        loop {
+            let notified = self.appended.notified();
+            {
+                let s = self.state.lock().expect("broker lock");
+                let Some(log) = s.logs.get(&partition) else {
+                    return Response::NotLeader;
                 };
-                if let Phase::Preparing { .. } = g.phase {
-                    m.expires_at = now + m.session_ms;
-                    return Response::Error(GroupError::RebalanceInProgress);
-                }
-                if generation != g.generation {
-                    return Response::Error(GroupError::IllegalGeneration);
-                }
-                m.expires_at = now + m.session_ms;
-                Response::Ok
-            }
-            Request::Commit { member_id, generation } => {
-                if !self.coordinator {
-                    return Response::Error(GroupError::NotCoordinator);
-                }
-                let mut s = self.state.lock().expect("broker lock");
-                let g = &mut s.group;
-                g.touched = true;
-                let Some(m) = g.members.get_mut(&member_id) else {
-                    return Response::Error(GroupError::UnknownMember);
-                };
-                if generation != g.generation {
-                    return Response::Error(GroupError::IllegalGeneration);
-                }
-                match g.phase {
-                    // doCommitOffsets: accepted in Stable and PreparingRebalance,
-                    // rescheduling the session like a heartbeat.
-                    Phase::Stable | Phase::Preparing { .. } => {
-                        if self.profile.commit_resets_session {
-                            m.expires_at = now + m.session_ms;
-                        }
-                        Response::Ok
+                let end = log.len() as u64;
+                match from {
+                    // Out of range (the log was lost): reset to the end.
+                    Some(o) if o > end => {
+                        return Response::Fetched { records: Vec::new(), next: end };
                     }
-                    Phase::Empty => Response::Error(GroupError::UnknownMember),
+                    None => {
+                        return Response::Fetched { records: Vec::new(), next: end };
+                    }
+                    Some(o) if o < end => {
+                        let records: Vec<WireRecord> = log[o as usize..].iter().take(64).cloned().collect();
+                        let next = o + records.len() as u64;
+                        return Response::Fetched { records, next };
+                    }
+                    Some(_) => {}
                 }
             }
-            Request::Leave { member_id } => {
-                if !self.coordinator {
-                    return Response::Error(GroupError::NotCoordinator);
-                }
-                let mut s = self.state.lock().expect("broker lock");
-                let g = &mut s.group;
-                g.touched = true;
-                if g.members.remove(&member_id).is_some() {
-                    g.pending.remove(&member_id);
-                    self.trace(format!("member {member_id} left"));
-                    if g.phase == Phase::Stable {
-                        self.start_rebalance_paused(g, now, "member left", self.profile.leave_pause_ms);
-                    }
-                }
-                Response::Ok
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return Response::Fetched { records: Vec::new(), next: from.unwrap_or(0) };
             }
         }
+    }
+
+    fn heartbeat(&self, now: u64, member_id: &str, generation: u64) -> Response {
+        let mut s = self.state.lock().expect("broker lock");
+        let g = &mut s.group;
+        g.touched = true;
+        let Some(m) = g.members.get_mut(member_id) else {
+            return Response::Error(GroupError::UnknownMember);
+        };
+        if let Phase::Preparing { .. } = g.phase {
+            m.expires_at = now + m.session_ms;
+            return Response::Error(GroupError::RebalanceInProgress);
+        }
+        if generation != g.generation {
+            return Response::Error(GroupError::IllegalGeneration);
+        }
+        m.expires_at = now + m.session_ms;
+        Response::Ok
+    }
+
+    fn commit(&self, now: u64, member_id: &str, generation: u64) -> Response {
+        let mut s = self.state.lock().expect("broker lock");
+        let g = &mut s.group;
+        g.touched = true;
+        let Some(m) = g.members.get_mut(member_id) else {
+            return Response::Error(GroupError::UnknownMember);
+        };
+        if generation != g.generation {
+            return Response::Error(GroupError::IllegalGeneration);
+        }
+        match g.phase {
+            // doCommitOffsets: accepted in Stable and PreparingRebalance,
+            // rescheduling the session like a heartbeat.
+            Phase::Stable | Phase::Preparing { .. } => {
+                if self.profile.commit_resets_session {
+                    m.expires_at = now + m.session_ms;
+                }
+                Response::Ok
+            }
+            Phase::Empty => Response::Error(GroupError::UnknownMember),
+        }
+    }
+
+    fn leave(&self, now: u64, member_id: &str) -> Response {
+        let mut s = self.state.lock().expect("broker lock");
+        let g = &mut s.group;
+        g.touched = true;
+        if g.members.remove(member_id).is_some() {
+            g.pending.remove(member_id);
+            self.trace(format!("member {member_id} left"));
+            if g.phase == Phase::Stable {
+                self.start_rebalance_paused(g, now, "member left", self.profile.leave_pause_ms);
+            }
+        }
+        Response::Ok
     }
 
     fn join(

@@ -11,6 +11,7 @@
 
 pub mod broker;
 pub mod budget;
+pub mod member_log;
 pub mod run;
 
 use std::io::Write;

@@ -13,16 +13,16 @@ use neli::{Event, Token};
 use neli_sim::clock::ClockModel;
 use neli_sim::oracle;
 use neli_sim::record::{EventObs, FaultObs, LeaseObs, LeaseView, Log, WriteObs, format_line};
-use neli_sim::scenario::{FaultKind, ModeName, Variant};
+use neli_sim::scenario::{Fault, ModeName, Variant};
 use neli_sim::{Figures, Scenario};
 use rdkafka::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
-use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::broker::Broker;
 use crate::budget::Budget;
+use crate::member_log::{Entry, EventKind, Logged};
 use crate::mono_ms;
 
 /// What happens at one instant of a real run.
@@ -99,40 +99,35 @@ pub fn plan(s: &Scenario) -> Result<Vec<Step>, String> {
     if s.cluster.brokers != 1 {
         return Err(format!("{} brokers: the suite runs one broker container", s.cluster.brokers));
     }
-    let first = s.faults.iter().map(|f| f.get_ref().at.ms()).min().unwrap_or(0);
+    let first = s.timed_faults().map(|f| f.at.ms()).min().unwrap_or(0);
     let mut steps = Vec::new();
-    for f in &s.faults {
-        let f = f.get_ref();
+    for f in s.timed_faults() {
         let at = f.at.ms() - first;
-        let target = f.target.clone().unwrap_or_default();
-        let member = |t: &str| t == "leader" || t.starts_with('m');
-        let kind = match f.kind {
-            FaultKind::Pause if member(&target) => StepKind::Pause { target, ms: f.duration.map_or(0, |d| d.ms()) },
-            FaultKind::Crash if member(&target) => StepKind::Crash { target, restart_ms: f.duration.map(|d| d.ms()) },
-            FaultKind::Close if member(&target) => StepKind::Close { target },
-            FaultKind::ForeignWriter => StepKind::ForeignWriter {
-                partition: f.partition.unwrap_or(0),
-                count: f.count.unwrap_or(1),
-                garbage: f.garbage.unwrap_or(true),
-            },
-            FaultKind::Resign if member(&target) => StepKind::Resign { target },
-            FaultKind::BrokerCrash if f.lose_state != Some(false) => {
-                StepKind::BrokerCrash { ms: f.duration.map_or(0, |d| d.ms()) }
+        let kind = match f.fault {
+            Fault::Pause { target, duration } => StepKind::Pause { target: target.to_string(), ms: duration.ms() },
+            Fault::Crash { target, duration } => {
+                StepKind::Crash { target: target.to_string(), restart_ms: duration.map(|d| d.ms()) }
             }
-            FaultKind::BrokerCrash => {
-                return Err("broker-crash with lose_state = false: tansu's memory storage always loses state".into());
+            Fault::Close { target } => StepKind::Close { target: target.to_string() },
+            Fault::ForeignWriter { partition, count, garbage } => StepKind::ForeignWriter { partition, count, garbage },
+            Fault::Resign { target } => StepKind::Resign { target: target.to_string() },
+            Fault::BrokerCrash { lose_state: true, duration, .. } => {
+                StepKind::BrokerCrash { ms: duration.map_or(0, |d| d.ms()) }
             }
-            FaultKind::Partition | FaultKind::OneWay | FaultKind::IsolateCoordinator => {
+            Fault::BrokerCrash { lose_state: false, .. } => {
+                return Err("broker-crash without lose_state = true: tansu's memory storage always loses state".into());
+            }
+            Fault::Partition { .. } | Fault::OneWay { .. } | Fault::IsolateCoordinator { .. } => {
                 return Err(format!(
                     "fault `{}` cuts one member's link: members are host processes sharing the host's network \
                      (only the broker container can be disconnected, which cuts every member)",
-                    f.kind.name()
+                    f.fault.kind()
                 ));
             }
-            FaultKind::ClockStep | FaultKind::ClockDrift => {
-                return Err(format!("fault `{}`: the members share the host's monotonic clock", f.kind.name()));
+            Fault::ClockStep { .. } | Fault::ClockDrift { .. } => {
+                return Err(format!("fault `{}`: the members share the host's monotonic clock", f.fault.kind()));
             }
-            k => return Err(format!("fault `{}` has no real mechanism in this suite", k.name())),
+            _ => return Err(format!("fault `{}` has no real mechanism in this suite", f.fault.kind())),
         };
         steps.push(Step { at, kind });
     }
@@ -145,7 +140,7 @@ pub fn plan(s: &Scenario) -> Result<Vec<Step>, String> {
 struct Line {
     at: u64,
     member: String,
-    v: Value,
+    what: Logged,
 }
 
 struct Slot {
@@ -337,14 +332,14 @@ impl<'a> RealRun<'a> {
         tokio::spawn(async move {
             let mut reader = BufReader::new(stdout).lines();
             while let Ok(Some(text)) = reader.next_line().await {
-                let Ok(mut v) = serde_json::from_str::<Value>(&text) else { continue };
-                let at = v["t"].as_u64().unwrap_or(0).saturating_sub(t0);
-                if let Some(leading) = v["leading"].as_array_mut() {
-                    for l in leading {
-                        l[2] = Value::from(l[2].as_u64().unwrap_or(0).saturating_sub(t0));
+                // Anything else on stdout (a stray print) is not a log line.
+                let Ok(Entry { t, mut what }) = serde_json::from_str::<Entry>(&text) else { continue };
+                if let Logged::Lease { leading, .. } = &mut what {
+                    for (_, _, until) in leading {
+                        *until = until.saturating_sub(t0);
                     }
                 }
-                lines.lock().expect("lines lock").push(Line { at, member: member.clone(), v });
+                lines.lock().expect("lines lock").push(Line { at: t.saturating_sub(t0), member: member.clone(), what });
             }
         });
         slot.pid = child.id().unwrap_or(0);
@@ -358,8 +353,18 @@ impl<'a> RealRun<'a> {
     /// The incarnation holding role 0 at run time `now`, judged from its
     /// latest published lease.
     fn leader(&self, now: u64) -> Option<usize> {
-        let lines = self.lines.lock().expect("lines lock");
-        self.slots.iter().position(|slot| holds_role0(&lines, &slot.name, now) && !slot.gone)
+        let (log, clocks) = self.log_so_far(now);
+        self.slots.iter().position(|slot| !slot.gone && log.holds_role0(&clocks, &slot.name, now))
+    }
+
+    /// The run's log up to `now`, as the oracles will see it, and the
+    /// members' clocks (all the host's one clock): "who leads" is answered
+    /// by the same `Log::holds_role0` as in the simulator.
+    fn log_so_far(&self, now: u64) -> (Log, Vec<ClockModel>) {
+        let mut lines = self.lines.lock().expect("lines lock").clone();
+        lines.sort_by_key(|l| l.at);
+        let log = build_log(&lines, &self.faults, &self.state_losses, &self.slots, now);
+        (log, vec![ClockModel::new(0); self.slots.len()])
     }
 
     fn resolve(&self, target: &str) -> Option<usize> {
@@ -373,8 +378,11 @@ impl<'a> RealRun<'a> {
     fn record_fault(&mut self, kind: &str, slot: Option<usize>) {
         let now = self.now();
         let member = slot.map(|i| self.slots[i].name.clone());
-        let held = member.as_ref().is_some_and(|m| holds_role0(&self.lines.lock().expect("lines lock"), m, now));
-        self.faults.push(FaultObs { at: now, kind: kind.into(), member: member.clone(), held_role0: held });
+        let held = member.as_ref().is_some_and(|m| {
+            let (log, clocks) = self.log_so_far(now);
+            log.holds_role0(&clocks, m, now)
+        });
+        self.faults.push(FaultObs { at: now, kills: kind == "crash", member: member.clone(), held_role0: held });
         let who = member.unwrap_or_else(|| "b0".into());
         self.note("real", format!("fault {kind} on {who}{}", if held { " (leader)" } else { "" }));
     }
@@ -565,9 +573,11 @@ impl<'a> RealRun<'a> {
         trace.extend(log.trace.iter().cloned());
         trace.sort_by_key(|t| t.0);
         let mut log_epochs = BTreeMap::new();
-        for l in lines.iter().filter(|l| l.v["k"] == "lease") {
-            let e = log_epochs.entry(l.member.clone()).or_insert(0);
-            *e = (*e).max(l.v["log_epoch"].as_u64().unwrap_or(0));
+        for l in &lines {
+            if let Logged::Lease { log_epoch, .. } = l.what {
+                let e = log_epochs.entry(l.member.clone()).or_insert(0);
+                *e = (*e).max(log_epoch);
+            }
         }
         Outcome {
             log_epochs,
@@ -598,6 +608,7 @@ fn foreign_write(bootstrap: &str, topic: &str, partition: u32, count: u32, garba
                 term: 1_000_000 + seq,
                 seq,
                 sent_at: neli::Time::from_millis(mono_ms()),
+                lease: None,
                 name: "stranger".into(),
             }
             .encode()
@@ -607,14 +618,6 @@ fn foreign_write(bootstrap: &str, topic: &str, partition: u32, count: u32, garba
     }
     producer.flush(Duration::from_secs(5)).map_err(|e| format!("foreign writer flush: {e}"))?;
     Ok(count)
-}
-
-fn holds_role0(lines: &[Line], member: &str, now: u64) -> bool {
-    let last = lines.iter().filter(|l| l.member == member && l.v["k"] == "lease" && l.at <= now).max_by_key(|l| l.at);
-    last.and_then(|l| l.v["leading"].as_array().cloned())
-        .unwrap_or_default()
-        .iter()
-        .any(|x| x[0].as_u64() == Some(0) && x[2].as_u64().is_some_and(|until| until > now))
 }
 
 /// The oracle's view of a real run: the members' lines as the simulator
@@ -628,56 +631,47 @@ fn build_log(lines: &[Line], faults: &[FaultObs], state_losses: &[u64], slots: &
     for l in lines {
         let (at, m) = (l.at, l.member.clone());
         log.slots.insert(m.clone(), slot_of(&m));
-        match l.v["k"].as_str().unwrap_or("") {
-            "lease" => {
-                let leading = l.v["leading"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .map(|x| {
-                                let role = x[0].as_u64().unwrap_or(0) as u32;
-                                let view =
-                                    LeaseView { token: x[1].as_u64().unwrap_or(0), until: x[2].as_u64().unwrap_or(0) };
-                                (role, view)
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default();
+        match &l.what {
+            Logged::Lease { leading, .. } => {
+                let leading = leading
+                    .iter()
+                    .map(|(role, token, until)| (*role, LeaseView { token: *token, until: *until }))
+                    .collect();
                 log.leases.push(LeaseObs { at, member: m, slot: slot_of(&l.member), leading });
             }
-            "event" => {
-                let role = l.v["role"].as_u64().unwrap_or(0) as u32;
-                let event = match l.v["event"].as_str().unwrap_or("") {
-                    "acquired" => {
-                        let token = l.v["token"].as_u64().unwrap_or(0);
+            Logged::Event { event, role, token } => {
+                let role = *role;
+                let event = match event {
+                    EventKind::Acquired => {
+                        let token = token.unwrap_or(0);
                         acquired_epoch.insert((m.clone(), token), epoch_at(at));
                         Event::Acquired { role, token: Token(token) }
                     }
-                    "revoked" => Event::Revoked { role },
-                    _ => Event::Fenced { role },
+                    EventKind::Revoked => Event::Revoked { role },
+                    EventKind::Fenced => Event::Fenced { role },
                 };
                 log.trace.push((at, m.clone(), format!("{event:?}")));
                 log.events.push(EventObs { at, member: m, event });
             }
-            "act" => {
-                let token = l.v["token"].as_u64().unwrap_or(0);
+            Logged::Act { token } => {
+                let token = *token;
                 let log_epoch = acquired_epoch.get(&(m.clone(), token)).copied().unwrap_or_else(|| epoch_at(at));
                 log.writes.push(WriteObs { at, member: m, token, log_epoch, told: None });
             }
-            "ended" => {
+            Logged::Ended => {
                 log.trace.push((at, m.clone(), "election loop ended".into()));
                 log.ends.entry(m).or_insert(at);
             }
-            "closed" => {
+            Logged::Closed { .. } => {
                 log.trace.push((at, m.clone(), "closed".into()));
                 log.ends.insert(m, at);
             }
-            "error" => log.trace.push((at, m, format!("error: {}", l.v["error"]))),
-            _ => {}
+            Logged::Error { error } => log.trace.push((at, m, format!("error: {error:?}"))),
+            Logged::Started => {}
         }
     }
     for f in faults {
-        if f.kind == "crash"
+        if f.kills
             && let Some(m) = &f.member
         {
             log.ends.insert(m.clone(), f.at);

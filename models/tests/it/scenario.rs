@@ -3,6 +3,7 @@
 
 use neli::core::UnsafeVariant;
 use neli_models::{Faults, counterexample_to_scenario};
+use neli_sim::scenario::{Dur, FaultKind, Variant};
 
 use crate::{ONE_LEADER, counterexample, hunt, small};
 
@@ -15,12 +16,18 @@ fn lease_from_receipt_counterexample_writes_a_pause_scenario() {
     cfg.membership_proof = false;
     let (model, checker) = hunt(cfg, ONE_LEADER);
     let path = counterexample(&model, &checker, ONE_LEADER);
-    let toml = counterexample_to_scenario(&model, "model-lease-from-receipt", &path);
-    println!("{toml}");
-    assert!(toml.contains("variant = \"lease-from-receipt\""));
-    assert!(toml.contains("membership_proof = false"));
-    assert!(toml.contains("heartbeat_timeout = \"1000ms\"") && toml.contains("session_timeout = \"2000ms\""));
+    let replay = counterexample_to_scenario(&model, "model-lease-from-receipt", &path);
+    let s = &replay.scenario;
+    println!("{}", s.to_toml(&replay.notes).expect("writable"));
+    assert_eq!(s.election.variant, Variant::LeaseFromReceipt);
+    assert!(!s.election.membership_proof);
+    assert_eq!((s.election.heartbeat_timeout, s.election.session_timeout), (Dur(1000), Dur(2000)));
     // The one fault of the path: a pause of the leader (m0 or m1), closed by its resume.
-    assert_eq!(toml.matches("[[faults]]").count(), 1);
-    assert!(toml.contains("kind = \"pause\""));
+    let faults: Vec<_> = s.timed_faults().collect();
+    assert_eq!(faults.len(), 1);
+    assert_eq!(faults[0].fault.kind(), FaultKind::Pause);
+    // Written out, it reads back as the same scenario.
+    let text = s.to_toml(&replay.notes).expect("writable");
+    let back = neli_sim::Scenario::parse(&text, "<model>").unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(back.timed_faults().collect::<Vec<_>>(), faults);
 }

@@ -100,30 +100,34 @@ struct ExecArgs {
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let (num, unit) = s.find(|c: char| !c.is_ascii_digit() && c != '.').map_or((s, "s"), |i| s.split_at(i));
-    let n: f64 = num.parse().map_err(|_| format!("'{s}' is not a duration (examples: 500ms, 3s, 1m)"))?;
-    let secs = match unit {
-        "ms" => n / 1000.0,
-        "s" => n,
-        "m" => n * 60.0,
-        _ => return Err(format!("'{s}': unknown unit '{unit}' (use ms, s or m)")),
-    };
-    if !secs.is_finite() || secs < 0.0 {
-        return Err(format!("'{s}' is not a valid duration"));
-    }
-    Ok(Duration::from_secs_f64(secs))
+    neli::config::parse_duration(s)
+}
+
+/// A client property and where it came from (`-X`, `-X @FILE`, or the
+/// environment variable), for messages that must not show its value.
+struct Property {
+    key: String,
+    value: String,
+    source: String,
 }
 
 /// The client properties from the environment and the `-X` arguments, in
 /// that order. Errors never show an argument: it may hold a secret.
-fn client_properties(args: &[String]) -> Result<Vec<(String, String)>, String> {
-    let mut out = neli::properties::properties_from_env(std::env::vars_os()).map_err(|e| e.to_string())?;
+fn client_properties(args: &[String]) -> Result<Vec<Property>, String> {
+    let env = neli::properties::properties_from_env(std::env::vars_os()).map_err(|e| e.to_string())?;
+    let mut out: Vec<Property> = env
+        .into_iter()
+        .map(|(key, value)| {
+            let source = format!("NELI_KAFKA_{}", key.replace('_', "__").replace('.', "_").to_uppercase());
+            Property { key, value, source }
+        })
+        .collect();
     for (i, arg) in args.iter().enumerate() {
         if let Some(path) = arg.strip_prefix('@') {
             let props =
                 neli::properties::read_properties_file(std::path::Path::new(path)).map_err(|e| e.to_string())?;
-            out.extend(props);
+            let source = format!("-X @{path}");
+            out.extend(props.into_iter().map(|(key, value)| Property { key, value, source: source.clone() }));
             continue;
         }
         let Some((k, v)) = arg.split_once('=') else {
@@ -135,9 +139,22 @@ fn client_properties(args: &[String]) -> Result<Vec<(String, String)>, String> {
         if k.trim().is_empty() {
             return Err(format!("-X argument {}: the property name before '=' is empty", i + 1));
         }
-        out.push((k.trim().to_owned(), v.to_owned()));
+        out.push(Property { key: k.trim().to_owned(), value: v.to_owned(), source: "-X".into() });
     }
     Ok(out)
+}
+
+/// The flag that sets a configuration field, for error messages.
+fn flag_of(field: &str) -> Option<&'static str> {
+    match field {
+        "group" => Some("--group"),
+        "leader_topic" | "topic" => Some("--topic"),
+        "name" => Some("--name"),
+        "heartbeat_timeout" => Some("--heartbeat-timeout"),
+        "session.timeout.ms" => Some("--session-timeout"),
+        "bootstrap.servers" => Some("--bootstrap-servers"),
+        _ => None,
+    }
 }
 
 impl Common {
@@ -158,11 +175,33 @@ impl Common {
             b = b.name(n.clone());
         }
         let properties = client_properties(&self.properties)?;
-        let _ = REDACTOR.set(neli::secrets::Redactor::new(properties.iter().map(|(k, v)| (k, v))));
-        for (k, v) in properties {
-            b = b.kafka(k, v);
+        let _ = REDACTOR.set(neli::secrets::Redactor::new(properties.iter().map(|p| (&p.key, &p.value))));
+        // A setting given twice, by its flag and as a client property, is
+        // a mistake either way round: refuse it rather than pick one.
+        for p in &properties {
+            let flagged = match p.key.as_str() {
+                "bootstrap.servers" => true,
+                "session.timeout.ms" => self.session_timeout.is_some(),
+                _ => false,
+            };
+            if flagged {
+                let flag = flag_of(&p.key).unwrap_or("its flag");
+                return Err(format!("{} sets {} that {flag} also sets: give it once", p.source, p.key));
+            }
         }
-        b.build().map_err(|e| e.to_string())
+        let sources: Vec<(String, String)> = properties.iter().map(|p| (p.key.clone(), p.source.clone())).collect();
+        for p in properties {
+            b = b.kafka(p.key, p.value);
+        }
+        // Name what the user typed: the property's source, else the flag.
+        b.build().map_err(|e| {
+            let field = e.field();
+            match (sources.iter().rev().find(|(k, _)| k == field), flag_of(field)) {
+                (Some((_, source)), _) => format!("{source} {field}: {e}"),
+                (None, Some(flag)) => format!("{flag}: {e}"),
+                (None, None) => e.to_string(),
+            }
+        })
     }
 }
 
@@ -220,9 +259,34 @@ async fn end(c: Common) -> ExitCode {
         Ok(cfg) => cfg,
         Err(e) => return usage_error(e),
     };
-    match end_election(&cfg, c.connect_timeout).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => usage_error(e),
+    match unless_signalled("ending the election", end_election(&cfg, c.connect_timeout)).await {
+        None => ExitCode::SUCCESS,
+        Some(Ok(())) => ExitCode::SUCCESS,
+        Some(Err(e)) => usage_error(e),
+    }
+}
+
+/// Runs `work` unless SIGINT or SIGTERM comes first; then says so and
+/// returns `None` (a signal ends neli with exit 0, neli/KAFKA.md).
+async fn unless_signalled<T>(doing: &str, work: impl std::future::Future<Output = T>) -> Option<T> {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("neli: cannot install the SIGTERM handler ({e}); SIGTERM will end neli abruptly");
+            return Some(work.await);
+        }
+    };
+    tracing::debug!("{doing}; SIGINT or SIGTERM ends neli");
+    tokio::select! {
+        r = work => Some(r),
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("neli: SIGINT while {doing}: exiting");
+            None
+        }
+        _ = term.recv() => {
+            eprintln!("neli: SIGTERM while {doing}: exiting");
+            None
+        }
     }
 }
 
@@ -241,13 +305,15 @@ async fn exec(args: ExecArgs) -> ExitCode {
         Ok(cfg) => cfg,
         Err(e) => return usage_error(e),
     };
-    let broker = match KafkaBroker::with_connect_timeout(&cfg, args.common.connect_timeout).await {
-        Ok(b) => b,
-        Err(e) => return usage_error(e),
+    let connect = async {
+        let broker =
+            KafkaBroker::with_connect_timeout(&cfg, args.common.connect_timeout).await.map_err(|e| e.to_string())?;
+        Neli::new(&cfg, broker, SystemClock::new()).await.map_err(|e| e.to_string())
     };
-    let mut neli = match Neli::new(&cfg, broker, SystemClock::new()).await {
-        Ok(n) => n,
-        Err(e) => return usage_error(e),
+    let mut neli = match unless_signalled("connecting", connect).await {
+        None => return ExitCode::SUCCESS,
+        Some(Ok(n)) => n,
+        Some(Err(e)) => return usage_error(e),
     };
     let state = Arc::new(tokio::sync::Mutex::new(Running::default()));
     let spec = Arc::new(Spec {
@@ -273,8 +339,14 @@ async fn exec(args: ExecArgs) -> ExitCode {
     let outcome = loop {
         tokio::select! {
             r = &mut bg => break r,
-            _ = tokio::signal::ctrl_c() => control.close(),
-            _ = sigterm.recv() => control.close(),
+            _ = tokio::signal::ctrl_c() => {
+                eprintln!("neli: SIGINT: stopping CMD and giving up leadership");
+                control.close();
+            }
+            _ = sigterm.recv() => {
+                eprintln!("neli: SIGTERM: stopping CMD and giving up leadership");
+                control.close();
+            }
             _ = tokio::time::sleep(Duration::from_millis(50)) => {
                 let mut s = state.lock().await;
                 if let Some(child) = s.child.as_mut()
@@ -304,7 +376,6 @@ async fn exec(args: ExecArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(Outcome::Closed) => ExitCode::from(u8::try_from(s.exited.unwrap_or(0)).unwrap_or(1)),
-        Err(Error::ElectionEnded) => ExitCode::SUCCESS,
         Err(e) => {
             say(e);
             ExitCode::from(1)
@@ -459,9 +530,11 @@ async fn watch(c: Common) -> ExitCode {
         Err(e) => return usage_error(e),
     };
     // Connecting this way creates the topic if needed and checks reachability.
-    let broker = match KafkaBroker::with_connect_timeout(&cfg, c.connect_timeout).await {
-        Ok(b) => b,
-        Err(e) => return usage_error(e),
+    let broker = match unless_signalled("connecting", KafkaBroker::with_connect_timeout(&cfg, c.connect_timeout)).await
+    {
+        None => return ExitCode::SUCCESS,
+        Some(Ok(b)) => b,
+        Some(Err(e)) => return usage_error(e),
     };
     let partitions = {
         let mut b = broker;
@@ -475,8 +548,13 @@ async fn watch(c: Common) -> ExitCode {
         let (stop, resolved) = (stop.clone(), resolved.clone());
         std::thread::spawn(move || follow(&resolved, partitions, &stop, &tx))
     };
+    // Leadership as members publish it: each heartbeat says whether its
+    // sender leads the role and with which token (the core's own answer,
+    // neli/src/core/heartbeat.rs). A lease is reported when first announced
+    // and ends when its holder stops announcing it: a heartbeat of it
+    // without the lease, another member's lease of the role, or nothing for T.
     let t = resolved.heartbeat_timeout;
-    let mut current: BTreeMap<u32, (String, u64, u64, tokio::time::Instant)> = BTreeMap::new();
+    let mut current: BTreeMap<u32, (String, u64, tokio::time::Instant)> = BTreeMap::new();
     let printed = Arc::new(Mutex::new(()));
     let mut sigterm = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
         Ok(s) => s,
@@ -488,22 +566,12 @@ async fn watch(c: Common) -> ExitCode {
             _ = sigterm.recv() => break,
             item = rx.recv() => match item {
                 None => break,
-                Some((offset, hb)) => {
-                    let hb: neli::core::Heartbeat = hb;
-                    let entry = current.get(&hb.role);
-                    let changed = entry.is_none_or(|(n, term, _, _)| *n != hb.name || *term != hb.term);
-                    if changed {
-                        emit(&printed, &hb.name, "acquired", hb.role, Some(offset));
-                        current.insert(hb.role, (hb.name.clone(), hb.term, offset, tokio::time::Instant::now()));
-                    } else if let Some(e) = current.get_mut(&hb.role) {
-                        e.3 = tokio::time::Instant::now();
-                    }
-                }
+                Some(hb) => observe(&printed, &mut current, hb),
             },
             _ = tokio::time::sleep(Duration::from_millis(50)) => {
-                let expired: Vec<u32> = current.iter().filter(|(_, e)| e.3.elapsed() > t).map(|(r, _)| *r).collect();
+                let expired: Vec<u32> = current.iter().filter(|(_, e)| e.2.elapsed() > t).map(|(r, _)| *r).collect();
                 for role in expired {
-                    if let Some((name, _, token, _)) = current.remove(&role) {
+                    if let Some((name, token, _)) = current.remove(&role) {
                         emit(&printed, &name, "expired", role, Some(token));
                     }
                 }
@@ -516,6 +584,34 @@ async fn watch(c: Common) -> ExitCode {
         emit(&printed, "", "election_ended", 0, None);
     }
     ExitCode::SUCCESS
+}
+
+/// One heartbeat read by `watch`: updates who leads its role (holder, token,
+/// when last announced) and prints the changes.
+fn observe(
+    printed: &Mutex<()>,
+    current: &mut BTreeMap<u32, (String, u64, tokio::time::Instant)>,
+    hb: neli::core::Heartbeat,
+) {
+    let role = hb.role;
+    let holder = current.get(&role).map(|(name, token, _)| (name.clone(), *token));
+    match hb.lease {
+        Some(token) => {
+            if holder.as_ref() != Some(&(hb.name.clone(), token.0)) {
+                if let Some((name, old)) = holder {
+                    emit(printed, &name, "expired", role, Some(old));
+                }
+                emit(printed, &hb.name, "acquired", role, Some(token.0));
+            }
+            current.insert(role, (hb.name, token.0, tokio::time::Instant::now()));
+        }
+        None => {
+            if let Some((name, old)) = holder.filter(|(name, _)| *name == hb.name) {
+                current.remove(&role);
+                emit(printed, &name, "expired", role, Some(old));
+            }
+        }
+    }
 }
 
 fn emit(lock: &Mutex<()>, name: &str, event: &str, role: u32, token: Option<u64>) {
@@ -538,7 +634,7 @@ fn follow(
     cfg: &neli::ResolvedConfig,
     partitions: u32,
     stop: &std::sync::atomic::AtomicBool,
-    tx: &tokio::sync::mpsc::UnboundedSender<(u64, neli::core::Heartbeat)>,
+    tx: &tokio::sync::mpsc::UnboundedSender<neli::core::Heartbeat>,
 ) -> bool {
     use rdkafka::consumer::{BaseConsumer, Consumer};
     use rdkafka::message::Message;
@@ -565,7 +661,7 @@ fn follow(
         if let Some(Ok(m)) = consumer.poll(Duration::from_millis(50))
             && let Ok(hb) = neli::core::Heartbeat::decode(m.payload().unwrap_or_default())
         {
-            let _ = tx.send((m.offset() as u64, hb));
+            let _ = tx.send(hb);
         }
         if last_check.elapsed() >= Duration::from_secs(1) {
             last_check = std::time::Instant::now();

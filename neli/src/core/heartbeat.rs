@@ -1,21 +1,33 @@
 //! The heartbeat record: what a member writes to its role's partition and
 //! reads back as evidence that it still owns the log.
 //!
-//! Encoding (version 1, big-endian, no delimiters so any member name is legal):
+//! Encoding (big-endian, no delimiters so any member name is legal):
 //!
 //! ```text
-//! "NELI" | version u8 = 1 | role u32 | term u64 | seq u64 | sent_at_ms u64
-//!        | name_len u16 | name (UTF-8)
+//! version 2: "NELI" | 2 | role u32 | term u64 | seq u64 | sent_at_ms u64
+//!            | leads u8 (0 or 1) | token u64 | name_len u16 | name (UTF-8)
+//! version 1: "NELI" | 1 | role u32 | term u64 | seq u64 | sent_at_ms u64
+//!            | name_len u16 | name (UTF-8)
 //! ```
+//!
+//! Members write version 2: `leads` says whether the sender held a live
+//! lease of the role when it sent the heartbeat, and `token` is that term's
+//! fencing token (what `neli watch` reports, so it shows the core's own
+//! tokens, never a guess). Version 1 (neli before 0.0.0 of issue 10) is
+//! still read, as a heartbeat that claims no lease.
 //!
 //! Decoding never panics: anything else on the topic (a foreign writer's
 //! bytes, a future version) is a [`DecodeError`] the core counts and ignores.
 
+use super::Token;
 use super::time::Time;
 
 const MAGIC: &[u8; 4] = b"NELI";
-const VERSION: u8 = 1;
-const FIXED_LEN: usize = 4 + 1 + 4 + 8 + 8 + 8 + 2;
+const VERSION: u8 = 2;
+/// Bytes before the name in version 1.
+const FIXED_LEN_V1: usize = 4 + 1 + 4 + 8 + 8 + 8 + 2;
+/// Bytes before the name in version 2.
+const FIXED_LEN: usize = FIXED_LEN_V1 + 1 + 8;
 
 /// One heartbeat as written by a member.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -28,6 +40,9 @@ pub struct Heartbeat {
     pub seq: u64,
     /// The writer's monotonic clock at the moment it produced the record.
     pub sent_at: Time,
+    /// The fencing token of the term the writer led the role in when it
+    /// sent this heartbeat (a live lease); `None` while it is a candidate.
+    pub lease: Option<Token>,
     /// The writer's instance name.
     pub name: String,
 }
@@ -45,6 +60,8 @@ pub enum DecodeError {
     BadLength { declared: usize, actual: usize },
     #[error("heartbeat name is not UTF-8")]
     NameNotUtf8,
+    #[error("heartbeat lease flag {0} is neither 0 nor 1")]
+    BadLeaseFlag(u8),
 }
 
 impl Heartbeat {
@@ -61,6 +78,8 @@ impl Heartbeat {
         out.extend_from_slice(&self.term.to_be_bytes());
         out.extend_from_slice(&self.seq.to_be_bytes());
         out.extend_from_slice(&self.sent_at.as_millis().to_be_bytes());
+        out.push(u8::from(self.lease.is_some()));
+        out.extend_from_slice(&self.lease.map_or(0, |t| t.0).to_be_bytes());
         out.extend_from_slice(&(name.len() as u16).to_be_bytes());
         out.extend_from_slice(name);
         out
@@ -74,10 +93,13 @@ impl Heartbeat {
         if &bytes[..4] != MAGIC {
             return Err(DecodeError::BadMagic);
         }
-        if bytes[4] != VERSION {
-            return Err(DecodeError::UnsupportedVersion(bytes[4]));
-        }
-        if bytes.len() < FIXED_LEN {
+        let version = bytes[4];
+        let fixed = match version {
+            1 => FIXED_LEN_V1,
+            2 => FIXED_LEN,
+            v => return Err(DecodeError::UnsupportedVersion(v)),
+        };
+        if bytes.len() < fixed {
             return Err(DecodeError::TooShort(bytes.len()));
         }
         let mut r = Reader { bytes, at: 5 };
@@ -85,13 +107,24 @@ impl Heartbeat {
         let term = u64::from_be_bytes(r.take());
         let seq = u64::from_be_bytes(r.take());
         let sent_at = Time::from_millis(u64::from_be_bytes(r.take()));
+        let lease = if version == 1 {
+            None
+        } else {
+            let [flag] = r.take::<1>();
+            let token = Token(u64::from_be_bytes(r.take()));
+            match flag {
+                0 => None,
+                1 => Some(token),
+                other => return Err(DecodeError::BadLeaseFlag(other)),
+            }
+        };
         let declared = u16::from_be_bytes(r.take()) as usize;
-        let rest = &bytes[FIXED_LEN..];
+        let rest = &bytes[fixed..];
         if rest.len() != declared {
             return Err(DecodeError::BadLength { declared, actual: rest.len() });
         }
         let name = std::str::from_utf8(rest).map_err(|_| DecodeError::NameNotUtf8)?.to_owned();
-        Ok(Heartbeat { role, term, seq, sent_at, name })
+        Ok(Heartbeat { role, term, seq, sent_at, lease, name })
     }
 }
 
@@ -117,18 +150,46 @@ mod tests {
 
     #[test]
     fn round_trips() {
-        let hb = Heartbeat { role: 3, term: 7, seq: 42, sent_at: Time::from_millis(1234), name: "host_1_2".into() };
+        let hb = Heartbeat {
+            role: 3,
+            term: 7,
+            seq: 42,
+            sent_at: Time::from_millis(1234),
+            lease: Some(Token(40)),
+            name: "host_1_2".into(),
+        };
         assert_eq!(Heartbeat::decode(&hb.encode()), Ok(hb));
+    }
+
+    // A version-1 heartbeat (no lease fields) still reads, as one that
+    // claims no lease.
+    #[test]
+    fn reads_version_1() {
+        let mut v1 = b"NELI\x01".to_vec();
+        v1.extend_from_slice(&3u32.to_be_bytes());
+        v1.extend_from_slice(&7u64.to_be_bytes());
+        v1.extend_from_slice(&42u64.to_be_bytes());
+        v1.extend_from_slice(&1234u64.to_be_bytes());
+        v1.extend_from_slice(&2u16.to_be_bytes());
+        v1.extend_from_slice(b"m1");
+        let want =
+            Heartbeat { role: 3, term: 7, seq: 42, sent_at: Time::from_millis(1234), lease: None, name: "m1".into() };
+        assert_eq!(Heartbeat::decode(&v1), Ok(want));
     }
 
     #[test]
     fn rejects_foreign_bytes_by_reason() {
         assert_eq!(Heartbeat::decode(b""), Err(DecodeError::TooShort(0)));
         assert_eq!(Heartbeat::decode(b"hello world"), Err(DecodeError::BadMagic));
-        assert_eq!(Heartbeat::decode(b"NELI\x02rest"), Err(DecodeError::UnsupportedVersion(2)));
-        let mut bytes = Heartbeat { role: 0, term: 1, seq: 1, sent_at: Time::ZERO, name: "ab".into() }.encode();
+        assert_eq!(Heartbeat::decode(b"NELI\x03rest"), Err(DecodeError::UnsupportedVersion(3)));
+        assert_eq!(Heartbeat::decode(b"NELI\x02rest"), Err(DecodeError::TooShort(9)));
+        let hb = Heartbeat { role: 0, term: 1, seq: 1, sent_at: Time::ZERO, lease: None, name: "ab".into() };
+        let mut bytes = hb.encode();
         bytes.push(b'c');
         assert_eq!(Heartbeat::decode(&bytes), Err(DecodeError::BadLength { declared: 2, actual: 3 }));
+        let mut bytes = hb.encode();
+        bytes[FIXED_LEN_V1 - 2] = 7;
+        assert_eq!(Heartbeat::decode(&bytes), Err(DecodeError::BadLeaseFlag(7)));
     }
 
     proptest! {
@@ -138,8 +199,8 @@ mod tests {
         }
 
         #[test]
-        fn encode_decode_is_identity(role: u32, term: u64, seq: u64, ms: u64, name in "\\PC{0,40}") {
-            let hb = Heartbeat { role, term, seq, sent_at: Time::from_millis(ms), name };
+        fn encode_decode_is_identity(role: u32, term: u64, seq: u64, ms: u64, lease: Option<u64>, name in "\\PC{0,40}") {
+            let hb = Heartbeat { role, term, seq, sent_at: Time::from_millis(ms), lease: lease.map(Token), name };
             prop_assert_eq!(Heartbeat::decode(&hb.encode()), Ok(hb));
         }
     }

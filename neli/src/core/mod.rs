@@ -88,7 +88,10 @@ pub struct Record {
 }
 
 /// Deliberately unsafe behaviours, for the simulator and the model checker to
-/// show that their oracles catch them. Never enable in production.
+/// show that their oracles catch them. Behind the `unsafe-variants` cargo
+/// feature, which only the harness crates enable: an application built on
+/// `neli` cannot switch them on.
+#[cfg(feature = "unsafe-variants")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct UnsafeVariant {
     /// Count the lease from the time a heartbeat is *read*, not sent
@@ -99,6 +102,7 @@ pub struct UnsafeVariant {
     pub any_record_counts: bool,
 }
 
+#[cfg(feature = "unsafe-variants")]
 impl UnsafeVariant {
     /// Whether any unsafe behaviour is on.
     pub fn is_any(&self) -> bool {
@@ -126,6 +130,7 @@ pub struct CoreConfig {
     pub membership_proof: bool,
     /// How long a resigning member stays out of the group.
     pub resign_hold_off: Duration,
+    #[cfg(feature = "unsafe-variants")]
     pub unsafe_variant: UnsafeVariant,
 }
 
@@ -142,8 +147,25 @@ impl CoreConfig {
             grace: Duration::ZERO,
             membership_proof: true,
             resign_hold_off: heartbeat_timeout,
+            #[cfg(feature = "unsafe-variants")]
             unsafe_variant: UnsafeVariant::default(),
         }
+    }
+
+    /// goNELI's lease from receipt time (unsafe; harness builds only).
+    fn lease_from_receipt(&self) -> bool {
+        #[cfg(feature = "unsafe-variants")]
+        return self.unsafe_variant.lease_from_receipt;
+        #[cfg(not(feature = "unsafe-variants"))]
+        false
+    }
+
+    /// goNELI's any record as evidence (unsafe; harness builds only).
+    fn any_record_counts(&self) -> bool {
+        #[cfg(feature = "unsafe-variants")]
+        return self.unsafe_variant.any_record_counts;
+        #[cfg(not(feature = "unsafe-variants"))]
+        false
     }
 
     /// The partition that carries `role` (`role mod M`). Reference: NELI §4.
@@ -362,7 +384,7 @@ impl Member {
         if self.closed {
             return;
         }
-        let any = self.cfg.unsafe_variant.any_record_counts;
+        let any = self.cfg.any_record_counts();
         let hb = match Heartbeat::decode(&record.payload) {
             Ok(hb) => Some(hb),
             Err(_) => {
@@ -395,7 +417,7 @@ impl Member {
             }
             Some(hb) => {
                 self.counters.own_heartbeats += 1;
-                let basis = if self.cfg.unsafe_variant.lease_from_receipt { now } else { hb.sent_at };
+                let basis = if self.cfg.lease_from_receipt() { now } else { hb.sent_at };
                 (Some(hb.role), basis)
             }
             None if any => (None, now),
@@ -520,6 +542,7 @@ impl Member {
     }
 
     /// The earliest time at which [`Member::handle_timeout`] has work to do.
+    #[must_use]
     pub fn poll_timeout(&self) -> Option<Time> {
         if self.closed {
             return None;
@@ -539,6 +562,7 @@ impl Member {
     }
 
     /// The next effect to carry out, oldest first.
+    #[must_use]
     pub fn poll_output(&mut self) -> Option<Output> {
         self.outputs.pop_front()
     }
@@ -575,12 +599,17 @@ impl Member {
             self.next_heartbeat = None;
             return;
         };
+        // Each heartbeat says whether its sender leads (and with which
+        // token): what `neli watch` shows, from the core's own answer.
+        let leases: BTreeMap<u32, Option<Token>> =
+            self.roles.keys().map(|r| (*r, self.is_leader(*r, now).then(|| self.token(*r)).flatten())).collect();
         for (role, state) in &self.roles {
             if matches!(state, RoleState::Idle) {
                 continue;
             }
             self.seq += 1;
-            let hb = Heartbeat { role: *role, term, seq: self.seq, sent_at: now, name: self.cfg.name.clone() };
+            let lease = leases.get(role).copied().flatten();
+            let hb = Heartbeat { role: *role, term, seq: self.seq, sent_at: now, lease, name: self.cfg.name.clone() };
             self.counters.heartbeats_sent += 1;
             self.outputs.push_back(Output::Produce { partition: self.cfg.partition_of(*role), payload: hb.encode() });
         }

@@ -6,7 +6,7 @@
 //! # #[tokio::main] async fn main() -> Result<(), neli::Error> {
 //! let config = neli::Config::builder().bootstrap_servers("127.0.0.1:9092").group("billing-cron").build()?;
 //! let mut neli = neli::kafka::connect(&config).await?;
-//! if neli.pulse(std::time::Duration::from_millis(100)).await? { /* lead */ }
+//! if neli.pulse(std::time::Duration::from_millis(100)).await?.is_leader() { /* lead */ }
 //! neli.close().await
 //! # }
 //! ```
@@ -527,6 +527,12 @@ async fn reachable(cfg: &ResolvedConfig, timeout: Duration) -> Result<(), Broker
         return Err(BrokerError::fatal("bootstrap.servers is not set"));
     }
     let redactor = Arc::new(cfg.redactor());
+    // librdkafka checks every property when a client is created, before
+    // anything connects: a bad consumer property is reported now, not as an
+    // unreachable cluster after the connect timeout (the probe below is a
+    // producer, which only warns about consumer properties).
+    let _checked: BaseConsumer =
+        consumer_config(cfg).create().map_err(|e| broker_err(&redactor, "check the client properties", &e))?;
     let producer: rdkafka::producer::BaseProducer<client::ProbeContext> = producer_config(cfg)
         .create_with_context(client::ProbeContext::new(redactor.clone()))
         .map_err(|e| broker_err(&redactor, "create client", &e))?;

@@ -225,6 +225,15 @@ fn watch_prints_one_json_line_per_transition() {
     // The exec member led once, then its heartbeats stopped.
     assert_eq!(kinds, ["acquired", "expired"], "{text}");
     assert!(events[0]["token"].is_u64() && events[0]["member"].is_string(), "{text}");
+    // The token watch shows is the one the member's core handed out.
+    let err = stderr(&out);
+    let exec_token = err
+        .split("with token ")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("exec printed no token: {err}"));
+    assert_eq!(events[0]["token"].as_u64(), Some(exec_token), "{text}\n{err}");
 }
 
 /// The TLS and secrets examples of `neli exec --help` are the ones the TLS

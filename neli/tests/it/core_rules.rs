@@ -102,7 +102,7 @@ fn heartbeat_after_fence_reacquires_with_a_larger_token() {
 #[test]
 fn foreign_records_do_not_extend_the_lease() {
     let mut l = elected();
-    let stranger = Heartbeat { role: 0, term: 1, seq: 9, sent_at: ms(900), name: "stranger".into() };
+    let stranger = Heartbeat { role: 0, term: 1, seq: 9, sent_at: ms(900), lease: None, name: "stranger".into() };
     l.log.clear();
     for at in [300, 600, 900] {
         let r = l.foreign(0, stranger.encode());
@@ -272,8 +272,27 @@ fn heartbeats_carry_identity_term_sequence_and_send_time() {
     m.handle_assigned(ms(42), 7, &[0]);
     let Some(Output::Produce { partition: 0, payload }) = m.poll_output() else { panic!("expected a heartbeat") };
     let hb = Heartbeat::decode(&payload).expect("own heartbeat decodes");
-    assert_eq!(hb, Heartbeat { role: 0, term: 7, seq: 1, sent_at: ms(42), name: "host_1_2".into() });
+    assert_eq!(hb, Heartbeat { role: 0, term: 7, seq: 1, sent_at: ms(42), lease: None, name: "host_1_2".into() });
     assert_eq!(m.poll_output(), Some(Output::ConfirmMembership { generation: 7 }));
+}
+
+// A leader's heartbeats name the token of its live lease; a candidate's and
+// a fenced member's name none. `neli watch` reports leadership from them,
+// so what it shows is the core's own answer.
+#[test]
+fn heartbeats_name_the_senders_lease_token() {
+    let mut l = elected();
+    l.log.clear();
+    l.tick(ms(250));
+    let hb = Heartbeat::decode(&l.log.last().expect("a heartbeat at 250 ms").payload).expect("decodes");
+    assert_eq!(hb.lease, Some(Token(0)));
+    // Fenced (nothing read back for T): the next heartbeat claims no lease.
+    l.log.clear();
+    l.tick(ms(1000));
+    assert_eq!(l.take_events(), vec![Event::Fenced { role: 0 }]);
+    l.tick(ms(1250));
+    let hb = Heartbeat::decode(&l.log.last().expect("a heartbeat at 1250 ms").payload).expect("decodes");
+    assert_eq!(hb.lease, None);
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use neli::testing::FakeCluster;
-use neli::{BrokerError, Clock, Config, Error, Event, ManualClock, Neli, Outcome, State, SystemClock};
+use neli::{BrokerError, Clock, Config, Error, Event, ManualClock, Neli, Outcome, Pulse, State, SystemClock};
 use tokio::sync::Notify;
 use tokio_stream::StreamExt;
 
@@ -32,7 +32,7 @@ const P: Duration = Duration::from_millis(50);
 async fn pulse_all(members: &mut [&mut FakeNeli], rounds: usize) {
     for _ in 0..rounds {
         for m in members.iter_mut() {
-            m.pulse(P).await.expect("pulse");
+            let _ = m.pulse(P).await.expect("pulse");
         }
     }
 }
@@ -115,7 +115,7 @@ async fn a_blocking_fenced_handler_does_not_stall_the_loop() {
     // Each pulse still completes although the Fenced handler never returns.
     let pulses = tokio::time::timeout(Duration::from_secs(5), async {
         for _ in 0..5 {
-            a.pulse(P).await.expect("pulse");
+            let _ = a.pulse(P).await.expect("pulse");
         }
     });
     assert!(pulses.await.is_ok());
@@ -132,6 +132,25 @@ async fn retriable_errors_are_survived_and_fatal_errors_stick() {
     let first = a.pulse(P).await.unwrap_err();
     assert_eq!(first, Error::Broker(BrokerError::fatal("SASL authentication failed")));
     assert_eq!(a.pulse(P).await.unwrap_err(), first, "fatal errors are sticky");
+    assert_eq!(a.resign().await.unwrap_err(), first, "every call returns it");
+    assert_eq!(a.control().end(), Some(Err(first)));
+}
+
+// A pulsed election that is ended says so as an outcome, not an error, on
+// that pulse and every later one; `close()` afterwards does not change why
+// it finished.
+#[tokio::test(start_paused = true)]
+async fn pulse_reports_an_ended_election_as_its_outcome() {
+    let cluster = FakeCluster::new(1);
+    let mut a = member(&cluster, "a").await;
+    pulse_all(&mut [&mut a], 2).await;
+    assert!(a.is_leader());
+    cluster.end_election();
+    assert_eq!(a.pulse(P).await, Ok(Pulse::Finished(Outcome::ElectionEnded)));
+    assert!(!a.is_leader() && a.token().is_none());
+    assert_eq!(a.close().await, Ok(()));
+    assert_eq!(a.pulse(P).await, Ok(Pulse::Finished(Outcome::ElectionEnded)));
+    assert_eq!(a.control().end(), Some(Ok(Outcome::ElectionEnded)));
 }
 
 #[tokio::test(start_paused = true)]
@@ -156,7 +175,8 @@ async fn close_is_bounded_when_the_broker_hangs() {
     assert_eq!(a.close().await, Err(Error::CloseTimedOut(Duration::from_secs(2))));
     assert_eq!(started.elapsed(), Duration::from_secs(2));
     assert_eq!(a.state(), State::Closed);
-    assert_eq!(a.pulse(P).await, Err(Error::Closed));
+    assert_eq!(a.pulse(P).await, Ok(Pulse::Finished(Outcome::Closed)));
+    assert_eq!(a.resign().await, Err(Error::Finished(Outcome::Closed)));
 }
 
 #[tokio::test(start_paused = true)]
@@ -218,8 +238,8 @@ async fn leadership_lapses_on_the_clock_alone() {
     let cluster = FakeCluster::new(1);
     let clock = ManualClock::default();
     let mut a = Neli::new(&config("a"), cluster.broker("a", clock.clone()), clock.clone()).await.expect("start");
-    a.pulse(P).await.expect("pulse"); // assigned, heartbeat written
-    a.pulse(P).await.expect("pulse"); // heartbeat read back
+    let _ = a.pulse(P).await.expect("pulse"); // assigned, heartbeat written
+    let _ = a.pulse(P).await.expect("pulse"); // heartbeat read back
     assert!(a.is_leader());
     let control = a.control();
     clock.advance(Duration::from_millis(999));

@@ -83,6 +83,7 @@ async fn foreign_records_change_nothing() {
         term: 1_000_000,
         seq: 1,
         sent_at: Time::from_millis(u64::MAX / 2),
+        lease: Some(neli::Token(u64::MAX)),
         name: "stranger".into(),
     };
     for _ in 0..20 {

@@ -4,8 +4,9 @@
 //! lease rules), property tests over random inputs, and the async driver on
 //! the in-memory fake broker with a manual clock.
 //!
-//! Kafka (feature `kafka`): `cli` — the `neli` binary's exit codes, signals
-//! and hooks (mock broker); `kafka_mock` — the rdkafka backend against
+//! Kafka (feature `kafka`): `bad_input` — one case per flag rule: exit 2
+//! and a message naming the flag, before anything connects; `cli` — the
+//! `neli` binary's exit codes, signals and hooks (mock broker); `kafka_mock` — the rdkafka backend against
 //! librdkafka's in-process mock cluster; `kafka_tansu` — members and
 //! `neli exec` as child processes against the tansu broker (fetched by
 //! `scripts/fetch-tansu.sh`); `kafka_tls` — the same over TLS (tansu behind
@@ -19,6 +20,8 @@ mod core_rules;
 mod driver;
 mod mock;
 
+#[cfg(feature = "kafka")]
+mod bad_input;
 #[cfg(feature = "kafka")]
 mod cli;
 #[cfg(feature = "kafka")]

@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use neli::{BrokerError, Election, Error, Event, MockNeli, State, Token, Transition};
+use neli::{BrokerError, Election, Error, Event, MockNeli, Outcome, Pulse, State, Token, Transition};
 use tokio_stream::StreamExt;
 
 /// Code under test that only knows the `Election` trait.
 async fn work_if_leader(e: &mut impl Election, done: &mut Vec<Token>) -> Result<(), Error> {
-    if e.pulse(Duration::from_millis(10)).await? {
+    if e.pulse(Duration::from_millis(10)).await?.is_leader() {
         done.push(e.token().expect("leader has a token"));
     }
     Ok(())
@@ -58,10 +58,10 @@ async fn mock_close_revokes_and_ends() {
     let mut mock = MockNeli::new();
     let mut events = mock.events();
     mock.transition(Transition::Acquire);
-    mock.pulse(Duration::ZERO).await.unwrap();
+    let _ = mock.pulse(Duration::ZERO).await.unwrap();
     mock.close().await.unwrap();
     assert_eq!(mock.state(), State::Closed);
-    assert_eq!(mock.pulse(Duration::ZERO).await, Err(Error::Closed));
+    assert_eq!(mock.pulse(Duration::ZERO).await, Ok(Pulse::Finished(Outcome::Closed)));
     events.next().await;
     assert_eq!(events.next().await, Some(Event::Revoked { role: 0 }));
 }

@@ -57,9 +57,39 @@ fn explore_artifacts_reproduce_every_failing_seed() {
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         let trace = std::fs::read_to_string(out.join(format!("{stem}.trace.txt"))).expect("a trace per failing seed");
         assert!(trace.contains(" Acquired role=0 token=") && trace.contains("violation "), "{trace}");
+        // Both reproductions replay the failing run byte for byte: the
+        // command the report prints (scenario name and seed; a [random]
+        // scenario draws its faults again) and the written file.
+        let name = stem.rsplit_once("-seed").unwrap().0;
+        assert!(xml.contains(&format!("run {name} --seed {seed}")), "no reproduction line for {stem}:\n{xml}");
+        let by_name = Command::new(env!("CARGO_BIN_EXE_neli-lab"))
+            .args(["run", name, "--seed", seed, "--trace"])
+            .env("NELI_LAB_SCENARIOS", &scenarios)
+            .output()
+            .unwrap();
+        let by_file = lab(&["run", toml.to_str().unwrap(), "--trace"]);
+        let want = trace_lines(&trace);
+        assert!(want.len() > 10, "{trace}");
+        assert_eq!(trace_lines(&stdout(&by_name)), want, "{stem}: the printed command replays another run");
+        assert_eq!(trace_lines(&stdout(&by_file)), want, "{stem}: the written file replays another run");
     }
     // Exactly three files per failing seed.
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 3 * tomls.len());
+}
+
+/// The trace lines of a report (`  12.345s m1 Acquired role=0 token=17`).
+fn trace_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| {
+            let at = l.trim_start().split(' ').next().unwrap_or("");
+            at.strip_suffix('s').and_then(|t| t.split_once('.')).is_some_and(|(s, ms)| {
+                !s.is_empty()
+                    && s.bytes().all(|b| b.is_ascii_digit())
+                    && ms.len() == 3
+                    && ms.bytes().all(|b| b.is_ascii_digit())
+            })
+        })
+        .collect()
 }
 
 // An artifacts path that cannot be a directory is bad input: exit 2 naming the flag.

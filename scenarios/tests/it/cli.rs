@@ -253,3 +253,25 @@ fn embedded_scenarios_match_the_files() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("among the embedded ones"), "{}", stderr(&missing));
 }
+
+// Ctrl-C during `explore`: the seeds in flight finish, the summary covers
+// what ran (and says so), and the exit status is 130, not a verdict.
+#[test]
+fn interrupted_explore_prints_a_partial_summary_and_exits_130() {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_neli-lab"))
+        .args(["explore", "swarm", "--seeds", "100000", "--jobs", "1"])
+        .env("NELI_LAB_SCENARIOS", env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("neli-lab starts");
+    // The handler is installed first thing in main; by now seeds are running.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let sent = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill runs");
+    assert!(sent.success());
+    let out = child.wait_with_output().expect("neli-lab ends");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
+    assert!(stdout.contains("swarm") && stdout.contains("verdict"), "a summary of what ran: {stdout}");
+    assert!(stderr.contains("interrupted after") && stderr.contains("of 100000 run(s)"), "{stderr}");
+}

@@ -1,8 +1,9 @@
 //! The library pieces the CLI is built from.
 
+use neli_lab::schedule;
 use neli_lab::stats::percentile;
-use neli_lab::{schedule, write};
 use neli_sim::Scenario;
+use neli_sim::scenario::FaultKind;
 use proptest::strategy::ValueTree;
 
 fn fixture(name: &str) -> Scenario {
@@ -27,10 +28,13 @@ fn random_schedule_is_seeded_bounded_and_shrinkable() {
     assert!(a.random.is_none());
     assert_eq!(format!("{:?}", a.faults), format!("{:?}", b.faults));
     assert_eq!(a.faults.len(), 3);
-    for f in a.faults.iter().map(|f| f.get_ref()) {
-        assert!(["pause", "crash", "partition", "clock-step"].contains(&f.kind.name()));
+    for f in a.timed_faults() {
+        let kind = f.fault.kind();
+        assert!([FaultKind::Pause, FaultKind::Crash, FaultKind::Partition, FaultKind::ClockStep].contains(&kind));
         assert!(f.at.ms() >= 1600 && f.at.ms() <= 9600, "{f:?}");
-        assert!(f.duration.is_some_and(|d| d.ms() >= 500 && d.ms() <= 4000), "{f:?}");
+        if kind != FaultKind::ClockStep {
+            assert!(f.fault.duration().is_some_and(|d| d.ms() >= 500 && d.ms() <= 4000), "{f:?}");
+        }
     }
     let mut tree = schedule::tree(&s, 9).expect("a value tree");
     assert!(tree.simplify(), "a schedule can be simplified");
@@ -42,17 +46,20 @@ fn written_scenario_round_trips() {
     for name in ["leader-pause", "multi-role-scale", "clock-skew", "foreign-writer", "swarm"] {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("{name}.toml"));
         let s = Scenario::load(&path).expect("shipped");
-        let text = write::to_toml(&s, &["header".into()]);
+        let text = s.to_toml(&["header".into()]).expect("writable");
         let back = Scenario::parse(&text, "<written>").unwrap_or_else(|e| panic!("{e}\n{text}"));
-        assert_eq!(write::to_toml(&back, &["header".into()]), text);
+        assert_eq!(back.to_toml(&["header".into()]).expect("writable"), text);
+        let faults = |s: &Scenario| s.timed_faults().cloned().collect::<Vec<_>>();
+        assert_eq!(faults(&back), faults(&s));
         assert_eq!(format!("{:?}", back.election), format!("{:?}", s.election));
     }
 }
 
-// The timeline reads leadership and fault bands from the trace: a bar from
-// Acquired to Revoked, a crash closes the bar, a pause band lasts its duration.
+// The timeline reads leadership from the trace and fault bands from the
+// faults as played: a bar from Acquired to Revoked, a crash closes the bar,
+// a pause band lasts its duration.
 #[test]
-fn timeline_parses_leadership_and_faults_from_the_trace() {
+fn timeline_reads_leadership_from_the_trace_and_bands_from_the_faults() {
     let trace: Vec<String> = [
         "   3.000s m0 Acquired role=0 token=4",
         "  10.000s sim pause m0 for 5s",
@@ -63,10 +70,39 @@ fn timeline_parses_leadership_and_faults_from_the_trace() {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let (leads, bands) = neli_lab::svg::parse_trace(&trace, 30_000);
+    let played = |kind, start, end, host: &str, label: &str| neli_sim::PlayedFault {
+        kind,
+        start,
+        end,
+        hosts: vec![host.to_owned()],
+        label: label.to_owned(),
+    };
+    let faults = vec![
+        played(FaultKind::Pause, 10_000, 15_000, "m0", "pause m0 for 5s"),
+        played(FaultKind::Crash, 20_000, 20_000, "m1", "crash m1"),
+    ];
+    let (leads, bands) = neli_lab::svg::parse_trace(&trace, &faults, 30_000);
     let got: Vec<(usize, u64, u64, u64)> = leads.iter().map(|l| (l.row, l.start, l.end, l.token)).collect();
     assert_eq!(got, vec![(0, 3000, 15_000, 4), (1, 13_000, 20_000, 9)]);
     assert_eq!((bands[0].rows.clone(), bands[0].start, bands[0].end), (vec![0], 10_000, 15_000));
     let o = neli_lab::svg::overlaps(&["overlap: role 0 held by m0 and m1.1 at once from 12.330s for 880ms".into()]);
     assert_eq!(o, vec![(vec![0, 1], 12_330, 13_210)]);
+}
+
+// One generator: a `[random]` scenario's seed gives the same run through
+// the simulator's own entry point (the one its tests' reproduction command
+// uses), through neli-lab, and from the scenario file neli-lab writes for it.
+#[test]
+fn a_random_seed_replays_byte_for_byte_everywhere() {
+    let s = fixture("tiny-random");
+    for seed in [1, 7] {
+        let direct = neli_sim::run_scenario(&s, seed);
+        assert_eq!(neli_lab::run(&s, seed).trace, direct.trace, "seed {seed}");
+        let mut fixed = schedule::materialize(&s, seed);
+        fixed.seed = Some(seed);
+        let text = fixed.to_toml(&[]).expect("writable");
+        let back = Scenario::parse(&text, "<written>").unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(neli_sim::run_scenario(&back, seed).trace, direct.trace, "seed {seed}: the written file");
+        assert!(direct.trace.iter().any(|l| l.contains(" sim ")), "faults were drawn");
+    }
 }

@@ -13,6 +13,7 @@ mod formats;
 mod library;
 mod merge;
 mod progress;
+mod readme;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

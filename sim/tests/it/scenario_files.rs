@@ -1,4 +1,5 @@
 use neli_sim::Scenario;
+use neli_sim::scenario::{BrokerId, Dur, FaultKind, Picks, Target};
 
 // Every shipped scenario file parses; a typo'd field is an error naming the
 // file, the line and the field (deny_unknown_fields).
@@ -74,4 +75,84 @@ fn impossible_or_oversized_values_are_refused_naming_field_and_rule() {
     // Faults name their line.
     let err = Scenario::parse(&pause("at = \"1s\"\nduration = \"-5s\""), "v.toml").unwrap_err().to_string();
     assert!(err.starts_with("v.toml:7:"), "{err}");
+}
+
+const BASE: &str =
+    "name = \"x\"\nduration = \"20s\"\n[election]\nmembers = 2\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n";
+
+// Every fault kind is documented: scenarios/FORMAT.md's table has its row,
+// under the name serde reads and writes.
+#[test]
+fn every_fault_kind_has_its_format_row() {
+    let format = include_str!("../../../scenarios/FORMAT.md");
+    assert!(FaultKind::ALL.len() >= 16);
+    for kind in FaultKind::ALL {
+        let serde_name = serde_json::to_string(kind).expect("serializes");
+        assert_eq!(serde_name, format!("\"{}\"", kind.name()), "{kind:?}");
+        assert!(format.contains(&format!("| `{}` |", kind.name())), "scenarios/FORMAT.md has no row for `{kind}`");
+    }
+}
+
+// Every kind the generator can draw reads back from the file it writes:
+// writing a scenario is serializing it.
+#[test]
+fn every_fault_kind_round_trips_through_a_file() {
+    let picks = Picks {
+        member: Target::Leader,
+        other: Target::Member(1),
+        coordinator: BrokerId(0),
+        to_coordinator: false,
+        length: Dur(1500),
+        latency: Dur(80),
+        by: Dur(-300),
+        ppm: 2000,
+        count: 3,
+        garbage: false,
+    };
+    // Two brokers: isolate-coordinator needs the partition leader elsewhere.
+    let two = format!("{BASE}[cluster]\nbrokers = 2\npartition_leader = \"b1\"\n");
+    let mut s = Scenario::parse(&two, "base.toml").expect("valid");
+    for (i, kind) in FaultKind::ALL.iter().enumerate() {
+        s.push_fault(Dur(1000 + i as i64 * 100), kind.draw(&picks));
+    }
+    let text = s.to_toml(&["every kind".into()]).expect("writable");
+    let back = Scenario::parse(&text, "written.toml").unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(back.timed_faults().collect::<Vec<_>>(), s.timed_faults().collect::<Vec<_>>());
+    assert_eq!(back.to_toml(&["every kind".into()]).expect("writable"), text);
+}
+
+// A fault carries exactly its kind's fields: a missing one and a stray one
+// are both named, and so is the field of a bad value.
+#[test]
+fn fault_fields_are_exactly_the_kinds() {
+    let fault = |body: &str| format!("{BASE}[[faults]]\nat = \"1s\"\n{body}\n");
+    let cases = [
+        (
+            "kind = \"close\"\ntarget = \"m0\"\nduration = \"2s\"",
+            "faults.duration: kind \"close\" has no field `duration`",
+        ),
+        ("kind = \"pause\"\ntarget = \"m0\"", "kind \"pause\" requires field `duration`"),
+        ("kind = \"pause\"\ntarget = \"b0\"\nduration = \"1s\"", "needs a member"),
+        ("kind = \"broker-crash\"\ntarget = \"m1\"", "broker-crash needs a broker"),
+        ("kind = \"pause\"\ntarget = \"m01\"\nduration = \"1s\"", "\"m01\" is not a host"),
+        ("kind = \"pause\"\ntarget = \"m0\"\nduration = \"soon\"", "faults.duration: invalid duration"),
+        (
+            "kind = \"foreign-writer\"\npartition = 1\ncount = 1",
+            "faults.partition = 1: the election topic has partitions 0..0",
+        ),
+        ("kind = \"crash\"\ntarget = \"b7\"", "needs a member"),
+        ("kind = \"drop-connections\"\ntarget = \"b7\"", "faults.target = \"b7\": no such broker"),
+    ];
+    for (body, want) in cases {
+        let err = Scenario::parse(&fault(body), "k.toml").map(|_| ()).unwrap_err().to_string();
+        assert!(err.starts_with("k.toml:"), "{err}");
+        assert!(err.contains(want), "expected {want:?} in: {err}");
+    }
+    let err = Scenario::parse(&format!("{BASE}[random]\nfaults = 2\nkinds = []\nmax_duration = \"1s\"\n"), "r.toml")
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("random.kinds = []"), "{err}");
+    let err = Scenario::parse(&BASE.replace("members = 2", "members = \"two\""), "e.toml").unwrap_err().to_string();
+    assert!(err.contains("election.members"), "a type error names its field: {err}");
 }

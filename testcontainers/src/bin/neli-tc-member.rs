@@ -3,14 +3,12 @@
 //! what it does as JSON lines on stdout, timed on the host's
 //! `CLOCK_MONOTONIC`, which every process on the host shares.
 //!
-//! Lines: `{"t":ms,"k":"started"}`, `{"t":ms,"k":"lease","leading":[[role,token,until_ms]],"log_epoch":n}`
-//! (`until_ms` converted from the member's own clock to the host clock;
-//! `log_epoch` counts election logs lost and recreated),
-//! `{"t":ms,"k":"event","event":"acquired"|"revoked"|"fenced","role":r,"token":n}`,
-//! `{"t":ms,"k":"act","token":n}` every 50 ms while `is_leader()` holds (the
-//! "acting as leader" checks a guarded resource would see), `{"t":ms,"k":"closed"}`,
-//! `{"t":ms,"k":"ended"}` (the election loop stopped: election ended or fatal
-//! error), `{"t":ms,"k":"error","error":"..."}`.
+//! Lines: `neli_testcontainers::member_log::Entry` as JSON, one per line
+//! (`{"t":ms,"k":"lease","leading":[[role,token,until_ms]],"log_epoch":n}`,
+//! lease ends converted from the member's own clock to the host clock; the
+//! type's docs list every kind). `act` lines come every 50 ms while
+//! `is_leader()` holds: the "acting as leader" checks a guarded resource
+//! would see.
 //!
 //! SIGTERM closes gracefully (the `close` fault), SIGUSR1 resigns.
 //! Usage: `neli-tc-member BOOTSTRAP GROUP NAME T_MS S_MS`.
@@ -23,14 +21,14 @@
 
 use std::time::Duration;
 
-use neli::{Clock, Event, Neli, SystemClock};
+use neli::{Clock, Neli, SystemClock};
+use neli_testcontainers::member_log::{Entry, Logged};
 use neli_testcontainers::mono_ms;
-use serde_json::json;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_stream::StreamExt;
 
-fn emit(v: serde_json::Value) {
-    println!("{v}");
+fn emit(what: Logged) {
+    println!("{}", Entry { t: mono_ms(), what }.to_json());
 }
 
 #[tokio::main]
@@ -51,7 +49,7 @@ async fn main() {
         std::process::exit(2);
     };
     if let Err(e) = run(bootstrap, group, name, t_ms, s_ms).await {
-        emit(json!({"t": mono_ms(), "k": "error", "error": e.to_string()}));
+        emit(Logged::Error { error: e.to_string() });
         std::process::exit(1);
     }
 }
@@ -77,33 +75,28 @@ async fn run(bootstrap: &str, group: &str, name: &str, t_ms: u64, s_ms: u64) -> 
     let neli = Neli::new(&config, broker, clock).await?;
     let bg = neli.background();
     let control = bg.control();
-    emit(json!({"t": mono_ms(), "k": "started"}));
+    emit(Logged::Started);
 
     let mut status = control.status();
     tokio::spawn(async move {
         while status.changed().await.is_ok() {
             if status.borrow().state == neli::State::Closed {
                 // The election loop stopped by itself (election ended or a fatal error).
-                emit(json!({"t": mono_ms(), "k": "ended"}));
+                emit(Logged::Ended);
             }
             let (leading, log_epoch) = {
                 let s = status.borrow_and_update();
                 let leading: Vec<_> =
-                    s.leading.iter().map(|(r, l)| json!([r, l.token.0, to_host(l.until.as_millis())])).collect();
+                    s.leading.iter().map(|(r, l)| (*r, l.token.0, to_host(l.until.as_millis()))).collect();
                 (leading, s.log_epoch)
             };
-            emit(json!({"t": mono_ms(), "k": "lease", "leading": leading, "log_epoch": log_epoch}));
+            emit(Logged::Lease { leading, log_epoch });
         }
     });
     let mut events = control.events();
     tokio::spawn(async move {
         while let Some(e) = events.next().await {
-            let (kind, role, token) = match e {
-                Event::Acquired { role, token } => ("acquired", role, Some(token.0)),
-                Event::Revoked { role } => ("revoked", role, None),
-                Event::Fenced { role } => ("fenced", role, None),
-            };
-            emit(json!({"t": mono_ms(), "k": "event", "event": kind, "role": role, "token": token}));
+            emit(Logged::event(e));
         }
     });
     let acting = control.clone();
@@ -112,7 +105,7 @@ async fn run(bootstrap: &str, group: &str, name: &str, t_ms: u64, s_ms: u64) -> 
         loop {
             tick.tick().await;
             if let Some(token) = acting.token() {
-                emit(json!({"t": mono_ms(), "k": "act", "token": token.0}));
+                emit(Logged::Act { token: token.0 });
             }
         }
     });
@@ -126,6 +119,6 @@ async fn run(bootstrap: &str, group: &str, name: &str, t_ms: u64, s_ms: u64) -> 
         }
     }
     let outcome = bg.close().await;
-    emit(json!({"t": mono_ms(), "k": "closed", "outcome": format!("{outcome:?}")}));
+    emit(Logged::Closed { outcome: format!("{outcome:?}") });
     Ok(())
 }

@@ -1,0 +1,97 @@
+//! Broker profiles: the timing quirks of each broker the simulation
+//! imitates (docs/background.md, Measured facts), one row per broker in
+//! [`PROFILES`]. A scenario names its profile (`[cluster] profile`); adding a
+//! profile is adding a row here.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Timing quirks of one broker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Profile {
+    pub name: &'static str,
+    /// `group.initial.rebalance.delay.ms` for a group forming from empty.
+    pub initial_delay_ms: u64,
+    /// A pause every rebalance pays (tansu: ~3 s).
+    pub rebalance_pause_ms: u64,
+    /// Expired members are found only every this often (mock: 1 s; 0: exact).
+    pub expiry_check_ms: u64,
+    /// Expired members are found only when a group request arrives (tansu
+    /// checks sessions in its request handlers), i.e. up to one group
+    /// heartbeat interval late.
+    pub expiry_on_request: bool,
+    /// The pause of a rebalance started by a member leaving (tansu finishes
+    /// those ~0.5 s sooner than the others; measured in BENCHMARKS.md).
+    pub leave_pause_ms: u64,
+    /// An accepted offset commit reschedules the session like a heartbeat.
+    pub commit_resets_session: bool,
+    /// `message.timestamp.type=LogAppendTime` is honoured.
+    pub log_append_time: bool,
+}
+
+/// Every profile; the first is the default.
+pub const PROFILES: &[Profile] = &[
+    Profile {
+        name: "kafka",
+        initial_delay_ms: 3000,
+        rebalance_pause_ms: 0,
+        expiry_check_ms: 0,
+        expiry_on_request: false,
+        leave_pause_ms: 0,
+        commit_resets_session: true,
+        log_append_time: true,
+    },
+    // Unverified whether tansu's commit reschedules the session: modelled
+    // as not doing so (the conservative choice).
+    Profile {
+        name: "tansu",
+        initial_delay_ms: 0,
+        rebalance_pause_ms: 3000,
+        expiry_check_ms: 0,
+        expiry_on_request: true,
+        leave_pause_ms: 2500,
+        commit_resets_session: false,
+        log_append_time: false,
+    },
+    Profile {
+        name: "librdkafka-mock",
+        initial_delay_ms: 3000,
+        rebalance_pause_ms: 0,
+        expiry_check_ms: 1000,
+        expiry_on_request: false,
+        leave_pause_ms: 0,
+        commit_resets_session: true,
+        log_append_time: false,
+    },
+];
+
+impl Profile {
+    pub fn by_name(name: &str) -> Option<Profile> {
+        PROFILES.iter().find(|p| p.name == name).copied()
+    }
+
+    /// `kafka, tansu, ...` for error messages.
+    pub fn names() -> String {
+        PROFILES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+    }
+}
+
+impl Default for Profile {
+    fn default() -> Profile {
+        PROFILES[0]
+    }
+}
+
+impl Serialize for Profile {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name)
+    }
+}
+
+impl<'de> Deserialize<'de> for Profile {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Profile, D::Error> {
+        let name = String::deserialize(d)?;
+        Profile::by_name(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!("unknown profile {name:?}: expected one of {}", Profile::names()))
+        })
+    }
+}

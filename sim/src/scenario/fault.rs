@@ -1,0 +1,569 @@
+//! The faults a scenario schedules (`scenarios/FORMAT.md`, "Faults") as one
+//! typed enum: read from scenario files through [`RawFault`] (so a missing or
+//! stray field is named), written back by serde, drawn at random by
+//! [`FaultKind::draw`] and played by the simulated world (`world/apply.rs`).
+//!
+//! Adding a fault kind touches this file (the variant, its [`FaultKind`] and
+//! the arms the compiler then asks for), `world/apply.rs` (what it does) and
+//! its row in `scenarios/FORMAT.md`, which a test checks
+//! (ARCHITECTURE.md, "Adding a fault kind").
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::dur::Dur;
+use super::limits::{MAX_FOREIGN_RECORDS, MAX_PPM, MAX_RUN};
+
+/// A member a fault is aimed at. `leader` is resolved when the fault
+/// starts, to the member that holds role 0 then (m0 if nobody does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Target {
+    Leader,
+    Member(u32),
+}
+
+/// Any host of the simulated cluster: a member (or `leader`) or a broker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Host {
+    Leader,
+    Member(u32),
+    Broker(u32),
+}
+
+/// A broker: `b0`, `b1`, ...
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct BrokerId(pub u32);
+
+impl From<Target> for Host {
+    fn from(t: Target) -> Host {
+        match t {
+            Target::Leader => Host::Leader,
+            Target::Member(i) => Host::Member(i),
+        }
+    }
+}
+
+impl From<BrokerId> for Host {
+    fn from(b: BrokerId) -> Host {
+        Host::Broker(b.0)
+    }
+}
+
+/// `m7` -> 7 for `prefix` 'm'; digits only, no leading zeros, so that a
+/// name read and written back is the same text.
+fn index(text: &str, prefix: char) -> Option<u32> {
+    let digits = text.strip_prefix(prefix)?;
+    let canonical =
+        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && (digits == "0" || !digits.starts_with('0'));
+    canonical.then(|| digits.parse().ok()).flatten()
+}
+
+impl FromStr for Host {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Host, String> {
+        if s == "leader" {
+            return Ok(Host::Leader);
+        }
+        if let Some(i) = index(s, 'm') {
+            return Ok(Host::Member(i));
+        }
+        index(s, 'b').map(Host::Broker).ok_or_else(|| {
+            format!("{s:?} is not a host: expected \"leader\", a member (m0, m1, ...) or a broker (b0, b1, ...)")
+        })
+    }
+}
+
+impl FromStr for Target {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Target, String> {
+        match s.parse::<Host>() {
+            Ok(Host::Leader) => Ok(Target::Leader),
+            Ok(Host::Member(i)) => Ok(Target::Member(i)),
+            _ => Err(format!("{s:?} is not a member: expected \"leader\" or a member (m0, m1, ...)")),
+        }
+    }
+}
+
+impl FromStr for BrokerId {
+    type Err = String;
+    fn from_str(s: &str) -> Result<BrokerId, String> {
+        index(s, 'b').map(BrokerId).ok_or_else(|| format!("{s:?} is not a broker: expected b0, b1, ..."))
+    }
+}
+
+impl fmt::Display for Host {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Host::Leader => f.write_str("leader"),
+            Host::Member(i) => write!(f, "m{i}"),
+            Host::Broker(i) => write!(f, "b{i}"),
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&Host::from(*self), f)
+    }
+}
+
+impl fmt::Display for BrokerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "b{}", self.0)
+    }
+}
+
+/// Host names are strings in scenario files.
+macro_rules! serde_as_text {
+    ($($t:ty),*) => {$(
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+                String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    )*};
+}
+serde_as_text!(Host, Target, BrokerId);
+
+/// The kinds of fault, as named in scenario files and `[random] kinds`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, strum::VariantArray)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultKind {
+    Pause,
+    StallPoll,
+    Crash,
+    Partition,
+    OneWay,
+    IsolateCoordinator,
+    Latency,
+    DropConnections,
+    BrokerCrash,
+    ClockStep,
+    ClockDrift,
+    ForeignWriter,
+    Close,
+    Resign,
+    CloseInHandler,
+    CloseAndWaitInHandler,
+}
+
+/// One fault. Field meanings: `scenarios/FORMAT.md`, "Faults".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Fault {
+    /// The member's process stops (SIGSTOP, a GC pause): nothing of it
+    /// runs, its clock goes on.
+    Pause { target: Target, duration: Dur },
+    /// The application's poll loop stalls; the client's own background
+    /// heartbeats go on.
+    StallPoll { target: Target, duration: Dur },
+    /// The member's process dies; with a duration a new incarnation starts
+    /// after it.
+    Crash {
+        target: Target,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        duration: Option<Dur>,
+    },
+    /// Both directions between two hosts are cut.
+    Partition { a: Host, b: Host, duration: Dur },
+    /// Messages from `from` to `to` are dropped.
+    OneWay { from: Host, to: Host, duration: Dur },
+    /// The member cannot reach the coordinator, still reaches the partition leader.
+    IsolateCoordinator { target: Target, duration: Dur },
+    /// Extra delay (and jitter) on a link.
+    Latency {
+        a: Host,
+        b: Host,
+        latency: Dur,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        jitter: Option<Dur>,
+        duration: Dur,
+    },
+    /// Every TCP connection of the host breaks once.
+    DropConnections { target: Host },
+    /// The broker goes down, and back after `duration` (one tick if not
+    /// given), with its log and groups gone if `lose_state`.
+    BrokerCrash {
+        target: BrokerId,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        duration: Option<Dur>,
+        lose_state: bool,
+    },
+    /// The member's clock jumps by `by` (signed).
+    ClockStep { target: Target, by: Dur },
+    /// The member's clock runs `ppm` parts per million fast (or slow) from now on.
+    ClockDrift { target: Target, ppm: i64 },
+    /// A stranger produces `count` records to `partition` of the election
+    /// topic: garbage bytes, or well-formed heartbeats of a non-member.
+    ForeignWriter { partition: u32, count: u32, garbage: bool },
+    /// The member closes its election gracefully.
+    Close { target: Target },
+    /// The member resigns its leadership.
+    Resign { target: Target },
+    /// Extension: arm a Revoked handler that calls `close()` (a barrier
+    /// handler closing the election; goNELI deadlocks here).
+    CloseInHandler { target: Target },
+    /// Extension, a deliberately broken application (hazard 7): a Revoked
+    /// handler that calls `close()` and then waits for the election to be
+    /// closed, as goNELI's blocking `Close()` from inside its barrier does.
+    CloseAndWaitInHandler { target: Target },
+}
+
+/// A fault and when it starts, on the simulated clock from the run's start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "RawFault")]
+pub struct TimedFault {
+    pub at: Dur,
+    #[serde(flatten)]
+    pub fault: Fault,
+}
+
+/// The random values one drawn fault may use. `schedule.rs` draws all of
+/// them for every fault, in a fixed order, so a seed's schedule does not
+/// depend on which kind a draw picked.
+#[derive(Debug, Clone, Copy)]
+pub struct Picks {
+    pub member: Target,
+    pub other: Target,
+    pub coordinator: BrokerId,
+    pub to_coordinator: bool,
+    pub length: Dur,
+    pub latency: Dur,
+    pub by: Dur,
+    pub ppm: i64,
+    pub count: u32,
+    pub garbage: bool,
+}
+
+impl FaultKind {
+    /// Every kind, in declaration order (strum keeps the list complete).
+    pub const ALL: &'static [FaultKind] = <FaultKind as strum::VariantArray>::VARIANTS;
+
+    /// The kind's name in scenario files (`stall-poll`); a test checks it
+    /// against serde's spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::Pause => "pause",
+            FaultKind::StallPoll => "stall-poll",
+            FaultKind::Crash => "crash",
+            FaultKind::Partition => "partition",
+            FaultKind::OneWay => "one-way",
+            FaultKind::IsolateCoordinator => "isolate-coordinator",
+            FaultKind::Latency => "latency",
+            FaultKind::DropConnections => "drop-connections",
+            FaultKind::BrokerCrash => "broker-crash",
+            FaultKind::ClockStep => "clock-step",
+            FaultKind::ClockDrift => "clock-drift",
+            FaultKind::ForeignWriter => "foreign-writer",
+            FaultKind::Close => "close",
+            FaultKind::Resign => "resign",
+            FaultKind::CloseInHandler => "close-in-handler",
+            FaultKind::CloseAndWaitInHandler => "close-and-wait-in-handler",
+        }
+    }
+
+    /// A fault of this kind built from random `picks` (the `[random]`
+    /// table's generator, `schedule.rs`).
+    pub fn draw(self, p: &Picks) -> Fault {
+        let (target, duration) = (p.member, p.length);
+        let peer = if p.to_coordinator { p.coordinator.into() } else { p.other.into() };
+        match self {
+            FaultKind::Pause => Fault::Pause { target, duration },
+            FaultKind::StallPoll => Fault::StallPoll { target, duration },
+            FaultKind::Crash => Fault::Crash { target, duration: Some(duration) },
+            FaultKind::Partition => Fault::Partition { a: target.into(), b: peer, duration },
+            FaultKind::OneWay => Fault::OneWay { from: target.into(), to: p.coordinator.into(), duration },
+            FaultKind::IsolateCoordinator => Fault::IsolateCoordinator { target, duration },
+            FaultKind::Latency => {
+                Fault::Latency { a: target.into(), b: peer, latency: p.latency, jitter: None, duration }
+            }
+            FaultKind::DropConnections => Fault::DropConnections { target: target.into() },
+            FaultKind::BrokerCrash => {
+                Fault::BrokerCrash { target: p.coordinator, duration: Some(duration), lose_state: false }
+            }
+            FaultKind::ClockStep => Fault::ClockStep { target, by: p.by },
+            FaultKind::ClockDrift => Fault::ClockDrift { target, ppm: p.ppm },
+            FaultKind::ForeignWriter => Fault::ForeignWriter { partition: 0, count: p.count, garbage: p.garbage },
+            FaultKind::Close => Fault::Close { target },
+            FaultKind::Resign => Fault::Resign { target },
+            FaultKind::CloseInHandler => Fault::CloseInHandler { target },
+            FaultKind::CloseAndWaitInHandler => Fault::CloseAndWaitInHandler { target },
+        }
+    }
+}
+
+impl fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Fault {
+    pub fn kind(&self) -> FaultKind {
+        match self {
+            Fault::Pause { .. } => FaultKind::Pause,
+            Fault::StallPoll { .. } => FaultKind::StallPoll,
+            Fault::Crash { .. } => FaultKind::Crash,
+            Fault::Partition { .. } => FaultKind::Partition,
+            Fault::OneWay { .. } => FaultKind::OneWay,
+            Fault::IsolateCoordinator { .. } => FaultKind::IsolateCoordinator,
+            Fault::Latency { .. } => FaultKind::Latency,
+            Fault::DropConnections { .. } => FaultKind::DropConnections,
+            Fault::BrokerCrash { .. } => FaultKind::BrokerCrash,
+            Fault::ClockStep { .. } => FaultKind::ClockStep,
+            Fault::ClockDrift { .. } => FaultKind::ClockDrift,
+            Fault::ForeignWriter { .. } => FaultKind::ForeignWriter,
+            Fault::Close { .. } => FaultKind::Close,
+            Fault::Resign { .. } => FaultKind::Resign,
+            Fault::CloseInHandler { .. } => FaultKind::CloseInHandler,
+            Fault::CloseAndWaitInHandler { .. } => FaultKind::CloseAndWaitInHandler,
+        }
+    }
+
+    /// The member the fault is aimed at, for kinds aimed at one member.
+    pub fn member(&self) -> Option<Target> {
+        match *self {
+            Fault::Pause { target, .. }
+            | Fault::StallPoll { target, .. }
+            | Fault::Crash { target, .. }
+            | Fault::IsolateCoordinator { target, .. }
+            | Fault::ClockStep { target, .. }
+            | Fault::ClockDrift { target, .. }
+            | Fault::Close { target }
+            | Fault::Resign { target }
+            | Fault::CloseInHandler { target }
+            | Fault::CloseAndWaitInHandler { target } => Some(target),
+            Fault::DropConnections { target: Host::Leader } => Some(Target::Leader),
+            Fault::DropConnections { target: Host::Member(i) } => Some(Target::Member(i)),
+            _ => None,
+        }
+    }
+
+    /// Every host the fault names, with its field, in file order.
+    pub fn hosts(&self) -> Vec<(&'static str, Host)> {
+        match *self {
+            Fault::Partition { a, b, .. } | Fault::Latency { a, b, .. } => vec![("a", a), ("b", b)],
+            Fault::OneWay { from, to, .. } => vec![("from", from), ("to", to)],
+            Fault::DropConnections { target } => vec![("target", target)],
+            Fault::BrokerCrash { target, .. } => vec![("target", target.into())],
+            Fault::ForeignWriter { .. } => vec![],
+            _ => self.member().map(|t| ("target", t.into())).into_iter().collect(),
+        }
+    }
+
+    /// How long the fault lasts, for faults that last.
+    pub fn duration(&self) -> Option<Dur> {
+        self.clone().duration_mut().map(|d| *d)
+    }
+
+    /// The duration to change, for faults that have one (shrinking halves it).
+    pub fn duration_mut(&mut self) -> Option<&mut Dur> {
+        match self {
+            Fault::Pause { duration, .. }
+            | Fault::StallPoll { duration, .. }
+            | Fault::Partition { duration, .. }
+            | Fault::OneWay { duration, .. }
+            | Fault::IsolateCoordinator { duration, .. }
+            | Fault::Latency { duration, .. } => Some(duration),
+            Fault::Crash { duration, .. } | Fault::BrokerCrash { duration, .. } => duration.as_mut(),
+            _ => None,
+        }
+    }
+
+    /// The trace line of the fault starting, with `target` resolved
+    /// (`pause m1 for 5s`, `partition leader b0 for 3s`).
+    pub fn describe(&self, target: Option<Host>) -> String {
+        let mut words = vec![self.kind().name().to_owned()];
+        match self {
+            Fault::Partition { a, b, .. } | Fault::Latency { a, b, .. } => {
+                words.extend([a.to_string(), b.to_string()]);
+            }
+            Fault::OneWay { from, to, .. } => words.extend([from.to_string(), to.to_string()]),
+            Fault::ForeignWriter { .. } => {}
+            _ => words.extend(target.map(|t| t.to_string())),
+        }
+        if let Some(d) = self.duration() {
+            words.push(format!("for {d}"));
+        }
+        match self {
+            Fault::ClockStep { by, .. } => words.push(format!("by {by}")),
+            Fault::ClockDrift { ppm, .. } => words.push(format!("ppm={ppm}")),
+            Fault::ForeignWriter { partition, count, .. } => words.push(format!("count={count} partition={partition}")),
+            Fault::BrokerCrash { lose_state: true, .. } => words.push("losing state".into()),
+            _ => {}
+        }
+        words.join(" ")
+    }
+
+    /// Value rules that need no other part of the scenario; the message
+    /// names the field, the value and the rule.
+    pub fn check(&self) -> Result<(), String> {
+        let positive = |field: &str, d: Dur| {
+            if d.0 > 0 { Ok(()) } else { Err(format!("faults.{field} = \"{d}\": must be positive")) }
+        };
+        if let Some(d) = self.duration() {
+            positive("duration", d)?;
+        }
+        match *self {
+            // A link from a host to itself is allowed and does nothing:
+            // the generator draws such pairs, and its files must read back.
+            Fault::Latency { latency, jitter, .. } => {
+                positive("latency", latency)?;
+                match jitter {
+                    Some(j) if j.0 < 0 => Err(format!("faults.jitter = \"{j}\": must not be negative")),
+                    _ => Ok(()),
+                }
+            }
+            Fault::ClockStep { by, .. } if by.0.unsigned_abs() > MAX_RUN.0.unsigned_abs() => {
+                Err(format!("faults.by = \"{by}\": a step of at most \"{MAX_RUN}\" either way"))
+            }
+            Fault::ClockDrift { ppm, .. } if ppm.unsigned_abs() > MAX_PPM => {
+                Err(format!("faults.ppm = {ppm}: must be within ±{MAX_PPM} (a clock at most twice as fast)"))
+            }
+            Fault::ForeignWriter { count, .. } if count == 0 || count > MAX_FOREIGN_RECORDS => {
+                Err(format!("faults.count = {count}: at least 1 and at most {MAX_FOREIGN_RECORDS} records"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A `[[faults]]` table as written: every field any kind has, so that
+/// unknown fields and bad values are reported by the TOML reader with
+/// their line, and [`TimedFault::try_from`] names what a kind lacks or
+/// does not take.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFault {
+    at: Dur,
+    kind: FaultKind,
+    target: Option<Host>,
+    duration: Option<Dur>,
+    a: Option<Host>,
+    b: Option<Host>,
+    from: Option<Host>,
+    to: Option<Host>,
+    latency: Option<Dur>,
+    jitter: Option<Dur>,
+    lose_state: Option<bool>,
+    by: Option<Dur>,
+    ppm: Option<i64>,
+    partition: Option<u32>,
+    count: Option<u32>,
+    garbage: Option<bool>,
+}
+
+impl RawFault {
+    /// The first field still set after the kind took its own: one it does not have.
+    fn stray(&self) -> Option<&'static str> {
+        [
+            ("target", self.target.is_some()),
+            ("duration", self.duration.is_some()),
+            ("a", self.a.is_some()),
+            ("b", self.b.is_some()),
+            ("from", self.from.is_some()),
+            ("to", self.to.is_some()),
+            ("latency", self.latency.is_some()),
+            ("jitter", self.jitter.is_some()),
+            ("lose_state", self.lose_state.is_some()),
+            ("by", self.by.is_some()),
+            ("ppm", self.ppm.is_some()),
+            ("partition", self.partition.is_some()),
+            ("count", self.count.is_some()),
+            ("garbage", self.garbage.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(field, set)| set.then_some(field))
+    }
+}
+
+fn need<T>(kind: FaultKind, field: &str, v: Option<T>) -> Result<T, String> {
+    v.ok_or_else(|| format!("faults: kind \"{kind}\" requires field `{field}`"))
+}
+
+/// The member named by `field`, which `kind` aims at.
+fn member(kind: FaultKind, v: Option<Host>) -> Result<Target, String> {
+    match need(kind, "target", v)? {
+        Host::Leader => Ok(Target::Leader),
+        Host::Member(i) => Ok(Target::Member(i)),
+        b @ Host::Broker(_) => {
+            Err(format!("faults.target = \"{b}\": kind \"{kind}\" needs a member (m0, m1, ...) or \"leader\""))
+        }
+    }
+}
+
+impl TryFrom<RawFault> for TimedFault {
+    type Error = String;
+
+    fn try_from(mut r: RawFault) -> Result<TimedFault, String> {
+        let kind = r.kind;
+        let lasting = |r: &mut RawFault| need(kind, "duration", r.duration.take());
+        let fault = match kind {
+            FaultKind::Pause => Fault::Pause { target: member(kind, r.target.take())?, duration: lasting(&mut r)? },
+            FaultKind::StallPoll => {
+                Fault::StallPoll { target: member(kind, r.target.take())?, duration: lasting(&mut r)? }
+            }
+            FaultKind::Crash => Fault::Crash { target: member(kind, r.target.take())?, duration: r.duration.take() },
+            FaultKind::Partition => Fault::Partition {
+                a: need(kind, "a", r.a.take())?,
+                b: need(kind, "b", r.b.take())?,
+                duration: lasting(&mut r)?,
+            },
+            FaultKind::OneWay => Fault::OneWay {
+                from: need(kind, "from", r.from.take())?,
+                to: need(kind, "to", r.to.take())?,
+                duration: lasting(&mut r)?,
+            },
+            FaultKind::IsolateCoordinator => {
+                Fault::IsolateCoordinator { target: member(kind, r.target.take())?, duration: lasting(&mut r)? }
+            }
+            FaultKind::Latency => Fault::Latency {
+                a: need(kind, "a", r.a.take())?,
+                b: need(kind, "b", r.b.take())?,
+                latency: need(kind, "latency", r.latency.take())?,
+                jitter: r.jitter.take(),
+                duration: lasting(&mut r)?,
+            },
+            FaultKind::DropConnections => Fault::DropConnections { target: need(kind, "target", r.target.take())? },
+            FaultKind::BrokerCrash => Fault::BrokerCrash {
+                target: match need(kind, "target", r.target.take())? {
+                    Host::Broker(b) => BrokerId(b),
+                    other => {
+                        return Err(format!("faults.target = \"{other}\": broker-crash needs a broker (b0, b1, ...)"));
+                    }
+                },
+                duration: r.duration.take(),
+                lose_state: r.lose_state.take().unwrap_or(false),
+            },
+            FaultKind::ClockStep => {
+                Fault::ClockStep { target: member(kind, r.target.take())?, by: need(kind, "by", r.by.take())? }
+            }
+            FaultKind::ClockDrift => {
+                Fault::ClockDrift { target: member(kind, r.target.take())?, ppm: need(kind, "ppm", r.ppm.take())? }
+            }
+            FaultKind::ForeignWriter => Fault::ForeignWriter {
+                partition: need(kind, "partition", r.partition.take())?,
+                count: need(kind, "count", r.count.take())?,
+                garbage: r.garbage.take().unwrap_or(true),
+            },
+            FaultKind::Close => Fault::Close { target: member(kind, r.target.take())? },
+            FaultKind::Resign => Fault::Resign { target: member(kind, r.target.take())? },
+            FaultKind::CloseInHandler => Fault::CloseInHandler { target: member(kind, r.target.take())? },
+            FaultKind::CloseAndWaitInHandler => Fault::CloseAndWaitInHandler { target: member(kind, r.target.take())? },
+        };
+        if let Some(field) = r.stray() {
+            return Err(format!(
+                "faults.{field}: kind \"{kind}\" has no field `{field}` (scenarios/FORMAT.md, Faults, lists each kind's fields)"
+            ));
+        }
+        fault.check()?;
+        Ok(TimedFault { at: r.at, fault })
+    }
+}

@@ -1,0 +1,367 @@
+//! Scenario files (`scenarios/FORMAT.md`, v1): parsing with errors that name
+//! the file, line, field and rule, and [`run_scenario`], the entry point the
+//! `neli-lab` CLI and the tests share.
+
+mod dur;
+mod fault;
+mod limits;
+pub mod schedule;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+pub use crate::profile::Profile;
+pub use dur::Dur;
+pub use fault::{BrokerId, Fault, FaultKind, Host, Picks, Target, TimedFault};
+pub use limits::*;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModeName {
+    #[default]
+    Exclusive,
+    MultiRole,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    #[default]
+    Recommended,
+    LeaseFromReceipt,
+    AnyRecordCounts,
+}
+
+fn d1() -> u32 {
+    1
+}
+fn yes() -> bool {
+    true
+}
+fn poll_default() -> Dur {
+    Dur(100)
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cluster {
+    #[serde(default = "d1")]
+    pub brokers: u32,
+    #[serde(default)]
+    pub coordinator: BrokerId,
+    #[serde(default)]
+    pub partition_leader: BrokerId,
+    #[serde(default)]
+    pub profile: Profile,
+}
+
+impl Default for Cluster {
+    fn default() -> Self {
+        Cluster { brokers: 1, coordinator: BrokerId(0), partition_leader: BrokerId(0), profile: Profile::default() }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Election {
+    pub members: u32,
+    #[serde(default)]
+    pub mode: ModeName,
+    #[serde(default = "d1")]
+    pub roles: u32,
+    #[serde(default = "d1")]
+    pub partitions: u32,
+    #[serde(default = "yes")]
+    pub exclusive: bool,
+    pub heartbeat_timeout: Dur,
+    pub session_timeout: Dur,
+    #[serde(default)]
+    pub grace: Dur,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heartbeat_interval: Option<Dur>,
+    #[serde(default = "poll_default")]
+    pub poll_interval: Dur,
+    #[serde(default = "yes")]
+    pub membership_proof: bool,
+    #[serde(default)]
+    pub variant: Variant,
+    /// Extension to v1: `max.poll.interval.ms`, also the rebalance timeout.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_poll_interval: Option<Dur>,
+    /// Extension to v1: after each pulse that says it leads, the application
+    /// works this long (on its own clock; a pause can land inside) and then
+    /// asks `is_leader()` again, without pulsing, before writing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app_work: Option<Dur>,
+}
+
+impl Election {
+    pub fn max_poll_ms(&self) -> u64 {
+        self.max_poll_interval.map_or(10_000, Dur::ms)
+    }
+    pub fn is_exclusive(&self) -> bool {
+        self.mode == ModeName::Exclusive || self.exclusive
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Random {
+    pub faults: u32,
+    pub kinds: Vec<FaultKind>,
+    pub max_duration: Dur,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_overlap: Option<Dur>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_gap: Option<Dur>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_failover: Option<Dur>,
+}
+
+impl Expect {
+    fn is_empty(&self) -> bool {
+        self.max_overlap.is_none() && self.max_gap.is_none() && self.max_failover.is_none()
+    }
+}
+
+/// One scenario file. Writing a scenario is serializing it ([`Scenario::to_toml`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub duration: Dur,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub cluster: Cluster,
+    pub election: Election,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<Spanned<TimedFault>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random: Option<Random>,
+    #[serde(default, skip_serializing_if = "Expect::is_empty")]
+    pub expect: Expect,
+}
+
+/// A scenario that could not be read; the message names file, line, field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ScenarioError(pub String);
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].bytes().filter(|b| *b == b'\n').count() + 1
+}
+
+/// The field whose value starts at `offset`, as `table.key` (`faults.duration`),
+/// read from the text: the key before `=` on that line and the nearest
+/// `[table]` header above it.
+fn field_at(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let key = text[line_start..offset].trim_end().strip_suffix('=')?.trim();
+    if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        return None;
+    }
+    let table = text[..line_start].lines().rev().find_map(|l| {
+        let l = l.trim();
+        l.starts_with('[').then(|| l.trim_matches(|c| c == '[' || c == ']').trim().to_owned())
+    });
+    Some(match table {
+        Some(t) => format!("{t}.{key}"),
+        None => key.to_owned(),
+    })
+}
+
+impl Scenario {
+    /// Reads and validates the scenario file at `path`.
+    pub fn load(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ScenarioError(format!("{}: cannot read: {e}", path.display())))?;
+        Scenario::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates scenario `text`; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+        let s: Scenario = toml::from_str(text).map_err(|e| {
+            let start = e.span().map(|r| r.start);
+            let at = start.map(|o| format!(":{}", line_of(text, o))).unwrap_or_default();
+            let message = e.message();
+            // Name the field when the reader did not (a bad value's own error).
+            let field = start.and_then(|o| field_at(text, o)).filter(|f| {
+                let key = f.rsplit('.').next().unwrap_or(f);
+                !message.contains(&format!("`{key}`")) && !message.starts_with(f.as_str())
+            });
+            match field {
+                Some(f) => ScenarioError(format!("{file}{at}: {f}: {message}")),
+                None => ScenarioError(format!("{file}{at}: {message}")),
+            }
+        })?;
+        s.validate().map_err(|(offset, msg)| {
+            let at = offset.map(|o| format!(":{}", line_of(text, o))).unwrap_or_default();
+            ScenarioError(format!("{file}{at}: {msg}"))
+        })?;
+        Ok(s)
+    }
+
+    /// The scenario as a scenario file; `header` lines become leading `#`
+    /// comments. [`Scenario::parse`] reads it back as the same scenario.
+    /// Fails only on a value TOML cannot hold (a seed above 2^63 - 1).
+    pub fn to_toml(&self, header: &[String]) -> Result<String, ScenarioError> {
+        let mut out: String = header.iter().map(|h| format!("# {h}\n")).collect();
+        let body = toml::to_string(self)
+            .map_err(|e| ScenarioError(format!("scenario {:?} cannot be written as TOML: {e}", self.name)))?;
+        out.push_str(&body);
+        Ok(out)
+    }
+
+    /// Appends a fault (one not read from a file: no line to point at).
+    pub fn push_fault(&mut self, at: Dur, fault: Fault) {
+        self.faults.push(Spanned::new(0..0, TimedFault { at, fault }));
+    }
+
+    /// The faults, without their places in the file.
+    pub fn timed_faults(&self) -> impl Iterator<Item = &TimedFault> {
+        self.faults.iter().map(|f| f.get_ref())
+    }
+
+    /// The hosts a scenario may name.
+    pub fn member_names(&self) -> Vec<String> {
+        (0..self.election.members).map(|i| format!("m{i}")).collect()
+    }
+    pub fn broker_names(&self) -> Vec<String> {
+        (0..self.cluster.brokers).map(|i| BrokerId(i).to_string()).collect()
+    }
+
+    fn validate(&self) -> Result<(), (Option<usize>, String)> {
+        let err = |msg: String| Err((None, msg));
+        if self.name.is_empty() || !self.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
+            return err(format!("name = {:?}: must match [a-z0-9-]+", self.name));
+        }
+        if self.name.len() > MAX_NAME {
+            return err(format!("name: {} characters, at most {MAX_NAME} allowed", self.name.len()));
+        }
+        if self.description.chars().count() > MAX_DESCRIPTION {
+            let n = self.description.chars().count();
+            return err(format!("description: {n} characters, at most {MAX_DESCRIPTION} allowed"));
+        }
+        if self.duration.0 <= 0 {
+            return err(format!("duration = \"{}\": must be positive", self.duration));
+        }
+        if self.duration.0 > MAX_RUN.0 {
+            return err(format!("duration = \"{}\": at most \"{MAX_RUN}\" of simulated time", self.duration));
+        }
+        if let Some(r) = &self.random {
+            if r.faults > MAX_FAULTS {
+                return err(format!("random.faults = {}: at most {MAX_FAULTS}", r.faults));
+            }
+            if r.kinds.is_empty() && r.faults > 0 {
+                return err(format!("random.kinds = []: {} faults need at least one kind to draw from", r.faults));
+            }
+            if r.max_duration.0 <= 0 {
+                return err(format!("random.max_duration = \"{}\": must be positive", r.max_duration));
+            }
+        }
+        if self.faults.len() > MAX_FAULTS as usize {
+            return err(format!("{} faults: at most {MAX_FAULTS}", self.faults.len()));
+        }
+        let c = &self.cluster;
+        if c.brokers == 0 {
+            return err("cluster.brokers = 0: need at least one broker".into());
+        }
+        if c.brokers > MAX_BROKERS {
+            return err(format!("cluster.brokers = {}: at most {MAX_BROKERS}", c.brokers));
+        }
+        for (field, b) in [("coordinator", c.coordinator), ("partition_leader", c.partition_leader)] {
+            if b.0 >= c.brokers {
+                return err(format!("cluster.{field} = \"{b}\": no such broker (brokers are b0..b{})", c.brokers - 1));
+            }
+        }
+        let e = &self.election;
+        if e.members == 0 {
+            return err("election.members = 0: need at least one member".into());
+        }
+        if e.members > MAX_MEMBERS {
+            return err(format!("election.members = {}: at most {MAX_MEMBERS}", e.members));
+        }
+        if e.heartbeat_timeout.0 <= 0 || e.session_timeout.0 <= 0 || e.poll_interval.0 <= 0 {
+            return err("election: heartbeat_timeout, session_timeout and poll_interval must be positive".into());
+        }
+        if e.roles == 0 || e.partitions == 0 {
+            return err("election: roles and partitions must be at least 1".into());
+        }
+        if let Some(w) = e.app_work
+            && w.0 <= 0
+        {
+            return err(format!("election.app_work = \"{w}\": must be positive"));
+        }
+        if let Some(i) = e.heartbeat_interval
+            && (i.0 <= 0 || i >= e.heartbeat_timeout)
+        {
+            return err(format!("election.heartbeat_interval = \"{i}\": must be positive and below heartbeat_timeout"));
+        }
+        for f in &self.faults {
+            self.validate_fault(f.get_ref()).map_err(|msg| (Some(f.span().start), msg))?;
+        }
+        Ok(())
+    }
+
+    /// The rules a fault obeys within this scenario (its own value rules
+    /// were checked when it was read: `TimedFault::try_from`).
+    fn validate_fault(&self, f: &TimedFault) -> Result<(), String> {
+        let (c, e) = (&self.cluster, &self.election);
+        if f.at.0 < 0 {
+            return Err(format!("faults.at = \"{}\": must not be negative", f.at));
+        }
+        if f.at >= self.duration {
+            return Err(format!(
+                "faults.at = \"{}\": at or after the end of the run (duration = \"{}\")",
+                f.at, self.duration
+            ));
+        }
+        for (field, host) in f.fault.hosts() {
+            match host {
+                Host::Member(i) if i >= e.members => {
+                    return Err(format!(
+                        "faults.{field} = \"{host}\": not a member (m0..m{}) or \"leader\"",
+                        e.members - 1
+                    ));
+                }
+                Host::Broker(b) if b >= c.brokers => {
+                    return Err(format!(
+                        "faults.{field} = \"{host}\": no such broker (brokers are b0..b{})",
+                        c.brokers - 1
+                    ));
+                }
+                _ => {}
+            }
+        }
+        match f.fault {
+            Fault::IsolateCoordinator { .. } if c.coordinator == c.partition_leader => {
+                Err("faults: isolate-coordinator needs cluster.coordinator != cluster.partition_leader".into())
+            }
+            Fault::ForeignWriter { partition, .. } if partition >= self.partitions() => Err(format!(
+                "faults.partition = {partition}: the election topic has partitions 0..{}",
+                self.partitions() - 1
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Roles elected: `roles` in multi-role mode, else 1.
+    pub fn roles(&self) -> u32 {
+        if self.election.mode == ModeName::MultiRole { self.election.roles } else { 1 }
+    }
+
+    /// Partitions of the election topic.
+    pub fn partitions(&self) -> u32 {
+        if self.election.mode == ModeName::MultiRole { self.election.partitions } else { 1 }
+    }
+}

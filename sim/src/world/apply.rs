@@ -1,0 +1,325 @@
+//! The world of one run and what each fault kind does to it: one arm of
+//! [`World::apply`] per kind (adding a kind adds its arm here; see
+//! `scenario/fault.rs`), follow-up [`Action`]s on the timeline (a resume, a
+//! repair, a restart), and the loop that plays the timeline between
+//! simulation steps.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+use super::member::{MemberParams, Slot, foreign_main, member_main};
+use super::{MAX_LATENCY, MIN_LATENCY, PlayedFault, RunReport, TICK};
+use crate::clock::ClockModel;
+use crate::oracle;
+use crate::record::{FaultObs, Recorder, format_line};
+use crate::scenario::{Fault, FaultKind, Host, Scenario, TimedFault};
+use crate::server::{BrokerCtx, BrokerState};
+
+/// A follow-up a fault schedules for later.
+enum Action {
+    Start(TimedFault),
+    ResumePause(usize),
+    Repair(String, String),
+    RepairOneWay(String, String),
+    Restart(String),
+    RestoreLatency(String, String),
+}
+
+type ForeignQueue = Arc<Mutex<VecDeque<(u32, u32, bool)>>>;
+
+pub(super) struct World<'a> {
+    sim: turmoil::Sim<'a>,
+    rec: Recorder,
+    slots: Vec<Slot>,
+    brokers: BTreeMap<String, Arc<Mutex<BrokerState>>>,
+    coordinator: String,
+    /// Every member and broker host, members first.
+    hosts: Vec<String>,
+    foreign: (ForeignQueue, Arc<Notify>),
+    /// (instant, order, action): actions at one instant run in order.
+    timeline: Vec<(u64, u64, Action)>,
+    order: u64,
+    played: Vec<PlayedFault>,
+}
+
+impl World<'_> {
+    /// Brokers, members (and a foreign writer if a fault needs one) of `s`,
+    /// with `s`'s faults on the timeline.
+    pub fn build(s: &Scenario, seed: u64) -> World<'static> {
+        let c = &s.cluster;
+        let mut sim = turmoil::Builder::new()
+            .rng_seed(seed)
+            .tick_duration(TICK)
+            .simulation_duration(s.duration.duration() + Duration::from_secs(3600))
+            .min_message_latency(MIN_LATENCY)
+            .max_message_latency(MAX_LATENCY)
+            .build();
+        let rec = Recorder::default();
+        let partitions = s.partitions();
+        let mut brokers = BTreeMap::new();
+        for b in s.broker_names() {
+            let ctx = BrokerCtx {
+                name: b.clone(),
+                profile: c.profile,
+                coordinator: b == c.coordinator.to_string(),
+                partition_leader: b == c.partition_leader.to_string(),
+                partitions,
+                state: Arc::new(Mutex::new(BrokerState::new(partitions))),
+                appended: Arc::new(Notify::new()),
+                rec: rec.clone(),
+                tick: TICK,
+            };
+            brokers.insert(b.clone(), ctx.state.clone());
+            sim.host(b.as_str(), move || ctx.clone().run());
+        }
+        let params = MemberParams::new(s);
+        let mut slots = Vec::new();
+        for i in 0..s.election.members as usize {
+            let slot = Slot::new(i, seed);
+            let (sl, p, r) = (slot.clone(), params.clone(), rec.clone());
+            sim.host(format!("m{i}").as_str(), move || member_main(sl.clone(), p.clone(), r.clone()));
+            slots.push(slot);
+        }
+        let foreign = (Arc::new(Mutex::new(VecDeque::new())), Arc::new(Notify::new()));
+        if s.timed_faults().any(|f| f.fault.kind() == FaultKind::ForeignWriter) {
+            let (l, q, n) = (c.partition_leader.to_string(), foreign.0.clone(), foreign.1.clone());
+            sim.host("fw", move || foreign_main(l.clone(), q.clone(), n.clone()));
+        }
+        let timeline =
+            s.timed_faults().enumerate().map(|(i, f)| (f.at.ms(), i as u64, Action::Start(f.clone()))).collect();
+        World {
+            sim,
+            rec,
+            slots,
+            brokers,
+            coordinator: c.coordinator.to_string(),
+            hosts: s.member_names().into_iter().chain(s.broker_names()).collect(),
+            foreign,
+            timeline,
+            order: 1_000_000,
+            played: Vec::new(),
+        }
+    }
+
+    fn now(&self) -> u64 {
+        u64::try_from(self.sim.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Steps the simulation to `duration` ms, running each timeline action
+    /// at its instant. Returns turmoil's error if the simulation broke.
+    pub fn play(&mut self, duration: u64) -> Option<String> {
+        loop {
+            let now = self.now();
+            if now >= duration {
+                return None;
+            }
+            self.timeline.sort_by_key(|(at, ord, _)| (*at, *ord));
+            while self.timeline.first().is_some_and(|(at, _, _)| *at <= now) {
+                let (_, _, action) = self.timeline.remove(0);
+                self.act(now, action);
+            }
+            if let Err(err) = self.sim.step() {
+                return Some(format!("simulation error: {err}"));
+            }
+        }
+    }
+
+    fn later(&mut self, at: u64, action: Action) {
+        self.order += 1;
+        self.timeline.push((at, self.order, action));
+    }
+
+    fn act(&mut self, now: u64, action: Action) {
+        match action {
+            Action::Start(f) => self.start(now, &f.fault),
+            Action::ResumePause(i) => {
+                self.rec.trace(now, "sim", format!("resume m{i}"));
+                self.slots[i].gate.set_paused(false);
+            }
+            Action::Repair(a, b) => self.sim.repair(a.as_str(), b.as_str()),
+            Action::RepairOneWay(a, b) => self.sim.repair_oneway(a.as_str(), b.as_str()),
+            Action::RestoreLatency(a, b) => {
+                self.sim.set_link_latency(a.as_str(), b.as_str(), MIN_LATENCY);
+                self.sim.set_link_max_message_latency(a.as_str(), b.as_str(), MAX_LATENCY);
+            }
+            Action::Restart(h) => {
+                self.rec.trace(now, "sim", format!("restart {h}"));
+                self.sim.bounce(h.as_str());
+            }
+        }
+    }
+
+    fn clocks(&self) -> Vec<ClockModel> {
+        self.slots.iter().map(|s| s.clock.lock().expect("clock lock").clone()).collect()
+    }
+
+    /// `leader` is whoever holds role 0 now by the recording (m0 if nobody).
+    fn resolve(&self, h: Host, now: u64) -> Host {
+        match h {
+            Host::Leader => Host::Member(self.rec.lock().role0_holder(&self.clocks(), now).unwrap_or(0) as u32),
+            other => other,
+        }
+    }
+
+    /// A fault starts: it is traced and recorded (with whether its member
+    /// led, for failover figures), then applied.
+    fn start(&mut self, now: u64, fault: &Fault) {
+        let target = fault.hosts().into_iter().find(|(field, _)| *field == "target").map(|(_, h)| self.resolve(h, now));
+        let member = match target {
+            Some(Host::Member(i)) => Some(i as usize),
+            _ => None,
+        };
+        let incarnation = member.and_then(|i| self.rec.lock().current.get(&i).cloned());
+        let held = incarnation.as_ref().is_some_and(|m| self.rec.lock().holds_role0(&self.clocks(), m, now));
+        let label = fault.describe(target);
+        self.rec.trace(now, "sim", label.clone());
+        let kills = fault.kind() == FaultKind::Crash;
+        self.rec.lock().faults.push(FaultObs { at: now, kills, member: incarnation.clone(), held_role0: held });
+        let hosts = match target {
+            Some(t) => vec![t.to_string()],
+            None => fault.hosts().into_iter().map(|(_, h)| self.resolve(h, now).to_string()).collect(),
+        };
+        let end = now + fault.duration().map_or(0, |d| d.ms());
+        self.played.push(PlayedFault { kind: fault.kind(), start: now, end, hosts, label });
+        self.apply(now, fault, target.map(|t| t.to_string()), member, incarnation);
+    }
+
+    /// What each kind does. `target` is the resolved `target` field,
+    /// `member` its slot if it is a member, `incarnation` that member's
+    /// current incarnation.
+    fn apply(
+        &mut self,
+        now: u64,
+        fault: &Fault,
+        target: Option<String>,
+        member: Option<usize>,
+        incarnation: Option<String>,
+    ) {
+        let tick = TICK.as_millis() as u64;
+        match *fault {
+            Fault::Pause { duration, .. } => {
+                if let Some(i) = member {
+                    self.slots[i].gate.set_paused(true);
+                    self.later(now + duration.ms(), Action::ResumePause(i));
+                }
+            }
+            Fault::StallPoll { duration, .. } => {
+                if let Some(i) = member {
+                    self.slots[i].ctl().stall_until = now + duration.ms();
+                }
+            }
+            Fault::Crash { duration, .. } => {
+                if let Some(t) = target {
+                    self.sim.crash(t.as_str());
+                    if let Some(m) = incarnation {
+                        self.rec.lock().ends.insert(m, now);
+                    }
+                    if let Some(d) = duration {
+                        self.later(now + d.ms(), Action::Restart(t));
+                    }
+                }
+            }
+            Fault::Partition { a, b, duration } => {
+                let (a, b) = (self.resolve(a, now).to_string(), self.resolve(b, now).to_string());
+                if a != b {
+                    self.sim.partition(a.as_str(), b.as_str());
+                    self.later(now + duration.ms(), Action::Repair(a, b));
+                }
+            }
+            Fault::Latency { a, b, latency, jitter, duration } => {
+                let (a, b) = (self.resolve(a, now).to_string(), self.resolve(b, now).to_string());
+                if a != b {
+                    let (l, j) = (latency.ms(), jitter.map_or(0, |j| j.ms()));
+                    self.sim.set_link_latency(a.as_str(), b.as_str(), Duration::from_millis(l));
+                    self.sim.set_link_max_message_latency(a.as_str(), b.as_str(), Duration::from_millis(l + j));
+                    self.later(now + duration.ms(), Action::RestoreLatency(a, b));
+                }
+            }
+            Fault::OneWay { from, to, duration } => {
+                let (a, b) = (self.resolve(from, now).to_string(), self.resolve(to, now).to_string());
+                if a != b {
+                    self.sim.partition_oneway(a.as_str(), b.as_str());
+                    self.later(now + duration.ms(), Action::RepairOneWay(a, b));
+                }
+            }
+            Fault::IsolateCoordinator { duration, .. } => {
+                if let Some(t) = target {
+                    let coordinator = self.coordinator.clone();
+                    self.sim.partition(t.as_str(), coordinator.as_str());
+                    self.later(now + duration.ms(), Action::Repair(t, coordinator));
+                }
+            }
+            Fault::DropConnections { .. } => {
+                // A one-tick cut: turmoil TCP has no retransmit, so every
+                // stream that lost a segment is dead.
+                if let Some(t) = target {
+                    for h in self.hosts.clone().into_iter().filter(|h| *h != t) {
+                        self.sim.partition(t.as_str(), h.as_str());
+                        self.later(now + tick, Action::Repair(t.clone(), h));
+                    }
+                }
+            }
+            Fault::BrokerCrash { duration, lose_state, .. } => {
+                if let Some(t) = target {
+                    self.sim.crash(t.as_str());
+                    if lose_state {
+                        *self.brokers[&t].lock().expect("broker lock") = BrokerState::lost();
+                        self.rec.lock().log_epoch += 1;
+                    }
+                    self.later(now + duration.map_or(tick, |d| d.ms()), Action::Restart(t));
+                }
+            }
+            Fault::ClockStep { by, .. } => {
+                if let Some(i) = member {
+                    self.slots[i].clock.lock().expect("clock lock").step(now, by.0);
+                }
+            }
+            Fault::ClockDrift { ppm, .. } => {
+                if let Some(i) = member {
+                    self.slots[i].clock.lock().expect("clock lock").set_drift(now, ppm);
+                }
+            }
+            Fault::ForeignWriter { partition, count, garbage } => {
+                self.foreign.0.lock().expect("fw lock").push_back((partition, count, garbage));
+                self.foreign.1.notify_one();
+            }
+            Fault::Close { .. } => self.control(member, |c| c.close = true),
+            Fault::CloseInHandler { .. } => self.control(member, |c| c.close_in_handler = true),
+            Fault::CloseAndWaitInHandler { .. } => self.control(member, |c| c.close_and_wait_in_handler = true),
+            Fault::Resign { .. } => self.control(member, |c| c.resign = true),
+        }
+    }
+
+    /// Sets a control the member's application reads.
+    fn control(&self, member: Option<usize>, set: impl FnOnce(&mut super::member::MemberCtl)) {
+        if let Some(i) = member {
+            set(&mut self.slots[i].ctl());
+        }
+    }
+
+    /// Ends the simulation and judges the recording.
+    pub fn finish(self, s: &Scenario, seed: u64, stopped: Option<String>) -> RunReport {
+        let end = self.now();
+        let clocks = self.clocks();
+        let World { sim, rec, brokers, played, .. } = self;
+        drop(sim);
+        let log = rec.lock();
+        let (mut figures, mut violations) = oracle::judge(s, &log, &clocks, end);
+        if let Some(e) = stopped {
+            violations.insert(0, e);
+        }
+        // Foreign-writer records use huge terms; count zombies only where no stranger wrote.
+        if !played.iter().any(|f| f.kind == FaultKind::ForeignWriter) {
+            figures.zombie_heartbeats =
+                brokers.values().map(|st| st.lock().expect("broker lock").zombie_heartbeats()).sum();
+        }
+        let mut lines: Vec<&(u64, String, String)> = log.trace.iter().collect();
+        lines.sort_by_key(|(at, _, _)| *at);
+        let trace = lines.into_iter().map(|(at, h, t)| format_line(*at, h, t)).collect();
+        let faults = played.into_iter().map(|f| PlayedFault { end: f.end.min(end), ..f }).collect();
+        RunReport { scenario: s.name.clone(), seed, trace, faults, figures, violations }
+    }
+}

@@ -1,0 +1,385 @@
+//! A member host: the real `neli::Neli` driver on a simulated client and
+//! clock, the application around it (a poll loop writing to a token-guarded
+//! resource, a Revoked barrier handler), the controls faults pull on
+//! ([`MemberCtl`]), and the stranger that writes to the election topic.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use neli::core::{Heartbeat, UnsafeVariant};
+use neli::{Clock, Config, Mode, Neli, Time};
+use tokio::sync::Notify;
+
+use crate::client::{ClientCfg, SimBroker};
+use crate::clock::{ClockModel, Gate, SimClock, global_ms};
+use crate::proto::{Conn, Request};
+use crate::record::{EventObs, LeaseObs, LeaseView, Recorder, Told, WriteObs};
+use crate::scenario::{Dur, ModeName, Scenario, Variant};
+
+/// What faults ask of a member's application; read by its loop and handler.
+#[derive(Debug, Default)]
+pub(super) struct MemberCtl {
+    pub stall_until: u64,
+    pub close: bool,
+    pub resign: bool,
+    pub close_in_handler: bool,
+    pub close_and_wait_in_handler: bool,
+}
+
+/// One member host across its incarnations: its clock, its pause gate
+/// and the controls the world's faults set.
+#[derive(Clone)]
+pub(super) struct Slot {
+    pub idx: usize,
+    pub clock: Arc<Mutex<ClockModel>>,
+    pub gate: Gate,
+    pub ctl: Arc<Mutex<MemberCtl>>,
+    pub incarnations: Arc<AtomicU64>,
+    /// Seeded start delay of the first incarnation, so members' timers run
+    /// out of phase and seeds explore different interleavings.
+    pub start_delay_ms: u64,
+}
+
+impl Slot {
+    pub fn new(idx: usize, seed: u64) -> Slot {
+        Slot {
+            idx,
+            // Every member's monotonic clock has its own origin.
+            clock: Arc::new(Mutex::new(ClockModel::new(crate::mix(seed, idx as u64) % 100_000))),
+            gate: Gate::default(),
+            ctl: Arc::new(Mutex::new(MemberCtl::default())),
+            incarnations: Arc::new(AtomicU64::new(0)),
+            start_delay_ms: crate::mix(seed, 100 + idx as u64) % 1000,
+        }
+    }
+
+    pub fn ctl(&self) -> std::sync::MutexGuard<'_, MemberCtl> {
+        self.ctl.lock().expect("ctl lock")
+    }
+}
+
+/// The election settings every member of a run shares.
+#[derive(Clone)]
+pub(super) struct MemberParams {
+    coordinator: String,
+    leader: String,
+    t: Duration,
+    s: Duration,
+    grace: Duration,
+    interval: Option<Duration>,
+    poll: Duration,
+    proof: bool,
+    mode: Mode,
+    variant: UnsafeVariant,
+    max_poll_ms: u64,
+    app_work: Option<Duration>,
+}
+
+impl MemberParams {
+    pub fn new(s: &Scenario) -> MemberParams {
+        let (e, c) = (&s.election, &s.cluster);
+        MemberParams {
+            coordinator: c.coordinator.to_string(),
+            leader: c.partition_leader.to_string(),
+            t: e.heartbeat_timeout.duration(),
+            s: e.session_timeout.duration(),
+            grace: e.grace.duration(),
+            interval: e.heartbeat_interval.map(Dur::duration),
+            poll: e.poll_interval.duration(),
+            proof: e.membership_proof,
+            mode: match e.mode {
+                ModeName::Exclusive => Mode::Exclusive,
+                ModeName::MultiRole => {
+                    Mode::MultiRole { roles: e.roles, partitions: e.partitions, exclusive: e.exclusive }
+                }
+            },
+            variant: UnsafeVariant {
+                lease_from_receipt: e.variant == Variant::LeaseFromReceipt,
+                any_record_counts: e.variant == Variant::AnyRecordCounts,
+            },
+            max_poll_ms: e.max_poll_ms(),
+            app_work: e.app_work.map(Dur::duration),
+        }
+    }
+
+    /// The member's neli configuration. The client's session timeout is
+    /// the scenario's S; neli's validation (T < S exclusive, T > S
+    /// non-exclusive) is bypassed on purpose so unsafe settings can be
+    /// shown to fail: neli itself only uses S to time a resign. For the same
+    /// reason max.poll.interval.ms stays out of neli's config (validation
+    /// refuses values not above T + S with the membership proof).
+    fn config(&self, name: &str) -> Result<Config, neli::ConfigError> {
+        let t = self.t;
+        let validated_s = match (self.mode.is_exclusive(), t < self.s, t > self.s) {
+            (true, true, _) | (false, _, true) => self.s,
+            (true, false, _) => t * 3,
+            (false, _, false) => t / 2,
+        };
+        let mut builder = Config::builder()
+            .bootstrap_servers(format!("{}:9092", self.coordinator))
+            .group("sim")
+            .topic("sim.neli")
+            .name(name.to_owned())
+            .heartbeat_timeout(t)
+            .min_poll_interval(self.poll)
+            .grace(self.grace)
+            .membership_proof(self.proof)
+            .mode(self.mode)
+            .kafka("session.timeout.ms", validated_s.as_millis().to_string());
+        if let Some(i) = self.interval {
+            builder = builder.heartbeat_interval(i);
+        }
+        builder.build()
+    }
+
+    /// The simulated client's settings, as the Kafka backend sets librdkafka's.
+    fn client(&self, name: &str) -> ClientCfg {
+        let s_ms = self.s.as_millis() as u64;
+        ClientCfg {
+            name: name.to_owned(),
+            coordinator: self.coordinator.clone(),
+            partition_leader: self.leader.clone(),
+            session_ms: s_ms,
+            // The interval the Kafka backend gives librdkafka (neli/KAFKA.md).
+            heartbeat_ms: neli::config::group_heartbeat_interval(Duration::from_millis(s_ms)).as_millis() as u64,
+            max_poll_ms: self.max_poll_ms,
+            request_timeout_ms: 1000,
+            delivery_timeout_ms: 2 * self.t.as_millis() as u64,
+        }
+    }
+}
+
+/// One incarnation of a member host, from start to crash or close.
+pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Result {
+    let inc = slot.incarnations.fetch_add(1, Ordering::SeqCst);
+    if inc == 0 {
+        tokio::time::sleep(Duration::from_millis(slot.start_delay_ms)).await;
+    }
+    let name = if inc == 0 { format!("m{}", slot.idx) } else { format!("m{}.{inc}", slot.idx) };
+    {
+        let mut log = rec.lock();
+        log.slots.insert(name.clone(), slot.idx);
+        log.current.insert(slot.idx, name.clone());
+    }
+    slot.gate.set_paused(false);
+    *slot.ctl() = MemberCtl::default();
+    rec.trace(global_ms(), &name, "started");
+    let clock = SimClock::new(slot.clock.clone(), slot.gate.clone());
+    let broker = SimBroker::start(p.client(&name), clock.clone(), slot.gate.clone(), rec.clone());
+    let config = match p.config(&name) {
+        Ok(c) => c,
+        Err(e) => {
+            rec.trace(global_ms(), &name, format!("config rejected: {e}"));
+            return Ok(());
+        }
+    };
+    let neli = match Neli::new(&config, broker, clock.clone()).await {
+        Ok(n) => n,
+        Err(e) => {
+            rec.trace(global_ms(), &name, format!("start failed: {e}"));
+            return Ok(());
+        }
+    };
+    let mut neli = if p.variant.is_any() { neli.with_unsafe_variant(p.variant) } else { neli };
+    let control = neli.control();
+    install_barrier(&mut neli, &slot, &rec, &name);
+    record_status(&control, &rec, &name, slot.idx);
+    let member = Incarnation { neli, clock, control, name };
+    member.run(&slot, &p, &rec).await;
+    Ok(())
+}
+
+/// The application's handler: a Revoked barrier that finishes some work
+/// (250 ms) and, when armed, closes the election from inside.
+fn install_barrier(neli: &mut Neli<SimBroker, SimClock>, slot: &Slot, rec: &Recorder, name: &str) {
+    let (ctl, rec, name, gate) = (slot.ctl.clone(), rec.clone(), name.to_owned(), slot.gate.clone());
+    neli.on_event(move |event, control| {
+        let revoked = matches!(event, neli::Event::Revoked { .. });
+        let (close, close_and_wait) = {
+            let mut c = ctl.lock().expect("ctl lock");
+            (
+                revoked && std::mem::take(&mut c.close_in_handler),
+                revoked && std::mem::take(&mut c.close_and_wait_in_handler),
+            )
+        };
+        let (rec, name, gate) = (rec.clone(), name.clone(), gate.clone());
+        async move {
+            if close {
+                rec.trace(global_ms(), &name, "Revoked handler calls close()");
+                control.close();
+            }
+            if close_and_wait {
+                // Broken on purpose: the loop waits for this handler and
+                // this handler waits for the loop to close (goNELI).
+                rec.trace(global_ms(), &name, "Revoked handler calls close() and waits for it");
+                control.close();
+                let mut status = control.status();
+                let _ = status.wait_for(|s| s.state == neli::State::Closed).await;
+            }
+            if matches!(event, neli::Event::Revoked { .. }) {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                gate.pass().await;
+            }
+        }
+    });
+}
+
+/// Records every lease status the driver publishes and every event it
+/// emits, for the oracles and the trace.
+fn record_status(control: &neli::Control, rec: &Recorder, name: &str, idx: usize) {
+    let mut status = control.status();
+    let (rec2, name2) = (rec.clone(), name.to_owned());
+    tokio::spawn(async move {
+        let (rec, name) = (rec2, name2);
+        while status.changed().await.is_ok() {
+            let leading = status
+                .borrow_and_update()
+                .leading
+                .iter()
+                .map(|(r, l)| (*r, LeaseView { token: l.token.0, until: l.until.as_millis() }))
+                .collect();
+            rec.lock().leases.push(LeaseObs { at: global_ms(), member: name.clone(), slot: idx, leading });
+        }
+    });
+    let mut events = control.events();
+    let (rec2, name2) = (rec.clone(), name.to_owned());
+    tokio::spawn(async move {
+        let (rec, name) = (rec2, name2);
+        use tokio_stream::StreamExt;
+        while let Some(event) = events.next().await {
+            let at = global_ms();
+            let text = match event {
+                neli::Event::Acquired { role, token } => {
+                    format!("Acquired role={role} token={token}")
+                }
+                neli::Event::Revoked { role } => format!("Revoked role={role}"),
+                neli::Event::Fenced { role } => format!("Fenced role={role}"),
+            };
+            let mut log = rec.lock();
+            log.trace.push((at, name.clone(), text));
+            log.events.push(EventObs { at, member: name.clone(), event });
+        }
+    });
+}
+
+/// A running member: its driver and what its application loop needs.
+struct Incarnation {
+    neli: Neli<SimBroker, SimClock>,
+    clock: SimClock,
+    control: neli::Control,
+    name: String,
+}
+
+impl Incarnation {
+    /// The application's poll loop, until the member closes.
+    async fn run(mut self, slot: &Slot, p: &MemberParams, rec: &Recorder) {
+        let name = self.name.clone();
+        loop {
+            let (stall_until, close, resign) = {
+                let mut c = slot.ctl();
+                (c.stall_until, std::mem::take(&mut c.close), std::mem::take(&mut c.resign))
+            };
+            let now = global_ms();
+            if stall_until > now {
+                // The application loop is stuck; the client's background work goes on.
+                tokio::time::sleep(Duration::from_millis(stall_until - now)).await;
+                slot.gate.pass().await;
+                continue;
+            }
+            if close {
+                let r = self.neli.close().await;
+                rec.trace(global_ms(), &name, format!("closed ({})", if r.is_ok() { "ok" } else { "error" }));
+                rec.lock().ends.insert(name.clone(), global_ms());
+                return;
+            }
+            if resign {
+                let _ = self.neli.resign().await;
+                rec.trace(global_ms(), &name, "resigned");
+            }
+            match self.neli.pulse(p.poll).await {
+                Ok(neli::Pulse::Running { .. }) => {}
+                Ok(neli::Pulse::Finished(_)) => {
+                    rec.trace(global_ms(), &name, "closed (ok)");
+                    rec.lock().ends.insert(name.clone(), global_ms());
+                    return;
+                }
+                Err(e) => {
+                    rec.trace(global_ms(), &name, format!("pulse failed: {e}"));
+                    self.clock.sleep(p.poll).await;
+                }
+            }
+            // The token-guarded shared resource: write while leading.
+            let leading = write_if_told(&self.neli, &self.clock, &self.control, rec, &name);
+            // With `app_work`, the application works between pulses and asks
+            // `is_leader()` again before writing: the answer must already be
+            // false if the lease ran out meanwhile (a pause can land here).
+            if let Some(work) = p.app_work
+                && leading
+            {
+                self.clock.sleep(work).await;
+                write_if_told(&self.neli, &self.clock, &self.control, rec, &name);
+            }
+        }
+    }
+}
+
+/// Asks `token()` (`is_leader()`'s answer) and, if told it leads, writes to
+/// the token-guarded resource. What the application is told is recorded
+/// with the member's clock reading and the lease its driver published, for
+/// the oracle. Returns whether it was told it leads.
+fn write_if_told(
+    neli: &Neli<SimBroker, SimClock>,
+    clock: &SimClock,
+    control: &neli::Control,
+    rec: &Recorder,
+    name: &str,
+) -> bool {
+    let Some(token) = neli.token() else {
+        return false;
+    };
+    let told = Told {
+        local: clock.now().as_millis(),
+        lease_until: control.status().borrow().leading.get(&0).map(|l| l.until.as_millis()),
+    };
+    let mut log = rec.lock();
+    let log_epoch = log.log_epoch;
+    log.writes.push(WriteObs { at: global_ms(), member: name.to_owned(), token: token.0, log_epoch, told: Some(told) });
+    true
+}
+
+/// A stranger on the election topic.
+pub(super) async fn foreign_main(
+    leader: String,
+    queue: Arc<Mutex<VecDeque<(u32, u32, bool)>>>,
+    notify: Arc<Notify>,
+) -> turmoil::Result {
+    let mut conn = Conn::new(&leader, Gate::default());
+    let mut seq = 0u64;
+    loop {
+        let job = queue.lock().expect("fw lock").pop_front();
+        let Some((partition, count, garbage)) = job else {
+            notify.notified().await;
+            continue;
+        };
+        for _ in 0..count {
+            seq += 1;
+            let payload = if garbage {
+                format!("garbage-{seq}").into_bytes()
+            } else {
+                Heartbeat {
+                    role: 0,
+                    term: 1_000_000 + seq,
+                    seq,
+                    sent_at: Time::from_millis(global_ms()),
+                    lease: None,
+                    name: "stranger".into(),
+                }
+                .encode()
+            };
+            let req = Request::Produce { partition, payload, create_time: global_ms() };
+            let _ = conn.call(&req, Duration::from_secs(1)).await;
+        }
+    }
+}
