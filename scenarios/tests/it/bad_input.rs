@@ -395,7 +395,7 @@ fn judge(args: &[String], what: &str, out: Option<std::process::Output>, problem
         problems.push(format!("PANIC: {args:?} {shown:?}: {err}"));
     } else if o.status.code() != Some(2) {
         problems.push(format!("exit {:?} instead of 2: {args:?} {shown:?}: {err}", o.status.code()));
-    } else if !err.contains("error") {
+    } else if !err.contains("error") && !err.contains("Usage:") {
         problems.push(format!("no error message: {args:?} {shown:?}: {err}"));
     }
 }

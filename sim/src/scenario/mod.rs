@@ -294,6 +294,9 @@ impl Scenario {
         if e.heartbeat_timeout.0 <= 0 || e.session_timeout.0 <= 0 || e.poll_interval.0 <= 0 {
             return err("election: heartbeat_timeout, session_timeout and poll_interval must be positive".into());
         }
+        if e.grace.0 < 0 {
+            return err(format!("election.grace = \"{}\": must not be negative", e.grace));
+        }
         if e.roles == 0 || e.partitions == 0 {
             return err("election: roles and partitions must be at least 1".into());
         }

@@ -59,7 +59,7 @@ fn impossible_or_oversized_values_are_refused_naming_field_and_rule() {
         ),
         (
             format!("{base}[[faults]]\nat = \"1s\"\nkind = \"foreign-writer\"\npartition = 0\ncount = 4000000000\n"),
-            "faults.count = 4000000000: at most",
+            "faults.count = 4000000000: at least 1 and at most",
         ),
         (format!("{base}[random]\nfaults = 4000000000\nkinds = [\"pause\"]\nmax_duration = \"1s\"\n"), "random.faults"),
         (base.replace("members = 2", "members = 100000"), "election.members = 100000: at most 64"),
