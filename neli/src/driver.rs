@@ -111,8 +111,10 @@ impl Status {
     }
 
     /// The fencing token of `role` while its lease is live at `now`.
+    /// Built on [`Status::is_leader_of`], so the lease rule lives in one
+    /// place and the harness, whose application reads the token, judges it.
     pub fn token_of(&self, role: u32, now: Time) -> Option<Token> {
-        self.leading.get(&role).filter(|l| now < l.until).map(|l| l.token)
+        self.is_leader_of(role, now).then(|| self.leading.get(&role).map(|l| l.token)).flatten()
     }
 }
 
