@@ -291,7 +291,10 @@ impl ResolvedConfig {
             heartbeat_interval: self.heartbeat_interval,
             grace: self.grace,
             membership_proof: self.membership_proof,
-            resign_hold_off: self.session_timeout,
+            // One rebalance (the others rejoin within S) plus T for the
+            // successor's evidence: back sooner, the resigner would take the
+            // role back in the next eager rebalance (neli/KAFKA.md "Resign").
+            resign_hold_off: self.session_timeout + self.heartbeat_timeout,
             #[cfg(feature = "unsafe-variants")]
             unsafe_variant: UnsafeVariant::default(),
         }

@@ -349,7 +349,8 @@ impl<B: Broker, C: Clock> Neli<B, C> {
     }
 
     /// Gives up leadership now (leaders get `Revoked`) and stays out of the
-    /// group for the session timeout so another member takes over.
+    /// group for S + T (one rebalance plus the successor's evidence) so
+    /// another member takes over.
     pub async fn resign(&mut self) -> Result<(), Error> {
         self.usable()?;
         self.core.resign(self.clock.now());

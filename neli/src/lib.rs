@@ -36,10 +36,14 @@
 //! ```
 
 pub mod broker;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod core;
 mod driver;
+#[doc(hidden)]
+pub mod fuzzing;
 #[cfg(feature = "kafka")]
 pub mod kafka;
 pub mod log_watch;

@@ -57,12 +57,24 @@ pub fn parse_properties(path: &str, text: &str) -> Result<Vec<(String, String)>,
 }
 
 /// Reads and parses a properties file ([`parse_properties`]).
+/// Files over [`MAX_PROPERTIES_FILE`] bytes are refused (`-X @/dev/zero`
+/// must end with an error, not fill the memory).
 pub fn read_properties_file(path: &Path) -> Result<Vec<(String, String)>, PropertiesError> {
+    use std::io::Read;
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| PropertiesError::Unreadable { path: shown.clone(), reason: e.to_string() })?;
+    let unreadable = |reason: String| PropertiesError::Unreadable { path: shown.clone(), reason };
+    let file = std::fs::File::open(path).map_err(|e| unreadable(e.to_string()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_PROPERTIES_FILE + 1).read_to_end(&mut bytes).map_err(|e| unreadable(e.to_string()))?;
+    if bytes.len() as u64 > MAX_PROPERTIES_FILE {
+        return Err(unreadable(format!("larger than {MAX_PROPERTIES_FILE} bytes; a properties file is a few lines")));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| unreadable("not valid UTF-8".into()))?;
     parse_properties(&shown, &text)
 }
+
+/// The largest properties file `read_properties_file` reads: 1 MiB.
+pub const MAX_PROPERTIES_FILE: u64 = 1 << 20;
 
 /// Client properties from `NELI_KAFKA_*` variables among `vars`: the rest
 /// of the name, lower-cased, with `__` for `_` and `_` for `.`
@@ -122,6 +134,24 @@ mod tests {
     fn missing_file_is_named() {
         let err = read_properties_file(Path::new("/nonexistent/neli.properties")).unwrap_err();
         assert!(err.to_string().starts_with("cannot read properties file '/nonexistent/neli.properties': "), "{err}");
+    }
+
+    // An endless "file" ends with an error naming it, not a hang or an
+    // exhausted memory.
+    #[test]
+    fn an_endless_or_binary_file_is_refused() {
+        let err = read_properties_file(Path::new("/dev/zero")).unwrap_err();
+        assert!(
+            err.to_string().starts_with("cannot read properties file '/dev/zero': larger than 1048576 bytes"),
+            "{err}"
+        );
+        let dir = std::env::temp_dir().join(format!("neli-props-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bin = dir.join("bin.properties");
+        std::fs::write(&bin, b"a=\xff\xfe\n").unwrap();
+        let err = read_properties_file(&bin).unwrap_err();
+        assert!(err.to_string().ends_with("not valid UTF-8"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -206,6 +206,44 @@ pub struct Summary {
     pub unique: usize,
     pub depth: usize,
     pub outcomes: Vec<Outcome>,
+    /// Which limit ended the search before the state space was exhausted
+    /// (`--max-states 1000 reached`): the result is then partial, a
+    /// property that "holds" only held in the states explored.
+    pub stopped: Option<String>,
+}
+
+/// Generated states `check` stops at unless `--max-states` says otherwise:
+/// enough for every bound in BENCHMARKS.md (the largest generates ~20 M),
+/// and well below what fills the 24 GiB these machines have.
+pub const DEFAULT_MAX_STATES: usize = 100_000_000;
+
+/// Limits on one search. The checker may pass `max_states` by a few
+/// states per thread before it notices.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_states: usize,
+    pub time_budget: Option<std::time::Duration>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_states: DEFAULT_MAX_STATES, time_budget: None }
+    }
+}
+
+impl Limits {
+    /// Which limit a finished search reached, if any. A search that ended
+    /// exactly at a limit is reported as stopped: a partial result is never
+    /// presented as a proof.
+    fn reached(&self, states: usize, wall: std::time::Duration, budget_text: &str) -> Option<String> {
+        if states >= self.max_states {
+            Some(format!("--max-states {} reached", self.max_states))
+        } else if self.time_budget.is_some_and(|b| wall >= b) {
+            Some(format!("--time-budget {budget_text} reached"))
+        } else {
+            None
+        }
+    }
 }
 
 fn slug(s: &str) -> String {
@@ -258,25 +296,35 @@ pub enum Search {
     DfsSymmetry,
 }
 
-/// Runs the check; counterexamples go to `out` as scenario files.
-pub fn check(cfg: ElectionModelCfg, threads: usize, search: Search, out: &Path) -> Result<Summary, String> {
+/// Runs the check within `limits`; counterexamples go to `out` as
+/// scenario files. `budget_text` is the `--time-budget` as given, for the
+/// summary.
+pub fn check(
+    cfg: ElectionModelCfg,
+    threads: usize,
+    search: Search,
+    limits: Limits,
+    budget_text: &str,
+    out: &Path,
+) -> Result<Summary, String> {
     let model: ElectionModel = cfg.into_model();
-    let builder = model.clone().checker().threads(threads.max(1));
-    match search {
-        Search::Bfs => {
-            summarise(&model, &builder.spawn_bfs().join_and_report(&mut Progress(Some(std::time::Instant::now()))), out)
-        }
-        Search::Dfs => {
-            summarise(&model, &builder.spawn_dfs().join_and_report(&mut Progress(Some(std::time::Instant::now()))), out)
-        }
-        Search::DfsSymmetry => {
-            let c = builder
-                .symmetry_fn(neli_models::election::representative)
-                .spawn_dfs()
-                .join_and_report(&mut Progress(Some(std::time::Instant::now())));
-            summarise(&model, &c, out)
-        }
+    let mut builder = model.clone().checker().threads(threads.max(1)).target_state_count(limits.max_states);
+    if let Some(b) = limits.time_budget {
+        builder = builder.timeout(b);
     }
+    let t0 = std::time::Instant::now();
+    let mut progress = Progress(Some(t0));
+    let mut s = match search {
+        Search::Bfs => summarise(&model, &builder.spawn_bfs().join_and_report(&mut progress), out)?,
+        Search::Dfs => summarise(&model, &builder.spawn_dfs().join_and_report(&mut progress), out)?,
+        Search::DfsSymmetry => summarise(
+            &model,
+            &builder.symmetry_fn(neli_models::election::representative).spawn_dfs().join_and_report(&mut progress),
+            out,
+        )?,
+    };
+    s.stopped = limits.reached(s.states, t0.elapsed(), budget_text);
+    Ok(s)
 }
 
 fn summarise(model: &ElectionModel, checker: &impl Checker<ElectionModel>, out: &Path) -> Result<Summary, String> {
@@ -313,5 +361,6 @@ fn summarise(model: &ElectionModel, checker: &impl Checker<ElectionModel>, out: 
         unique: checker.unique_state_count(),
         depth: checker.max_depth(),
         outcomes,
+        stopped: None,
     })
 }

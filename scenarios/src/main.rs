@@ -180,6 +180,14 @@ enum Cmd {
         /// Output: text, one JSON document or JUnit XML (one testcase per property).
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// Stop after about this many generated states (memory grows with
+        /// them). A stopped search is INCOMPLETE (exit 3), never PASS.
+        #[arg(long, default_value_t = neli_lab::check::DEFAULT_MAX_STATES)]
+        max_states: usize,
+        /// Stop after this much wall time (e.g. 90s, 10m); INCOMPLETE
+        /// (exit 3) if it stops the search.
+        #[arg(long)]
+        time_budget: Option<String>,
     },
     /// The harness's own speed: seeds/s and simulated seconds per wall second.
     Bench {
@@ -765,10 +773,16 @@ fn replay_counterexample(o: &neli_lab::check::Outcome, sim_seeds: u64) -> Option
     })
 }
 
+/// `check`'s exit code when a limit stopped the search and nothing was
+/// violated in the states it explored: neither a proof nor a failure.
+const EXIT_INCOMPLETE: u8 = 3;
+
 fn cmd_check(
     req: neli_lab::check::Request,
     out: PathBuf,
     search: neli_lab::check::Search,
+    limits: neli_lab::check::Limits,
+    budget_text: String,
     sim_seeds: u64,
     format: Format,
 ) -> ExitCode {
@@ -785,7 +799,7 @@ fn cmd_check(
         println!("{bounds}");
     }
     let t0 = Instant::now();
-    let s = match neli_lab::check::check(cfg, req.threads, search, &out) {
+    let s = match neli_lab::check::check(cfg, req.threads, search, limits, &budget_text, &out) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
@@ -796,21 +810,38 @@ fn cmd_check(
         .map(|o| if o.always && o.found.is_some() { replay_counterexample(o, sim_seeds) } else { None })
         .collect();
     let violated = s.outcomes.iter().any(|o| o.always && o.found.is_some());
+    let code = match (violated, &s.stopped) {
+        (true, _) => ExitCode::from(1),
+        (false, Some(_)) => ExitCode::from(EXIT_INCOMPLETE),
+        (false, None) => ExitCode::SUCCESS,
+    };
     if !text {
         let r = check_report(&s, &replays, bounds, wall_s, violated, sim_seeds);
         match format {
             Format::Json => print!("{}", r.json()),
             _ => print!("{}", r.junit()),
         }
-        return if violated { ExitCode::from(1) } else { ExitCode::SUCCESS };
+        return code;
     }
-    println!("explored {} states ({} unique, depth {}) in {wall_s:.1}s", s.states, s.unique, s.depth);
+    let stopped = match &s.stopped {
+        Some(why) => format!(" (stopped: {why}; not exhaustive)"),
+        None => String::new(),
+    };
+    println!("explored {} states ({} unique, depth {}) in {wall_s:.1}s{stopped}", s.states, s.unique, s.depth);
     let unreproduced = print_outcomes(&s, &replays, sim_seeds);
     if unreproduced > 0 {
         println!("WARNING   {unreproduced} counterexample(s) NOT REPRODUCED by the simulator (see above)");
     }
-    println!("verdict   {}", if violated { "FAIL" } else { "PASS" });
-    if violated { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    match (violated, &s.stopped) {
+        (true, _) => println!("verdict   FAIL"),
+        (false, Some(why)) => println!(
+            "verdict   INCOMPLETE ({why}: no violation in the {} states explored, but the bounds were not \
+             exhausted; raise the limit or narrow the bounds)",
+            s.unique
+        ),
+        (false, None) => println!("verdict   PASS"),
+    }
+    code
 }
 
 /// The `--format json|junit` form of a check.
@@ -830,7 +861,8 @@ fn check_report(
         unique: s.unique as u64,
         depth: s.depth as u64,
         wall_s,
-        passed: !violated,
+        passed: !violated && s.stopped.is_none(),
+        stopped: s.stopped.clone(),
         properties: s
             .outcomes
             .iter()
@@ -841,6 +873,7 @@ fn check_report(
                     property: o.property.into(),
                     kind: if o.always { "always" } else { "sometimes" }.into(),
                     outcome: match (o.always, o.found.is_some()) {
+                        (true, false) if s.stopped.is_some() => "unproven",
                         (true, false) => "holds",
                         (true, true) => "violated",
                         (false, true) => "witnessed",
@@ -892,6 +925,9 @@ fn print_outcomes(s: &neli_lab::check::Summary, replays: &[Option<Replay>], sim_
     let mut unreproduced = 0;
     for (o, rp) in s.outcomes.iter().zip(replays) {
         match (o.always, &o.found) {
+            (true, None) if s.stopped.is_some() => {
+                println!("unproven  {} (no violation in the states explored)", o.property)
+            }
             (true, None) => println!("holds     {}", o.property),
             (false, Some(_)) => println!("witnessed {}", o.property),
             (false, None) => println!("never     {} (not reachable within the bounds)", o.property),
@@ -1018,6 +1054,8 @@ fn main() -> ExitCode {
             dfs,
             sim_seeds,
             format,
+            max_states,
+            time_budget,
         } => {
             let req = neli_lab::check::Request {
                 members,
@@ -1048,7 +1086,15 @@ fn main() -> ExitCode {
                 (false, true) => neli_lab::check::Search::Dfs,
                 (false, false) => neli_lab::check::Search::Bfs,
             };
-            cmd_check(req, out, search, sim_seeds, format)
+            if max_states == 0 {
+                return fail("--max-states 0: must be at least 1 (the default is 100000000)");
+            }
+            let limits = match time_budget.as_deref().map(explore::parse_budget) {
+                None => neli_lab::check::Limits { max_states, time_budget: None },
+                Some(Ok(d)) => neli_lab::check::Limits { max_states, time_budget: Some(d) },
+                Some(Err(e)) => return fail(e),
+            };
+            cmd_check(req, out, search, limits, time_budget.unwrap_or_default(), sim_seeds, format)
         }
         Cmd::Bench { scenario, seeds, jobs } => cmd_bench(&scenario, seeds, jobs),
     }

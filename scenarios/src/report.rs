@@ -597,8 +597,13 @@ pub struct Check {
     pub unique: u64,
     pub depth: u64,
     pub wall_s: f64,
-    /// No `always` property was violated.
+    /// No `always` property was violated and the search was exhaustive.
     pub passed: bool,
+    /// The limit that stopped the search early (`--max-states N reached`),
+    /// if one did: then `passed` is false and unviolated `always`
+    /// properties are `unproven`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
     pub properties: Vec<CheckProperty>,
 }
 
@@ -608,7 +613,8 @@ pub struct CheckProperty {
     pub property: String,
     /// `always` or `sometimes`.
     pub kind: String,
-    /// `holds`, `violated` (always), `witnessed` or `never` (sometimes).
+    /// `holds`, `violated`, `unproven` (always; `unproven`: the search
+    /// stopped early with no violation) or `witnessed`, `never` (sometimes).
     pub outcome: String,
     /// The counterexample, step by step (violated only).
     pub path: Option<String>,
@@ -666,7 +672,12 @@ impl Check {
                     },
                     body: p.path.clone().unwrap_or_default(),
                 }),
-                skipped: None,
+                skipped: (p.outcome == "unproven").then(|| {
+                    format!(
+                        "unproven: the search stopped early ({}) with no violation in the states explored",
+                        self.stopped.as_deref().unwrap_or("a limit")
+                    )
+                }),
                 out: p.outcome.clone(),
             })
             .collect();

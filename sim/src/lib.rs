@@ -12,6 +12,8 @@
 
 pub mod client;
 pub mod clock;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod oracle;
 pub mod profile;
 mod proto;

@@ -10,200 +10,11 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::Parser;
+use neli::cli::{Cli, Cmd, Common, ExecArgs};
 use neli::kafka::{KafkaBroker, end_election};
 use neli::{Config, Control, Error, Event, Neli, Outcome, SystemClock};
 use tokio::process::{Child, Command};
-
-/// Shown after `--help`: how to keep secrets off the command line.
-const AFTER_HELP: &str = "\
-Client properties (librdkafka) come from, later ones winning:
-  NELI_KAFKA_<NAME> environment variables: the name lower-cased, '_' for '.',
-      '__' for '_' (NELI_KAFKA_SASL_PASSWORD=... sets sasl.password);
-  -X KEY=VALUE and -X @FILE (a file of KEY=VALUE lines, '#' comments), in order.
-Command lines are visible to every user of the machine: pass secrets
-(sasl.password, ssl.key.password, ...) in a file or the environment.
-Secret values never appear in neli's messages or logs.
-
-Examples (TLS, SASL/SCRAM over TLS):
-  neli exec --bootstrap-servers kafka:9093 --group billing-cron \\
-      -X security.protocol=SSL -X ssl.ca.location=/etc/neli/ca.pem -- ./run-billing.sh
-  NELI_KAFKA_SASL_PASSWORD=\"$(cat /run/secrets/kafka-password)\" neli exec \\
-      --bootstrap-servers kafka:9093 --group billing-cron -X @/etc/neli/scram.properties \\
-      -- ./run-billing.sh
-  (scram.properties: security.protocol=SASL_SSL, sasl.mechanism=SCRAM-SHA-256,
-   sasl.username=billing, ssl.ca.location=/etc/neli/ca.pem; see neli/KAFKA.md)";
-
-#[derive(Parser)]
-#[command(name = "neli", about = "NELI leader election over Kafka", version, after_help = AFTER_HELP)]
-struct Cli {
-    #[command(subcommand)]
-    command: Cmd,
-}
-
-#[derive(Subcommand)]
-enum Cmd {
-    /// Run CMD only while this process leads the election.
-    #[command(after_help = AFTER_HELP)]
-    Exec(ExecArgs),
-    /// Print one JSON line per leadership transition seen on the topic.
-    #[command(after_help = AFTER_HELP)]
-    Watch(Common),
-    /// End the election: delete its topic; every member stops.
-    #[command(after_help = AFTER_HELP)]
-    End(Common),
-}
-
-#[derive(Args, Clone)]
-struct Common {
-    #[arg(long, value_name = "HOST:PORT")]
-    bootstrap_servers: String,
-    #[arg(long, value_name = "G")]
-    group: String,
-    /// Election topic (default `<group>.neli`).
-    #[arg(long, value_name = "T")]
-    topic: Option<String>,
-    /// Lease length T (e.g. 500ms, 2s).
-    #[arg(long, value_parser = parse_duration, default_value = "5s")]
-    heartbeat_timeout: Duration,
-    /// Kafka session timeout S (default 3 × heartbeat timeout).
-    #[arg(long, value_parser = parse_duration)]
-    session_timeout: Option<Duration>,
-    /// Extra librdkafka property (repeatable), e.g. -X security.protocol=SSL;
-    /// -X @FILE reads KEY=VALUE lines from FILE.
-    #[arg(short = 'X', value_name = "KEY=VALUE|@FILE")]
-    properties: Vec<String>,
-    /// Instance name (default `{hostname}_{pid}_{unix}`).
-    #[arg(long)]
-    name: Option<String>,
-    /// Give up (exit 2) if the cluster does not answer within this.
-    #[arg(long, value_parser = parse_duration, default_value = "10s")]
-    connect_timeout: Duration,
-}
-
-#[derive(Args)]
-struct ExecArgs {
-    #[command(flatten)]
-    common: Common,
-    /// How long CMD may take to stop after SIGTERM before SIGKILL.
-    #[arg(long, value_parser = parse_duration, default_value = "10s")]
-    stop_timeout: Duration,
-    /// Shell command run on acquiring leadership, before CMD starts.
-    #[arg(long, value_name = "SHELL")]
-    on_acquire: Option<String>,
-    /// Shell command run after CMD stopped on losing leadership.
-    #[arg(long, value_name = "SHELL")]
-    on_revoke: Option<String>,
-    /// The command to run while leading.
-    #[arg(last = true, required = true, value_name = "CMD")]
-    cmd: Vec<String>,
-}
-
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    neli::config::parse_duration(s)
-}
-
-/// A client property and where it came from (`-X`, `-X @FILE`, or the
-/// environment variable), for messages that must not show its value.
-struct Property {
-    key: String,
-    value: String,
-    source: String,
-}
-
-/// The client properties from the environment and the `-X` arguments, in
-/// that order. Errors never show an argument: it may hold a secret.
-fn client_properties(args: &[String]) -> Result<Vec<Property>, String> {
-    let env = neli::properties::properties_from_env(std::env::vars_os()).map_err(|e| e.to_string())?;
-    let mut out: Vec<Property> = env
-        .into_iter()
-        .map(|(key, value)| {
-            let source = format!("NELI_KAFKA_{}", key.replace('_', "__").replace('.', "_").to_uppercase());
-            Property { key, value, source }
-        })
-        .collect();
-    for (i, arg) in args.iter().enumerate() {
-        if let Some(path) = arg.strip_prefix('@') {
-            let props =
-                neli::properties::read_properties_file(std::path::Path::new(path)).map_err(|e| e.to_string())?;
-            let source = format!("-X @{path}");
-            out.extend(props.into_iter().map(|(key, value)| Property { key, value, source: source.clone() }));
-            continue;
-        }
-        let Some((k, v)) = arg.split_once('=') else {
-            return Err(format!(
-                "-X argument {} is neither KEY=VALUE nor @FILE (it is not shown: it may hold a secret)",
-                i + 1
-            ));
-        };
-        if k.trim().is_empty() {
-            return Err(format!("-X argument {}: the property name before '=' is empty", i + 1));
-        }
-        out.push(Property { key: k.trim().to_owned(), value: v.to_owned(), source: "-X".into() });
-    }
-    Ok(out)
-}
-
-/// The flag that sets a configuration field, for error messages.
-fn flag_of(field: &str) -> Option<&'static str> {
-    match field {
-        "group" => Some("--group"),
-        "leader_topic" | "topic" => Some("--topic"),
-        "name" => Some("--name"),
-        "heartbeat_timeout" => Some("--heartbeat-timeout"),
-        "session.timeout.ms" => Some("--session-timeout"),
-        "bootstrap.servers" => Some("--bootstrap-servers"),
-        _ => None,
-    }
-}
-
-impl Common {
-    fn config(&self) -> Result<Config, String> {
-        let mut b = Config::builder()
-            .bootstrap_servers(self.bootstrap_servers.clone())
-            .group(self.group.clone())
-            .heartbeat_timeout(self.heartbeat_timeout)
-            .min_poll_interval(Duration::from_millis(20))
-            .kafka("log_level", "3");
-        if let Some(t) = &self.topic {
-            b = b.topic(t.clone());
-        }
-        if let Some(s) = self.session_timeout {
-            b = b.session_timeout(s);
-        }
-        if let Some(n) = &self.name {
-            b = b.name(n.clone());
-        }
-        let properties = client_properties(&self.properties)?;
-        let _ = REDACTOR.set(neli::secrets::Redactor::new(properties.iter().map(|p| (&p.key, &p.value))));
-        // A setting given twice, by its flag and as a client property, is
-        // a mistake either way round: refuse it rather than pick one.
-        for p in &properties {
-            let flagged = match p.key.as_str() {
-                "bootstrap.servers" => true,
-                "session.timeout.ms" => self.session_timeout.is_some(),
-                _ => false,
-            };
-            if flagged {
-                let flag = flag_of(&p.key).unwrap_or("its flag");
-                return Err(format!("{} sets {} that {flag} also sets: give it once", p.source, p.key));
-            }
-        }
-        let sources: Vec<(String, String)> = properties.iter().map(|p| (p.key.clone(), p.source.clone())).collect();
-        for p in properties {
-            b = b.kafka(p.key, p.value);
-        }
-        // Name what the user typed: the property's source, else the flag.
-        b.build().map_err(|e| {
-            let field = e.field();
-            match (sources.iter().rev().find(|(k, _)| k == field), flag_of(field)) {
-                (Some((_, source)), _) => format!("{source} {field}: {e}"),
-                (None, Some(flag)) => format!("{flag}: {e}"),
-                (None, None) => e.to_string(),
-            }
-        })
-    }
-}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -240,6 +51,14 @@ fn main() -> ExitCode {
 /// last guard before anything reaches stderr (neli/KAFKA.md, "Secrets never printed").
 static REDACTOR: std::sync::OnceLock<neli::secrets::Redactor> = std::sync::OnceLock::new();
 
+/// The configuration from the flags, the environment and `-X`; sets the
+/// redaction step from the client properties it read.
+fn configure(c: &Common) -> Result<Config, String> {
+    let (config, properties) = c.config(std::env::vars_os())?;
+    let _ = REDACTOR.set(neli::secrets::Redactor::new(properties.iter().map(|p| (&p.key, &p.value))));
+    Ok(config)
+}
+
 /// Prints `msg` on stderr, without secrets.
 fn say(msg: impl std::fmt::Display) {
     let text = msg.to_string();
@@ -255,7 +74,7 @@ fn usage_error(msg: impl std::fmt::Display) -> ExitCode {
 }
 
 async fn end(c: Common) -> ExitCode {
-    let cfg = match c.config() {
+    let cfg = match configure(&c) {
         Ok(cfg) => cfg,
         Err(e) => return usage_error(e),
     };
@@ -301,7 +120,7 @@ struct Running {
 }
 
 async fn exec(args: ExecArgs) -> ExitCode {
-    let cfg = match args.common.config() {
+    let cfg = match configure(&args.common) {
         Ok(cfg) => cfg,
         Err(e) => return usage_error(e),
     };
@@ -521,7 +340,7 @@ async fn run_hook(hook: &str, token: u64, role: &str) -> bool {
 /// takes part in the election) and prints a JSON line whenever the writer
 /// of a role changes or its heartbeats stop for longer than the lease.
 async fn watch(c: Common) -> ExitCode {
-    let cfg = match c.config() {
+    let cfg = match configure(&c) {
         Ok(cfg) => cfg,
         Err(e) => return usage_error(e),
     };

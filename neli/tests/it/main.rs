@@ -18,6 +18,7 @@ mod core_loop;
 mod core_props;
 mod core_rules;
 mod driver;
+mod fuzz_corpus;
 mod mock;
 
 #[cfg(feature = "kafka")]

@@ -185,3 +185,73 @@ fn search_flags_agree_and_are_named() {
     let o = stdout(&lab(&["check", "--members", "2", "--ticks", "2", "--dfs"]));
     assert!(o.contains("\nsearch    DFS, 2 thread(s)\n"), "{o}");
 }
+
+// A search cut short by --max-states is never a PASS: the verdict is
+// INCOMPLETE with exit 3, the explored line names the limit, properties
+// that were not violated are "unproven", and JSON/JUnit say the same.
+#[test]
+fn max_states_stops_the_search_with_an_incomplete_verdict() {
+    let out_dir = scratch("check_flags/max_states");
+    let out_arg = out_dir.display().to_string();
+    let args = ["check", "--members", "3", "--ticks", "6", "--threads", "1", "--max-states", "500", "--out", &out_arg];
+    let o = lab(&args);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(3), "{out}{}", stderr(&o));
+    assert!(out.contains("(stopped: --max-states 500 reached; not exhaustive)"), "{out}");
+    assert!(out.contains("\nunproven  at most one leader per role (no violation in the states explored)\n"), "{out}");
+    assert!(out.contains("\nverdict   INCOMPLETE (--max-states 500 reached: "), "{out}");
+    assert!(!out.contains("PASS"), "{out}");
+    let mut json_args = args.to_vec();
+    json_args.extend(["--format", "json"]);
+    let o = lab(&json_args);
+    assert_eq!(o.status.code(), Some(3));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("check JSON");
+    assert_eq!(v["passed"].as_bool(), Some(false));
+    assert_eq!(v["stopped"].as_str(), Some("--max-states 500 reached"));
+    assert!(v["properties"].as_array().unwrap().iter().any(|p| p["outcome"] == "unproven"), "{v}");
+    let mut junit_args = args.to_vec();
+    junit_args.extend(["--format", "junit"]);
+    let junit = stdout(&lab(&junit_args));
+    assert!(
+        junit.contains("<skipped message=\"unproven: the search stopped early (--max-states 500 reached)"),
+        "{junit}"
+    );
+}
+
+// A limit the search does not reach changes nothing: the same PASS.
+#[test]
+fn a_limit_not_reached_leaves_the_verdict_alone() {
+    let o = lab(&["check", "--members", "2", "--ticks", "3", "--max-states", "1000000", "--time-budget", "10m"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(out.contains("\nverdict   PASS\n") && !out.contains("stopped"), "{out}");
+}
+
+// A violation found before the limit is still a FAIL (exit 1).
+#[test]
+fn a_violation_before_the_limit_is_still_a_fail() {
+    let out_dir = scratch("check_flags/violation_before_limit");
+    let out_arg = out_dir.display().to_string();
+    let o = lab(&[
+        "check",
+        "--no-membership-proof",
+        "--variant",
+        "lease-from-receipt",
+        "--sim-seeds",
+        "0",
+        "--time-budget",
+        "10m",
+        "--out",
+        &out_arg,
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(out.contains("\nverdict   FAIL\n"), "{out}");
+}
+
+#[test]
+fn bad_limits_are_refused_with_the_flag_named() {
+    refused(&["--max-states", "0"], "--max-states");
+    refused(&["--time-budget", "soon"], "--time-budget");
+    refused(&["--time-budget", "0s"], "--time-budget");
+}

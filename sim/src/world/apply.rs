@@ -3,6 +3,15 @@
 //! `scenario/fault.rs`), follow-up [`Action`]s on the timeline (a resume, a
 //! repair, a restart), and the loop that plays the timeline between
 //! simulation steps.
+//!
+//! Faults on one target may overlap (random schedules draw them
+//! independently). Each overlap has one meaning, documented in
+//! `scenarios/FORMAT.md` ("Overlapping faults"): pauses nest (the member
+//! runs again when the last one ends), a link stays cut until the last cut
+//! of it is repaired, a slowed link keeps the latest latency until the last
+//! slowdown ends, a stall lasts to the latest end, and a crashed host stays
+//! down until its last restart is due. A crash ends the pauses of the
+//! process it kills: the restarted process was never stopped.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -43,6 +52,43 @@ pub(super) struct World<'a> {
     timeline: Vec<(u64, u64, Action)>,
     order: u64,
     played: Vec<PlayedFault>,
+    /// Pauses in force per member slot (nested pauses).
+    pauses: Vec<u32>,
+    /// Cuts in force per link: two-way cuts by sorted host pair, one-way
+    /// cuts by (from, to).
+    cuts: BTreeMap<(String, String), u32>,
+    one_way: BTreeMap<(String, String), u32>,
+    /// Slowdowns in force per link (sorted host pair).
+    slow: BTreeMap<(String, String), u32>,
+    /// Restarts still due per crashed host; it comes back with the last.
+    restarts_due: BTreeMap<String, u32>,
+}
+
+/// A two-way link's key: the same for (a, b) and (b, a).
+fn link(a: &str, b: &str) -> (String, String) {
+    if a <= b { (a.to_owned(), b.to_owned()) } else { (b.to_owned(), a.to_owned()) }
+}
+
+/// Adds one to `key`'s count; true if it was the first.
+fn count_up(map: &mut BTreeMap<(String, String), u32>, key: (String, String)) -> bool {
+    let n = map.entry(key).or_insert(0);
+    *n += 1;
+    *n == 1
+}
+
+/// Takes one from `key`'s count; true if that was the last.
+fn count_down(map: &mut BTreeMap<(String, String), u32>, key: &(String, String)) -> bool {
+    match map.get_mut(key) {
+        Some(n) if *n > 1 => {
+            *n -= 1;
+            false
+        }
+        Some(_) => {
+            map.remove(key);
+            true
+        }
+        None => false,
+    }
 }
 
 impl World<'_> {
@@ -101,6 +147,11 @@ impl World<'_> {
             timeline,
             order: 1_000_000,
             played: Vec::new(),
+            pauses: vec![0; s.election.members as usize],
+            cuts: BTreeMap::new(),
+            one_way: BTreeMap::new(),
+            slow: BTreeMap::new(),
+            restarts_due: BTreeMap::new(),
         }
     }
 
@@ -136,18 +187,47 @@ impl World<'_> {
         match action {
             Action::Start(f) => self.start(now, &f.fault),
             Action::ResumePause(i) => {
-                self.rec.trace(now, "sim", format!("resume m{i}"));
-                self.slots[i].gate.set_paused(false);
+                // Nested pauses: the member runs again when the last ends.
+                // A crash already ended them all (count 0): nothing to resume.
+                if self.pauses[i] > 0 {
+                    self.pauses[i] -= 1;
+                    if self.pauses[i] == 0 {
+                        self.rec.trace(now, "sim", format!("resume m{i}"));
+                        self.slots[i].gate.set_paused(false);
+                    }
+                }
             }
-            Action::Repair(a, b) => self.sim.repair(a.as_str(), b.as_str()),
-            Action::RepairOneWay(a, b) => self.sim.repair_oneway(a.as_str(), b.as_str()),
+            Action::Repair(a, b) => {
+                if count_down(&mut self.cuts, &link(&a, &b)) {
+                    self.sim.repair(a.as_str(), b.as_str());
+                    // A two-way repair heals the link in both directions:
+                    // one-way cuts still in force are put back.
+                    for (from, to) in [(&a, &b), (&b, &a)] {
+                        if self.one_way.contains_key(&(from.clone(), to.clone())) {
+                            self.sim.partition_oneway(from.as_str(), to.as_str());
+                        }
+                    }
+                }
+            }
+            Action::RepairOneWay(a, b) => {
+                if count_down(&mut self.one_way, &(a.clone(), b.clone())) && !self.cuts.contains_key(&link(&a, &b)) {
+                    self.sim.repair_oneway(a.as_str(), b.as_str());
+                }
+            }
             Action::RestoreLatency(a, b) => {
-                self.sim.set_link_latency(a.as_str(), b.as_str(), MIN_LATENCY);
-                self.sim.set_link_max_message_latency(a.as_str(), b.as_str(), MAX_LATENCY);
+                if count_down(&mut self.slow, &link(&a, &b)) {
+                    self.sim.set_link_latency(a.as_str(), b.as_str(), MIN_LATENCY);
+                    self.sim.set_link_max_message_latency(a.as_str(), b.as_str(), MAX_LATENCY);
+                }
             }
             Action::Restart(h) => {
-                self.rec.trace(now, "sim", format!("restart {h}"));
-                self.sim.bounce(h.as_str());
+                let due = self.restarts_due.entry(h.clone()).or_insert(1);
+                *due = due.saturating_sub(1);
+                if *due == 0 {
+                    self.restarts_due.remove(&h);
+                    self.rec.trace(now, "sim", format!("restart {h}"));
+                    self.sim.bounce(h.as_str());
+                }
             }
         }
     }
@@ -201,37 +281,54 @@ impl World<'_> {
         let tick = TICK.as_millis() as u64;
         match *fault {
             Fault::Pause { duration, .. } => {
-                if let Some(i) = member {
+                if let (Some(i), Some(t)) = (member, &target)
+                    && self.restarts_due.contains_key(t)
+                {
+                    // SIGSTOP of a process that is not there stops nothing.
+                    self.rec.trace(now, "sim", format!("m{i} is down: the pause stops nothing"));
+                } else if let Some(i) = member {
+                    self.pauses[i] += 1;
                     self.slots[i].gate.set_paused(true);
                     self.later(now + duration.ms(), Action::ResumePause(i));
                 }
             }
             Fault::StallPoll { duration, .. } => {
                 if let Some(i) = member {
-                    self.slots[i].ctl().stall_until = now + duration.ms();
+                    let mut ctl = self.slots[i].ctl();
+                    ctl.stall_until = ctl.stall_until.max(now + duration.ms());
                 }
             }
             Fault::Crash { duration, .. } => {
                 if let Some(t) = target {
                     self.sim.crash(t.as_str());
+                    if let Some(i) = member {
+                        // The killed process's pauses end with it.
+                        self.pauses[i] = 0;
+                        self.slots[i].gate.set_paused(false);
+                    }
                     if let Some(m) = incarnation {
                         self.rec.lock().ends.insert(m, now);
                     }
-                    if let Some(d) = duration {
-                        self.later(now + d.ms(), Action::Restart(t));
+                    match duration {
+                        Some(d) => self.restart_later(now + d.ms(), t),
+                        // Down for good: no earlier crash's restart brings it back.
+                        None => {
+                            self.restarts_due.insert(t, u32::MAX);
+                        }
                     }
                 }
             }
             Fault::Partition { a, b, duration } => {
                 let (a, b) = (self.resolve(a, now).to_string(), self.resolve(b, now).to_string());
                 if a != b {
-                    self.sim.partition(a.as_str(), b.as_str());
-                    self.later(now + duration.ms(), Action::Repair(a, b));
+                    self.cut(now + duration.ms(), a, b);
                 }
             }
             Fault::Latency { a, b, latency, jitter, duration } => {
                 let (a, b) = (self.resolve(a, now).to_string(), self.resolve(b, now).to_string());
                 if a != b {
+                    // The latest slowdown sets the latency; the last to end restores it.
+                    count_up(&mut self.slow, link(&a, &b));
                     let (l, j) = (latency.ms(), jitter.map_or(0, |j| j.ms()));
                     self.sim.set_link_latency(a.as_str(), b.as_str(), Duration::from_millis(l));
                     self.sim.set_link_max_message_latency(a.as_str(), b.as_str(), Duration::from_millis(l + j));
@@ -241,15 +338,16 @@ impl World<'_> {
             Fault::OneWay { from, to, duration } => {
                 let (a, b) = (self.resolve(from, now).to_string(), self.resolve(to, now).to_string());
                 if a != b {
-                    self.sim.partition_oneway(a.as_str(), b.as_str());
+                    if count_up(&mut self.one_way, (a.clone(), b.clone())) {
+                        self.sim.partition_oneway(a.as_str(), b.as_str());
+                    }
                     self.later(now + duration.ms(), Action::RepairOneWay(a, b));
                 }
             }
             Fault::IsolateCoordinator { duration, .. } => {
                 if let Some(t) = target {
                     let coordinator = self.coordinator.clone();
-                    self.sim.partition(t.as_str(), coordinator.as_str());
-                    self.later(now + duration.ms(), Action::Repair(t, coordinator));
+                    self.cut(now + duration.ms(), t, coordinator);
                 }
             }
             Fault::DropConnections { .. } => {
@@ -257,8 +355,7 @@ impl World<'_> {
                 // stream that lost a segment is dead.
                 if let Some(t) = target {
                     for h in self.hosts.clone().into_iter().filter(|h| *h != t) {
-                        self.sim.partition(t.as_str(), h.as_str());
-                        self.later(now + tick, Action::Repair(t.clone(), h));
+                        self.cut(now + tick, t.clone(), h);
                     }
                 }
             }
@@ -269,7 +366,7 @@ impl World<'_> {
                         *self.brokers[&t].lock().expect("broker lock") = BrokerState::lost();
                         self.rec.lock().log_epoch += 1;
                     }
-                    self.later(now + duration.map_or(tick, |d| d.ms()), Action::Restart(t));
+                    self.restart_later(now + duration.map_or(tick, |d| d.ms()), t);
                 }
             }
             Fault::ClockStep { by, .. } => {
@@ -291,6 +388,22 @@ impl World<'_> {
             Fault::CloseAndWaitInHandler { .. } => self.control(member, |c| c.close_and_wait_in_handler = true),
             Fault::Resign { .. } => self.control(member, |c| c.resign = true),
         }
+    }
+
+    /// Cuts the link a–b both ways until `until` (or until the last
+    /// overlapping cut of it ends).
+    fn cut(&mut self, until: u64, a: String, b: String) {
+        if count_up(&mut self.cuts, link(&a, &b)) {
+            self.sim.partition(a.as_str(), b.as_str());
+        }
+        self.later(until, Action::Repair(a, b));
+    }
+
+    /// Schedules `host`'s restart; with several due, the last one restarts it.
+    fn restart_later(&mut self, at: u64, host: String) {
+        let due = self.restarts_due.entry(host.clone()).or_insert(0);
+        *due = due.saturating_add(1);
+        self.later(at, Action::Restart(host));
     }
 
     /// Sets a control the member's application reads.

@@ -163,7 +163,9 @@ pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> t
         log.slots.insert(name.clone(), slot.idx);
         log.current.insert(slot.idx, name.clone());
     }
-    slot.gate.set_paused(false);
+    // The gate is left as the world set it: a pause that began before this
+    // process started (during its start delay) holds it at its first step;
+    // a crash ended the pauses of the process it killed (`world/apply.rs`).
     *slot.ctl() = MemberCtl::default();
     rec.trace(global_ms(), &name, "started");
     let clock = SimClock::new(slot.clock.clone(), slot.gate.clone());

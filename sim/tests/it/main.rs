@@ -3,8 +3,10 @@
 //! variant is flagged), scenario-file errors and the swarm.
 
 mod determinism;
+mod fuzz_corpus;
 mod hazards;
 mod oracle;
+mod overlap;
 mod profiles;
 mod scenario_files;
 mod snapshots;

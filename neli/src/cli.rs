@@ -1,0 +1,211 @@
+//! The `neli` command line: its flags (clap) and how they, the
+//! environment and `-X` client properties become a [`Config`]. In the
+//! library, not the binary, so the fuzz target `cli_flags` (fuzz/README.md)
+//! and the tests reach exactly what `neli` parses; the binary
+//! (`src/bin/neli.rs`) runs what this returns.
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::Config;
+
+/// Shown after `--help`: how to keep secrets off the command line.
+pub const AFTER_HELP: &str = "\
+Client properties (librdkafka) come from, later ones winning:
+  NELI_KAFKA_<NAME> environment variables: the name lower-cased, '_' for '.',
+      '__' for '_' (NELI_KAFKA_SASL_PASSWORD=... sets sasl.password);
+  -X KEY=VALUE and -X @FILE (a file of KEY=VALUE lines, '#' comments), in order.
+Command lines are visible to every user of the machine: pass secrets
+(sasl.password, ssl.key.password, ...) in a file or the environment.
+Secret values never appear in neli's messages or logs.
+
+Examples (TLS, SASL/SCRAM over TLS):
+  neli exec --bootstrap-servers kafka:9093 --group billing-cron \\
+      -X security.protocol=SSL -X ssl.ca.location=/etc/neli/ca.pem -- ./run-billing.sh
+  NELI_KAFKA_SASL_PASSWORD=\"$(cat /run/secrets/kafka-password)\" neli exec \\
+      --bootstrap-servers kafka:9093 --group billing-cron -X @/etc/neli/scram.properties \\
+      -- ./run-billing.sh
+  (scram.properties: security.protocol=SASL_SSL, sasl.mechanism=SCRAM-SHA-256,
+   sasl.username=billing, ssl.ca.location=/etc/neli/ca.pem; see neli/KAFKA.md)";
+
+#[derive(Parser)]
+#[command(name = "neli", about = "NELI leader election over Kafka", version, after_help = AFTER_HELP)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+#[derive(Subcommand)]
+pub enum Cmd {
+    /// Run CMD only while this process leads the election.
+    #[command(after_help = AFTER_HELP)]
+    Exec(ExecArgs),
+    /// Print one JSON line per leadership transition seen on the topic.
+    #[command(after_help = AFTER_HELP)]
+    Watch(Common),
+    /// End the election: delete its topic; every member stops.
+    #[command(after_help = AFTER_HELP)]
+    End(Common),
+}
+
+#[derive(Args, Clone)]
+pub struct Common {
+    #[arg(long, value_name = "HOST:PORT")]
+    pub bootstrap_servers: String,
+    #[arg(long, value_name = "G")]
+    pub group: String,
+    /// Election topic (default `<group>.neli`).
+    #[arg(long, value_name = "T")]
+    pub topic: Option<String>,
+    /// Lease length T (e.g. 500ms, 2s).
+    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    pub heartbeat_timeout: Duration,
+    /// Kafka session timeout S (default 3 × heartbeat timeout).
+    #[arg(long, value_parser = parse_duration)]
+    pub session_timeout: Option<Duration>,
+    /// Extra librdkafka property (repeatable), e.g. -X security.protocol=SSL;
+    /// -X @FILE reads KEY=VALUE lines from FILE.
+    #[arg(short = 'X', value_name = "KEY=VALUE|@FILE")]
+    pub properties: Vec<String>,
+    /// Instance name (default `{hostname}_{pid}_{unix}`).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Give up (exit 2) if the cluster does not answer within this.
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    pub connect_timeout: Duration,
+}
+
+#[derive(Args)]
+pub struct ExecArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// How long CMD may take to stop after SIGTERM before SIGKILL.
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    pub stop_timeout: Duration,
+    /// Shell command run on acquiring leadership, before CMD starts.
+    #[arg(long, value_name = "SHELL")]
+    pub on_acquire: Option<String>,
+    /// Shell command run after CMD stopped on losing leadership.
+    #[arg(long, value_name = "SHELL")]
+    pub on_revoke: Option<String>,
+    /// The command to run while leading.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    crate::config::parse_duration(s)
+}
+
+/// A client property and where it came from (`-X`, `-X @FILE`, or the
+/// environment variable), for messages that must not show its value.
+pub struct Property {
+    pub key: String,
+    pub value: String,
+    pub source: String,
+}
+
+/// The client properties from the environment and the `-X` arguments, in
+/// that order. Errors never show an argument: it may hold a secret.
+pub fn client_properties(
+    args: &[String],
+    vars: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Result<Vec<Property>, String> {
+    let env = crate::properties::properties_from_env(vars).map_err(|e| e.to_string())?;
+    let mut out: Vec<Property> = env
+        .into_iter()
+        .map(|(key, value)| {
+            let source = format!("NELI_KAFKA_{}", key.replace('_', "__").replace('.', "_").to_uppercase());
+            Property { key, value, source }
+        })
+        .collect();
+    for (i, arg) in args.iter().enumerate() {
+        if let Some(path) = arg.strip_prefix('@') {
+            let props =
+                crate::properties::read_properties_file(std::path::Path::new(path)).map_err(|e| e.to_string())?;
+            let source = format!("-X @{path}");
+            out.extend(props.into_iter().map(|(key, value)| Property { key, value, source: source.clone() }));
+            continue;
+        }
+        let Some((k, v)) = arg.split_once('=') else {
+            return Err(format!(
+                "-X argument {} is neither KEY=VALUE nor @FILE (it is not shown: it may hold a secret)",
+                i + 1
+            ));
+        };
+        if k.trim().is_empty() {
+            return Err(format!("-X argument {}: the property name before '=' is empty", i + 1));
+        }
+        out.push(Property { key: k.trim().to_owned(), value: v.to_owned(), source: "-X".into() });
+    }
+    Ok(out)
+}
+
+/// The flag that sets a configuration field, for error messages.
+fn flag_of(field: &str) -> Option<&'static str> {
+    match field {
+        "group" => Some("--group"),
+        "leader_topic" | "topic" => Some("--topic"),
+        "name" => Some("--name"),
+        "heartbeat_timeout" => Some("--heartbeat-timeout"),
+        "session.timeout.ms" => Some("--session-timeout"),
+        "bootstrap.servers" => Some("--bootstrap-servers"),
+        _ => None,
+    }
+}
+
+impl Common {
+    /// The configuration these flags, `vars` (the environment's
+    /// `NELI_KAFKA_*`) and the `-X` properties give, with the properties
+    /// (to redact their secrets from what is printed), or a message naming
+    /// the flag, variable or `-X` at fault.
+    pub fn config(
+        &self,
+        vars: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> Result<(Config, Vec<Property>), String> {
+        let mut b = Config::builder()
+            .bootstrap_servers(self.bootstrap_servers.clone())
+            .group(self.group.clone())
+            .heartbeat_timeout(self.heartbeat_timeout)
+            .min_poll_interval(Duration::from_millis(20))
+            .kafka("log_level", "3");
+        if let Some(t) = &self.topic {
+            b = b.topic(t.clone());
+        }
+        if let Some(s) = self.session_timeout {
+            b = b.session_timeout(s);
+        }
+        if let Some(n) = &self.name {
+            b = b.name(n.clone());
+        }
+        let properties = client_properties(&self.properties, vars)?;
+        // A setting given twice, by its flag and as a client property, is
+        // a mistake either way round: refuse it rather than pick one.
+        for p in &properties {
+            let flagged = match p.key.as_str() {
+                "bootstrap.servers" => true,
+                "session.timeout.ms" => self.session_timeout.is_some(),
+                _ => false,
+            };
+            if flagged {
+                let flag = flag_of(&p.key).unwrap_or("its flag");
+                return Err(format!("{} sets {} that {flag} also sets: give it once", p.source, p.key));
+            }
+        }
+        for p in &properties {
+            b = b.kafka(p.key.clone(), p.value.clone());
+        }
+        // Name what the user typed: the property's source, else the flag.
+        let config = b.build().map_err(|e| {
+            let field = e.field();
+            match (properties.iter().rev().find(|p| p.key == field), flag_of(field)) {
+                (Some(p), _) => format!("{} {field}: {e}", p.source),
+                (None, Some(flag)) => format!("{flag}: {e}"),
+                (None, None) => e.to_string(),
+            }
+        })?;
+        Ok((config, properties))
+    }
+}
