@@ -382,120 +382,105 @@ fn colour(p: &Point) -> (&'static str, f64) {
     }
 }
 
-/// The chart's axes: the safe band at zero overlap, ticks and titles.
-fn axes(o: &mut String, (left, top, w, h): (f64, f64, f64, f64), max_gap: f64, max_ov: f64) {
-    let x = |v: u64| left + w * v as f64 / max_gap;
-    let y = |v: u64| top + h - h * v as f64 / max_ov;
-    // The safe band: zero overlap.
-    let _ = writeln!(
-        o,
-        r##"<rect x="{left}" y="{}" width="{w}" height="8" fill="#c6f6d5"/><text x="{}" y="{}" fill="#276749">safe: no overlap</text>"##,
-        y(0) - 4.0,
-        left + w - 110.0,
-        y(0) - 8.0
-    );
-    let _ = writeln!(
-        o,
-        r##"<line x1="{left}" y1="{}" x2="{}" y2="{}" stroke="black"/><line x1="{left}" y1="{top}" x2="{left}" y2="{}" stroke="black"/>"##,
-        top + h,
-        left + w,
-        top + h,
-        top + h
-    );
-    for i in 0..=5u64 {
-        let gv = (max_gap / 1.1 * i as f64 / 5.0) as u64;
-        let ov = (max_ov / 1.15 * i as f64 / 5.0) as u64;
-        let _ = writeln!(
-            o,
-            r#"<text x="{}" y="{}" text-anchor="middle">{}</text><text x="{}" y="{}" text-anchor="end">{}</text>"#,
-            x(gv),
-            top + h + 16.0,
-            gv,
-            left - 6.0,
-            y(ov) + 4.0,
-            ov
-        );
+/// Round axis ticks for values up to `max`: a step of 1, 2 or 5 times a
+/// power of ten giving at most `most` intervals, and the axis end (the
+/// first tick at or above `max`). Zero is always the first tick.
+pub fn ticks(max: u64, most: u64) -> (u64, u64) {
+    let max = max.max(1);
+    let mut pow = 1u64;
+    while let Some(next) = pow.checked_mul(10) {
+        for m in [1, 2, 5] {
+            let step = m * pow;
+            if max.div_ceil(step) <= most.max(1) {
+                return (step, (max.div_ceil(step)).saturating_mul(step));
+            }
+        }
+        pow = next;
     }
-    let _ = writeln!(
-        o,
-        r#"<text x="{}" y="{}" text-anchor="middle">longest leaderless gap per run (ms): dot = median over seeds, whisker = p99</text>"#,
-        left + w / 2.0,
-        top + h + 36.0
-    );
-    let _ = writeln!(
-        o,
-        r#"<text transform="translate(20,{}) rotate(-90)" text-anchor="middle">overlap, worst seed (ms)</text>"#,
-        top + h / 2.0
-    );
+    (pow, max)
 }
 
-/// Overlap (y) against leaderless gap (x), one point per configuration.
+/// The sweep as a dot-and-whisker chart, one row per configuration: the
+/// dot is the median over seeds of each run's longest leaderless gap, the
+/// whisker reaches its p99 (with a cap, so it shows even when short), the
+/// x axis starts at zero with round ticks, and the worst overlap is written
+/// beside each row (red when any), since overlap is the verdict, not a
+/// position.
 pub fn chart(title: &str, points: &[Point]) -> String {
-    let (left, top, w, h) = (80.0, 50.0, 760.0, 420.0);
-    let max_gap = points.iter().map(|p| p.gap_ms.max(p.gap_p99_ms)).max().unwrap_or(1).max(1) as f64 * 1.1;
-    let max_ov = points.iter().map(|p| p.overlap_ms).max().unwrap_or(0).max(1) as f64 * 1.15;
-    let x = |v: u64| left + w * v as f64 / max_gap;
-    let y = |v: u64| top + h - h * v as f64 / max_ov;
+    let (left, top, w, row) = (200.0, 70.0, 560.0, 26.0);
+    let h = row * points.len().max(1) as f64;
+    let max = points.iter().map(|p| p.gap_ms.max(p.gap_p99_ms)).max().unwrap_or(0);
+    let (step, end) = ticks(max, 8);
+    let x = |v: u64| left + w * v as f64 / end as f64;
     let mut o = String::new();
     let _ = writeln!(
         o,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">"#,
-        left + w + 330.0,
-        (top + h + 70.0).max(top + 140.0 + 15.0 * points.len() as f64)
+        left + w + 230.0,
+        top + h + 110.0
     );
     let _ = writeln!(o, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(o, r#"<text x="{left}" y="25" font-size="15" font-weight="bold">{}</text>"#, esc(title));
-    axes(&mut o, (left, top, w, h), max_gap, max_ov);
-    // Points crowd the zero-overlap line: each gets a number, labels are
-    // stacked in levels with a leader line, and a table on the right says
-    // which number is which configuration.
-    let mut order: Vec<usize> = (0..points.len()).collect();
-    order.sort_by_key(|i| (points[*i].overlap_ms, points[*i].gap_ms));
-    let mut level = vec![0usize; points.len()];
-    for (rank, i) in order.iter().enumerate() {
-        level[*i] = rank % 6;
+    let _ = writeln!(o, r#"<text x="20" y="25" font-size="15" font-weight="bold">{}</text>"#, esc(title));
+    let _ = writeln!(
+        o,
+        r##"<text x="20" y="45" fill="#4a5568">dot: median over seeds of each run's longest leaderless gap; whisker: to its p99. Right: worst overlap of any seed.</text>"##
+    );
+    // Grid and ticks: every `step` ms from zero.
+    let mut v = 0;
+    while v <= end {
+        let gx = x(v);
+        let _ = writeln!(
+            o,
+            r##"<line x1="{gx}" y1="{top}" x2="{gx}" y2="{}" stroke="{}" stroke-width="1"/><text x="{gx}" y="{}" text-anchor="middle">{v}</text>"##,
+            top + h,
+            if v == 0 { "black" } else { "#e2e8f0" },
+            top + h + 16.0
+        );
+        v += step;
     }
+    let _ = writeln!(
+        o,
+        r#"<line x1="{left}" y1="{}" x2="{}" y2="{}" stroke="black"/><text x="{}" y="{}" text-anchor="middle">longest leaderless gap per run (ms)</text>"#,
+        top + h,
+        left + w,
+        top + h,
+        left + w / 2.0,
+        top + h + 36.0
+    );
     for (i, p) in points.iter().enumerate() {
         let (fill, r) = colour(p);
-        let cy = y(p.overlap_ms) - 3.0 * level[i] as f64;
+        let cy = top + row * (i as f64 + 0.5);
+        let (x50, x99) = (x(p.gap_ms), x(p.gap_p99_ms.max(p.gap_ms)));
+        let mark = if p.recommended { " (recommended)" } else { "" };
         let _ = writeln!(
             o,
-            r#"<line x1="{}" y1="{cy}" x2="{}" y2="{cy}" stroke="{fill}" stroke-width="2" stroke-opacity="0.7"/>"#,
-            x(p.gap_ms),
-            x(p.gap_p99_ms.max(p.gap_ms)),
+            r##"<text x="{}" y="{}" text-anchor="end"{}>{}{mark}</text>"##,
+            left - 10.0,
+            cy + 4.0,
+            if p.recommended { r#" font-weight="bold""# } else { "" },
+            esc(&p.label)
         );
-        let ty = y(p.overlap_ms) - 22.0 - 16.0 * level[i] as f64;
         let _ = writeln!(
             o,
-            r##"<line x1="{cx}" y1="{cy}" x2="{cx}" y2="{}" stroke="#718096" stroke-width="0.5"/><circle cx="{cx}" cy="{cy}" r="{r}" fill="{fill}" stroke="black" stroke-width="0.5"><title>{}: gap p50 {} ms, p99 {} ms, overlap {} ms</title></circle><text x="{cx}" y="{ty}" font-size="11" text-anchor="middle" font-weight="bold">{}</text>"##,
-            ty + 3.0,
+            r##"<line x1="{x50}" y1="{cy}" x2="{x99}" y2="{cy}" stroke="{fill}" stroke-width="2"/><line x1="{x99}" y1="{}" x2="{x99}" y2="{}" stroke="{fill}" stroke-width="2"/><circle cx="{x50}" cy="{cy}" r="{r}" fill="{fill}" stroke="black" stroke-width="0.5"><title>{}: gap p50 {} ms, p99 {} ms, overlap {} ms</title></circle>"##,
+            cy - 5.0,
+            cy + 5.0,
             esc(&p.label),
             p.gap_ms,
             p.gap_p99_ms,
             p.overlap_ms,
-            i + 1,
-            cx = x(p.gap_ms),
         );
+        let verdict = match (p.valid, p.overlap_ms) {
+            (false, 0) => ("#718096", "no overlap; refused by validation".to_owned()),
+            (false, ms) => ("#718096", format!("overlap {ms} ms; refused by validation")),
+            (true, 0) => ("#276749", "no overlap".to_owned()),
+            (true, ms) => ("#c53030", format!("OVERLAP {ms} ms")),
+        };
+        let _ =
+            writeln!(o, r#"<text x="{}" y="{}" fill="{}">{}</text>"#, left + w + 15.0, cy + 4.0, verdict.0, verdict.1);
     }
-    let lx = left + w + 20.0;
-    let _ = writeln!(
-        o,
-        r#"<text x="{lx}" y="{}" font-weight="bold">#  configuration: gap p50/p99, overlap</text>"#,
-        top + 100.0
-    );
-    for (i, p) in points.iter().enumerate() {
-        let (fill, _) = colour(p);
-        let _ = writeln!(
-            o,
-            r#"<text x="{lx}" y="{}" font-size="11"><tspan fill="{fill}">●</tspan> {}  {}: {}/{} ms, {} ms</text>"#,
-            top + 118.0 + 15.0 * i as f64,
-            i + 1,
-            esc(&p.label),
-            p.gap_ms,
-            p.gap_p99_ms,
-            p.overlap_ms
-        );
-    }
+    // Legend under the axis.
+    let ly = top + h + 62.0;
     for (i, (fill, text)) in [
         ("#2f855a", "recommended"),
         ("#68d391", "safe"),
@@ -505,7 +490,7 @@ pub fn chart(title: &str, points: &[Point]) -> String {
     .iter()
     .enumerate()
     {
-        let ly = top + 20.0 * i as f64;
+        let lx = left + 150.0 * i as f64;
         let _ = writeln!(
             o,
             r#"<circle cx="{lx}" cy="{ly}" r="5" fill="{fill}"/><text x="{}" y="{}">{text}</text>"#,
@@ -515,4 +500,40 @@ pub fn chart(title: &str, points: &[Point]) -> String {
     }
     o.push_str("</svg>\n");
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Ticks are round (1, 2 or 5 times a power of ten), start at zero and
+    // end at or past the largest value.
+    #[test]
+    fn ticks_are_round_and_cover_the_data() {
+        assert_eq!(ticks(10_505, 8), (2000, 12_000));
+        assert_eq!(ticks(880, 8), (200, 1000));
+        assert_eq!(ticks(8000, 8), (1000, 8000));
+        assert_eq!(ticks(0, 8), (1, 1));
+        assert!(ticks(u64::MAX, 8).1 >= u64::MAX / 2);
+    }
+
+    // Every configuration gets its row, its whisker cap and its overlap
+    // verdict; the axis starts at a 0 tick.
+    #[test]
+    fn chart_has_a_row_per_configuration_with_whisker_and_verdict() {
+        let p = |label: &str, gap, p99, overlap, valid| Point {
+            label: label.into(),
+            gap_ms: gap,
+            gap_p99_ms: p99,
+            overlap_ms: overlap,
+            safe: overlap == 0,
+            valid,
+            recommended: false,
+        };
+        let svg = chart("t", &[p("T=1s S=3s", 2900, 10_100, 0, true), p("T=4s S=3s", 1900, 8300, 880, false)]);
+        assert!(svg.contains(">0</text>") && svg.contains(">12000</text>"), "{svg}");
+        assert!(svg.contains(">T=1s S=3s</text>") && svg.contains(">no overlap</text>"), "{svg}");
+        assert!(svg.contains(">overlap 880 ms; refused by validation</text>"), "{svg}");
+        assert_eq!(svg.matches("<circle").count(), 2 + 4, "two rows and four legend dots");
+    }
 }
