@@ -7,8 +7,9 @@
 #   scripts/fuzz.sh [-t SECONDS] [-j JOBS] [TARGET...]
 #
 # -t  seconds per target (default 600); -j targets run at once (default 1;
-#     on 2 cores, 2 keeps both busy). Needs the nightly toolchain (libFuzzer
-#     with AddressSanitizer); installs cargo-fuzz if it is missing.
+#     on 2 cores, 2 keeps both busy). Release build with debug assertions,
+#     so an integer overflow is a finding too. Needs the nightly toolchain
+#     (libFuzzer with AddressSanitizer); installs cargo-fuzz if it is missing.
 # Exit status: 0 if no target found a crash, 1 otherwise (the crashing input
 # is in fuzz/artifacts/<target>/, and the log says how to reproduce it).
 set -u
@@ -30,7 +31,7 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(heartbeat_decode scenario_parse cli_flags)
 rustup run nightly rustc --version >/dev/null 2>&1 || { echo "fuzz: needs the nightly toolchain (rustup toolchain install nightly)" >&2; exit 2; }
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz || exit 2
-cargo +nightly fuzz build -O || exit 2
+cargo +nightly fuzz build -O -a || exit 2
 mkdir -p logs
 failed=0
 run() {
@@ -39,10 +40,10 @@ run() {
   # New inputs go to a scratch directory, then only those that add coverage
   # are merged into the kept corpus.
   rm -rf "new/$t"; mkdir -p "new/$t"
-  cargo +nightly fuzz run -O "$t" "new/$t" "corpus/$t" -- -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 >"logs/$t.log" 2>&1
+  cargo +nightly fuzz run -O -a "$t" "new/$t" "corpus/$t" -- -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 >"logs/$t.log" 2>&1
   local rc=$?
-  cargo +nightly fuzz cmin -O "$t" "corpus/$t" >/dev/null 2>&1
-  cargo +nightly fuzz run -O "$t" "corpus/$t" "new/$t" -- -merge=1 >/dev/null 2>&1
+  cargo +nightly fuzz cmin -O -a "$t" "corpus/$t" >/dev/null 2>&1
+  cargo +nightly fuzz run -O -a "$t" "corpus/$t" "new/$t" -- -merge=1 >/dev/null 2>&1
   local line
   line=$(grep -E '^#[0-9]+.*(DONE|pulse|REDUCE|NEW)' "logs/$t.log" | tail -n 1)
   echo "$t: exit $rc; corpus $before -> $(ls "corpus/$t" | wc -l) inputs; last: ${line:-none} (log fuzz/logs/$t.log)"
