@@ -308,23 +308,59 @@ pub fn check(
     out: &Path,
 ) -> Result<Summary, String> {
     let model: ElectionModel = cfg.into_model();
-    let mut builder = model.clone().checker().threads(threads.max(1)).target_state_count(limits.max_states);
-    if let Some(b) = limits.time_budget {
-        builder = builder.timeout(b);
-    }
+    let builder = model.clone().checker().threads(threads.max(1)).target_state_count(limits.max_states);
+    let t0 = std::time::Instant::now();
+    let deadline = limits.time_budget.map(|b| t0 + b);
+    let (mut s, timed_out) = match search {
+        Search::Bfs => drive(&model, builder.spawn_bfs(), deadline, out)?,
+        Search::Dfs => drive(&model, builder.spawn_dfs(), deadline, out)?,
+        Search::DfsSymmetry => {
+            drive(&model, builder.symmetry_fn(neli_models::election::representative).spawn_dfs(), deadline, out)?
+        }
+    };
+    s.stopped = if timed_out {
+        Some(format!("--time-budget {budget_text} reached"))
+    } else {
+        limits.reached(s.states, t0.elapsed(), budget_text)
+    };
+    Ok(s)
+}
+
+/// Waits for the search with a progress line, until it is done or the
+/// deadline passes; true if the deadline stopped it. stateright looks at
+/// its own timeout only when a checker thread runs out of queued work
+/// (never with one thread), so the deadline is kept here: on it, the
+/// summary is taken from the states explored so far and the checker's
+/// threads are left running until the process exits (`neli-lab check`
+/// prints and exits right after).
+fn drive<C: Checker<ElectionModel>>(
+    model: &ElectionModel,
+    checker: C,
+    deadline: Option<std::time::Instant>,
+    out: &Path,
+) -> Result<(Summary, bool), String> {
     let t0 = std::time::Instant::now();
     let mut progress = Progress(Some(t0));
-    let mut s = match search {
-        Search::Bfs => summarise(&model, &builder.spawn_bfs().join_and_report(&mut progress), out)?,
-        Search::Dfs => summarise(&model, &builder.spawn_dfs().join_and_report(&mut progress), out)?,
-        Search::DfsSymmetry => summarise(
-            &model,
-            &builder.symmetry_fn(neli_models::election::representative).spawn_dfs().join_and_report(&mut progress),
-            out,
-        )?,
+    let line = |c: &C, done| ReportData {
+        total_states: c.state_count(),
+        unique_states: c.unique_state_count(),
+        max_depth: c.max_depth(),
+        duration: t0.elapsed(),
+        done,
     };
-    s.stopped = limits.reached(s.states, t0.elapsed(), budget_text);
-    Ok(s)
+    loop {
+        if checker.is_done() {
+            let checker = checker.join();
+            Reporter::<ElectionModel>::report_checking(&mut progress, line(&checker, true));
+            return Ok((summarise(model, &checker, out)?, false));
+        }
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            Reporter::<ElectionModel>::report_checking(&mut progress, line(&checker, true));
+            return Ok((summarise(model, &checker, out)?, true));
+        }
+        Reporter::<ElectionModel>::report_checking(&mut progress, line(&checker, false));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 fn summarise(model: &ElectionModel, checker: &impl Checker<ElectionModel>, out: &Path) -> Result<Summary, String> {

@@ -873,7 +873,7 @@ fn check_report(
                     property: o.property.into(),
                     kind: if o.always { "always" } else { "sometimes" }.into(),
                     outcome: match (o.always, o.found.is_some()) {
-                        (true, false) if s.stopped.is_some() => "unproven",
+                        (_, false) if s.stopped.is_some() => "unproven",
                         (true, false) => "holds",
                         (true, true) => "violated",
                         (false, true) => "witnessed",
@@ -930,6 +930,9 @@ fn print_outcomes(s: &neli_lab::check::Summary, replays: &[Option<Replay>], sim_
             }
             (true, None) => println!("holds     {}", o.property),
             (false, Some(_)) => println!("witnessed {}", o.property),
+            (false, None) if s.stopped.is_some() => {
+                println!("unproven  {} (not reached in the states explored)", o.property)
+            }
             (false, None) => println!("never     {} (not reachable within the bounds)", o.property),
             (true, Some(path)) => {
                 println!("VIOLATED  {}\n{path}", o.property);

@@ -613,8 +613,9 @@ pub struct CheckProperty {
     pub property: String,
     /// `always` or `sometimes`.
     pub kind: String,
-    /// `holds`, `violated`, `unproven` (always; `unproven`: the search
-    /// stopped early with no violation) or `witnessed`, `never` (sometimes).
+    /// `holds`, `violated` (always), `witnessed`, `never` (sometimes), or
+    /// `unproven`: the search stopped early without a violation (always)
+    /// or an example (sometimes).
     pub outcome: String,
     /// The counterexample, step by step (violated only).
     pub path: Option<String>,
@@ -674,7 +675,7 @@ impl Check {
                 }),
                 skipped: (p.outcome == "unproven").then(|| {
                     format!(
-                        "unproven: the search stopped early ({}) with no violation in the states explored",
+                        "unproven: the search stopped early ({}) before the bounds were exhausted",
                         self.stopped.as_deref().unwrap_or("a limit")
                     )
                 }),

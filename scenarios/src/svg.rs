@@ -426,8 +426,7 @@ pub fn chart(title: &str, points: &[Point]) -> String {
         r##"<text x="20" y="45" fill="#4a5568">dot: median over seeds of each run's longest leaderless gap; whisker: to its p99. Right: worst overlap of any seed.</text>"##
     );
     // Grid and ticks: every `step` ms from zero.
-    let mut v = 0;
-    while v <= end {
+    for v in (0..=end / step).map(|k| k * step) {
         let gx = x(v);
         let _ = writeln!(
             o,
@@ -436,7 +435,6 @@ pub fn chart(title: &str, points: &[Point]) -> String {
             if v == 0 { "black" } else { "#e2e8f0" },
             top + h + 16.0
         );
-        v += step;
     }
     let _ = writeln!(
         o,

@@ -270,10 +270,6 @@ fn bad_files() -> Vec<String> {
         "at = \"1s\"\nkind = \"pause\"\ntarget = \"m0\"\nduration = \"-5s\"",
         "at = \"1s\"\nkind = \"pause\"\ntarget = \"m0\"\nduration = \"1s\"\ncolour = \"red\"",
         "at = \"1s\"\nkind = \"pause\"\ntarget = 0\nduration = \"1s\"",
-        // A fault on a member that an earlier crash keeps down.
-        "at = \"1s\"\nkind = \"crash\"\ntarget = \"m1\"\nduration = \"3s\"\n[[faults]]\nat = \"2s\"\nkind = \"pause\"\ntarget = \"m1\"\nduration = \"1s\"",
-        "at = \"1s\"\nkind = \"crash\"\ntarget = \"m1\"\n[[faults]]\nat = \"9s\"\nkind = \"resign\"\ntarget = \"m1\"",
-        "at = \"1s\"\nkind = \"crash\"\ntarget = \"m1\"\nduration = \"3s\"\n[[faults]]\nat = \"4s\"\nkind = \"crash\"\ntarget = \"m1\"",
     ] {
         v.push(fault(body));
     }

@@ -255,3 +255,32 @@ fn bad_limits_are_refused_with_the_flag_named() {
     refused(&["--time-budget", "soon"], "--time-budget");
     refused(&["--time-budget", "0s"], "--time-budget");
 }
+
+// The time budget holds with one checker thread too (stateright looks at
+// its own timeout only when a thread runs out of queued work, which one
+// thread never does): a search far longer than the budget stops with a
+// partial, INCOMPLETE result.
+#[test]
+fn time_budget_stops_a_one_thread_search() {
+    let out_dir = scratch("check_flags/time_budget");
+    let out_arg = out_dir.display().to_string();
+    let o = lab(&[
+        "check",
+        "--members",
+        "3",
+        "--ticks",
+        "10",
+        "--isolations",
+        "1",
+        "--threads",
+        "1",
+        "--time-budget",
+        "1s",
+        "--out",
+        &out_arg,
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(3), "{out}{}", stderr(&o));
+    assert!(out.contains("(stopped: --time-budget 1s reached; not exhaustive)"), "{out}");
+    assert!(out.contains("\nverdict   INCOMPLETE (--time-budget 1s reached: "), "{out}");
+}

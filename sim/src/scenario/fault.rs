@@ -347,6 +347,23 @@ impl Fault {
     }
 
     /// Every host the fault names, with its field, in file order.
+    /// Whether the fault acts on a member's running process (pause, stall,
+    /// close, resign, the handler faults): such a fault does nothing while
+    /// the member is down (scenarios/FORMAT.md, "Overlapping faults").
+    /// Clock faults act on the host, network faults on its links, and a
+    /// crash of a member that is down keeps it down.
+    pub fn acts_on_process(&self) -> bool {
+        matches!(
+            self,
+            Fault::Pause { .. }
+                | Fault::StallPoll { .. }
+                | Fault::Close { .. }
+                | Fault::Resign { .. }
+                | Fault::CloseInHandler { .. }
+                | Fault::CloseAndWaitInHandler { .. }
+        )
+    }
+
     pub fn hosts(&self) -> Vec<(&'static str, Host)> {
         match *self {
             Fault::Partition { a, b, .. } | Fault::Latency { a, b, .. } => vec![("a", a), ("b", b)],

@@ -313,42 +313,6 @@ impl Scenario {
         for f in &self.faults {
             self.validate_fault(f.get_ref()).map_err(|msg| (Some(f.span().start), msg))?;
         }
-        for (k, f) in self.faults.iter().enumerate() {
-            self.refuse_while_down(k, f.get_ref()).map_err(|msg| (Some(f.span().start), msg))?;
-        }
-        Ok(())
-    }
-
-    /// A fault aimed by name at a member process that an earlier `crash`
-    /// of it keeps down cannot happen as written (there is no process to
-    /// pause, stall, close, resign or crash). Clock faults are exempt: the
-    /// host's clock outlives its process. Faults at one instant apply in
-    /// file order, and a restart comes after the faults of its instant.
-    fn refuse_while_down(&self, k: usize, f: &TimedFault) -> Result<(), String> {
-        if matches!(f.fault.kind(), FaultKind::ClockStep | FaultKind::ClockDrift) {
-            return Ok(());
-        }
-        let Some(Host::Member(m)) = f.fault.hosts().into_iter().find(|(field, _)| *field == "target").map(|(_, h)| h)
-        else {
-            return Ok(());
-        };
-        for (j, c) in self.timed_faults().enumerate() {
-            let Fault::Crash { target: Target::Member(cm), duration } = c.fault else { continue };
-            let after = c.at < f.at || (c.at == f.at && j < k);
-            let until = duration.map(|d| Dur(c.at.0.saturating_add(d.0)));
-            if cm == m && j != k && after && until.is_none_or(|u| f.at <= u) {
-                let back = match until {
-                    Some(u) => format!("restarts at \"{u}\""),
-                    None => "never restarts".into(),
-                };
-                return Err(format!(
-                    "faults.target = \"m{m}\": m{m} is down at \"{}\" (crashed at \"{}\", {back}); a {} needs a running process",
-                    f.at,
-                    c.at,
-                    f.fault.kind().name()
-                ));
-            }
-        }
         Ok(())
     }
 

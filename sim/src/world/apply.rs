@@ -30,7 +30,9 @@ use crate::server::{BrokerCtx, BrokerState};
 /// A follow-up a fault schedules for later.
 enum Action {
     Start(TimedFault),
-    ResumePause(usize),
+    /// The pause of member slot `.0`'s process `.1` (its crash count when
+    /// the pause began) ends.
+    ResumePause(usize, u32),
     Repair(String, String),
     RepairOneWay(String, String),
     Restart(String),
@@ -52,8 +54,11 @@ pub(super) struct World<'a> {
     timeline: Vec<(u64, u64, Action)>,
     order: u64,
     played: Vec<PlayedFault>,
-    /// Pauses in force per member slot (nested pauses).
+    /// Pauses in force per member slot (nested pauses), and how many times
+    /// each slot's process was killed: a resume scheduled for a process
+    /// that a crash has since killed must not end its successor's pause.
     pauses: Vec<u32>,
+    kills: Vec<u32>,
     /// Cuts in force per link: two-way cuts by sorted host pair, one-way
     /// cuts by (from, to).
     cuts: BTreeMap<(String, String), u32>,
@@ -148,6 +153,7 @@ impl World<'_> {
             order: 1_000_000,
             played: Vec::new(),
             pauses: vec![0; s.election.members as usize],
+            kills: vec![0; s.election.members as usize],
             cuts: BTreeMap::new(),
             one_way: BTreeMap::new(),
             slow: BTreeMap::new(),
@@ -186,10 +192,10 @@ impl World<'_> {
     fn act(&mut self, now: u64, action: Action) {
         match action {
             Action::Start(f) => self.start(now, &f.fault),
-            Action::ResumePause(i) => {
+            Action::ResumePause(i, process) => {
                 // Nested pauses: the member runs again when the last ends.
-                // A crash already ended them all (count 0): nothing to resume.
-                if self.pauses[i] > 0 {
+                // A crash since the pause began already ended it.
+                if process == self.kills[i] && self.pauses[i] > 0 {
                     self.pauses[i] -= 1;
                     if self.pauses[i] == 0 {
                         self.rec.trace(now, "sim", format!("resume m{i}"));
@@ -279,17 +285,21 @@ impl World<'_> {
         incarnation: Option<String>,
     ) {
         let tick = TICK.as_millis() as u64;
+        let down = target.as_ref().is_some_and(|t| self.restarts_due.contains_key(t));
+        if down && member.is_some() && fault.acts_on_process() {
+            // No process to stop, stall, close or resign: a SIGSTOP of a
+            // process that is not there does nothing, and the restarted
+            // process starts afresh.
+            let name = target.as_deref().unwrap_or("?");
+            self.rec.trace(now, "sim", format!("{name} is down: the {} does nothing", fault.kind().name()));
+            return;
+        }
         match *fault {
             Fault::Pause { duration, .. } => {
-                if let (Some(i), Some(t)) = (member, &target)
-                    && self.restarts_due.contains_key(t)
-                {
-                    // SIGSTOP of a process that is not there stops nothing.
-                    self.rec.trace(now, "sim", format!("m{i} is down: the pause stops nothing"));
-                } else if let Some(i) = member {
+                if let Some(i) = member {
                     self.pauses[i] += 1;
                     self.slots[i].gate.set_paused(true);
-                    self.later(now + duration.ms(), Action::ResumePause(i));
+                    self.later(now + duration.ms(), Action::ResumePause(i, self.kills[i]));
                 }
             }
             Fault::StallPoll { duration, .. } => {
@@ -304,10 +314,12 @@ impl World<'_> {
                     if let Some(i) = member {
                         // The killed process's pauses end with it.
                         self.pauses[i] = 0;
+                        self.kills[i] += 1;
                         self.slots[i].gate.set_paused(false);
                     }
                     if let Some(m) = incarnation {
-                        self.rec.lock().ends.insert(m, now);
+                        // A crash of a member already down does not move its death.
+                        self.rec.lock().ends.entry(m).or_insert(now);
                     }
                     match duration {
                         Some(d) => self.restart_later(now + d.ms(), t),

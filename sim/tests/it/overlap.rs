@@ -1,9 +1,8 @@
 //! Faults that overlap on one target mean what scenarios/FORMAT.md,
 //! "Overlapping faults", says: pauses nest, a link stays cut until its last
-//! cut ends, a pause that begins before the process started holds it, and a
-//! fault aimed at a member that a crash keeps down is refused by name.
-
-use neli_sim::Scenario;
+//! cut ends, a pause that begins before the process started holds it, a
+//! crash ends its process's pauses, and a process fault on a member that
+//! is down does nothing, saying so.
 
 use crate::{assert_survives, scenario};
 
@@ -80,45 +79,42 @@ fn a_link_stays_cut_until_its_last_cut_ends() {
 // A crash brings the member back once, with its last restart due.
 #[test]
 fn overlapping_crashes_restart_once_at_the_last_restart() {
-    // In a file a crash of a down member is refused, so this is built the
-    // way a random schedule builds it.
-    let mut s = Scenario::parse(&story("overlap-crashes", ""), "<test>").expect("story");
-    use neli_sim::scenario::{Dur, Fault, Target};
-    s.push_fault(Dur(5000), Fault::Crash { target: Target::Member(1), duration: Some(Dur(8000)) });
-    s.push_fault(Dur(7000), Fault::Crash { target: Target::Member(1), duration: Some(Dur(2000)) });
-    let r = assert_survives(&s, 1);
+    let faults = fault("5s", "crash", "target = \"m1\"\nduration = \"8s\"")
+        + &fault("7s", "crash", "target = \"m1\"\nduration = \"2s\"");
+    let r = assert_survives(&scenario(&story("overlap-crashes", &faults)), 1);
     assert_eq!(lines_of(&r.trace, "sim", "restart m1"), vec![13.0], "{:#?}", r.trace);
 }
 
-// Faults aimed by name at a member that a crash keeps down are refused,
-// naming the field, the instant and the crash; clock faults are not.
+// Faults on the process of a member that a crash keeps down do nothing
+// and the trace says so; the restarted process is not paused, closed or
+// resigned by them. Clock faults still apply.
 #[test]
-fn a_fault_on_a_member_that_is_down_is_refused() {
+fn process_faults_on_a_member_that_is_down_do_nothing() {
     let crash = fault("5s", "crash", "target = \"m1\"\nduration = \"4s\"");
     for (kind, rest) in [
-        ("pause", "target = \"m1\"\nduration = \"1s\""),
-        ("stall-poll", "target = \"m1\"\nduration = \"1s\""),
+        ("pause", "target = \"m1\"\nduration = \"10s\""),
+        ("stall-poll", "target = \"m1\"\nduration = \"10s\""),
         ("close", "target = \"m1\""),
         ("resign", "target = \"m1\""),
-        ("crash", "target = \"m1\""),
     ] {
-        let text = story("overlap-down", &(crash.clone() + &fault("7s", kind, rest)));
-        let err = Scenario::parse(&text, "down.toml").expect_err(kind).to_string();
-        assert!(err.starts_with("down.toml:"), "{kind}: {err}");
-        assert!(
-            err.contains("faults.target = \"m1\": m1 is down at \"7s\" (crashed at \"5s\", restarts at \"9s\")"),
-            "{kind}: {err}"
-        );
+        let s = scenario(&story(&format!("overlap-down-{kind}"), &(crash.clone() + &fault("7s", kind, rest))));
+        let r = assert_survives(&s, 1);
+        let said = lines_of(&r.trace, "sim", &format!("m1 is down: the {kind} does nothing"));
+        assert_eq!(said, vec![7.0], "{kind}: {:#?}", r.trace);
+        let back = lines_of(&r.trace, "m1.1", "joined generation");
+        assert!(back.iter().any(|t| *t > 9.0 && *t < 15.0), "{kind}: the restarted m1 rejoins at once: {back:?}");
+        assert!(lines_of(&r.trace, "m1.1", "closed").is_empty() && lines_of(&r.trace, "m1.1", "resigned").is_empty());
     }
-    let forever = story(
-        "overlap-gone",
-        &(fault("5s", "crash", "target = \"m1\"") + &fault("20s", "pause", "target = \"m1\"\nduration = \"1s\"")),
-    );
-    let err = Scenario::parse(&forever, "gone.toml").expect_err("never restarts").to_string();
-    assert!(err.contains("never restarts"), "{err}");
-    // After the restart, or a clock fault while down: fine.
-    let after = crash.clone() + &fault("10s", "pause", "target = \"m1\"\nduration = \"1s\"");
-    Scenario::parse(&story("overlap-after", &after), "after.toml").expect("a pause after the restart");
-    let clock = crash + &fault("6s", "clock-step", "target = \"m1\"\nby = \"1s\"");
-    Scenario::parse(&story("overlap-clock", &clock), "clock.toml").expect("a clock step while down");
+}
+
+// A pause of the killed process does not end a later pause of its
+// successor early: each resume belongs to the process it paused.
+#[test]
+fn a_resume_of_a_killed_process_does_not_end_its_successors_pause() {
+    let faults = fault("0s", "pause", "target = \"m1\"\nduration = \"10s\"")
+        + &fault("1s", "crash", "target = \"m1\"\nduration = \"1s\"")
+        + &fault("5s", "pause", "target = \"m1\"\nduration = \"10s\"");
+    let s = scenario(&story("overlap-resume-after-crash", &faults));
+    let r = assert_survives(&s, 1);
+    assert_eq!(lines_of(&r.trace, "sim", "resume m1"), vec![15.0], "{:#?}", r.trace);
 }
