@@ -416,7 +416,7 @@ pub fn chart(title: &str, points: &[Point]) -> String {
     let _ = writeln!(
         o,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">"#,
-        left + w + 230.0,
+        left + w + 300.0,
         top + h + 110.0
     );
     let _ = writeln!(o, r#"<rect width="100%" height="100%" fill="white"/>"#);
