@@ -53,6 +53,14 @@ fn main() {
             if name == ".git" || name.starts_with("target") {
                 continue;
             }
+            if name == "fuzz" {
+                // cargo-fuzz builds and writes its findings inside fuzz/: only
+                // its sources and corpus are part of the tree.
+                for sub in ["Cargo.toml", "README.md", "fuzz_targets", "corpus"] {
+                    println!("cargo:rerun-if-changed={}", p.join(sub).display());
+                }
+                continue;
+            }
             println!("cargo:rerun-if-changed={}", p.display());
         }
     }

@@ -291,10 +291,11 @@ impl ResolvedConfig {
             heartbeat_interval: self.heartbeat_interval,
             grace: self.grace,
             membership_proof: self.membership_proof,
-            // One rebalance (the others rejoin within S) plus T for the
-            // successor's evidence: back sooner, the resigner would take the
-            // role back in the next eager rebalance (neli/KAFKA.md "Resign").
-            resign_hold_off: self.session_timeout + self.heartbeat_timeout,
+            // The others rejoin within S, the coordinator may hold the
+            // rebalance up to another S, then T for the successor's evidence:
+            // back sooner, the resigner could take the role back in the next
+            // eager rebalance (neli/KAFKA.md "Resign").
+            resign_hold_off: 2 * self.session_timeout + self.heartbeat_timeout,
             #[cfg(feature = "unsafe-variants")]
             unsafe_variant: UnsafeVariant::default(),
         }
@@ -534,6 +535,17 @@ mod tests {
         let parts: Vec<&str> = r.name.rsplitn(3, '_').collect();
         assert_eq!(parts.len(), 3, "name is host_pid_unix: {}", r.name);
         assert_eq!(parts[1], std::process::id().to_string());
+    }
+
+    // A resigner stays out for 2 S + T (neli/KAFKA.md "Resign"): the others
+    // rejoin within S, the coordinator may hold the rebalance another S,
+    // then the successor needs T for its evidence. S + T lost that race
+    // beside a CPU hog (kafka_mock::resigning_leader_hands_over_and_stays_out).
+    #[test]
+    fn resign_hold_off_covers_a_held_rebalance_and_the_successors_evidence() {
+        let c = base().heartbeat_timeout(Duration::from_secs(1)).session_timeout(Duration::from_secs(3)).build();
+        let r = c.unwrap().resolve().unwrap();
+        assert_eq!(r.core(1).resign_hold_off, Duration::from_secs(7));
     }
 
     #[test]

@@ -349,8 +349,9 @@ impl<B: Broker, C: Clock> Neli<B, C> {
     }
 
     /// Gives up leadership now (leaders get `Revoked`) and stays out of the
-    /// group for S + T (one rebalance plus the successor's evidence) so
-    /// another member takes over.
+    /// group for 2 S + T (a rebalance, which the coordinator may hold up to
+    /// S after the others rejoin, plus the successor's evidence) so another
+    /// member takes over.
     pub async fn resign(&mut self) -> Result<(), Error> {
         self.usable()?;
         self.core.resign(self.clock.now());
