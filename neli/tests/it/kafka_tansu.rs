@@ -117,17 +117,48 @@ pub(crate) fn spawn_exec(bootstrap: &str, group: &str, file: &Path) -> Child {
 }
 
 /// `neli exec` with extra arguments before `--` (e.g. `-X security.protocol=SSL`).
+/// Each member's stderr (at `RUST_LOG=neli=info`) goes to
+/// `neli-<n>.stderr` beside `file`, for [`what_happened`].
 pub(crate) fn spawn_exec_with(bootstrap: &str, group: &str, file: &Path, extra: &[String]) -> Child {
+    static MEMBERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = MEMBERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let stderr = std::fs::File::create(file.with_file_name(format!("neli-{n}.stderr")))
+        .map(Stdio::from)
+        .unwrap_or_else(|_| Stdio::null());
     Command::new(env!("CARGO_BIN_EXE_neli"))
         .args(["exec", "--bootstrap-servers", bootstrap, "--group", group, "--heartbeat-timeout", T])
         .args(["--session-timeout", &format!("{}ms", S.as_millis()), "--stop-timeout", "2s"])
         .args(extra)
         .args(["--", "sh", "-c", CMD, "cmd"])
         .arg(file)
+        .env("RUST_LOG", "neli=info")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .expect("spawn neli exec")
+}
+
+/// For a failed wait: the last ticks of the leader log and the last lines
+/// each member wrote on stderr.
+pub(crate) fn what_happened(file: &Path) -> String {
+    let mut out = String::from("\nlast ticks (neli pid, cmd pid, token, unix ms):");
+    let t = ticks(file);
+    for tick in &t[t.len().saturating_sub(5)..] {
+        out.push_str(&format!("\n  {tick:?}"));
+    }
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(file.parent().unwrap_or(Path::new(".")))
+        .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "stderr")).collect())
+        .unwrap_or_default();
+    logs.sort();
+    for log in logs {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        out.push_str(&format!("\n--- {} (last 15 lines)", log.display()));
+        for l in &lines[lines.len().saturating_sub(15)..] {
+            out.push_str(&format!("\n  {l}"));
+        }
+    }
+    out
 }
 
 /// Accepted ticks: (neli pid, cmd pid, token, unix ms) in file order.
@@ -227,7 +258,7 @@ pub(crate) mod tempdir {
 /// survives its neli); exactly one other member takes over, one CMD at a time.
 pub(crate) fn sigkill_the_leader_and_expect_one_takeover(file: &Path) {
     let (neli, cmd) = wait_until(formation(), || current_leader(file, None))
-        .unwrap_or_else(|| panic!("a first leader within {:?}", formation()));
+        .unwrap_or_else(|| panic!("a first leader within {:?}{}", formation(), what_happened(file)));
     // SAFETY: a plain signal to a child we started.
     unsafe {
         libc::kill(neli as i32, libc::SIGKILL);
@@ -237,7 +268,7 @@ pub(crate) fn sigkill_the_leader_and_expect_one_takeover(file: &Path) {
         "CMD {cmd} died with neli {neli}"
     );
     let (new_neli, _) = wait_until(takeover(), || current_leader(file, Some(neli)))
-        .unwrap_or_else(|| panic!("a new leader within {:?}", takeover()));
+        .unwrap_or_else(|| panic!("a new leader within {:?}{}", takeover(), what_happened(file)));
     assert_ne!(new_neli, neli);
     std::thread::sleep(2 * T_DUR); // observe the new leader's term for two leases
     assert_one_at_a_time(file);
@@ -258,7 +289,7 @@ fn paused_leader_is_stopped_promptly_on_resume_and_tokens_only_increase() {
         return;
     };
     let (neli, cmd) = wait_until(formation(), || current_leader(&file, None))
-        .unwrap_or_else(|| panic!("a first leader within {:?}", formation()));
+        .unwrap_or_else(|| panic!("a first leader within {:?}{}", formation(), what_happened(&file)));
     // A host pause: neli and CMD (its own process group) freeze together.
     unsafe {
         libc::kill(-(neli as i32), libc::SIGSTOP);
@@ -267,7 +298,7 @@ fn paused_leader_is_stopped_promptly_on_resume_and_tokens_only_increase() {
     }
     let paused = Instant::now();
     let (new_neli, _) = wait_until(takeover(), || current_leader(&file, Some(neli)))
-        .unwrap_or_else(|| panic!("a new leader within {:?} while paused", takeover()));
+        .unwrap_or_else(|| panic!("a new leader within {:?} while paused{}", takeover(), what_happened(&file)));
     assert_ne!(new_neli, neli);
     assert!(paused.elapsed() > S, "the takeover needed the session timeout");
     unsafe {
