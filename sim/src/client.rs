@@ -21,7 +21,7 @@ use tokio::sync::Notify;
 
 use crate::clock::{Gate, SimClock, global_ms};
 use crate::proto::{Conn, GroupError, Request, Response};
-use crate::record::Recorder;
+use crate::record::{AssignmentChange, AssignmentObs, ProofObs, Recorder};
 
 /// Client settings (the librdkafka properties that matter here).
 #[derive(Debug, Clone)]
@@ -74,6 +74,24 @@ struct Shared {
 }
 
 impl Shared {
+    /// Notes for the per-rule oracles what the driver is about to learn of
+    /// its assignment, in the order it learns it.
+    fn note_handed_over(&self, events: &[BrokerEvent]) {
+        let changes = events.iter().filter_map(|e| match e {
+            BrokerEvent::Assigned { generation, partitions } => {
+                Some(AssignmentChange::Assigned { generation: *generation, partitions: partitions.clone() })
+            }
+            BrokerEvent::Revoked { partitions } => Some(AssignmentChange::Revoked(partitions.clone())),
+            BrokerEvent::Lost { partitions } => Some(AssignmentChange::Lost(partitions.clone())),
+            _ => None,
+        });
+        let mut log = self.rec.lock();
+        for change in changes {
+            let seq = log.next_seq();
+            log.assignments.push(AssignmentObs { seq, at: global_ms(), member: self.cfg.name.clone(), change });
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, ClientState> {
         self.st.lock().expect("client lock")
     }
@@ -389,7 +407,12 @@ async fn produce_task(sh: Arc<Shared>) {
         if global_ms() > queued_at + sh.cfg.delivery_timeout_ms {
             continue; // delivery timed out: dropped, as librdkafka does
         }
-        let req = Request::Produce { partition, payload: payload.clone(), create_time: global_ms() };
+        let req = Request::Produce {
+            partition,
+            payload: payload.clone(),
+            create_time: global_ms(),
+            author: sh.cfg.name.clone(),
+        };
         match conn.call(&req, Duration::from_millis(sh.cfg.request_timeout_ms)).await {
             Ok(Response::Produced { .. }) => {}
             _ => {
@@ -425,6 +448,7 @@ impl neli::Broker for SimBroker {
         let mut st = self.shared.lock();
         st.last_poll = global_ms();
         let events: Vec<BrokerEvent> = st.queue.drain(..).collect();
+        self.shared.note_handed_over(&events);
         if st.phase == Phase::WaitPoll {
             // The lost assignment reached the app: drop it and rejoin.
             st.assigned.clear();
@@ -453,8 +477,14 @@ impl neli::Broker for SimBroker {
             return Ok(Membership::Rejected);
         };
         let timeout = self.timeout();
+        let sent_local = self.clock.now().as_millis();
         match self.commit.call(&Request::Commit { member_id, generation }, timeout).await {
-            Ok(Response::Ok) => Ok(Membership::Confirmed),
+            Ok(Response::Ok) => {
+                let mut log = self.shared.rec.lock();
+                let seq = log.next_seq();
+                log.proofs.push(ProofObs { seq, member: self.shared.cfg.name.clone(), generation, sent_local });
+                Ok(Membership::Confirmed)
+            }
             Ok(Response::Error(GroupError::UnknownMember | GroupError::IllegalGeneration)) => Ok(Membership::Rejected),
             Ok(other) => Err(BrokerError::retriable(format!("commit failed: {other:?}"))),
             Err(e) => Err(BrokerError::retriable(format!("commit failed: {e}"))),

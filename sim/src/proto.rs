@@ -38,6 +38,9 @@ pub enum Request {
         partition: u32,
         payload: Vec<u8>,
         create_time: u64,
+        /// Who sent it: the simulator's ground truth for the per-rule
+        /// oracles (no Kafka request carries this; the broker never acts on it).
+        author: String,
     },
     /// `from: None` asks for the log end (Kafka `auto.offset.reset=latest`).
     Fetch {

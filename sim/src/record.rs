@@ -30,6 +30,8 @@ pub struct EventObs {
     pub at: u64,
     pub member: String,
     pub event: Event,
+    /// The run's log epoch (broker log losses so far) when it happened.
+    pub log_epoch: u64,
 }
 
 /// A write to the token-guarded resource: the application asked
@@ -44,6 +46,8 @@ pub struct WriteObs {
     /// its driver had published then (`None`: no lease of role 0), where the
     /// recorder can see both (the simulator; not the real-broker suite).
     pub told: Option<Told>,
+    /// Written by a Revoked handler finishing its work (not the main loop).
+    pub in_handler: bool,
 }
 
 /// The instant a member was told it leads, on its own clock (ms).
@@ -51,6 +55,70 @@ pub struct WriteObs {
 pub struct Told {
     pub local: u64,
     pub lease_until: Option<u64>,
+}
+
+/// A record a broker appended to the election topic, with who really sent
+/// it. The per-rule oracles (`oracle/rules.rs`) hold leases against these
+/// facts, which the members themselves cannot know; the broker logic never
+/// reads `author`.
+#[derive(Debug, Clone)]
+pub struct AppendObs {
+    pub seq: u64,
+    pub at: u64,
+    pub partition: u32,
+    pub offset: u64,
+    /// The incarnation (or `stranger`) whose client produced it.
+    pub author: String,
+    /// What the record claims, when it decodes as a heartbeat.
+    pub heartbeat: Option<HeartbeatClaim>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeartbeatClaim {
+    pub role: u32,
+    pub term: u64,
+    /// Send time on the author's own clock (ms).
+    pub sent_at: u64,
+}
+
+/// A generation-checked commit (the membership proof) the coordinator
+/// accepted, with when the member's client sent it on the member's clock.
+#[derive(Debug, Clone)]
+pub struct ProofObs {
+    pub seq: u64,
+    pub member: String,
+    pub generation: u64,
+    pub sent_local: u64,
+}
+
+/// What a member's client handed its driver when the driver polled it.
+#[derive(Debug, Clone)]
+pub struct AssignmentObs {
+    pub seq: u64,
+    pub at: u64,
+    pub member: String,
+    pub change: AssignmentChange,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AssignmentChange {
+    Assigned { generation: u64, partitions: Vec<u32> },
+    Revoked(Vec<u32>),
+    Lost(Vec<u32>),
+}
+
+/// The leases a member's driver had published when its `pulse` returned:
+/// taken in line with the client's polls, so the rules see them in the
+/// order the member learned things (`seq`), which `LeaseObs` (taken when
+/// the status changes, for the hold intervals) cannot promise.
+#[derive(Debug, Clone)]
+pub struct ClaimObs {
+    pub seq: u64,
+    pub at: u64,
+    pub member: String,
+    /// The driver's published log epoch (how many log losses it reported).
+    pub log_epoch: u64,
+    pub leading: BTreeMap<u32, LeaseView>,
 }
 
 #[derive(Debug, Clone)]
@@ -78,9 +146,24 @@ pub struct Log {
     pub log_epoch: u64,
     /// Current incarnation per slot.
     pub current: BTreeMap<usize, String>,
+    /// The per-rule oracles' facts (`oracle/rules.rs`), ordered by `seq`.
+    pub appends: Vec<AppendObs>,
+    pub proofs: Vec<ProofObs>,
+    pub assignments: Vec<AssignmentObs>,
+    pub claims: Vec<ClaimObs>,
+    /// (global ms, incarnation): the coordinator dropped the member
+    /// (session or rebalance timeout), so a barrier it was in no longer holds.
+    pub removals: Vec<(u64, String)>,
+    seq: u64,
 }
 
 impl Log {
+    /// The next number in the order the rules' facts were recorded.
+    pub fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
     /// Whether incarnation `member` holds role 0 at global `now`: it has
     /// not stopped, and the newest lease of role 0 its driver published has
     /// not ended on its own clock (`clocks[slot]`). The simulator aims

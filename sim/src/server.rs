@@ -19,9 +19,12 @@ use turmoil::net::{TcpListener, TcpStream};
 
 use crate::clock::global_ms;
 use crate::proto::{GroupError, PORT, Request, Response, WireRecord, read_frame, write_frame};
-use crate::record::Recorder;
+use crate::record::{AppendObs, HeartbeatClaim, Recorder};
 
 pub use crate::profile::Profile;
+
+/// The name (and producer) of the foreign writer's records.
+pub const STRANGER: &str = "stranger";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -95,7 +98,10 @@ impl BrokerState {
         for log in self.logs.values() {
             let mut newest = 0;
             for r in log {
-                if let Ok(hb) = neli::core::Heartbeat::decode(&r.payload) {
+                // A stranger's heartbeats are foreign, not zombies.
+                if let Ok(hb) = neli::core::Heartbeat::decode(&r.payload)
+                    && hb.name != STRANGER
+                {
                     if hb.term < newest {
                         n += 1;
                     }
@@ -174,7 +180,9 @@ impl BrokerCtx {
                 Response::Ok
             }
             Request::Produce { .. } | Request::Fetch { .. } if !topic => Response::UnknownTopic,
-            Request::Produce { partition, payload, create_time } => self.produce(now, partition, payload, create_time),
+            Request::Produce { partition, payload, create_time, author } => {
+                self.produce(now, partition, payload, create_time, author)
+            }
             Request::Fetch { partition, from, max_wait_ms } => self.fetch(partition, from, max_wait_ms).await,
             _ if !self.coordinator => Response::Error(GroupError::NotCoordinator),
             Request::Join { member_id, client, session_ms, rebalance_ms } => {
@@ -196,7 +204,7 @@ impl BrokerCtx {
         }
     }
 
-    fn produce(&self, now: u64, partition: u32, payload: Vec<u8>, create_time: u64) -> Response {
+    fn produce(&self, now: u64, partition: u32, payload: Vec<u8>, create_time: u64, author: String) -> Response {
         if !self.partition_leader {
             return Response::NotLeader;
         }
@@ -206,7 +214,17 @@ impl BrokerCtx {
         };
         let offset = log.len() as u64;
         let timestamp = if self.profile.log_append_time { now } else { create_time };
+        let heartbeat = neli::core::Heartbeat::decode(&payload).ok().map(|hb| HeartbeatClaim {
+            role: hb.role,
+            term: hb.term,
+            sent_at: hb.sent_at.as_millis(),
+        });
         log.push(WireRecord { offset, timestamp, payload });
+        {
+            let mut rec = self.rec.lock();
+            let seq = rec.next_seq();
+            rec.appends.push(AppendObs { seq, at: now, partition, offset, author, heartbeat });
+        }
         self.appended.notify_waiters();
         Response::Produced { offset }
     }
@@ -367,7 +385,9 @@ impl BrokerCtx {
                 .map(|(id, _)| id.clone())
                 .collect();
             for id in &expired {
-                g.members.remove(id);
+                if let Some(m) = g.members.remove(id) {
+                    self.rec.lock().removals.push((now, m.client));
+                }
                 self.trace(format!("member {id} evicted (session timeout)"));
             }
             if !expired.is_empty() && g.phase == Phase::Stable {
@@ -383,7 +403,9 @@ impl BrokerCtx {
         }
         let late: Vec<String> = g.members.keys().filter(|id| !g.pending.contains_key(*id)).cloned().collect();
         for id in &late {
-            g.members.remove(id);
+            if let Some(m) = g.members.remove(id) {
+                self.rec.lock().removals.push((now, m.client));
+            }
             self.trace(format!("member {id} removed (rebalance timeout)"));
         }
         if g.members.is_empty() {

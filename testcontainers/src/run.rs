@@ -91,10 +91,15 @@ pub fn plan(s: &Scenario) -> Result<Vec<Step>, String> {
         return Err("multi-role mode: neli-tc-member runs the exclusive election only".into());
     }
     if e.variant != Variant::Recommended || !e.membership_proof {
-        return Err("a deliberately broken variant (the real suite runs the recommended configuration)".into());
+        return Err(
+            "an unsafe variant or the membership proof off (the real suite runs the recommended configuration)".into(),
+        );
     }
     if e.grace.ms() != 0 || e.heartbeat_interval.is_some() || e.max_poll_interval.is_some() {
         return Err("grace/heartbeat_interval/max_poll_interval overrides are not passed to neli-tc-member".into());
+    }
+    if e.revoked_work.is_some() {
+        return Err("revoked_work: neli-tc-member's Revoked handler does no timed work".into());
     }
     if s.cluster.brokers != 1 {
         return Err(format!("{} brokers: the suite runs one broker container", s.cluster.brokers));
@@ -651,12 +656,12 @@ fn build_log(lines: &[Line], faults: &[FaultObs], state_losses: &[u64], slots: &
                     EventKind::Fenced => Event::Fenced { role },
                 };
                 log.trace.push((at, m.clone(), format!("{event:?}")));
-                log.events.push(EventObs { at, member: m, event });
+                log.events.push(EventObs { at, member: m, event, log_epoch: epoch_at(at) });
             }
             Logged::Act { token } => {
                 let token = *token;
                 let log_epoch = acquired_epoch.get(&(m.clone(), token)).copied().unwrap_or_else(|| epoch_at(at));
-                log.writes.push(WriteObs { at, member: m, token, log_epoch, told: None });
+                log.writes.push(WriteObs { at, member: m, token, log_epoch, told: None, in_handler: false });
             }
             Logged::Ended => {
                 log.trace.push((at, m.clone(), "election loop ended".into()));

@@ -284,3 +284,25 @@ fn time_budget_stops_a_one_thread_search() {
     assert!(out.contains("(stopped: --time-budget 1s reached; not exhaustive)"), "{out}");
     assert!(out.contains("\nverdict   INCOMPLETE (--time-budget 1s reached: "), "{out}");
 }
+
+/// `check`'s exit code means the same in every mode: 0 on the recommended
+/// core. Non-exclusive mode lets two members lead one role at once by design,
+/// so it is judged only on what it promises (token order, liveness), not on
+/// a guarded resource refusing the outgoing leader's older token (issue 11).
+#[test]
+fn check_exits_0_on_the_recommended_core_in_every_mode() {
+    for (mode, extra) in [
+        ("exclusive", &[][..]),
+        ("multi-role", &["--roles", "2"][..]),
+        ("non-exclusive", &["--roles", "2", "--heartbeat-timeout", "5"][..]),
+    ] {
+        let out = scratch(&format!("check_modes/{mode}"));
+        let out = out.display().to_string();
+        let mut args = vec!["check", "--mode", mode, "--ticks", "6", "--sim-seeds", "0", "--out", &out];
+        args.extend_from_slice(extra);
+        let o = lab(&args);
+        let text = stdout(&o);
+        assert_eq!(o.status.code(), Some(0), "{args:?} must pass on correct code:\n{text}{}", stderr(&o));
+        assert!(text.contains("verdict   PASS"), "{args:?}:\n{text}");
+    }
+}

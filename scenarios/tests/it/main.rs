@@ -12,6 +12,7 @@ mod cli;
 mod formats;
 mod library;
 mod merge;
+mod mutation_gate;
 mod progress;
 mod readme;
 

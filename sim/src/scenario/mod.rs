@@ -93,6 +93,11 @@ pub struct Election {
     /// asks `is_leader()` again, without pulsing, before writing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app_work: Option<Dur>,
+    /// Extension to v1: how long the application's Revoked handler keeps
+    /// finishing work (writing with its old token every 50 ms) before it
+    /// returns; default 250 ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revoked_work: Option<Dur>,
 }
 
 impl Election {
@@ -304,6 +309,14 @@ impl Scenario {
             && w.0 <= 0
         {
             return err(format!("election.app_work = \"{w}\": must be positive"));
+        }
+        if let Some(w) = e.revoked_work
+            && (w.0 < 0 || w.ms() >= e.max_poll_ms())
+        {
+            return err(format!(
+                "election.revoked_work = \"{w}\": must be at least 0 and below max_poll_interval ({} ms), the rebalance timeout that bounds a Revoked handler",
+                e.max_poll_ms()
+            ));
         }
         if let Some(i) = e.heartbeat_interval
             && (i.0 <= 0 || i >= e.heartbeat_timeout)

@@ -3,7 +3,7 @@
 //! resource, a Revoked barrier handler), the controls faults pull on
 //! ([`MemberCtl`]), and the stranger that writes to the election topic.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -15,7 +15,7 @@ use tokio::sync::Notify;
 use crate::client::{ClientCfg, SimBroker};
 use crate::clock::{ClockModel, Gate, SimClock, global_ms};
 use crate::proto::{Conn, Request};
-use crate::record::{EventObs, LeaseObs, LeaseView, Recorder, Told, WriteObs};
+use crate::record::{ClaimObs, EventObs, LeaseObs, LeaseView, Recorder, Told, WriteObs};
 use crate::scenario::{Dur, ModeName, Scenario, Variant};
 
 /// What faults ask of a member's application; read by its loop and handler.
@@ -75,6 +75,7 @@ pub(super) struct MemberParams {
     variant: UnsafeVariant,
     max_poll_ms: u64,
     app_work: Option<Duration>,
+    revoked_work: Duration,
 }
 
 impl MemberParams {
@@ -101,6 +102,7 @@ impl MemberParams {
             },
             max_poll_ms: e.max_poll_ms(),
             app_work: e.app_work.map(Dur::duration),
+            revoked_work: e.revoked_work.map_or(DEFAULT_REVOKED_WORK, Dur::duration),
         }
     }
 
@@ -186,19 +188,43 @@ pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> t
     };
     let mut neli = if p.variant.is_any() { neli.with_unsafe_variant(p.variant) } else { neli };
     let control = neli.control();
-    install_barrier(&mut neli, &slot, &rec, &name);
+    install_barrier(&mut neli, &slot, &rec, &name, p.revoked_work);
     record_status(&control, &rec, &name, slot.idx);
-    let member = Incarnation { neli, clock, control, name };
+    let member = Incarnation { neli, clock, control, name, claimed: None };
     member.run(&slot, &p, &rec).await;
     Ok(())
 }
 
-/// The application's handler: a Revoked barrier that finishes some work
-/// (250 ms) and, when armed, closes the election from inside.
-fn install_barrier(neli: &mut Neli<SimBroker, SimClock>, slot: &Slot, rec: &Recorder, name: &str) {
+/// How long the application's Revoked handler works unless the scenario
+/// says (`election.revoked_work`), and how often it writes meanwhile.
+const DEFAULT_REVOKED_WORK: Duration = Duration::from_millis(250);
+const HANDLER_WRITE_EVERY: Duration = Duration::from_millis(50);
+
+/// The application's handler. On Revoked it finishes its work (`revoked_work`),
+/// writing to the token-guarded resource with the token it led with, as an
+/// application flushing its last batch would: the barrier rule says all of
+/// it lands before the next leader's first act. On Fenced it stops at once
+/// (the lease is already gone). When armed, it closes the election from
+/// inside a Revoked handler.
+fn install_barrier(neli: &mut Neli<SimBroker, SimClock>, slot: &Slot, rec: &Recorder, name: &str, work: Duration) {
     let (ctl, rec, name, gate) = (slot.ctl.clone(), rec.clone(), name.to_owned(), slot.gate.clone());
+    let led_with: Arc<Mutex<Option<u64>>> = Arc::default();
     neli.on_event(move |event, control| {
         let revoked = matches!(event, neli::Event::Revoked { .. });
+        // The token this handler may finish work with: Revoked keeps the one
+        // the member led with, Fenced leaves none.
+        let token = {
+            let mut held = led_with.lock().expect("token lock");
+            match event {
+                neli::Event::Acquired { role: 0, token } => {
+                    *held = Some(token.0);
+                    None
+                }
+                neli::Event::Revoked { role: 0 } => held.take(),
+                neli::Event::Fenced { role: 0 } => held.take().and(None),
+                _ => None,
+            }
+        };
         let (close, close_and_wait) = {
             let mut c = ctl.lock().expect("ctl lock");
             (
@@ -221,8 +247,26 @@ fn install_barrier(neli: &mut Neli<SimBroker, SimClock>, slot: &Slot, rec: &Reco
                 let _ = status.wait_for(|s| s.state == neli::State::Closed).await;
             }
             if matches!(event, neli::Event::Revoked { .. }) {
-                tokio::time::sleep(Duration::from_millis(250)).await;
-                gate.pass().await;
+                let mut worked = Duration::ZERO;
+                while worked < work {
+                    let step = HANDLER_WRITE_EVERY.min(work - worked);
+                    tokio::time::sleep(step).await;
+                    worked += step;
+                    gate.pass().await;
+                    if let Some(token) = token {
+                        let mut log = rec.lock();
+                        let log_epoch = log.log_epoch;
+                        let at = global_ms();
+                        log.writes.push(WriteObs {
+                            at,
+                            member: name.clone(),
+                            token,
+                            log_epoch,
+                            told: None,
+                            in_handler: true,
+                        });
+                    }
+                }
             }
         }
     });
@@ -261,7 +305,8 @@ fn record_status(control: &neli::Control, rec: &Recorder, name: &str, idx: usize
             };
             let mut log = rec.lock();
             log.trace.push((at, name.clone(), text));
-            log.events.push(EventObs { at, member: name.clone(), event });
+            let log_epoch = log.log_epoch;
+            log.events.push(EventObs { at, member: name.clone(), event, log_epoch });
         }
     });
 }
@@ -272,6 +317,8 @@ struct Incarnation {
     clock: SimClock,
     control: neli::Control,
     name: String,
+    /// The last `ClaimObs` recorded: (log epoch, leases).
+    claimed: Option<(u64, BTreeMap<u32, LeaseView>)>,
 }
 
 impl Incarnation {
@@ -300,7 +347,9 @@ impl Incarnation {
                 let _ = self.neli.resign().await;
                 rec.trace(global_ms(), &name, "resigned");
             }
-            match self.neli.pulse(p.poll).await {
+            let pulsed = self.neli.pulse(p.poll).await;
+            self.note_claims(rec);
+            match pulsed {
                 Ok(neli::Pulse::Running { .. }) => {}
                 Ok(neli::Pulse::Finished(_)) => {
                     rec.trace(global_ms(), &name, "closed (ok)");
@@ -327,6 +376,28 @@ impl Incarnation {
     }
 }
 
+impl Incarnation {
+    /// Records the leases the driver published, if they changed, in line
+    /// with the client's polls (`ClaimObs`).
+    fn note_claims(&mut self, rec: &Recorder) {
+        let status = self.control.status().borrow().clone();
+        let leading: BTreeMap<u32, LeaseView> = status
+            .leading
+            .iter()
+            .map(|(r, l)| (*r, LeaseView { token: l.token.0, until: l.until.as_millis() }))
+            .collect();
+        let claim = (status.log_epoch, leading);
+        if self.claimed.as_ref() == Some(&claim) {
+            return;
+        }
+        let mut log = rec.lock();
+        let seq = log.next_seq();
+        let (log_epoch, leading) = claim.clone();
+        log.claims.push(ClaimObs { seq, at: global_ms(), member: self.name.clone(), log_epoch, leading });
+        self.claimed = Some(claim);
+    }
+}
+
 /// Asks `token()` (`is_leader()`'s answer) and, if told it leads, writes to
 /// the token-guarded resource. What the application is told is recorded
 /// with the member's clock reading and the lease its driver published, for
@@ -347,7 +418,14 @@ fn write_if_told(
     };
     let mut log = rec.lock();
     let log_epoch = log.log_epoch;
-    log.writes.push(WriteObs { at: global_ms(), member: name.to_owned(), token: token.0, log_epoch, told: Some(told) });
+    log.writes.push(WriteObs {
+        at: global_ms(),
+        member: name.to_owned(),
+        token: token.0,
+        log_epoch,
+        told: Some(told),
+        in_handler: false,
+    });
     true
 }
 
@@ -370,17 +448,27 @@ pub(super) async fn foreign_main(
             let payload = if garbage {
                 format!("garbage-{seq}").into_bytes()
             } else {
+                // A second deployment sharing the topic: its group's
+                // generations (small numbers) collide with ours, so only the
+                // name tells its heartbeats apart.
                 Heartbeat {
                     role: 0,
-                    term: 1_000_000 + seq,
+                    term: 1 + seq % 8,
                     seq,
-                    sent_at: Time::from_millis(global_ms()),
+                    // Its host has been up far longer than ours (member
+                    // clocks start within 100 s), so its send times look fresh.
+                    sent_at: Time::from_millis(global_ms() + 200_000),
                     lease: None,
-                    name: "stranger".into(),
+                    name: crate::server::STRANGER.into(),
                 }
                 .encode()
             };
-            let req = Request::Produce { partition, payload, create_time: global_ms() };
+            let req = Request::Produce {
+                partition,
+                payload,
+                create_time: global_ms(),
+                author: crate::server::STRANGER.into(),
+            };
             let _ = conn.call(&req, Duration::from_secs(1)).await;
         }
     }

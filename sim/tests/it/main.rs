@@ -8,6 +8,7 @@ mod hazards;
 mod oracle;
 mod overlap;
 mod profiles;
+mod rules;
 mod scenario_files;
 mod snapshots;
 mod swarm;

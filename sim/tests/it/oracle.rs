@@ -16,7 +16,7 @@ fn violations(local: u64, lease_until: Option<u64>) -> Vec<String> {
     );
     let mut log = Log::default();
     let told = Some(Told { local, lease_until });
-    log.writes.push(WriteObs { at: 1500, member: "m0".into(), token: 7, log_epoch: 0, told });
+    log.writes.push(WriteObs { at: 1500, member: "m0".into(), token: 7, log_epoch: 0, told, in_handler: false });
     judge(&s, &log, &[ClockModel::new(0)], 2000).1
 }
 

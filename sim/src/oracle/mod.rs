@@ -14,6 +14,8 @@ use crate::clock::ClockModel;
 use crate::record::Log;
 use crate::scenario::Scenario;
 
+pub mod rules;
+
 /// The figures a run reports (milliseconds); `neli-lab`'s JSON reports
 /// carry them as they are.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -100,6 +102,7 @@ pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figur
     }
     events(log, &mut f, &mut v);
     writes(log, &mut f, &mut v);
+    v.extend(rules::judge(s, log));
     expectations(s, &f, &mut v);
     (f, v)
 }
@@ -180,9 +183,9 @@ fn failovers(log: &Log, hs: &[Hold], f: &mut Figures) {
 /// Events are well formed (no Acquired twice, no loss of what was not
 /// held) and tokens strictly increase per role (within one log epoch: a
 /// broker that lost its log restarts offsets, which the token contract
-/// excludes).
+/// excludes; the rules judge each member's own tokens across epochs).
 fn events(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
-    let mut last_token: BTreeMap<u32, (u64, String)> = BTreeMap::new();
+    let mut last_token: BTreeMap<u32, (u64, String, u64)> = BTreeMap::new();
     let mut state: BTreeMap<(&str, u32), bool> = BTreeMap::new();
     let mut events: Vec<_> = log.events.iter().collect();
     events.sort_by_key(|e| e.at);
@@ -196,9 +199,9 @@ fn events(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
                     v.push(format!("ill-formed events: {} Acquired role {role} twice at {}", e.member, secs(e.at)));
                 }
                 *held = true;
-                if let Some((t, who)) = last_token.get(&role)
+                if let Some((t, who, epoch)) = last_token.get(&role)
                     && *t >= token.0
-                    && log.log_epoch == 0
+                    && *epoch == e.log_epoch
                 {
                     v.push(format!(
                         "token not increasing: {} got token {} for role {role} at {} after {who} had {t}",
@@ -207,7 +210,7 @@ fn events(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
                         secs(e.at)
                     ));
                 }
-                last_token.insert(role, (token.0, e.member.clone()));
+                last_token.insert(role, (token.0, e.member.clone(), e.log_epoch));
             }
             Event::Revoked { .. } | Event::Fenced { .. } => {
                 if !*held {
@@ -227,7 +230,10 @@ fn events(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
 /// and no write uses a token older than one already used.
 fn writes(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
     let mut newest: BTreeMap<u64, u64> = BTreeMap::new();
-    let mut writes: Vec<_> = log.writes.iter().collect();
+    // A Revoked handler's writes are judged by the barrier rule (`rules`):
+    // once the coordinator dropped a member, its old token being refused is
+    // the fencing token doing its job.
+    let mut writes: Vec<_> = log.writes.iter().filter(|w| !w.in_handler).collect();
     writes.sort_by_key(|w| w.at);
     // What the application is told: `is_leader()` must never answer true
     // once the member's own lease has ended on its own clock (docs/background.md, Protocol semantics "a

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Mutation testing of the election rules (issue 11; BENCHMARKS.md,
+# "Mutation testing"). cargo-mutants mutates neli's core and driver (and,
+# judged by tests only, its config validation) and asks two test commands
+# whether each mutant is caught:
+#   harness  the mutation gate, scenarios/tests/it/mutation_gate.rs:
+#            `neli-lab explore --all --seeds N` and `neli-lab check`, release build
+#   tests    `cargo test -p neli` (unit and integration tests, no real broker)
+# and prints one table: generated, unviable, caught by the harness, caught
+# only by tests, missed by both. Each mutant costs a rebuild: hours for the
+# whole set on 2 cores, so it is a documented command, not part of CI.
+#
+#   scripts/mutants.sh [--seeds N] [--shard K/N] [--re REGEX] [--out DIR] [--only harness|tests] [FILE...]
+#
+# FILEs default to neli/src/core/*.rs and neli/src/driver.rs (harness and
+# tests) plus neli/src/config.rs (tests only). --shard K/N runs every N-th
+# mutant from K (cargo-mutants --shard), to split a run over sessions;
+# --re keeps the mutants whose name matches (e.g. 'handle_record').
+# Needs cargo-mutants (`cargo install cargo-mutants --locked`; installed on
+# first use). Each run uses its own target directory under DIR, so a mutated
+# build never lands in the shared target/ (ARCHITECTURE.md, "Build identity").
+# Exit status: 0 when nothing was missed by both, 1 otherwise, 2 on bad arguments.
+set -u
+
+seeds=30
+shard=""
+re=""
+out="target/mutants"
+only=""
+files=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seeds) [ $# -ge 2 ] || { echo "mutants: --seeds needs a number" >&2; exit 2; }; seeds="$2"; shift 2 ;;
+    --shard) [ $# -ge 2 ] || { echo "mutants: --shard needs K/N" >&2; exit 2; }; shard="$2"; shift 2 ;;
+    --re) [ $# -ge 2 ] || { echo "mutants: --re needs a regex" >&2; exit 2; }; re="$2"; shift 2 ;;
+    --out) [ $# -ge 2 ] || { echo "mutants: --out needs a directory" >&2; exit 2; }; out="$2"; shift 2 ;;
+    --only) [ $# -ge 2 ] || { echo "mutants: --only needs harness or tests" >&2; exit 2; }; only="$2"; shift 2 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "mutants: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    *) [ -f "$1" ] || { echo "mutants: no such file '$1'" >&2; exit 2; }; files+=("$1"); shift ;;
+  esac
+done
+case "$seeds" in ''|*[!0-9]*) echo "mutants: --seeds must be a positive integer, got '$seeds'" >&2; exit 2 ;; esac
+case "$shard" in ''|[0-9]*/[0-9]*) ;; *) echo "mutants: --shard must look like 0/4, got '$shard'" >&2; exit 2 ;; esac
+case "$only" in ''|harness|tests) ;; *) echo "mutants: --only must be harness or tests, got '$only'" >&2; exit 2 ;; esac
+
+cd "$(dirname "$0")/.." || exit 2
+if ! cargo mutants --version >/dev/null 2>&1; then
+  echo "mutants: installing cargo-mutants" >&2
+  cargo install cargo-mutants --locked >&2 || { echo "mutants: cargo install cargo-mutants failed" >&2; exit 2; }
+fi
+if [ ${#files[@]} -eq 0 ]; then
+  rules=(neli/src/core/mod.rs neli/src/core/heartbeat.rs neli/src/core/time.rs neli/src/driver.rs)
+  config=(neli/src/config.rs)
+else
+  rules=("${files[@]}")
+  config=()
+fi
+mkdir -p "$out" || exit 2
+common=(--package neli --no-shuffle --baseline run)
+[ -n "$shard" ] && common+=(--shard "$shard")
+[ -n "$re" ] && common+=(--re "$re")
+as_files() { for f in "$@"; do printf -- '--file\n%s\n' "$f"; done; }
+
+run() { # name, test package, extra cargo args..., -- test args
+  local name="$1"; shift
+  echo "mutants: $name run, logs in $out/$name" >&2
+  mapfile -t fa < <(as_files "${targets[@]}")
+  NELI_GATE_SEEDS="$seeds" cargo mutants "${common[@]}" "${fa[@]}" --output "$out/$name" \
+    --target-dir "$out/$name-target" "$@"
+}
+
+if [ "$only" != tests ]; then
+  targets=("${rules[@]}")
+  run harness --test-package neli-scenarios --cargo-arg=--release \
+    -- --test it mutation_gate -- --include-ignored
+fi
+if [ "$only" != harness ]; then
+  targets=("${rules[@]}" "${config[@]}")
+  run tests --test-package neli
+fi
+
+# One table from cargo-mutants' caught/missed lists (one mutant per line).
+list() { cat "$out/$1/mutants.out/$2.txt" 2>/dev/null | sort -u; }
+generated=$(cat "$out"/{harness,tests}/mutants.out/{caught,missed,unviable,timeout}.txt 2>/dev/null | sort -u | wc -l)
+unviable=$(cat "$out"/{harness,tests}/mutants.out/unviable.txt 2>/dev/null | sort -u | wc -l)
+harness_caught=$( { list harness caught; list harness timeout; } | sort -u)
+tests_caught=$( { list tests caught; list tests timeout; } | sort -u)
+only_tests=$(comm -13 <(printf '%s\n' "$harness_caught" | sed '/^$/d') <(printf '%s\n' "$tests_caught" | sed '/^$/d'))
+missed=$(comm -12 <(list harness missed) <(list tests missed))
+[ -n "$only" ] && missed=$(list "$only" missed)
+count() { printf '%s\n' "$1" | sed '/^$/d' | wc -l; }
+echo
+echo "| mutants | unviable | caught by harness | caught only by tests | missed |"
+echo "|---|---|---|---|---|"
+echo "| $generated | $unviable | $(count "$harness_caught") | $(count "$only_tests") | $(count "$missed") |"
+if [ -n "$only_tests" ]; then echo; echo "caught only by tests:"; printf '%s\n' "$only_tests" | sed 's/^/  /'; fi
+if [ -n "$missed" ]; then echo; echo "missed:"; printf '%s\n' "$missed" | sed 's/^/  /'; exit 1; fi
+exit 0

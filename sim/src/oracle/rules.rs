@@ -1,0 +1,331 @@
+//! Per-rule oracles: each rule the core promises (ARCHITECTURE.md, "The
+//! core"; docs/background.md, "Per-rule oracles"), judged on its own from facts the simulator knows
+//! better than the member does — who really wrote each record, when each
+//! accepted membership proof was sent, what the client handed the driver.
+//!
+//! The overlap oracle only sees the end result, and the layers of the
+//! design mask each other there: with the membership proof on, a lease that
+//! outlives its heartbeats is still cut short by the proof, and vice versa.
+//! These checks hold every published lease to every rule at once, so a
+//! weakened rule is caught even when another layer saves the run.
+//!
+//! The facts are ordered by `Log::next_seq`: the client notes what it hands
+//! the driver in `poll`, the member host notes the driver's leases after each
+//! `pulse`, so a lease is judged against exactly what its member knew.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use neli::Event;
+
+use crate::record::{AppendObs, AssignmentChange, Log};
+use crate::scenario::Scenario;
+
+use super::secs;
+
+/// The rules, as violation texts name them.
+pub const ASSIGNED_ONLY: &str = "assigned-only";
+pub const OWN_EVIDENCE: &str = "own-evidence";
+pub const CURRENT_TERM: &str = "current-term";
+pub const SEND_TIME: &str = "send-time";
+pub const MEMBERSHIP_PROOF: &str = "membership-proof";
+pub const TOKEN_ORDER: &str = "token-order";
+pub const LOST_IS_FENCED: &str = "lost-is-fenced";
+pub const REVOKED_BARRIER: &str = "revoked-barrier";
+
+/// Collects violations per rule: the first one in full, then a count.
+#[derive(Default)]
+struct Found(BTreeMap<&'static str, (String, u64)>);
+
+impl Found {
+    fn add(&mut self, rule: &'static str, text: impl FnOnce() -> String) {
+        let e = self.0.entry(rule).or_insert_with(|| (text(), 0));
+        e.1 += 1;
+    }
+
+    fn into_violations(self) -> Vec<String> {
+        self.0
+            .into_iter()
+            .map(|(rule, (text, n))| {
+                let more = if n > 1 { format!(" ({} more)", n - 1) } else { String::new() };
+                format!("rule {rule}: {text}{more}")
+            })
+            .collect()
+    }
+}
+
+/// One member incarnation's knowledge as the rules replay it.
+#[derive(Default)]
+struct Knows {
+    generation: Option<u64>,
+    /// Partition -> the first generation of its current uninterrupted
+    /// ownership (evidence from that generation on is "current term").
+    owned_since: BTreeMap<u32, u64>,
+    /// The last change per partition, for the violation text.
+    last_change: BTreeMap<u32, String>,
+    /// Role -> the token of its last claimed lease and the log epoch then.
+    last_token: BTreeMap<u32, (u64, u64)>,
+    /// Role -> the lease last claimed (to judge only changes).
+    claimed: BTreeMap<u32, (u64, u64)>,
+}
+
+/// Judges every lease claim against the rules that bound it; returns
+/// violations named `rule <name>: ...`.
+pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
+    let t = s.election.heartbeat_timeout.ms();
+    let proof = s.election.membership_proof;
+    let partitions = s.partitions().max(1);
+    let mut found = Found::default();
+    let mut knows: BTreeMap<&str, Knows> = BTreeMap::new();
+    // Facts seen so far, by what the rules look them up by.
+    let mut at_offset: BTreeMap<(u32, u64), Vec<&AppendObs>> = BTreeMap::new();
+    let mut newest_sent: BTreeMap<(&str, u32, u32, u64), u64> = BTreeMap::new();
+    let mut newest_proof: BTreeMap<(&str, u64), u64> = BTreeMap::new();
+
+    for fact in facts(log) {
+        match fact {
+            Fact::Append(a) => {
+                at_offset.entry((a.partition, a.offset)).or_default().push(a);
+                if let Some(hb) = a.heartbeat {
+                    let e = newest_sent.entry((a.author.as_str(), a.partition, hb.role, hb.term)).or_insert(0);
+                    *e = (*e).max(hb.sent_at);
+                }
+            }
+            Fact::Proof(p) => {
+                let e = newest_proof.entry((p.member.as_str(), p.generation)).or_insert(0);
+                *e = (*e).max(p.sent_local);
+            }
+            Fact::Assignment(a) => {
+                let k = knows.entry(a.member.as_str()).or_default();
+                let what = format!("{:?} at {}", a.change, secs(a.at));
+                match &a.change {
+                    AssignmentChange::Assigned { generation, partitions: ps } => {
+                        k.generation = Some(*generation);
+                        k.owned_since.retain(|p, _| ps.contains(p));
+                        for p in ps {
+                            k.owned_since.entry(*p).or_insert(*generation);
+                            k.last_change.insert(*p, what.clone());
+                        }
+                    }
+                    AssignmentChange::Revoked(ps) | AssignmentChange::Lost(ps) => {
+                        for p in ps {
+                            k.owned_since.remove(p);
+                            k.last_change.insert(*p, what.clone());
+                        }
+                    }
+                }
+            }
+            Fact::Claim(c) => {
+                let m = c.member.as_str();
+                let k = knows.entry(m).or_default();
+                for (&role, lease) in &c.leading {
+                    let before = k.claimed.insert(role, (lease.token, lease.until));
+                    if before == Some((lease.token, lease.until)) {
+                        continue;
+                    }
+                    // A lease that was not claimed at the last pulse is a new term.
+                    let acquired = before.is_none();
+                    let p = role % partitions;
+                    let at = secs(c.at);
+                    let Some(&since) = k.owned_since.get(&p) else {
+                        found.add(ASSIGNED_ONLY, || {
+                            let last = k.last_change.get(&p).map_or("never assigned".to_owned(), Clone::clone);
+                            format!(
+                                "{m} claimed a lease of role {role} at {at} while partition {p} was not assigned to it (last change: {last}); a lost or revoked partition ends leadership at once"
+                            )
+                        });
+                        continue;
+                    };
+                    let generation = k.generation.unwrap_or(since);
+                    let terms = since..=generation;
+                    // The token is the offset of the heartbeat that confirmed
+                    // the term: it must be this member's own, of this ownership.
+                    let records = at_offset.get(&(p, lease.token)).map_or(&[][..], Vec::as_slice);
+                    let own = records.iter().any(|a| {
+                        a.author == m && a.heartbeat.is_some_and(|hb| hb.role == role && terms.contains(&hb.term))
+                    });
+                    if !own {
+                        let (rule, text) = explain_token(m, role, lease.token, p, records, &terms);
+                        found.add(rule, || format!("{text} at {at}"));
+                    }
+                    // The lease ends no later than its newest own current-term
+                    // heartbeat's send time + T.
+                    let sent = terms.clone().filter_map(|g| newest_sent.get(&(m, p, role, g))).max().copied();
+                    match sent {
+                        Some(sent) if lease.until > sent + t => found.add(SEND_TIME, || {
+                            format!(
+                                "{m}'s lease of role {role} claimed at {at} ends at {}ms on its clock, {}ms after its newest own heartbeat's send time + T ({}ms): a lease runs from when the heartbeat was sent, not when it was read",
+                                lease.until,
+                                lease.until - (sent + t),
+                                sent + t
+                            )
+                        }),
+                        Some(_) => {}
+                        None => found.add(OWN_EVIDENCE, || {
+                            format!("{m} claimed a lease of role {role} at {at} without any own heartbeat of generation {generation} in partition {p}")
+                        }),
+                    }
+                    // With the proof on, it also ends no later than the newest
+                    // accepted proof of this generation's send time + T.
+                    if proof {
+                        match newest_proof.get(&(m, generation)) {
+                            Some(sent) if lease.until > sent + t => found.add(MEMBERSHIP_PROOF, || {
+                                format!(
+                                    "{m}'s lease of role {role} claimed at {at} ends at {}ms on its clock, {}ms after its newest accepted membership proof's send time + T ({}ms)",
+                                    lease.until,
+                                    lease.until - (sent + t),
+                                    sent + t
+                                )
+                            }),
+                            Some(_) => {}
+                            None => found.add(MEMBERSHIP_PROOF, || {
+                                format!("{m} claimed a lease of role {role} at {at} with no accepted membership proof of generation {generation}")
+                            }),
+                        }
+                    }
+                    // A member's own tokens for a role strictly increase from
+                    // term to term, across broker log loss too (the core skips
+                    // evidence at or below its last token), and stay put within one.
+                    if let Some(&(last, epoch)) = k.last_token.get(&role) {
+                        let wrong = if acquired { lease.token <= last } else { lease.token != last };
+                        if wrong {
+                            found.add(TOKEN_ORDER, || {
+                                let what = if acquired { "a new term" } else { "the same lease" };
+                                format!(
+                                    "{m}'s token for role {role} went from {last} (log epoch {epoch}) to {} (log epoch {}) at {at} for {what}: a member's tokens only increase, so downstream never takes its new term for a stale one",
+                                    lease.token, c.log_epoch
+                                )
+                            });
+                        }
+                    }
+                    k.last_token.insert(role, (lease.token, c.log_epoch));
+                }
+                k.claimed.retain(|role, _| c.leading.contains_key(role));
+            }
+        }
+    }
+    lost_is_fenced(log, s.roles(), partitions, &mut found);
+    revoked_barrier(log, &mut found);
+    found.into_violations()
+}
+
+/// Which rule a token that is not the member's own current-term heartbeat breaks.
+fn explain_token(
+    m: &str,
+    role: u32,
+    token: u64,
+    p: u32,
+    records: &[&AppendObs],
+    terms: &std::ops::RangeInclusive<u64>,
+) -> (&'static str, String) {
+    let Some(a) = records.last() else {
+        return (
+            OWN_EVIDENCE,
+            format!("{m} leads role {role} with token {token}, but partition {p} has no record at that offset"),
+        );
+    };
+    match a.heartbeat {
+        Some(hb) if a.author == m && hb.role == role => (
+            CURRENT_TERM,
+            format!(
+                "{m} leads role {role} with token {token}, its own heartbeat of generation {} while it owns partition {p} since generation {} (now {}): only current-term heartbeats are evidence",
+                hb.term,
+                terms.start(),
+                terms.end()
+            ),
+        ),
+        _ => (
+            OWN_EVIDENCE,
+            format!(
+                "{m} leads role {role} with token {token}, the offset of a record written by {}{}: only the member's own heartbeats are evidence",
+                a.author,
+                if a.heartbeat.is_none() { " that is not a heartbeat" } else { "" }
+            ),
+        ),
+    }
+}
+
+/// A lost assignment fences at once: after the client handed the driver
+/// `Lost` for a partition whose role it led, the member's next event for the
+/// role is `Fenced` (not `Revoked`: nothing may finish work on a lost lease),
+/// and it does no leader work until it acquires again.
+fn lost_is_fenced(log: &Log, roles: u32, partitions: u32, found: &mut Found) {
+    for lost in &log.assignments {
+        let AssignmentChange::Lost(ps) = &lost.change else { continue };
+        let m = lost.member.as_str();
+        for role in 0..roles {
+            let p = role % partitions;
+            if !ps.contains(&p) {
+                continue;
+            }
+            let next = log
+                .events
+                .iter()
+                .filter(|e| e.member == m && e.at >= lost.at && e.event.role() == role)
+                .min_by_key(|e| e.at);
+            if let Some(e) = next
+                && matches!(e.event, Event::Revoked { .. })
+            {
+                found.add(LOST_IS_FENCED, || {
+                    format!(
+                        "{m} lost partition {p} at {} but its next event for role {role} was Revoked at {}: a lost lease must be Fenced, so no handler finishes work on it",
+                        secs(lost.at),
+                        secs(e.at)
+                    )
+                });
+            }
+        }
+    }
+}
+
+/// The application's work in a Revoked handler finishes before the next
+/// leader's first act: no handler write after another member acquired with a
+/// newer token in the same log epoch, unless the coordinator had dropped the
+/// writer (its session or rebalance timeout ran out: the barrier only holds
+/// while the member is in the group).
+fn revoked_barrier(log: &Log, found: &mut Found) {
+    let dropped: BTreeSet<(&str, u64)> = log.removals.iter().map(|(at, m)| (m.as_str(), *at)).collect();
+    for w in log.writes.iter().filter(|w| w.in_handler) {
+        let successor = log
+            .events
+            .iter()
+            .filter(|e| e.member != w.member && e.log_epoch == w.log_epoch && e.at < w.at)
+            .filter(|e| matches!(e.event, Event::Acquired { role: 0, token } if token.0 > w.token))
+            .min_by_key(|e| e.at);
+        let Some(e) = successor else { continue };
+        if dropped.iter().any(|(m, at)| *m == w.member && *at <= e.at) {
+            continue;
+        }
+        found.add(REVOKED_BARRIER, || {
+            format!(
+                "{}'s Revoked handler still wrote with token {} at {}, after {} acquired role 0 with token {} at {}: the handover must wait for the handler",
+                w.member,
+                w.token,
+                secs(w.at),
+                e.member,
+                match e.event {
+                    Event::Acquired { token, .. } => token.0,
+                    _ => 0,
+                },
+                secs(e.at)
+            )
+        });
+    }
+}
+
+enum Fact<'a> {
+    Append(&'a AppendObs),
+    Proof(&'a crate::record::ProofObs),
+    Assignment(&'a crate::record::AssignmentObs),
+    Claim(&'a crate::record::ClaimObs),
+}
+
+/// Every fact the rules use, in the order it was recorded.
+fn facts(log: &Log) -> Vec<Fact<'_>> {
+    let mut all: Vec<(u64, Fact<'_>)> = Vec::new();
+    all.extend(log.appends.iter().map(|a| (a.seq, Fact::Append(a))));
+    all.extend(log.proofs.iter().map(|p| (p.seq, Fact::Proof(p))));
+    all.extend(log.assignments.iter().map(|a| (a.seq, Fact::Assignment(a))));
+    all.extend(log.claims.iter().map(|c| (c.seq, Fact::Claim(c))));
+    all.sort_by_key(|(seq, _)| *seq);
+    all.into_iter().map(|(_, f)| f).collect()
+}

@@ -1,0 +1,218 @@
+//! Each per-rule oracle (`neli_sim::oracle::rules`) on a small hand-made
+//! log: the story of one member that breaks exactly one rule, judged
+//! against the story where it keeps it. The harness's end-to-end checks
+//! (overlap, token order) cannot see most of these alone, because another
+//! layer of the design hides the broken one (issue 11).
+
+use std::collections::BTreeMap;
+
+use neli::Event;
+use neli_sim::oracle::rules;
+use neli_sim::record::{
+    AppendObs, AssignmentChange, AssignmentObs, ClaimObs, EventObs, HeartbeatClaim, LeaseView, Log, ProofObs, WriteObs,
+};
+
+use crate::scenario;
+
+/// T = 1 s, membership proof on (the default).
+fn scenario_with_proof(proof: bool) -> neli_sim::Scenario {
+    scenario(&format!(
+        "name = \"rules\"\nduration = \"10s\"\n[election]\nmembers = 2\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\nmembership_proof = {proof}\n"
+    ))
+}
+
+fn assigned(log: &mut Log, at: u64, member: &str, generation: u64) {
+    let seq = log.next_seq();
+    log.assignments.push(AssignmentObs {
+        seq,
+        at,
+        member: member.into(),
+        change: AssignmentChange::Assigned { generation, partitions: vec![0] },
+    });
+}
+
+fn change(log: &mut Log, at: u64, member: &str, change: AssignmentChange) {
+    let seq = log.next_seq();
+    log.assignments.push(AssignmentObs { seq, at, member: member.into(), change });
+}
+
+fn heartbeat(log: &mut Log, at: u64, offset: u64, author: &str, term: u64, sent_at: u64) {
+    let seq = log.next_seq();
+    let heartbeat = Some(HeartbeatClaim { role: 0, term, sent_at });
+    log.appends.push(AppendObs { seq, at, partition: 0, offset, author: author.into(), heartbeat });
+}
+
+fn proof(log: &mut Log, member: &str, generation: u64, sent_local: u64) {
+    let seq = log.next_seq();
+    log.proofs.push(ProofObs { seq, member: member.into(), generation, sent_local });
+}
+
+fn claim(log: &mut Log, at: u64, member: &str, token: u64, until: u64, log_epoch: u64) {
+    let seq = log.next_seq();
+    let leading = BTreeMap::from([(0, LeaseView { token, until })]);
+    log.claims.push(ClaimObs { seq, at, member: member.into(), log_epoch, leading });
+}
+
+/// m0 is assigned partition 0 in generation 1, writes its heartbeat (offset
+/// 5, sent at 1000 on its clock), proves membership at 1010 and leads until
+/// 2000 = 1000 + T: every rule kept.
+fn keeps_every_rule() -> Log {
+    let mut log = Log::default();
+    assigned(&mut log, 100, "m0", 1);
+    heartbeat(&mut log, 110, 5, "m0", 1, 1000);
+    proof(&mut log, "m0", 1, 1010);
+    claim(&mut log, 120, "m0", 5, 2000, 0);
+    log
+}
+
+fn judged(log: &Log) -> Vec<String> {
+    rules::judge(&scenario_with_proof(true), log)
+}
+
+fn only(v: Vec<String>, rule: &str) -> String {
+    assert_eq!(v.len(), 1, "exactly one rule broken, got {v:?}");
+    assert!(v[0].starts_with(&format!("rule {rule}: ")), "{v:?}");
+    v[0].clone()
+}
+
+#[test]
+fn a_lease_that_keeps_every_rule_passes() {
+    assert_eq!(judged(&keeps_every_rule()), Vec::<String>::new());
+}
+
+#[test]
+fn a_lease_longer_than_the_heartbeats_send_time_plus_t_breaks_send_time() {
+    let mut log = keeps_every_rule();
+    // As if the lease ran from when the heartbeat was read (60 ms later).
+    claim(&mut log, 130, "m0", 5, 2060, 0);
+    // Without the proof the lease is bounded by the heartbeat alone.
+    let v = rules::judge(&scenario_with_proof(false), &log);
+    let text = only(v, rules::SEND_TIME);
+    assert!(text.contains("ends at 2060ms on its clock, 60ms after"), "{text}");
+}
+
+#[test]
+fn a_lease_outliving_the_membership_proof_breaks_the_proof_rule() {
+    let mut log = Log::default();
+    assigned(&mut log, 100, "m0", 1);
+    proof(&mut log, "m0", 1, 900);
+    heartbeat(&mut log, 110, 5, "m0", 1, 1000);
+    claim(&mut log, 120, "m0", 5, 2000, 0);
+    let text = only(judged(&log), rules::MEMBERSHIP_PROOF);
+    assert!(text.contains("100ms after its newest accepted membership proof"), "{text}");
+    // With the proof off, the same lease keeps every rule that is on.
+    assert_eq!(rules::judge(&scenario_with_proof(false), &log), Vec::<String>::new());
+}
+
+#[test]
+fn a_proof_from_an_older_generation_does_not_count() {
+    let mut log = Log::default();
+    assigned(&mut log, 100, "m0", 2);
+    proof(&mut log, "m0", 1, 1010);
+    heartbeat(&mut log, 110, 5, "m0", 2, 1000);
+    claim(&mut log, 120, "m0", 5, 2000, 0);
+    let text = only(judged(&log), rules::MEMBERSHIP_PROOF);
+    assert!(text.contains("no accepted membership proof of generation 2"), "{text}");
+}
+
+#[test]
+fn a_token_naming_somebody_elses_record_breaks_own_evidence() {
+    let mut log = Log::default();
+    assigned(&mut log, 100, "m0", 1);
+    heartbeat(&mut log, 105, 4, "stranger", 1, 1000);
+    heartbeat(&mut log, 110, 5, "m0", 1, 1000);
+    proof(&mut log, "m0", 1, 1010);
+    claim(&mut log, 120, "m0", 4, 2000, 0);
+    let text = only(judged(&log), rules::OWN_EVIDENCE);
+    assert!(text.contains("written by stranger"), "{text}");
+}
+
+#[test]
+fn a_lease_on_an_old_terms_heartbeat_breaks_current_term() {
+    let mut log = Log::default();
+    assigned(&mut log, 50, "m0", 1);
+    heartbeat(&mut log, 60, 5, "m0", 1, 1000);
+    change(&mut log, 70, "m0", AssignmentChange::Revoked(vec![0]));
+    assigned(&mut log, 100, "m0", 2);
+    heartbeat(&mut log, 110, 6, "m0", 2, 1000);
+    proof(&mut log, "m0", 2, 1010);
+    claim(&mut log, 120, "m0", 5, 2000, 0);
+    let text = only(judged(&log), rules::CURRENT_TERM);
+    assert!(text.contains("its own heartbeat of generation 1"), "{text}");
+}
+
+#[test]
+fn a_lease_after_the_partition_was_lost_breaks_assigned_only() {
+    let mut log = keeps_every_rule();
+    change(&mut log, 150, "m0", AssignmentChange::Lost(vec![0]));
+    claim(&mut log, 160, "m0", 5, 1990, 0);
+    let text = only(judged(&log), rules::ASSIGNED_ONLY);
+    assert!(text.contains("partition 0 was not assigned to it (last change: Lost([0]) at 0.150s)"), "{text}");
+}
+
+#[test]
+fn a_members_tokens_only_increase_even_across_log_loss() {
+    for (token, epoch) in [(2, 0), (5, 0), (5, 1), (2, 1)] {
+        let mut log = keeps_every_rule();
+        let seq = log.next_seq();
+        log.claims.push(ClaimObs { seq, at: 125, member: "m0".into(), log_epoch: 0, leading: BTreeMap::new() });
+        heartbeat(&mut log, 130, token, "m0", 1, 1100);
+        proof(&mut log, "m0", 1, 1110);
+        claim(&mut log, 140, "m0", token, 2100, epoch);
+        let text = only(judged(&log), rules::TOKEN_ORDER);
+        assert!(text.contains(&format!("went from 5 (log epoch 0) to {token} (log epoch {epoch})")), "{text}");
+    }
+    // A new term with a higher token is fine.
+    let mut log = keeps_every_rule();
+    let seq = log.next_seq();
+    log.claims.push(ClaimObs { seq, at: 125, member: "m0".into(), log_epoch: 0, leading: BTreeMap::new() });
+    heartbeat(&mut log, 130, 6, "m0", 1, 1100);
+    proof(&mut log, "m0", 1, 1110);
+    claim(&mut log, 140, "m0", 6, 2100, 1);
+    assert_eq!(judged(&log), Vec::<String>::new());
+}
+
+fn event(log: &mut Log, at: u64, member: &str, event: Event) {
+    log.events.push(EventObs { at, member: member.into(), event, log_epoch: 0 });
+}
+
+#[test]
+fn a_lost_partition_answered_with_revoked_breaks_lost_is_fenced() {
+    let mut log = keeps_every_rule();
+    change(&mut log, 150, "m0", AssignmentChange::Lost(vec![0]));
+    event(&mut log, 150, "m0", Event::Revoked { role: 0 });
+    let text = only(judged(&log), rules::LOST_IS_FENCED);
+    assert!(text.contains("next event for role 0 was Revoked at 0.150s"), "{text}");
+
+    let mut log = keeps_every_rule();
+    change(&mut log, 150, "m0", AssignmentChange::Lost(vec![0]));
+    event(&mut log, 150, "m0", Event::Fenced { role: 0 });
+    assert_eq!(judged(&log), Vec::<String>::new());
+}
+
+fn handler_write(log: &mut Log, at: u64, member: &str, token: u64) {
+    log.writes.push(WriteObs { at, member: member.into(), token, log_epoch: 0, told: None, in_handler: true });
+}
+
+#[test]
+fn a_revoked_handler_still_working_when_the_next_leader_acquires_breaks_the_barrier() {
+    let mut log = keeps_every_rule();
+    event(&mut log, 3000, "m1", Event::Acquired { role: 0, token: neli::Token(9) });
+    handler_write(&mut log, 3050, "m0", 5);
+    let text = only(judged(&log), rules::REVOKED_BARRIER);
+    assert!(text.contains("m0's Revoked handler still wrote with token 5 at 3.050s, after m1 acquired"), "{text}");
+
+    // Before the successor: fine.
+    let mut log = keeps_every_rule();
+    handler_write(&mut log, 2950, "m0", 5);
+    event(&mut log, 3000, "m1", Event::Acquired { role: 0, token: neli::Token(9) });
+    assert_eq!(judged(&log), Vec::<String>::new());
+
+    // After the coordinator dropped m0 (its rebalance timeout ran out), the
+    // barrier no longer holds and its late write is for the token to refuse.
+    let mut log = keeps_every_rule();
+    log.removals.push((2900, "m0".into()));
+    event(&mut log, 3000, "m1", Event::Acquired { role: 0, token: neli::Token(9) });
+    handler_write(&mut log, 3050, "m0", 5);
+    assert_eq!(judged(&log), Vec::<String>::new());
+}
