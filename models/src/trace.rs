@@ -163,6 +163,7 @@ pub fn counterexample_to_scenario(
         heartbeat_interval: Some(ticks(c.heartbeat_interval.into())),
         poll_interval: ticks(1),
         membership_proof: c.membership_proof,
+        client_session_expiry: true,
         variant,
         max_poll_interval: None,
         // The application works between pulses and asks `is_leader()`

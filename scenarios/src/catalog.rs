@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use neli_sim::scenario::Layer;
 use neli_sim::{Scenario, ScenarioError};
 
 /// A loaded scenario and how the user named it (for reproduction lines).
@@ -74,6 +75,33 @@ pub fn load(arg: &str) -> Result<Entry, ScenarioError> {
     };
     let scenario = Scenario::load(&path)?;
     Ok(Entry { arg: arg.to_owned(), path, scenario })
+}
+
+impl Entry {
+    /// This entry with `layer` switched off (layer ablation): the scenario
+    /// renamed `<name>-without-<layer>`, and `arg` extended with
+    /// `--without <layer>` so reproduction lines rebuild it. `None` when
+    /// the scenario already runs without that layer.
+    pub fn without(&self, layer: Layer) -> Option<Entry> {
+        let scenario = self.scenario.without(layer)?;
+        Some(Entry { arg: format!("{} --without {layer}", self.arg), path: self.path.clone(), scenario })
+    }
+}
+
+/// [`load`], then switch `without` off if given; a layer that is already
+/// off in the scenario is an error naming the field.
+pub fn load_without(arg: &str, without: Option<Layer>) -> Result<Entry, ScenarioError> {
+    let e = load(arg)?;
+    match without {
+        None => Ok(e),
+        Some(l) => e.without(l).ok_or_else(|| {
+            ScenarioError(format!(
+                "--without {l}: {} already runs without it ({} = false)",
+                e.path.display(),
+                l.field()
+            ))
+        }),
+    }
 }
 
 fn toml_files(d: &Path) -> Vec<PathBuf> {

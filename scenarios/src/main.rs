@@ -11,6 +11,7 @@ use neli_lab::catalog::{self, Entry};
 use neli_lab::report::{self, Format};
 use neli_lab::{REPRO, explore, shrink, stats, svg, tune};
 use neli_sim::RunReport;
+use neli_sim::scenario::Layer;
 
 #[derive(Parser)]
 #[command(
@@ -47,12 +48,19 @@ enum Cmd {
         /// and .svg as `explore --artifacts` does.
         #[arg(long, value_name = "DIR")]
         artifacts: Option<PathBuf>,
+        /// Run with this layer of the lease switched off (layer ablation):
+        /// membership-proof, client-session-expiry or commit-generation-check.
+        #[arg(long, value_name = "LAYER", value_parser = Layer::parse)]
+        without: Option<Layer>,
     },
     /// Print the full trace of one seed (byte-identical on every run).
     Replay {
         scenario: String,
         #[arg(long)]
         seed: u64,
+        /// Replay with this layer switched off, as `run --without`.
+        #[arg(long, value_name = "LAYER", value_parser = Layer::parse)]
+        without: Option<Layer>,
     },
     /// Run many seeds of scenarios across threads; summary table per scenario.
     Explore {
@@ -77,6 +85,16 @@ enum Cmd {
         /// in order, every scenario the same ones; the summary says how many.
         #[arg(long, value_name = "DURATION")]
         time_budget: Option<String>,
+        /// Layer ablation: also run each scenario once per layer of the lease
+        /// with that layer off (`<name>-without-<layer>`). Each must pass,
+        /// unless the scenario lists the layer in `expect.fails_without`:
+        /// then it must fail in some seed.
+        #[arg(long)]
+        ablate: bool,
+        /// With --ablate: run the ablated scenarios on only the first N
+        /// seeds of the range (default: all of them), to keep the cost down.
+        #[arg(long, value_name = "N", requires = "ablate")]
+        ablate_seeds: Option<u64>,
     },
     /// Combine the JSON reports of `explore --shard i/n --format json` into
     /// the output one run over all seeds gives, with its exit code.
@@ -97,6 +115,9 @@ enum Cmd {
         /// At most this many simulation runs.
         #[arg(long, default_value_t = 300)]
         budget: u32,
+        /// Shrink the run with this layer switched off, as `run --without`.
+        #[arg(long, value_name = "LAYER", value_parser = Layer::parse)]
+        without: Option<Layer>,
     },
     /// Sweep T, S and G over seeds: CSV, SVG chart, safe region, recommendation.
     Tune {
@@ -298,13 +319,14 @@ fn cmd_list() -> ExitCode {
 
 fn cmd_run(
     arg: &str,
+    without: Option<Layer>,
     seed: Option<u64>,
     trace: bool,
     timeline: Option<PathBuf>,
     format: Format,
     artifacts: Option<PathBuf>,
 ) -> ExitCode {
-    let e = match catalog::load(arg) {
+    let e = match catalog::load_without(arg, without) {
         Ok(e) => e,
         Err(err) => return fail(err),
     };
@@ -355,8 +377,8 @@ fn cmd_run(
     verdict(&e, &r)
 }
 
-fn cmd_replay(arg: &str, seed: u64) -> ExitCode {
-    let e = match catalog::load(arg) {
+fn cmd_replay(arg: &str, without: Option<Layer>, seed: u64) -> ExitCode {
+    let e = match catalog::load_without(arg, without) {
         Ok(e) => e,
         Err(err) => return fail(err),
     };
@@ -380,6 +402,8 @@ fn cmd_explore(
     format: Format,
     artifacts: Option<PathBuf>,
     time_budget: Option<String>,
+    ablate: bool,
+    ablate_seeds: Option<u64>,
 ) -> ExitCode {
     let names = match (all, names.is_empty()) {
         (true, true) => match catalog::names() {
@@ -407,6 +431,34 @@ fn cmd_explore(
             Err(err) => return fail(err),
         }
     }
+    // Layer ablation: each scenario's runs with one layer off follow it,
+    // each with whether the scenario says it must fail.
+    let ablate_seeds = match ablate_seeds {
+        Some(0) => return fail("--ablate-seeds 0: give at least 1"),
+        Some(n) if n > seeds => return fail(format!("--ablate-seeds {n}: at most --seeds ({seeds})")),
+        Some(n) if n < seeds => Some(n),
+        _ => None,
+    };
+    let mut ablated_entry = vec![false; entries.len()];
+    let mut expect_fail = vec![(false, false); entries.len()];
+    if ablate {
+        let (mut with, mut is_ablated, mut expect) = (Vec::new(), Vec::new(), Vec::new());
+        for e in entries {
+            let ablated: Vec<(catalog::Entry, (bool, bool))> = Layer::ALL
+                .into_iter()
+                .filter_map(|l| e.without(l).map(|a| (a, (e.scenario.needs(l), e.scenario.may_need(l)))))
+                .collect();
+            with.push(e);
+            is_ablated.push(false);
+            expect.push((false, false));
+            for (a, must_fail) in ablated {
+                with.push(a);
+                is_ablated.push(true);
+                expect.push(must_fail);
+            }
+        }
+        (entries, ablated_entry, expect_fail) = (with, is_ablated, expect);
+    }
     let seed_list = match explore::shard_seeds(start, seeds, si, sn) {
         Ok(l) => l,
         Err(e) => return fail(e),
@@ -422,7 +474,10 @@ fn cmd_explore(
         return fail(format!("--artifacts {}: cannot create: {err}", dir.display()));
     }
     let jobs = jobs(j);
-    let b = bar(seed_list.len() as u64 * entries.len() as u64);
+    let ablation_count =
+        seed_list.iter().filter(|s| ablate_seeds.is_none_or(|n| **s < start.saturating_add(n))).count();
+    let runs: usize = ablated_entry.iter().map(|a| if *a { ablation_count } else { seed_list.len() }).sum();
+    let b = bar(runs as u64);
     let t0 = Instant::now();
     let mut per: Vec<(Vec<stats::SeedResult>, f64)> = entries.iter().map(|_| (Vec::new(), 0.0)).collect();
     // Without a budget, one pass per scenario; with one, every scenario runs
@@ -438,7 +493,12 @@ fn cmd_explore(
         if neli_lab::interrupt::requested() {
             break;
         }
-        for (e, (rs, wall)) in entries.iter().zip(per.iter_mut()) {
+        // The ablated runs' seeds are the first `ablate_seeds` of the
+        // range: with the same shard stride, a prefix of every chunk.
+        let ablation_end = ablate_seeds.map_or(u64::MAX, |n| start.saturating_add(n));
+        let ablation_seeds: Vec<u64> = seeds.iter().copied().filter(|s| *s < ablation_end).collect();
+        for ((e, (rs, wall)), ablated) in entries.iter().zip(per.iter_mut()).zip(&ablated_entry) {
+            let seeds = if *ablated { &ablation_seeds[..] } else { seeds };
             b.set_prefix(e.scenario.name.clone());
             let ts = Instant::now();
             rs.extend(explore::explore(&e.scenario, seeds, jobs, &b));
@@ -448,7 +508,15 @@ fn cmd_explore(
     let scenarios = entries
         .iter()
         .zip(per)
-        .map(|(e, (rs, wall))| report::ScenarioResults::new(&e.scenario.name, &e.arg, wall, rs))
+        .zip(&expect_fail)
+        .map(|((e, (rs, wall)), (must_fail, may_fail))| {
+            let r = report::ScenarioResults::new(&e.scenario.name, &e.arg, wall, rs)
+                .expecting_failure(*must_fail)
+                .allowing_failure(*may_fail);
+            r.ablating(
+                Layer::ALL.into_iter().find(|l| !e.scenario.has(*l) && e.arg.ends_with(&format!("--without {l}"))),
+            )
+        })
         .collect();
     b.finish_and_clear();
     let r = report::Explore {
@@ -462,12 +530,14 @@ fn cmd_explore(
         time_budget: if stopped { time_budget } else { None },
         merged_shards: 0,
         interrupted: neli_lab::interrupt::requested(),
+        ablate_seeds,
         scenarios,
     };
     print!("{}", r.render(format));
     if let Some(dir) = &artifacts {
         let mut written = 0;
-        for (e, sr) in entries.iter().zip(&r.scenarios) {
+        // A run that must fail and did is not something to look into.
+        for (e, sr) in entries.iter().zip(&r.scenarios).filter(|(_, sr)| !sr.expect_fail && !sr.may_fail) {
             for f in &sr.failing {
                 match neli_lab::artifacts::write_failing_seed(dir, &e.arg, &e.scenario, f.seed) {
                     Ok(files) => written += files.len(),
@@ -509,8 +579,8 @@ fn cmd_merge(files: &[PathBuf], format: Format) -> ExitCode {
     if r.failed() { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }
 
-fn cmd_shrink(arg: &str, seed: u64, out: Option<PathBuf>, budget: u32) -> ExitCode {
-    let e = match catalog::load(arg) {
+fn cmd_shrink(arg: &str, without: Option<Layer>, seed: u64, out: Option<PathBuf>, budget: u32) -> ExitCode {
+    let e = match catalog::load_without(arg, without) {
         Ok(e) => e,
         Err(err) => return fail(err),
     };
@@ -1010,10 +1080,10 @@ fn main() -> ExitCode {
     neli_lab::interrupt::install();
     match cli.cmd {
         Cmd::List => cmd_list(),
-        Cmd::Run { scenario, seed, trace, timeline, format, artifacts } => {
-            cmd_run(&scenario, seed, trace, timeline, format, artifacts)
+        Cmd::Run { scenario, seed, trace, timeline, format, artifacts, without } => {
+            cmd_run(&scenario, without, seed, trace, timeline, format, artifacts)
         }
-        Cmd::Replay { scenario, seed } => cmd_replay(&scenario, seed),
+        Cmd::Replay { scenario, seed, without } => cmd_replay(&scenario, without, seed),
         Cmd::Explore {
             scenarios,
             all,
@@ -1022,9 +1092,13 @@ fn main() -> ExitCode {
             format,
             artifacts,
             time_budget,
-        } => cmd_explore(scenarios, all, seeds, start, jobs, shard, format, artifacts, time_budget),
+            ablate,
+            ablate_seeds,
+        } => {
+            cmd_explore(scenarios, all, seeds, start, jobs, shard, format, artifacts, time_budget, ablate, ablate_seeds)
+        }
         Cmd::Merge { files, format } => cmd_merge(&files, format),
-        Cmd::Shrink { scenario, seed, out, budget } => cmd_shrink(&scenario, seed, out, budget),
+        Cmd::Shrink { scenario, seed, out, budget, without } => cmd_shrink(&scenario, without, seed, out, budget),
         Cmd::Tune {
             scenario,
             heartbeat_timeout,

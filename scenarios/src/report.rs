@@ -58,6 +58,10 @@ pub struct Explore {
     /// no verdict. Absent (false) otherwise.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// `--ablate-seeds`: the ablated runs covered only the first this many
+    /// seeds of the range; absent when they covered all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ablate_seeds: Option<u64>,
     /// The scenarios, in the order given.
     pub scenarios: Vec<ScenarioResults>,
 }
@@ -85,6 +89,18 @@ pub struct ScenarioResults {
     pub failing: Vec<Failure>,
     /// Every seed's figures, in seed order (what `merge` recomputes from).
     pub results: Vec<SeedResult>,
+    /// A layer-ablation run the scenario says must fail
+    /// (`expect.fails_without`): it is as expected when some seed failed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expect_fail: bool,
+    /// A layer-ablation run the scenario says may fail
+    /// (`expect.may_fail_without`): reported, never a failure of the run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub may_fail: bool,
+    /// The layer switched off in this run (`explore --ablate`); absent for
+    /// the scenario as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub without: Option<String>,
 }
 
 /// The table row of one scenario.
@@ -133,7 +149,38 @@ impl ScenarioResults {
             },
             failing,
             results,
+            expect_fail: false,
+            may_fail: false,
+            without: None,
         }
+    }
+
+    /// The same results, marked as a run with `layer` switched off.
+    pub fn ablating(mut self, layer: Option<neli_sim::scenario::Layer>) -> ScenarioResults {
+        self.without = layer.map(|l| l.to_string());
+        self
+    }
+
+    /// The same results, judged as a run that must fail (`expect_fail`).
+    pub fn expecting_failure(mut self, expect_fail: bool) -> ScenarioResults {
+        self.expect_fail = expect_fail;
+        self
+    }
+
+    /// The same results, judged as a run that may fail (`may_fail`).
+    pub fn allowing_failure(mut self, may_fail: bool) -> ScenarioResults {
+        self.may_fail = may_fail;
+        self
+    }
+
+    /// A failing seed here fails the run: not a run that must or may fail.
+    fn judged(&self) -> bool {
+        !self.expect_fail && !self.may_fail
+    }
+
+    /// A run that must fail in which every seed passed.
+    fn missed_expected_failure(&self) -> bool {
+        self.expect_fail && self.failing.is_empty()
     }
 }
 
@@ -143,9 +190,13 @@ impl Explore {
         self.scenarios.first().map_or(0, |s| s.results.len())
     }
 
-    /// Whether any seed of any scenario failed.
+    /// Whether any scenario's outcome is not the expected one: a failing
+    /// seed, or a run that must fail passing every seed (unless
+    /// interrupted: then it may just not have got there yet).
     pub fn failed(&self) -> bool {
-        self.scenarios.iter().any(|s| !s.failing.is_empty())
+        self.scenarios.iter().any(|s| {
+            if s.expect_fail { s.failing.is_empty() && !self.interrupted } else { s.judged() && !s.failing.is_empty() }
+        })
     }
 
     /// The `explored …` line of the text output (it names the wall time, so
@@ -156,14 +207,20 @@ impl Explore {
             (0, of) => format!(", shard {}/{of}", self.shard.index),
             (n, _) => format!(", merged from {n} shard(s)"),
         };
-        let total = self.seeds_run() * self.scenarios.len();
+        let total: usize = self.scenarios.iter().map(|s| s.results.len()).sum();
+        let base = self.scenarios.iter().filter(|s| s.without.is_none()).count();
+        let ablated: Vec<&ScenarioResults> = self.scenarios.iter().filter(|s| s.without.is_some()).collect();
+        let ablations = match ablated.first() {
+            None => String::new(),
+            Some(a) => format!(" and {} ablated run(s) x {} seed(s)", ablated.len(), a.results.len()),
+        };
         let budget = match &self.time_budget {
             Some(b) => format!(" (time budget {b} reached: {} of {} seed(s) ran)", self.seeds_run(), self.planned()),
             None => String::new(),
         };
         format!(
-            "explored {} scenario(s) x {} seed(s) from {}{shard} on {} thread(s) in {:.1}s ({:.1} seeds/s){budget}",
-            self.scenarios.len(),
+            "explored {} scenario(s) x {} seed(s){ablations} from {}{shard} on {} thread(s) in {:.1}s ({:.1} seeds/s){budget}",
+            base,
             self.seeds_run(),
             self.start,
             self.jobs,
@@ -193,7 +250,13 @@ impl Explore {
                 vec![
                     s.name.clone(),
                     s.summary.seeds.to_string(),
-                    s.summary.violations.to_string(),
+                    if s.expect_fail {
+                        format!("{} (must fail)", s.summary.violations)
+                    } else if s.may_fail {
+                        format!("{} (may fail)", s.summary.violations)
+                    } else {
+                        s.summary.violations.to_string()
+                    },
                     s.summary.overlap.clone(),
                     s.summary.gap.clone(),
                     s.summary.failover.clone(),
@@ -201,17 +264,44 @@ impl Explore {
             })
             .collect();
         o.push_str(&stats::table(&["scenario", "seeds", "violations", "overlap", "gap", "failover"], &rows));
+        for s in self.scenarios.iter().filter(|s| !s.judged() && !s.failing.is_empty()) {
+            let first = &s.failing[0];
+            let (label, field) =
+                if s.expect_fail { ("expected", "fails_without") } else { ("may fail", "may_fail_without") };
+            let _ = writeln!(
+                o,
+                "{label:<9} {} failed in {} of {} seed(s), as its scenario says (expect.{field}); seed {}: {}",
+                s.name,
+                s.failing.len(),
+                s.results.len(),
+                first.seed,
+                first.violations.first().map_or("", String::as_str)
+            );
+        }
         let failing: Vec<(&ScenarioResults, &Failure)> =
-            self.scenarios.iter().flat_map(|s| s.failing.iter().map(move |f| (s, f))).collect();
+            self.scenarios.iter().filter(|s| s.judged()).flat_map(|s| s.failing.iter().map(move |f| (s, f))).collect();
+        let missed: Vec<&ScenarioResults> = self.scenarios.iter().filter(|s| s.missed_expected_failure()).collect();
         if failing.is_empty() && self.interrupted {
             o.push_str("verdict   NONE (interrupted: no violation in the seeds that ran, and not every seed ran)\n");
             return o;
         }
-        if failing.is_empty() {
+        if failing.is_empty() && missed.is_empty() {
             o.push_str("verdict   PASS\n");
             return o;
         }
-        let _ = writeln!(o, "verdict   FAIL ({} violating run(s))", failing.len());
+        let _ = match (failing.len(), missed.len()) {
+            (f, 0) => writeln!(o, "verdict   FAIL ({f} violating run(s))"),
+            (0, m) => writeln!(o, "verdict   FAIL ({m} run(s) that must fail passed)"),
+            (f, m) => writeln!(o, "verdict   FAIL ({f} violating run(s), {m} run(s) that must fail passed)"),
+        };
+        for s in &missed {
+            let _ = writeln!(
+                o,
+                "  {} must fail (expect.fails_without) but passed all {} seed(s): the layer it names carried no weight here",
+                s.name,
+                s.results.len()
+            );
+        }
         for (s, f) in failing.iter().take(LISTED) {
             let _ = writeln!(o, "  seed {} of {}: {}", f.seed, s.arg, f.violations.first().map_or("", String::as_str));
             let _ = writeln!(o, "    reproduce: {}", f.reproduce);
@@ -255,27 +345,47 @@ impl Explore {
                 name: s.name.clone(),
                 classname: format!("neli-lab.explore.{}", s.name),
                 time_s: s.wall_s,
-                failure: s.failing.first().map(|first| CaseFailure {
-                    message: format!(
-                        "{} of {} seed(s) violated; seed {}: {}; reproduce: {}",
-                        s.failing.len(),
-                        s.results.len(),
-                        first.seed,
-                        first.violations.first().map_or("", String::as_str),
-                        first.reproduce
-                    ),
-                    body: s
-                        .failing
-                        .iter()
-                        .map(|f| {
-                            format!("seed {}: {}\n  reproduce: {}\n", f.seed, f.violations.join("; "), f.reproduce)
-                        })
-                        .collect(),
-                }),
+                failure: if s.missed_expected_failure() {
+                    Some(CaseFailure {
+                        message: format!("must fail (expect.fails_without) but passed all {} seed(s)", s.results.len()),
+                        body: String::new(),
+                    })
+                } else if !s.judged() {
+                    None
+                } else {
+                    s.failing.first().map(|first| CaseFailure {
+                        message: format!(
+                            "{} of {} seed(s) violated; seed {}: {}; reproduce: {}",
+                            s.failing.len(),
+                            s.results.len(),
+                            first.seed,
+                            first.violations.first().map_or("", String::as_str),
+                            first.reproduce
+                        ),
+                        body: s
+                            .failing
+                            .iter()
+                            .map(|f| {
+                                format!("seed {}: {}\n  reproduce: {}\n", f.seed, f.violations.join("; "), f.reproduce)
+                            })
+                            .collect(),
+                    })
+                },
                 skipped: None,
                 out: format!(
-                    "seeds {} violations {} overlap {} gap {} failover {} (ms, p50/p99/max)",
-                    s.summary.seeds, s.summary.violations, s.summary.overlap, s.summary.gap, s.summary.failover
+                    "seeds {} violations {}{} overlap {} gap {} failover {} (ms, p50/p99/max)",
+                    s.summary.seeds,
+                    s.summary.violations,
+                    if s.expect_fail {
+                        " (must fail)"
+                    } else if s.may_fail {
+                        " (may fail)"
+                    } else {
+                        ""
+                    },
+                    s.summary.overlap,
+                    s.summary.gap,
+                    s.summary.failover
                 ),
             })
             .collect();
@@ -292,8 +402,8 @@ pub fn merge(inputs: Vec<(String, Explore)>) -> Result<Explore, String> {
     let Some((first_file, first)) = inputs.first() else {
         return Err("merge: give the shard reports (explore --shard i/n --format json) to merge".into());
     };
-    let names = |r: &Explore| -> Vec<(String, String)> {
-        r.scenarios.iter().map(|s| (s.name.clone(), s.arg.clone())).collect()
+    let names = |r: &Explore| -> Vec<(String, String, bool, bool)> {
+        r.scenarios.iter().map(|s| (s.name.clone(), s.arg.clone(), s.expect_fail, s.may_fail)).collect()
     };
     let mut seen: Vec<Option<&str>> = vec![None; usize::try_from(first.shard.of).unwrap_or(0)];
     for (file, r) in &inputs {
@@ -315,6 +425,9 @@ pub fn merge(inputs: Vec<(String, Explore)>) -> Result<Explore, String> {
         }
         if r.shard.of != first.shard.of {
             return differs("shard count", format!("/{}", r.shard.of), format!("/{}", first.shard.of));
+        }
+        if r.ablate_seeds != first.ablate_seeds {
+            return differs("--ablate-seeds", format!("{:?}", r.ablate_seeds), format!("{:?}", first.ablate_seeds));
         }
         if names(r) != names(first) {
             return differs("scenario list", format!("{:?}", names(r)), format!("{:?}", names(first)));
@@ -352,7 +465,11 @@ pub fn merge(inputs: Vec<(String, Explore)>) -> Result<Explore, String> {
             return Err(format!("merge: seed {} of {} is reported by two shards", w[0].seed, s.name));
         }
         let wall = inputs.iter().map(|(_, r)| r.scenarios[k].wall_s).fold(0.0, f64::max);
-        scenarios.push(ScenarioResults::new(&s.name, &s.arg, wall, results));
+        let mut merged = ScenarioResults::new(&s.name, &s.arg, wall, results)
+            .expecting_failure(s.expect_fail)
+            .allowing_failure(s.may_fail);
+        merged.without = s.without.clone();
+        scenarios.push(merged);
     }
     Ok(Explore {
         schema: SCHEMA.into(),
@@ -365,6 +482,7 @@ pub fn merge(inputs: Vec<(String, Explore)>) -> Result<Explore, String> {
         time_budget: inputs.iter().find_map(|(_, r)| r.time_budget.clone()),
         merged_shards: inputs.len() as u64,
         interrupted: inputs.iter().any(|(_, r)| r.interrupted),
+        ablate_seeds: first.ablate_seeds,
         scenarios,
     })
 }

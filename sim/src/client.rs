@@ -35,6 +35,9 @@ pub struct ClientCfg {
     pub max_poll_ms: u64,
     pub request_timeout_ms: u64,
     pub delivery_timeout_ms: u64,
+    /// Report the assignment lost once no group heartbeat succeeded for
+    /// `session_ms` (librdkafka does; off only for layer ablation).
+    pub session_expiry: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,7 +232,8 @@ async fn group_task(sh: Arc<Shared>) {
                     continue;
                 }
                 let now = global_ms();
-                let session_deadline = sh.lock().last_hb_ok + cfg.session_ms;
+                let session_deadline =
+                    if cfg.session_expiry { sh.lock().last_hb_ok + cfg.session_ms } else { u64::MAX };
                 let hb_due = now >= next_hb;
                 // An overdue heartbeat (after a pause, the timers fire late)
                 // goes out before the session check, so a resumed member

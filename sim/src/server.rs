@@ -118,6 +118,8 @@ impl BrokerState {
 pub struct BrokerCtx {
     pub name: String,
     pub profile: Profile,
+    /// Refuse commits of an old generation (off only for layer ablation).
+    pub generation_check: bool,
     pub coordinator: bool,
     pub partition_leader: bool,
     pub partitions: u32,
@@ -290,7 +292,7 @@ impl BrokerCtx {
         let Some(m) = g.members.get_mut(member_id) else {
             return Response::Error(GroupError::UnknownMember);
         };
-        if generation != g.generation {
+        if self.generation_check && generation != g.generation {
             return Response::Error(GroupError::IllegalGeneration);
         }
         match g.phase {

@@ -3,6 +3,7 @@
 //! (explore fails, shrink gives a smaller scenario that still fails) and
 //! bad scenario files.
 
+mod ablation;
 mod artifacts;
 mod bad_input;
 mod broken_variant;

@@ -1,7 +1,8 @@
 //! The harness as one test command, so mutation testing can ask it whether a
 //! mutant of the election rules is caught (scripts/mutants.sh, issue 11):
-//! every shipped scenario over `NELI_GATE_SEEDS` seeds (default 30) and
-//! `check` with its defaults must pass. On the unmutated code both do; a
+//! every shipped scenario over `NELI_GATE_SEEDS` seeds (default 30), also
+//! with each layer of the lease off (`--ablate`: the heartbeat rules carry
+//! weight where the proof is off), and `check` with its defaults must pass. On the unmutated code both do; a
 //! mutant that makes either fail is "caught by the harness".
 
 use crate::{lab, stdout};
@@ -14,13 +15,17 @@ fn seeds() -> String {
 #[ignore = "the mutation gate, about a minute in a release build; scripts/mutants.sh runs it, and by hand: cargo test --release -p neli-scenarios --test it mutation_gate -- --include-ignored"]
 fn the_harness_passes_explore_all_and_check() {
     let seeds = seeds();
-    let explore = lab(&["explore", "--all", "--seeds", &seeds]);
+    let explore = lab(&["explore", "--all", "--seeds", &seeds, "--ablate"]);
     let out = stdout(&explore);
     assert!(
         explore.status.success(),
-        "explore --all --seeds {seeds} failed ({}):\n{}",
+        "explore --all --seeds {seeds} --ablate failed ({}):\n{}",
         explore.status,
-        out.lines().filter(|l| l.contains(" of ") || l.starts_with("verdict")).take(8).collect::<Vec<_>>().join("\n")
+        out.lines()
+            .filter(|l| l.contains(" of ") || l.contains("must fail") || l.starts_with("verdict"))
+            .take(8)
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     assert!(out.contains("verdict   PASS"), "explore printed no PASS verdict:\n{out}");
     let check = lab(&["check"]);

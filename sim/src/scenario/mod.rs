@@ -38,6 +38,62 @@ fn d1() -> u32 {
 fn yes() -> bool {
     true
 }
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// One layer of the lease's defence that a run can switch off (layer
+/// ablation, docs/background.md "Layer ablation"): the design says which
+/// of them the others must cover for, and a scenario says in
+/// `[expect] fails_without` which it is meant to need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layer {
+    /// `[election] membership_proof`: the generation-checked commit that caps the lease.
+    MembershipProof,
+    /// `[election] client_session_expiry`: the client reports its
+    /// assignment lost once no group heartbeat succeeded for S.
+    ClientSessionExpiry,
+    /// `[cluster] commit_generation_check`: the coordinator refuses a
+    /// commit from an old generation (else only unknown members are refused).
+    CommitGenerationCheck,
+}
+
+impl Layer {
+    pub const ALL: [Layer; 3] = [Layer::MembershipProof, Layer::ClientSessionExpiry, Layer::CommitGenerationCheck];
+
+    /// The name scenario files and the command line use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::MembershipProof => "membership-proof",
+            Layer::ClientSessionExpiry => "client-session-expiry",
+            Layer::CommitGenerationCheck => "commit-generation-check",
+        }
+    }
+
+    /// Parses a layer name, saying which names exist when it is none.
+    pub fn parse(text: &str) -> Result<Layer, String> {
+        Layer::ALL.into_iter().find(|l| l.name() == text).ok_or_else(|| {
+            let names: Vec<&str> = Layer::ALL.iter().map(|l| l.name()).collect();
+            format!("{text:?} is not a layer (layers: {})", names.join(", "))
+        })
+    }
+
+    /// The scenario field that switches the layer.
+    pub fn field(self) -> &'static str {
+        match self {
+            Layer::MembershipProof => "election.membership_proof",
+            Layer::ClientSessionExpiry => "election.client_session_expiry",
+            Layer::CommitGenerationCheck => "cluster.commit_generation_check",
+        }
+    }
+}
+
+impl std::fmt::Display for Layer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 fn poll_default() -> Dur {
     Dur(100)
 }
@@ -53,11 +109,21 @@ pub struct Cluster {
     pub partition_leader: BrokerId,
     #[serde(default)]
     pub profile: Profile,
+    /// Extension to v1 (layer ablation): `false` makes the coordinator
+    /// accept a commit of any generation from a known member.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub commit_generation_check: bool,
 }
 
 impl Default for Cluster {
     fn default() -> Self {
-        Cluster { brokers: 1, coordinator: BrokerId(0), partition_leader: BrokerId(0), profile: Profile::default() }
+        Cluster {
+            brokers: 1,
+            coordinator: BrokerId(0),
+            partition_leader: BrokerId(0),
+            profile: Profile::default(),
+            commit_generation_check: true,
+        }
     }
 }
 
@@ -83,6 +149,11 @@ pub struct Election {
     pub poll_interval: Dur,
     #[serde(default = "yes")]
     pub membership_proof: bool,
+    /// Extension to v1 (layer ablation): `false` makes the simulated client
+    /// keep its assignment however long its group heartbeats fail; it then
+    /// learns of an eviction only from the coordinator's answers.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub client_session_expiry: bool,
     #[serde(default)]
     pub variant: Variant,
     /// Extension to v1: `max.poll.interval.ms`, also the rebalance timeout.
@@ -126,11 +197,25 @@ pub struct Expect {
     pub max_gap: Option<Dur>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_failover: Option<Dur>,
+    /// Extension to v1 (layer ablation): the layers this scenario is meant
+    /// to need. `explore --ablate` expects the scenario to fail in some
+    /// seed with any one of them off, and to pass with any other one off.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fails_without: Vec<Layer>,
+    /// Extension to v1 (layer ablation): layers without which the scenario
+    /// may fail in some seeds but need not (random faults that only
+    /// sometimes hit the window): those runs are reported, not judged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub may_fail_without: Vec<Layer>,
 }
 
 impl Expect {
     fn is_empty(&self) -> bool {
-        self.max_overlap.is_none() && self.max_gap.is_none() && self.max_failover.is_none()
+        self.max_overlap.is_none()
+            && self.max_gap.is_none()
+            && self.max_failover.is_none()
+            && self.fails_without.is_empty()
+            && self.may_fail_without.is_empty()
     }
 }
 
@@ -236,6 +321,48 @@ impl Scenario {
         self.faults.iter().map(|f| f.get_ref())
     }
 
+    /// Whether `layer` is on in this scenario.
+    pub fn has(&self, layer: Layer) -> bool {
+        match layer {
+            Layer::MembershipProof => self.election.membership_proof,
+            Layer::ClientSessionExpiry => self.election.client_session_expiry,
+            Layer::CommitGenerationCheck => self.cluster.commit_generation_check,
+        }
+    }
+
+    /// This scenario with `layer` switched off, named `<name>-without-<layer>`
+    /// and with no `fails_without` of its own (the caller knows whether it
+    /// is meant to fail: [`Scenario::needs`]). `None` when the layer is
+    /// already off here, so there is nothing to ablate.
+    pub fn without(&self, layer: Layer) -> Option<Scenario> {
+        if !self.has(layer) {
+            return None;
+        }
+        let mut s = self.clone();
+        match layer {
+            Layer::MembershipProof => s.election.membership_proof = false,
+            Layer::ClientSessionExpiry => s.election.client_session_expiry = false,
+            Layer::CommitGenerationCheck => s.cluster.commit_generation_check = false,
+        }
+        // A long name is cut so the ablated scenario still reads back.
+        let suffix = format!("-without-{layer}");
+        let keep = self.name.len().min(MAX_NAME.saturating_sub(suffix.len()));
+        s.name = format!("{}{suffix}", &self.name[..keep]);
+        s.expect.fails_without.clear();
+        s.expect.may_fail_without.clear();
+        Some(s)
+    }
+
+    /// Whether the scenario says it fails without `layer` (`expect.fails_without`).
+    pub fn needs(&self, layer: Layer) -> bool {
+        self.expect.fails_without.contains(&layer)
+    }
+
+    /// Whether the scenario says it may fail without `layer` (`expect.may_fail_without`).
+    pub fn may_need(&self, layer: Layer) -> bool {
+        self.expect.may_fail_without.contains(&layer)
+    }
+
     /// The hosts a scenario may name.
     pub fn member_names(&self) -> Vec<String> {
         (0..self.election.members).map(|i| format!("m{i}")).collect()
@@ -322,6 +449,26 @@ impl Scenario {
             && (i.0 <= 0 || i >= e.heartbeat_timeout)
         {
             return err(format!("election.heartbeat_interval = \"{i}\": must be positive and below heartbeat_timeout"));
+        }
+        for (field, needs) in
+            [("fails_without", &self.expect.fails_without), ("may_fail_without", &self.expect.may_fail_without)]
+        {
+            for (i, l) in needs.iter().enumerate() {
+                if needs[..i].contains(l) {
+                    return err(format!("expect.{field}: {l} is named twice"));
+                }
+                if !self.has(*l) {
+                    return err(format!(
+                        "expect.{field}: {l} is already off in this scenario ({} = false), so there is no run without it to expect a failure from",
+                        l.field()
+                    ));
+                }
+            }
+        }
+        if let Some(l) = self.expect.fails_without.iter().find(|l| self.expect.may_fail_without.contains(l)) {
+            return err(format!(
+                "expect: {l} is in both fails_without (must fail) and may_fail_without (may fail); choose one"
+            ));
         }
         for f in &self.faults {
             self.validate_fault(f.get_ref()).map_err(|msg| (Some(f.span().start), msg))?;

@@ -115,6 +115,7 @@ impl World<'_> {
             let ctx = BrokerCtx {
                 name: b.clone(),
                 profile: c.profile,
+                generation_check: c.commit_generation_check,
                 coordinator: b == c.coordinator.to_string(),
                 partition_leader: b == c.partition_leader.to_string(),
                 partitions,

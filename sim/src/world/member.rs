@@ -76,6 +76,7 @@ pub(super) struct MemberParams {
     max_poll_ms: u64,
     app_work: Option<Duration>,
     revoked_work: Duration,
+    session_expiry: bool,
 }
 
 impl MemberParams {
@@ -103,6 +104,7 @@ impl MemberParams {
             max_poll_ms: e.max_poll_ms(),
             app_work: e.app_work.map(Dur::duration),
             revoked_work: e.revoked_work.map_or(DEFAULT_REVOKED_WORK, Dur::duration),
+            session_expiry: e.client_session_expiry,
         }
     }
 
@@ -149,6 +151,7 @@ impl MemberParams {
             max_poll_ms: self.max_poll_ms,
             request_timeout_ms: 1000,
             delivery_timeout_ms: 2 * self.t.as_millis() as u64,
+            session_expiry: self.session_expiry,
         }
     }
 }
