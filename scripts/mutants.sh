@@ -17,8 +17,9 @@
 # mutant from K (cargo-mutants --shard), to split a run over sessions;
 # --re keeps the mutants whose name matches (e.g. 'handle_record').
 # Needs cargo-mutants (`cargo install cargo-mutants --locked`; installed on
-# first use). Each run uses its own target directory under DIR, so a mutated
-# build never lands in the shared target/ (ARCHITECTURE.md, "Build identity").
+# first use). cargo-mutants builds each mutant in a scratch copy of the tree
+# (starting from a copy of target/), so a mutated build never lands in the
+# shared target/ (ARCHITECTURE.md, "Build identity").
 # Exit status: 0 when nothing was missed by both, 1 otherwise, 2 on bad arguments.
 set -u
 
@@ -57,7 +58,11 @@ else
   config=()
 fi
 mkdir -p "$out" || exit 2
-common=(--package neli --no-shuffle --baseline run)
+# cargo-mutants' own baseline would run the harness's test arguments against
+# the mutated package (neli), where they match no test, and then derive a
+# timeout from that empty run; so the harness baseline runs here, and each
+# mutant gets a fixed timeout well above the gate's own time (under a minute).
+common=(--package neli --no-shuffle --copy-target true)
 [ -n "$shard" ] && common+=(--shard "$shard")
 [ -n "$re" ] && common+=(--re "$re")
 as_files() { for f in "$@"; do printf -- '--file\n%s\n' "$f"; done; }
@@ -66,18 +71,20 @@ run() { # name, test package, extra cargo args..., -- test args
   local name="$1"; shift
   echo "mutants: $name run, logs in $out/$name" >&2
   mapfile -t fa < <(as_files "${targets[@]}")
-  NELI_GATE_SEEDS="$seeds" cargo mutants "${common[@]}" "${fa[@]}" --output "$out/$name" \
-    --target-dir "$out/$name-target" "$@"
+  NELI_GATE_SEEDS="$seeds" cargo mutants "${common[@]}" "${fa[@]}" --output "$out/$name" "$@"
 }
 
 if [ "$only" != tests ]; then
+  echo "mutants: harness baseline (the unmutated tree must pass the gate)" >&2
+  NELI_GATE_SEEDS="$seeds" cargo test --release -p neli-scenarios --test it mutation_gate -- --include-ignored >&2 ||
+    { echo "mutants: the unmutated tree fails the mutation gate; fix that first" >&2; exit 2; }
   targets=("${rules[@]}")
-  run harness --test-package neli-scenarios --cargo-arg=--release \
-    -- --test it mutation_gate -- --include-ignored
+  run harness --baseline skip --timeout 600 --build-timeout 900 --test-package neli-scenarios \
+    --cargo-arg=--release -- --test it mutation_gate -- --include-ignored
 fi
 if [ "$only" != harness ]; then
   targets=("${rules[@]}" "${config[@]}")
-  run tests --test-package neli
+  run tests --baseline run --test-package neli
 fi
 
 # One table from cargo-mutants' caught/missed lists (one mutant per line).

@@ -341,9 +341,7 @@ fn rebalance_waits_for_the_revoked_handler_before_the_next_leader_starts() {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async {
         let log = Arc::new(Mutex::new(Vec::new()));
-        let cfg = |name: &str| {
-            crate::support::config(&tansu.bootstrap, "barrier", name, T_DUR, BARRIER_S)
-        };
+        let cfg = |name: &str| crate::support::config(&tansu.bootstrap, "barrier", name, T_DUR, BARRIER_S);
         let m1 = slow_revoker(&cfg("m1"), HOLD, log.clone()).await;
         let alone = budget(BARRIER_S + T_DUR + PAUSE + retry(BARRIER_S));
         assert!(crate::support::wait_for(alone, || m1.is_leader()).await, "m1 leads alone within {alone:?}");

@@ -66,9 +66,8 @@ fn fails_without_names_each_layer_once_and_only_layers_that_are_on() {
     let off = format!("{off}[expect]\nfails_without = [\"membership-proof\"]\n");
     let err = neli_sim::Scenario::parse(&off, "off.toml").unwrap_err().0;
     assert!(err.contains("already off") && err.contains("election.membership_proof = false"), "{err}");
-    let both = format!(
-        "{base}[expect]\nfails_without = [\"membership-proof\"]\nmay_fail_without = [\"membership-proof\"]\n"
-    );
+    let both =
+        format!("{base}[expect]\nfails_without = [\"membership-proof\"]\nmay_fail_without = [\"membership-proof\"]\n");
     let err = neli_sim::Scenario::parse(&both, "both.toml").unwrap_err().0;
     assert!(err.contains("in both fails_without (must fail) and may_fail_without"), "{err}");
     let unknown = format!("{base}[expect]\nfails_without = [\"proof\"]\n");

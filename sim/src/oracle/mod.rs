@@ -98,6 +98,7 @@ pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figur
         sweep(s, role, &hs, end, &mut f, &mut v);
         if role == 0 {
             failovers(log, &hs, &mut f);
+            told_while_leading(s, log, &hs, &mut v);
         }
     }
     events(log, &mut f, &mut v);
@@ -222,6 +223,28 @@ fn events(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
                 }
                 *held = false;
             }
+        }
+    }
+}
+
+/// The application gets to act: a member that held role 0 for longer, in
+/// total, than one lease plus a few polls (and its `app_work`) was told at
+/// least once that it leads (`token()`), else an election that never lets
+/// its application work would pass every safety oracle. One lease of slack
+/// covers a hold spent paused; the member's incarnations count separately.
+fn told_while_leading(s: &Scenario, log: &Log, hs: &[Hold], v: &mut Vec<String>) {
+    let e = &s.election;
+    let bound = e.heartbeat_timeout.ms() + 4 * e.poll_interval.ms() + e.app_work.map_or(0, |w| w.ms());
+    let mut held: BTreeMap<&str, u64> = BTreeMap::new();
+    for h in hs {
+        *held.entry(h.member.as_str()).or_default() += h.end - h.start;
+    }
+    for (member, total) in held.into_iter().filter(|(_, t)| *t > bound) {
+        if !log.writes.iter().any(|w| w.member == member && !w.in_handler) {
+            v.push(format!(
+                "rule told-while-leading: {member} held role 0 for {} in total but its application was never told it leads (token() was None at every poll; at most {bound}ms may pass untold)",
+                secs(total)
+            ));
         }
     }
 }

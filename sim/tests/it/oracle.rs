@@ -71,3 +71,29 @@ duration = "2500ms"
         assert!(r.figures.writes > 0, "the application wrote while leading");
     }
 }
+
+/// One member holds role 0 from 0 to 5 s (what its driver published) and
+/// its application writes `writes` times: an election that never lets its
+/// application act must not pass (a driver whose `token()` compared the
+/// lease the wrong way round passed every other oracle: issue 11).
+fn untold(writes: usize) -> Vec<String> {
+    let s = scenario(
+        "name = \"untold\"\nduration = \"10s\"\n[election]\nmembers = 1\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n",
+    );
+    let mut log = Log::default();
+    let leading = std::collections::BTreeMap::from([(0, neli_sim::record::LeaseView { token: 7, until: 5000 })]);
+    log.leases.push(neli_sim::record::LeaseObs { at: 0, member: "m0".into(), slot: 0, leading });
+    log.slots.insert("m0".into(), 0);
+    for k in 0..writes {
+        let at = 100 + 100 * k as u64;
+        log.writes.push(WriteObs { at, member: "m0".into(), token: 7, log_epoch: 0, told: None, in_handler: false });
+    }
+    judge(&s, &log, &[ClockModel::new(0)], 10_000).1
+}
+
+#[test]
+fn a_leader_whose_application_is_never_told_it_leads_is_a_violation() {
+    let v = untold(0);
+    assert!(v.iter().any(|v| v.starts_with("rule told-while-leading: m0 held role 0 for 5.000s in total")), "{v:?}");
+    assert!(untold(1).iter().all(|v| !v.contains("told-while-leading")), "{:?}", untold(1));
+}
