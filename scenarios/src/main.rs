@@ -439,21 +439,22 @@ fn cmd_explore(
         Some(n) if n < seeds => Some(n),
         _ => None,
     };
-    let mut ablated_entry = vec![false; entries.len()];
+    // Per entry: the layer it runs without (None: the scenario as written).
+    let mut ablated_entry: Vec<Option<Layer>> = vec![None; entries.len()];
     let mut expect_fail = vec![(false, false); entries.len()];
     if ablate {
         let (mut with, mut is_ablated, mut expect) = (Vec::new(), Vec::new(), Vec::new());
         for e in entries {
-            let ablated: Vec<(catalog::Entry, (bool, bool))> = Layer::ALL
+            let ablated: Vec<(catalog::Entry, Layer, (bool, bool))> = Layer::ALL
                 .into_iter()
-                .filter_map(|l| e.without(l).map(|a| (a, (e.scenario.needs(l), e.scenario.may_need(l)))))
+                .filter_map(|l| e.without(l).map(|a| (a, l, (e.scenario.needs(l), e.scenario.may_need(l)))))
                 .collect();
             with.push(e);
-            is_ablated.push(false);
+            is_ablated.push(None);
             expect.push((false, false));
-            for (a, must_fail) in ablated {
+            for (a, layer, must_fail) in ablated {
                 with.push(a);
-                is_ablated.push(true);
+                is_ablated.push(Some(layer));
                 expect.push(must_fail);
             }
         }
@@ -476,7 +477,7 @@ fn cmd_explore(
     let jobs = jobs(j);
     let ablation_count =
         seed_list.iter().filter(|s| ablate_seeds.is_none_or(|n| **s < start.saturating_add(n))).count();
-    let runs: usize = ablated_entry.iter().map(|a| if *a { ablation_count } else { seed_list.len() }).sum();
+    let runs: usize = ablated_entry.iter().map(|a| if a.is_some() { ablation_count } else { seed_list.len() }).sum();
     let b = bar(runs as u64);
     let t0 = Instant::now();
     let mut per: Vec<(Vec<stats::SeedResult>, f64)> = entries.iter().map(|_| (Vec::new(), 0.0)).collect();
@@ -498,7 +499,7 @@ fn cmd_explore(
         let ablation_end = ablate_seeds.map_or(u64::MAX, |n| start.saturating_add(n));
         let ablation_seeds: Vec<u64> = seeds.iter().copied().filter(|s| *s < ablation_end).collect();
         for ((e, (rs, wall)), ablated) in entries.iter().zip(per.iter_mut()).zip(&ablated_entry) {
-            let seeds = if *ablated { &ablation_seeds[..] } else { seeds };
+            let seeds = if ablated.is_some() { &ablation_seeds[..] } else { seeds };
             b.set_prefix(e.scenario.name.clone());
             let ts = Instant::now();
             rs.extend(explore::explore(&e.scenario, seeds, jobs, &b));
@@ -508,14 +509,12 @@ fn cmd_explore(
     let scenarios = entries
         .iter()
         .zip(per)
-        .zip(&expect_fail)
-        .map(|((e, (rs, wall)), (must_fail, may_fail))| {
-            let r = report::ScenarioResults::new(&e.scenario.name, &e.arg, wall, rs)
+        .zip(expect_fail.iter().zip(&ablated_entry))
+        .map(|((e, (rs, wall)), ((must_fail, may_fail), layer))| {
+            report::ScenarioResults::new(&e.scenario.name, &e.arg, wall, rs)
                 .expecting_failure(*must_fail)
-                .allowing_failure(*may_fail);
-            r.ablating(
-                Layer::ALL.into_iter().find(|l| !e.scenario.has(*l) && e.arg.ends_with(&format!("--without {l}"))),
-            )
+                .allowing_failure(*may_fail)
+                .ablating(*layer)
         })
         .collect();
     b.finish_and_clear();
