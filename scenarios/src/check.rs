@@ -212,6 +212,18 @@ pub struct Summary {
     pub stopped: Option<String>,
 }
 
+/// The `sometimes` property whose absence makes a search vacuous.
+pub const LEADER_ELECTED: &str = "a leader is elected";
+
+impl Summary {
+    /// A finished search in which no member ever led: every safety
+    /// property then holds trivially, so the check proves nothing (a core
+    /// whose `is_leader` never answers true passed `check` this way).
+    pub fn vacuous(&self) -> bool {
+        self.stopped.is_none() && self.outcomes.iter().any(|o| o.property == LEADER_ELECTED && o.found.is_none())
+    }
+}
+
 /// Generated states `check` stops at unless `--max-states` says otherwise:
 /// enough for every bound in BENCHMARKS.md (the largest generates ~20 M),
 /// and well below what fills the 24 GiB these machines have.
@@ -390,4 +402,38 @@ fn summarise(model: &ElectionModel, checker: &impl Checker<ElectionModel>, out: 
         outcomes,
         stopped: None,
     })
+}
+
+#[cfg(test)]
+mod vacuity_tests {
+    use super::*;
+
+    fn summary(elected: bool, stopped: Option<&str>) -> Summary {
+        let outcome = |property, always, found: Option<&str>| Outcome {
+            property,
+            always,
+            found: found.map(str::to_owned),
+            file: None,
+            file_error: None,
+            path_file: None,
+        };
+        Summary {
+            states: 10,
+            unique: 10,
+            depth: 3,
+            outcomes: vec![
+                outcome("at most one leader per role", true, None),
+                outcome(LEADER_ELECTED, false, elected.then_some("m0 leads")),
+            ],
+            stopped: stopped.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_finished_search_without_any_leader_proves_nothing() {
+        assert!(summary(false, None).vacuous());
+        assert!(!summary(true, None).vacuous());
+        // A search cut short is incomplete, not vacuous.
+        assert!(!summary(false, Some("--max-states 10 reached")).vacuous());
+    }
 }

@@ -879,13 +879,14 @@ fn cmd_check(
         .map(|o| if o.always && o.found.is_some() { replay_counterexample(o, sim_seeds) } else { None })
         .collect();
     let violated = s.outcomes.iter().any(|o| o.always && o.found.is_some());
-    let code = match (violated, &s.stopped) {
+    let vacuous = s.vacuous();
+    let code = match (violated || vacuous, &s.stopped) {
         (true, _) => ExitCode::from(1),
         (false, Some(_)) => ExitCode::from(EXIT_INCOMPLETE),
         (false, None) => ExitCode::SUCCESS,
     };
     if !text {
-        let r = check_report(&s, &replays, bounds, wall_s, violated, sim_seeds);
+        let r = check_report(&s, &replays, bounds, wall_s, violated || vacuous, sim_seeds);
         match format {
             Format::Json => print!("{}", r.json()),
             _ => print!("{}", r.junit()),
@@ -903,6 +904,10 @@ fn cmd_check(
     }
     match (violated, &s.stopped) {
         (true, _) => println!("verdict   FAIL"),
+        (false, None) if vacuous => println!(
+            "verdict   FAIL (vacuous: no member ever leads within these bounds, so the safety properties hold \
+             trivially; an election that never elects is broken)"
+        ),
         (false, Some(why)) => println!(
             "verdict   INCOMPLETE ({why}: no violation in the {} states explored, but the bounds were not \
              exhausted; raise the limit or narrow the bounds)",
