@@ -153,10 +153,8 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
                     match sent {
                         Some(sent) if lease.until > sent + t => found.add(SEND_TIME, || {
                             format!(
-                                "{m}'s lease of role {role} claimed at {at} ends at {}ms on its clock, {}ms after its newest own heartbeat's send time + T ({}ms): a lease runs from when the heartbeat was sent, not when it was read",
-                                lease.until,
-                                lease.until - (sent + t),
-                                sent + t
+                                "{}: a lease runs from when the heartbeat was sent, not when it was read",
+                                past_cap(m, role, &at, lease.until, sent + t, "its newest own heartbeat's")
                             )
                         }),
                         Some(_) => {}
@@ -169,12 +167,7 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
                     if proof {
                         match newest_proof.get(&(m, generation)) {
                             Some(sent) if lease.until > sent + t => found.add(MEMBERSHIP_PROOF, || {
-                                format!(
-                                    "{m}'s lease of role {role} claimed at {at} ends at {}ms on its clock, {}ms after its newest accepted membership proof's send time + T ({}ms)",
-                                    lease.until,
-                                    lease.until - (sent + t),
-                                    sent + t
-                                )
+                                past_cap(m, role, &at, lease.until, sent + t, "its newest accepted membership proof's")
                             }),
                             Some(_) => {}
                             None => found.add(MEMBERSHIP_PROOF, || {
@@ -328,4 +321,13 @@ fn facts(log: &Log) -> Vec<Fact<'_>> {
     all.extend(log.claims.iter().map(|c| (c.seq, Fact::Claim(c))));
     all.sort_by_key(|(seq, _)| *seq);
     all.into_iter().map(|(_, f)| f).collect()
+}
+
+/// "m's lease of role r claimed at A ends at U ms on its clock, D ms after
+/// WHAT send time + T (C ms)": a lease that outlived the cap `cap`.
+fn past_cap(m: &str, role: u32, at: &dyn std::fmt::Display, until: u64, cap: u64, what: &str) -> String {
+    format!(
+        "{m}'s lease of role {role} claimed at {at} ends at {until}ms on its clock, {}ms after {what} send time + T ({cap}ms)",
+        until - cap
+    )
 }
