@@ -34,6 +34,10 @@ pub struct Faults {
     pub losses: u8,
     /// Garbage records written to partition 0 by a stranger.
     pub foreign_writes: u8,
+    /// The partition leader restarts without its data: every partition's
+    /// log is lost and recreated empty, so offsets (tokens) restart at 0;
+    /// the group, on its own coordinator, is untouched.
+    pub log_losses: u8,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -127,6 +131,11 @@ pub struct Slot {
     pub callbacks: VecDeque<Callback>,
     pub read: BTreeMap<u32, u64>,
     pub outbox: Vec<Msg>,
+    /// Per role: this incarnation's last acquisition, as (the log epoch it
+    /// happened in, the member's own log epoch then, token). Kept only when
+    /// log losses are on (without them offsets only grow, so it would split
+    /// states for nothing).
+    pub acquired: BTreeMap<u32, (u8, u64, u64)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -155,9 +164,21 @@ pub struct ElectionState {
     /// (a prefix nobody can read any more is trimmed).
     pub logs: Vec<(u64, Vec<LogRec>)>,
     pub used: Faults,
-    pub last_acquired: Vec<Option<(u64, Key)>>,
-    pub resource: Vec<Option<u64>>,
+    /// How many times the logs were lost: tokens are comparable only
+    /// within one epoch (or as `(epoch, token)`).
+    pub log_epoch: u8,
+    /// The tick of the last log loss. An acquisition within T (+ skew) of
+    /// it may rest on a heartbeat read from the lost log, so which log its
+    /// token belongs to is unknown: the token-order properties skip it.
+    pub log_lost_at: Option<u8>,
+    /// Per role: the last acquisition's epoch, token and member.
+    pub last_acquired: Vec<Option<(u8, u64, Key)>>,
+    /// Per role: the newest `(epoch of acquisition, token)` a leader acted with.
+    pub resource: Vec<Option<(u8, u64)>>,
     pub token_regressed: bool,
+    /// A member incarnation acquired a role with a token not above its own
+    /// previous one (across log losses too).
+    pub own_token_regressed: bool,
     pub resource_regressed: bool,
     pub handover: bool,
     /// Per role: consecutive ticks, all faults healed, without a leader.
@@ -188,6 +209,7 @@ pub enum ElectionAction {
     Heal(u8),
     ClockFast(u8),
     Foreign,
+    LogLoss,
 }
 
 impl ElectionState {
@@ -290,11 +312,21 @@ impl ElectionModel {
                     s.slots[i].outbox.push(Msg::Commit { generation, sent_at: now.as_millis() })
                 }
                 Output::Event(Event::Acquired { role, token }) => {
+                    let window = u16::from(self.cfg.heartbeat_timeout) + u16::from(self.cfg.faults.max_skew);
+                    let unknown_log = s.log_lost_at.is_some_and(|at| u16::from(s.now) < u16::from(at) + window);
+                    let epoch = if unknown_log { UNKNOWN_LOG } else { s.log_epoch };
                     let last = &mut s.last_acquired[role as usize];
                     let key = (i as u8, s.slots[i].inc);
-                    s.token_regressed |= last.is_some_and(|(t, _)| t >= token.0);
-                    s.handover |= last.is_some_and(|(_, k)| k != key);
-                    *last = Some((token.0, key));
+                    s.token_regressed |=
+                        epoch != UNKNOWN_LOG && last.is_some_and(|(e, t, _)| e == epoch && t >= token.0);
+                    s.handover |= last.is_some_and(|(_, _, k)| k != key);
+                    *last = Some((epoch, token.0, key));
+                    if self.cfg.faults.log_losses > 0 {
+                        // What the member reports: (its own log epoch, token).
+                        let own = (core.log_epoch(), token.0);
+                        let before = s.slots[i].acquired.insert(role, (epoch, own.0, own.1));
+                        s.own_token_regressed |= before.is_some_and(|(_, e, t)| (e, t) >= own);
+                    }
                 }
                 Output::Event(_) | Output::LeaveGroup { .. } => {}
             }
@@ -376,14 +408,25 @@ impl ElectionModel {
             *base = keep_from;
         }
         for role in 0..self.cfg.roles {
-            for (_, token) in s.leaders(role) {
+            for ((slot, _), token) in s.leaders(role) {
+                // A downstream that orders on (log epoch, token), as
+                // neli/KAFKA.md asks, with the epoch the leader acquired in
+                // (known here; best effort for a real member).
+                let epoch = s.slots[slot as usize].acquired.get(&role).map_or(0, |(e, _, _)| *e);
+                if epoch == UNKNOWN_LOG {
+                    continue;
+                }
                 let newest = &mut s.resource[role as usize];
-                s.resource_regressed |= newest.is_some_and(|n| token < n);
-                *newest = Some(newest.map_or(token, |n| n.max(token)));
+                s.resource_regressed |= newest.is_some_and(|n| (epoch, token) < n);
+                *newest = Some(newest.map_or((epoch, token), |n| n.max((epoch, token))));
             }
         }
     }
 }
+
+/// The log epoch of a token acquired so soon after a log loss that its
+/// evidence may come from the lost log (see `ElectionState::log_lost_at`).
+const UNKNOWN_LOG: u8 = u8::MAX;
 
 fn name(key: Key) -> String {
     format!("m{}.{}", key.0, key.1)
@@ -406,6 +449,7 @@ impl Model for ElectionModel {
             callbacks: VecDeque::new(),
             read: BTreeMap::new(),
             outbox: Vec::new(),
+            acquired: BTreeMap::new(),
         };
         vec![ElectionState {
             now: 0,
@@ -420,9 +464,12 @@ impl Model for ElectionModel {
             },
             logs: vec![(0, Vec::new()); c.partitions as usize],
             used: Faults::default(),
+            log_epoch: 0,
+            log_lost_at: None,
             last_acquired: vec![None; c.roles as usize],
             resource: vec![None; c.roles as usize],
             token_regressed: false,
+            own_token_regressed: false,
             resource_regressed: false,
             handover: false,
             calm_leaderless: vec![0; c.roles as usize],
@@ -478,6 +525,9 @@ impl Model for ElectionModel {
         }
         if quiescent && u.foreign_writes < f.foreign_writes {
             out.push(Foreign);
+        }
+        if quiescent && u.log_losses < f.log_losses {
+            out.push(LogLoss);
         }
     }
 
@@ -593,6 +643,7 @@ impl Model for ElectionModel {
                 slot.callbacks.clear();
                 slot.read.clear();
                 slot.outbox.clear();
+                slot.acquired.clear();
                 s_.used.crashes += 1;
             }
             Restart(m) => {
@@ -615,6 +666,19 @@ impl Model for ElectionModel {
                 s_.logs[0].1.push(None);
                 s_.used.foreign_writes += 1;
             }
+            LogLoss => {
+                // A fresh, empty log per partition; consumers whose position
+                // is past its end start again from its beginning.
+                for log in s_.logs.iter_mut() {
+                    *log = (0, Vec::new());
+                }
+                for slot in s_.slots.iter_mut() {
+                    slot.read.values_mut().for_each(|r| *r = 0);
+                }
+                s_.log_epoch += 1;
+                s_.log_lost_at = Some(s_.now);
+                s_.used.log_losses += 1;
+            }
         }
         if fault {
             s_.calm_leaderless.iter_mut().for_each(|c| *c = 0);
@@ -628,7 +692,12 @@ impl Model for ElectionModel {
             Property::always("at most one leader per role", |m: &ElectionModel, s: &ElectionState| {
                 !m.cfg.exclusive || (0..m.cfg.roles).all(|r| s.leaders(r).len() <= 1)
             }),
+            // Within one log: a lost log restarts the offsets tokens are made of.
             Property::always("tokens strictly increase per role", |_, s: &ElectionState| !s.token_regressed),
+            // Across lost logs too: what a member reports, (its own log
+            // epoch, token), only goes up (the core starts a new epoch when
+            // its own heartbeat comes back below a token it led with).
+            Property::always("a member's own tokens strictly increase", |_, s: &ElectionState| !s.own_token_regressed),
             // Non-exclusive mode lets two members lead one role at once by
             // design (T > S buys availability), so their writes interleave
             // and a guarded resource refusing the older token is expected;
@@ -707,7 +776,7 @@ pub fn representative(s: &ElectionState) -> ElectionState {
             anonymous.hash(&mut h);
         }
         (slot.inc, slot.offset, slot.paused, slot.isolated, slot.in_group, slot.coord_ok).hash(&mut h);
-        (&slot.callbacks, &slot.read, slot.outbox.len()).hash(&mut h);
+        (&slot.callbacks, &slot.read, slot.outbox.len(), &slot.acquired).hash(&mut h);
         s.coord.members.get(&(i as u8, slot.inc)).hash(&mut h);
         h.finish()
     };
@@ -759,7 +828,7 @@ pub fn rename_members(s: &ElectionState, perm: &[u8]) -> ElectionState {
         }
     }
     for last in out.last_acquired.iter_mut().flatten() {
-        last.1 = map(last.1);
+        last.2 = map(last.2);
     }
     out
 }

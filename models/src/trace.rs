@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use neli_sim::Scenario;
-use neli_sim::scenario::{Cluster, Dur, Election, Expect, Fault, ModeName, Target, Variant};
+use neli_sim::scenario::{BrokerId, Cluster, Dur, Election, Expect, Fault, ModeName, Target, Variant};
 use stateright::Model;
 use stateright::Path;
 
@@ -40,7 +40,7 @@ fn actor(a: &ElectionAction) -> Option<u8> {
         | Isolate(m)
         | Heal(m)
         | ClockFast(m) => Some(m),
-        Sync { .. } | Foreign => None,
+        Sync { .. } | Foreign | LogLoss => None,
     }
 }
 
@@ -223,6 +223,16 @@ pub fn counterexample_to_scenario(
             Tick { slow: Some(m) } => scenario
                 .push_fault(ticks(t), Fault::ClockStep { target: target(&w[0].0, m), by: Dur(-(c.tick_ms as i64)) }),
             Foreign => scenario.push_fault(ticks(t), Fault::ForeignWriter { partition: 0, count: 1, garbage: true }),
+            // The log alone goes: its broker (b1) restarts empty at once,
+            // while the group lives on the coordinator (b0).
+            LogLoss => {
+                scenario.cluster.brokers = 2;
+                scenario.cluster.partition_leader = BrokerId(1);
+                scenario.push_fault(
+                    ticks(t),
+                    Fault::BrokerCrash { target: BrokerId(1), duration: Some(ticks(1)), lose_state: true },
+                )
+            }
             Lose(m, k) => notes.push(format!(
                 "at {}: message {k} in flight from m{} lost (not expressible in v1)",
                 ticks(t),

@@ -48,6 +48,32 @@ pub enum Cmd {
     /// End the election: delete its topic; every member stops.
     #[command(after_help = AFTER_HELP)]
     End(Common),
+    /// For CMD under `neli exec`: exit 0 while the lease still holds, 1 once
+    /// it ended (or is held for another token), 2 on a missing or bad lease
+    /// file. Check it right before each action (neli/KAFKA.md, "neli holds").
+    #[command(after_help = HOLDS_HELP)]
+    Holds(HoldsArgs),
+}
+
+const HOLDS_HELP: &str = r#"Example, in CMD's loop:
+  while :; do
+    neli holds || { sleep 0.1; continue; }
+    do-one-step --fencing-token "$NELI_TOKEN"
+  done"#;
+
+#[derive(Args)]
+pub struct HoldsArgs {
+    /// The lease file `neli exec` keeps (default: $NELI_LEASE_FILE, which
+    /// neli exec gives CMD).
+    #[arg(long, value_name = "PATH")]
+    pub lease_file: Option<std::path::PathBuf>,
+    /// Hold only for this token (default: $NELI_TOKEN when set), so a CMD
+    /// of an earlier term never borrows a later lease.
+    #[arg(long)]
+    pub token: Option<u64>,
+    /// Say why on stderr (the lease's time left, or how long ago it ended).
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 #[derive(Args, Clone)]

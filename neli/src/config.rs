@@ -601,6 +601,26 @@ mod tests {
     }
 
     #[test]
+    fn multi_role_exclusive_mode_needs_lease_below_session() {
+        // Exclusive multi-role leases obey the same rule as one role: a role's
+        // lease must end before the group can hand its partition on.
+        let multi = Mode::MultiRole { roles: 4, partitions: 2, exclusive: true };
+        let six = Duration::from_secs(6);
+        let err = base().mode(multi).heartbeat_timeout(six).session_timeout(six).build().unwrap_err();
+        assert_eq!(err, ConfigError::ExclusiveLeaseTooLong { t: six, s: six });
+        let just_below = base().mode(multi).heartbeat_timeout(six - Duration::from_millis(1)).session_timeout(six);
+        assert!(just_below.build().is_ok());
+    }
+
+    #[test]
+    fn non_exclusive_mode_refuses_lease_equal_to_session() {
+        let multi = Mode::MultiRole { roles: 4, partitions: 2, exclusive: false };
+        let three = Duration::from_secs(3);
+        let err = base().mode(multi).heartbeat_timeout(three).session_timeout(three).build().unwrap_err();
+        assert_eq!(err, ConfigError::NonExclusiveLeaseTooShort { t: three, s: three });
+    }
+
+    #[test]
     fn non_exclusive_mode_needs_lease_above_session() {
         let multi = Mode::MultiRole { roles: 4, partitions: 2, exclusive: false };
         let err = base().mode(multi).heartbeat_timeout(Duration::from_secs(5)).build().unwrap_err();
@@ -634,5 +654,27 @@ mod tests {
         assert!(err.to_string().starts_with("max.poll.interval.ms (1s) must be above"), "{err}");
         assert!(base().kafka("max.poll.interval.ms", "300000").build().is_ok());
         assert!(base().membership_proof(false).kafka("max.poll.interval.ms", "1000").build().is_ok());
+    }
+
+    #[test]
+    fn rebalance_timeout_must_exceed_lease_plus_session_not_just_session() {
+        // T = 5 s, S = 15 s: a value above S but not above T + S (20 s) is
+        // still refused; the first value past T + S is accepted.
+        let b = || base().heartbeat_timeout(Duration::from_secs(5)).session_timeout(Duration::from_secs(15));
+        for ms in ["16000", "20000"] {
+            let err = b().kafka("max.poll.interval.ms", ms).build().unwrap_err();
+            assert_eq!(
+                err,
+                ConfigError::RebalanceTimeoutTooShort {
+                    max_poll: Duration::from_millis(ms.parse().unwrap()),
+                    t: Duration::from_secs(5),
+                    s: Duration::from_secs(15),
+                },
+                "max.poll.interval.ms = {ms}"
+            );
+        }
+        assert!(b().kafka("max.poll.interval.ms", "20001").build().is_ok());
+        let err = b().kafka("max.poll.interval.ms", "soon").build().unwrap_err();
+        assert_eq!(err, ConfigError::NotANumber { field: "max.poll.interval.ms", value: "soon".into() });
     }
 }

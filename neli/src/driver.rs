@@ -216,6 +216,7 @@ pub struct Neli<B: Broker, C: Clock> {
     handler: Option<mpsc::UnboundedSender<(Event, Option<oneshot::Sender<()>>)>>,
     state: State,
     rejoin_at: Option<Time>,
+    /// The log epoch last reported (warned about and published).
     log_epoch: u64,
 }
 
@@ -460,13 +461,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             BrokerEvent::Lost { partitions } => self.core.handle_lost(now, &partitions),
             BrokerEvent::Record(record) => self.core.handle_record(now, &record),
             BrokerEvent::LogLost => {
-                self.log_epoch += 1;
-                tracing::warn!(
-                    topic = %self.cfg.topic,
-                    log_epoch = self.log_epoch,
-                    "the election log was lost (a broker restarted without its data) and recreated: fencing tokens \
-                     restart from the new log's offsets; compare (log_epoch, token) downstream"
-                );
+                self.core.handle_log_lost();
                 self.publish();
             }
             BrokerEvent::ElectionEnded => {
@@ -547,7 +542,19 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         }
     }
 
-    fn publish(&self) {
+    fn publish(&mut self) {
+        // Whoever found it (the topic watcher, or the core reading its own
+        // heartbeat back below a token it led with), say it once per log.
+        let log_epoch = self.core.log_epoch();
+        if log_epoch > self.log_epoch {
+            self.log_epoch = log_epoch;
+            tracing::warn!(
+                topic = %self.cfg.topic,
+                log_epoch,
+                "the election log was lost or truncated (a broker restarted without its data, or an unclean leader \
+                 election): fencing tokens restart from the new log's offsets; compare (log_epoch, token) downstream"
+            );
+        }
         let leading: BTreeMap<u32, Lease> = self
             .core
             .leading_roles()

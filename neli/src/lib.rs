@@ -46,6 +46,7 @@ mod driver;
 pub mod fuzzing;
 #[cfg(feature = "kafka")]
 pub mod kafka;
+pub mod lease_file;
 pub mod log_watch;
 pub mod mock;
 pub mod properties;

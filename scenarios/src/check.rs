@@ -73,6 +73,7 @@ pub struct Request {
     pub isolations: u8,
     pub clock_steps: u8,
     pub max_skew: Option<u8>,
+    pub log_losses: u8,
     pub threads: usize,
 }
 
@@ -142,6 +143,7 @@ impl Request {
             isolations: self.isolations,
             clock_steps: self.clock_steps,
             max_skew,
+            log_losses: self.log_losses,
             ..Faults::default()
         };
         Ok(c)
@@ -170,7 +172,7 @@ pub fn describe(cfg: &ElectionModelCfg, search: Search, threads: usize) -> Strin
     };
     format!(
         "model     {} members, {mode}, T={} S={} G={} heartbeat interval {} (ticks), {} ticks, membership proof {}, variant {variant}\n\
-         faults    pauses {}, crashes {}, isolations {}, clock steps {} (max skew {})\n\
+         faults    pauses {}, crashes {}, isolations {}, clock steps {} (max skew {}), log losses {}\n\
          search    {search}, {threads} thread(s)",
         cfg.members,
         cfg.heartbeat_timeout,
@@ -184,6 +186,7 @@ pub fn describe(cfg: &ElectionModelCfg, search: Search, threads: usize) -> Strin
         f.isolations,
         f.clock_steps,
         f.max_skew,
+        f.log_losses,
     )
 }
 

@@ -182,6 +182,10 @@ enum Cmd {
         /// --clock-steps can reach); needs --clock-steps.
         #[arg(long)]
         max_skew: Option<u8>,
+        /// The partition leader restarts without its data: the election log
+        /// is lost and recreated, tokens restart (the group stays).
+        #[arg(long, default_value_t = 0)]
+        log_losses: u8,
         #[arg(long, default_value_t = 2)]
         threads: usize,
         /// Where counterexample scenario files go.
@@ -1129,6 +1133,7 @@ fn main() -> ExitCode {
             isolations,
             clock_steps,
             max_skew,
+            log_losses,
             threads,
             out,
             symmetry,
@@ -1160,6 +1165,7 @@ fn main() -> ExitCode {
                 isolations,
                 clock_steps,
                 max_skew,
+                log_losses,
                 threads,
             };
             let search = match (symmetry, dfs) {

@@ -155,10 +155,13 @@ impl SimBroker {
             rec,
             cfg,
         });
-        tokio::spawn(group_task(shared.clone()));
-        tokio::spawn(fetch_task(shared.clone()));
-        tokio::spawn(produce_task(shared.clone()));
-        tokio::spawn(topic_task(shared.clone()));
+        // On the host's LocalSet, not `tokio::spawn`: a crash drops these
+        // tasks (and closes their connections) in spawn order, not in the
+        // order of process-wide task ids (ARCHITECTURE.md, "Invariants").
+        tokio::task::spawn_local(group_task(shared.clone()));
+        tokio::task::spawn_local(fetch_task(shared.clone()));
+        tokio::task::spawn_local(produce_task(shared.clone()));
+        tokio::task::spawn_local(topic_task(shared.clone()));
         SimBroker { shared, commit, clock }
     }
 

@@ -158,6 +158,20 @@ pub struct Log {
 }
 
 impl Log {
+    /// The run's log epoch when `member` acquired role 0 with `token`: its
+    /// writes with that token belong to that log, also after the log was
+    /// lost under it (the current epoch if the acquisition is not recorded yet).
+    pub fn epoch_of(&self, member: &str, token: u64) -> u64 {
+        // The member's latest acquisition of role 0: if its token is not this
+        // one, the acquisition this write follows is not recorded yet.
+        self.events
+            .iter()
+            .rev()
+            .find(|e| e.member == member && matches!(e.event, Event::Acquired { role: 0, .. }))
+            .filter(|e| matches!(e.event, Event::Acquired { token: t, .. } if t.0 == token))
+            .map_or(self.log_epoch, |e| e.log_epoch)
+    }
+
     /// The next number in the order the rules' facts were recorded.
     pub fn next_seq(&mut self) -> u64 {
         self.seq += 1;

@@ -141,7 +141,7 @@ impl BrokerCtx {
         let listener = TcpListener::bind(("0.0.0.0", PORT)).await?;
         if self.coordinator {
             let ctx = self.clone();
-            tokio::spawn(async move {
+            tokio::task::spawn_local(async move {
                 loop {
                     tokio::time::sleep(ctx.tick).await;
                     ctx.tick_group();
@@ -151,7 +151,7 @@ impl BrokerCtx {
         loop {
             let (stream, _) = listener.accept().await?;
             let ctx = self.clone();
-            tokio::spawn(async move {
+            tokio::task::spawn_local(async move {
                 let _ = ctx.serve(stream).await;
             });
         }

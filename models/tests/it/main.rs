@@ -14,6 +14,7 @@ use stateright::{Checker, HasDiscoveries, Model, Path};
 
 pub const ONE_LEADER: &str = "at most one leader per role";
 pub const TOKENS: &str = "tokens strictly increase per role";
+pub const OWN_TOKENS: &str = "a member's own tokens strictly increase";
 pub const RESOURCE: &str = "resource never sees an older token after a newer one";
 pub const LIVENESS: &str = "a leader within the liveness bound once faults heal";
 pub const ELECTED: &str = "a leader is elected";

@@ -5,7 +5,7 @@
 use neli_models::{ElectionModelCfg, Faults};
 use stateright::Checker;
 
-use crate::{ELECTED, HANDOVER, LIVENESS, ONE_LEADER, RESOURCE, TOKENS, check, counterexample, small};
+use crate::{ELECTED, HANDOVER, LIVENESS, ONE_LEADER, OWN_TOKENS, RESOURCE, TOKENS, check, counterexample, small};
 
 /// Asserts every safety property holds, liveness holds, and the witnesses
 /// are reachable (not vacuous); returns the unique state count.
@@ -13,7 +13,7 @@ fn assert_safe(cfg: ElectionModelCfg) -> usize {
     // Only a fault that removes the leader can move the role.
     let moves = cfg.faults.pauses + cfg.faults.crashes + cfg.faults.isolations > 0;
     let (model, checker) = check(cfg);
-    for p in [ONE_LEADER, TOKENS, RESOURCE, LIVENESS] {
+    for p in [ONE_LEADER, TOKENS, OWN_TOKENS, RESOURCE, LIVENESS] {
         if checker.discovery(p).is_some() {
             counterexample(&model, &checker, p);
         }
@@ -94,4 +94,16 @@ fn non_exclusive_multi_role_leads_every_role_with_increasing_tokens() {
     checker.assert_no_discovery(RESOURCE);
     println!("states {} unique {}", checker.state_count(), checker.unique_state_count());
     assert_eq!(checker.unique_state_count(), 196_780);
+}
+
+/// Hazard 5, the log alone: the partition leader restarts without its data
+/// while the group stays, so tokens restart mid-term. Leases stay apart,
+/// tokens increase within each log, a member never reuses a token it led
+/// with, and a downstream ordering on (log epoch, token) never goes back.
+#[test]
+fn recommended_survives_log_loss_and_a_pause() {
+    let mut cfg = small(Faults { log_losses: 1, pauses: 1, ..Faults::default() });
+    cfg.max_ticks = 7;
+    let unique = assert_safe(cfg);
+    assert!(unique > 0);
 }

@@ -1,23 +1,32 @@
 //! `neli`: run a command only while this process leads a Kafka election
-//! (`exec`), watch an election (`watch`), or end one (`end`).
+//! (`exec`), watch an election (`watch`), end one (`end`), or tell CMD
+//! whether its lease still holds (`holds`).
 //!
 //! Exit codes: 0 success / election ended / stopped by a signal; CMD's own
 //! status when CMD exits by itself; 1 a fatal error or a failed revoke hook;
-//! 2 bad flags or an unreachable broker.
+//! 2 bad flags or an unreachable broker. `holds`: 0 holds, 1 does not, 2 a
+//! missing or bad lease file.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clap::Parser;
-use neli::cli::{Cli, Cmd, Common, ExecArgs};
+use neli::cli::{Cli, Cmd, Common, ExecArgs, HoldsArgs};
 use neli::kafka::{KafkaBroker, end_election};
-use neli::{Config, Control, Error, Event, Neli, Outcome, SystemClock};
+use neli::lease_file::LeaseFile;
+use neli::{Clock, Config, Control, Error, Event, Neli, Outcome, Status, SystemClock};
 use tokio::process::{Child, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // CMD may call `holds` before every action: no runtime, no logging setup.
+    let command = match cli.command {
+        Cmd::Holds(args) => return holds(args),
+        command => command,
+    };
     // Diagnostics on stderr, silent unless RUST_LOG asks (e.g. RUST_LOG=neli=debug).
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "off".into()))
@@ -33,10 +42,11 @@ fn main() -> ExitCode {
         }
     };
     let code = rt.block_on(async {
-        match cli.command {
+        match command {
             Cmd::Exec(args) => exec(args).await,
             Cmd::Watch(c) => watch(c).await,
             Cmd::End(c) => end(c).await,
+            Cmd::Holds(args) => holds(args),
         }
     });
     tracing::debug!("runtime done");
@@ -126,22 +136,29 @@ async fn exec(args: ExecArgs) -> ExitCode {
         Ok(cfg) => cfg,
         Err(e) => return usage_error(e),
     };
+    let clock = SystemClock::new();
     let connect = async {
         let broker =
             KafkaBroker::with_connect_timeout(&cfg, args.common.connect_timeout).await.map_err(|e| e.to_string())?;
-        Neli::new(&cfg, broker, SystemClock::new()).await.map_err(|e| e.to_string())
+        Neli::new(&cfg, broker, clock.clone()).await.map_err(|e| e.to_string())
     };
     let mut neli = match unless_signalled("connecting", connect).await {
         None => return ExitCode::SUCCESS,
         Some(Ok(n)) => n,
         Some(Err(e)) => return usage_error(e),
     };
+    let lease_file = LeaseFilePath::new();
+    if let Err(e) = lease_file.write(&neli.control().status().borrow().clone(), &clock) {
+        return usage_error(format!("cannot write the lease file {}: {e}", lease_file.0.display()));
+    }
     let state = Arc::new(tokio::sync::Mutex::new(Running::default()));
     let spec = Arc::new(Spec {
         cmd: args.cmd,
         stop_timeout: args.stop_timeout,
         on_acquire: args.on_acquire,
         on_revoke: args.on_revoke,
+        lease_file: lease_file.0.clone(),
+        clock: clock.clone(),
     });
     {
         let (state, spec) = (state.clone(), spec.clone());
@@ -152,6 +169,7 @@ async fn exec(args: ExecArgs) -> ExitCode {
     }
     let bg = neli.background();
     let control = bg.control();
+    keep_lease_file(&control, clock, lease_file.0.clone());
     let mut sigterm = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
         Ok(s) => s,
         Err(e) => return usage_error(format!("cannot install the SIGTERM handler: {e}")),
@@ -219,6 +237,115 @@ struct Spec {
     stop_timeout: Duration,
     on_acquire: Option<String>,
     on_revoke: Option<String>,
+    lease_file: PathBuf,
+    clock: SystemClock,
+}
+
+/// The lease file of this `neli exec` (neli/KAFKA.md, "neli holds");
+/// removed when neli exits.
+struct LeaseFilePath(PathBuf);
+
+impl LeaseFilePath {
+    fn new() -> LeaseFilePath {
+        let dir = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|d| d.is_dir())
+            .unwrap_or_else(std::env::temp_dir);
+        LeaseFilePath(dir.join(format!("neli-lease-{}", std::process::id())))
+    }
+
+    fn write(&self, status: &Status, clock: &SystemClock) -> std::io::Result<()> {
+        write_lease_file(&self.0, status, clock)
+    }
+}
+
+impl Drop for LeaseFilePath {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Replaces the lease file with `status`'s lease, atomically (write, then
+/// rename), so `neli holds` never reads half a line. CLOCK_MONOTONIC is read
+/// before the member's clock, so the deadline is never past the lease's end.
+fn write_lease_file(path: &Path, status: &Status, clock: &SystemClock) -> std::io::Result<()> {
+    // Without a monotonic reading no deadline can be written: say "no lease".
+    let lease = monotonic_ns().map_or(LeaseFile::NONE, |monotonic| LeaseFile::of(status, clock.now(), monotonic));
+    let content = lease.render();
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, content)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Rewrites the lease file on every status change for as long as the
+/// election runs (the runtime has one thread, so writes never interleave).
+fn keep_lease_file(control: &Control, clock: SystemClock, path: PathBuf) {
+    let mut status = control.status();
+    tokio::spawn(async move {
+        loop {
+            let current = status.borrow_and_update().clone();
+            if let Err(e) = write_lease_file(&path, &current, &clock) {
+                say(format!("cannot update the lease file {}: {e}", path.display()));
+            }
+            if status.changed().await.is_err() {
+                break;
+            }
+        }
+    });
+}
+
+/// CLOCK_MONOTONIC in ns: it keeps counting while processes are stopped,
+/// and every process on the machine reads the same one.
+fn monotonic_ns() -> Option<u64> {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (rc == 0).then(|| (ts.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(ts.tv_nsec as u64))
+}
+
+/// `neli holds`: 0 while the lease file shows a live lease for this
+/// process's token, 1 otherwise, 2 when there is no usable lease file.
+fn holds(args: HoldsArgs) -> ExitCode {
+    let Some(path) = args.lease_file.or_else(|| std::env::var_os("NELI_LEASE_FILE").map(PathBuf::from)) else {
+        eprintln!(
+            "neli holds: no lease file: pass --lease-file PATH, or run it from CMD under `neli exec` (which sets NELI_LEASE_FILE)"
+        );
+        return ExitCode::from(2);
+    };
+    let mine = match (args.token, std::env::var("NELI_TOKEN")) {
+        (Some(t), _) => Some(t),
+        (None, Ok(text)) => match text.trim().parse::<u64>() {
+            Ok(t) => Some(t),
+            Err(_) => {
+                eprintln!("neli holds: NELI_TOKEN '{text}' is not a whole number");
+                return ExitCode::from(2);
+            }
+        },
+        (None, Err(_)) => None,
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("neli holds: cannot read the lease file {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+    };
+    let lease = match LeaseFile::parse(&text) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("neli holds: the lease file {} is not one neli wrote: {e}", path.display());
+            return ExitCode::from(2);
+        }
+    };
+    let Some(now) = monotonic_ns() else {
+        eprintln!("neli holds: cannot read CLOCK_MONOTONIC: {}", std::io::Error::last_os_error());
+        return ExitCode::from(2);
+    };
+    let verdict = lease.verdict(now, mine);
+    if args.verbose {
+        eprintln!("neli holds: {verdict}");
+    }
+    if verdict.holds() { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
 async fn handle(event: Event, control: Control, state: &tokio::sync::Mutex<Running>, spec: &Spec) {
@@ -235,8 +362,11 @@ async fn handle(event: Event, control: Control, state: &tokio::sync::Mutex<Runni
                 control.resign();
                 return;
             }
-            let log_epoch = control.status().borrow().log_epoch;
-            match spawn_cmd(&spec.cmd, token.0, log_epoch) {
+            let status = control.status().borrow().clone();
+            if let Err(e) = write_lease_file(&spec.lease_file, &status, &spec.clock) {
+                say(format!("cannot update the lease file {}: {e}", spec.lease_file.display()));
+            }
+            match spawn_cmd(&spec.cmd, token.0, status.log_epoch, &spec.lease_file) {
                 Ok(child) => {
                     eprintln!("neli: leading role {role} with token {token}; started CMD (pid {:?})", child.id());
                     s.child = Some(child);
@@ -282,11 +412,12 @@ async fn handle(event: Event, control: Control, state: &tokio::sync::Mutex<Runni
     }
 }
 
-fn spawn_cmd(cmd: &[String], token: u64, log_epoch: u64) -> std::io::Result<Child> {
+fn spawn_cmd(cmd: &[String], token: u64, log_epoch: u64, lease_file: &Path) -> std::io::Result<Child> {
     let mut c = Command::new(&cmd[0]);
     c.args(&cmd[1..])
         .env("NELI_TOKEN", token.to_string())
         .env("NELI_LOG_EPOCH", log_epoch.to_string())
+        .env("NELI_LEASE_FILE", lease_file)
         .env("NELI_ROLE", "leader")
         .process_group(0);
     // SAFETY: only async-signal-safe calls between fork and exec.

@@ -216,8 +216,12 @@ pub struct Member {
     generation: Option<u64>,
     assigned: BTreeSet<u32>,
     roles: BTreeMap<u32, RoleState>,
-    /// Newest token per role, so a member never hands out a non-increasing one.
+    /// Newest token per role, so a member never hands out a non-increasing
+    /// one within a log epoch.
     last_token: BTreeMap<u32, Token>,
+    /// Election logs this member saw lost or truncated: tokens are offsets
+    /// and restart with the log, so `(log_epoch, token)` is what increases.
+    log_epoch: u64,
     /// Send time of the freshest confirmed membership for `generation`, + T.
     membership_until: Option<Time>,
     /// Send time of the freshest confirmed membership for `generation`.
@@ -243,6 +247,7 @@ impl Member {
             assigned: BTreeSet::new(),
             roles,
             last_token: BTreeMap::new(),
+            log_epoch: 0,
             membership_until: None,
             membership_sent: None,
             proof_requested: None,
@@ -298,6 +303,21 @@ impl Member {
     }
 
     /// The fencing token of the current term of `role`, if leading.
+    /// How many times this member saw the election log lost or truncated
+    /// (told by [`Member::handle_log_lost`], or found by itself). Fencing
+    /// tokens restart with each: compare `(log_epoch, token)`.
+    #[must_use]
+    pub fn log_epoch(&self) -> u64 {
+        self.log_epoch
+    }
+
+    /// The driver found the election log lost (the topic vanished and was
+    /// recreated): the new log's offsets start again, and so do tokens.
+    pub fn handle_log_lost(&mut self) {
+        self.last_token.clear();
+        self.log_epoch += 1;
+    }
+
     pub fn token(&self, role: u32) -> Option<Token> {
         match self.roles.get(&role)? {
             RoleState::Leader { token, .. } => Some(*token),
@@ -526,10 +546,19 @@ impl Member {
                     } else if eligible_at <= now && membership_ok(first_read) {
                         let token = Token(offset);
                         if self.last_token.get(role).is_some_and(|last| *last >= token) {
-                            // Evidence older than a term we already held
-                            // (only possible if the broker lost its log).
-                            *state = RoleState::Candidate { eligible_at, evidence: None };
-                            continue;
+                            // Own current-term evidence at or below a token
+                            // this member led with: its position went back,
+                            // so the log restarted under it (a broker lost
+                            // its data, an unclean leader election truncated
+                            // it). Skipping such evidence left the role
+                            // leaderless until the new offsets passed the old
+                            // token (scenario log-loss-mid-term: 20 s at
+                            // T = 1 s, days at production offsets). Tokens
+                            // restart instead, in a new log epoch the driver
+                            // reports (neli/KAFKA.md, "Fencing tokens after a
+                            // broker lost its log").
+                            self.last_token.clear();
+                            self.log_epoch += 1;
                         }
                         self.last_token.insert(*role, token);
                         *state = RoleState::Leader { token, heartbeat_until: until };

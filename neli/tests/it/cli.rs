@@ -84,12 +84,59 @@ fn cmd_exit_status_becomes_neli_exit_status_and_cmd_sees_token_and_role() {
     let mock = mock("exit");
     let out = neli()
         .args(exec_args(&mock.bootstrap_servers(), "exit"))
-        .args(["--", "sh", "-c", "echo \"role=$NELI_ROLE token=$NELI_TOKEN\"; exit 7"])
+        .args(["--", "sh", "-c", "echo \"role=$NELI_ROLE token=$NELI_TOKEN\"; \"$0\" holds; echo \"holds=$?\"; exit 7"])
+        .arg(env!("CARGO_BIN_EXE_neli"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.starts_with("role=leader token="), "{stdout}");
+    // CMD starts with its lease file already written: the lease holds.
+    assert!(stdout.contains("holds=0"), "{stdout}{}", stderr(&out));
+}
+
+/// `neli holds` without a broker: a lease file and the exit codes.
+#[test]
+fn holds_answers_from_the_lease_file_and_names_what_is_wrong_with_a_bad_one() {
+    let dir = std::env::temp_dir().join(format!("neli-it-holds-cli-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let file = dir.join("lease");
+    let holds = |content: Option<&str>, extra: &[&str]| {
+        match content {
+            Some(c) => std::fs::write(&file, c).unwrap(),
+            None => {
+                let _ = std::fs::remove_file(&file);
+            }
+        }
+        let out =
+            neli().arg("holds").arg("--lease-file").arg(&file).args(extra).env_remove("NELI_TOKEN").output().unwrap();
+        (out.status.code(), stderr(&out))
+    };
+    // A deadline far in the future on CLOCK_MONOTONIC holds; 1 ns after boot has ended.
+    let far = format!("v1 {} 7 0\n", u64::MAX / 2);
+    assert_eq!(holds(Some(&far), &[]).0, Some(0));
+    assert_eq!(holds(Some(&far), &["--token", "7"]).0, Some(0));
+    let (code, err) = holds(Some(&far), &["--token", "6", "-v"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("about token 7, this process was started for token 6"), "{err}");
+    let (code, err) = holds(Some("v1 1 7 0\n"), &["-v"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("the lease ended"), "{err}");
+    assert_eq!(holds(Some("v1 0 0 0\n"), &[]).0, Some(1), "deadline 0: no lease");
+    // Bad input: exit 2, naming the file and the field.
+    let (code, err) = holds(Some("v1 soon 7 0\n"), &[]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains(&file.display().to_string()) && err.contains("deadline_ns 'soon'"), "{err}");
+    let (code, err) = holds(None, &[]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("cannot read the lease file"), "{err}");
+    let out = neli().arg("holds").env_remove("NELI_LEASE_FILE").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("NELI_LEASE_FILE"), "{}", stderr(&out));
+    let out = neli().args(["holds", "--lease-file"]).arg(&file).env("NELI_TOKEN", "x7").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("NELI_TOKEN 'x7' is not a whole number"), "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

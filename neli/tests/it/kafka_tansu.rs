@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 pub(crate) const T: &str = "1s";
 const T_DUR: Duration = Duration::from_secs(1);
 pub(crate) const S: Duration = Duration::from_secs(3);
-/// tansu's pause on every rebalance (the simulator's tansu profile).
+/// tansu's pause on every rebalance at S = 3 s: it holds a JoinGroup until
+/// S/2 has passed, looking once a second (neli/KAFKA.md, "tansu's group
+/// coordinator"), so at most 2 s; 3 s is the simulator's tansu profile.
 const PAUSE: Duration = Duration::from_secs(3);
 
 use crate::support::{budget, retry};
@@ -120,6 +122,12 @@ pub(crate) fn spawn_exec(bootstrap: &str, group: &str, file: &Path) -> Child {
 /// Each member's stderr (at `RUST_LOG=neli=info`) goes to
 /// `neli-<n>.stderr` beside `file`, for [`what_happened`].
 pub(crate) fn spawn_exec_with(bootstrap: &str, group: &str, file: &Path, extra: &[String]) -> Child {
+    spawn_exec_running(bootstrap, group, file, extra, CMD)
+}
+
+/// `neli exec ... -- sh -c SCRIPT cmd FILE NELI_BIN`: SCRIPT gets the shared
+/// file as `$1` and the `neli` binary as `$2`.
+fn spawn_exec_running(bootstrap: &str, group: &str, file: &Path, extra: &[String], script: &str) -> Child {
     static MEMBERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = MEMBERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let stderr = std::fs::File::create(file.with_file_name(format!("neli-{n}.stderr")))
@@ -129,8 +137,9 @@ pub(crate) fn spawn_exec_with(bootstrap: &str, group: &str, file: &Path, extra: 
         .args(["exec", "--bootstrap-servers", bootstrap, "--group", group, "--heartbeat-timeout", T])
         .args(["--session-timeout", &format!("{}ms", S.as_millis()), "--stop-timeout", "2s"])
         .args(extra)
-        .args(["--", "sh", "-c", CMD, "cmd"])
+        .args(["--", "sh", "-c", script, "cmd"])
         .arg(file)
+        .arg(env!("CARGO_BIN_EXE_neli"))
         .env("RUST_LOG", "neli=info")
         .stdout(Stdio::null())
         .stderr(stderr)
@@ -318,22 +327,31 @@ fn paused_leader_is_stopped_promptly_on_resume_and_tokens_only_increase() {
     assert_one_at_a_time(&file);
 }
 
-const HOLD: Duration = Duration::from_secs(5);
-/// The session timeout of the barrier test: far above HOLD plus any
-/// scheduling stall a loaded 2-core machine has shown.
+/// The session timeout of the barrier test: far above any scheduling stall
+/// a loaded 2-core machine has shown.
 const BARRIER_S: Duration = Duration::from_secs(12);
+/// How long m1's Revoked handler works: longer than the JoinGroup wait of
+/// tansu's coordinator (S/2, re-checked every second: neli/KAFKA.md,
+/// "tansu's group coordinator"), so that the barrier, not that wait, is what
+/// keeps m0 from leading. With 5 s (below S/2 = 6 s) the test passed with the
+/// barrier taken out of the driver.
+const HOLD: Duration = Duration::from_secs(10);
+
+/// tansu holds each JoinGroup of a non-static member until S/2 has passed
+/// since it arrived, looking once a second.
+fn join_wait(s: Duration) -> Duration {
+    s / 2 + Duration::from_secs(1)
+}
 
 /// Reference: docs/background.md, Protocol semantics — Revoked is a barrier. m1 leads alone; m0 joins and
 /// (range assignor, member ids `neli-<name>-<uuid>` on tansu as on Kafka)
-/// takes partition 0 in the rebalance. m1's Revoked handler needs HOLD (longer
-/// than tansu's ~3 s rebalance pause, so the barrier is what delays m0) to
+/// takes partition 0 in the rebalance. m1's Revoked handler needs HOLD to
 /// finish; m0 must not lead before it finished.
 ///
 /// The barrier holds only while m1 stays in the group: tansu drops a member
-/// whose heartbeats were silent for S (neli/KAFKA.md, "tansu's group
-/// coordinator"), and once, beside a CPU hog, librdkafka's heartbeats
-/// stalled past S = 3 s during the handler, so m0 led 2.5 s before m1 was
-/// done. A session of BARRIER_S keeps that starvation out of this test.
+/// whose heartbeats were silent for S, and once, beside a CPU hog,
+/// librdkafka's heartbeats stalled past S = 3 s during the handler. A
+/// session of BARRIER_S keeps that starvation out of this test.
 #[test]
 fn rebalance_waits_for_the_revoked_handler_before_the_next_leader_starts() {
     let Some(bin) = tansu_bin() else { return };
@@ -343,12 +361,12 @@ fn rebalance_waits_for_the_revoked_handler_before_the_next_leader_starts() {
         let log = Arc::new(Mutex::new(Vec::new()));
         let cfg = |name: &str| crate::support::config(&tansu.bootstrap, "barrier", name, T_DUR, BARRIER_S);
         let m1 = slow_revoker(&cfg("m1"), HOLD, log.clone()).await;
-        let alone = budget(BARRIER_S + T_DUR + PAUSE + retry(BARRIER_S));
+        let alone = budget(BARRIER_S + T_DUR + join_wait(BARRIER_S) + retry(BARRIER_S));
         assert!(crate::support::wait_for(alone, || m1.is_leader()).await, "m1 leads alone within {alone:?}");
         let m0 = slow_revoker(&cfg("m0"), Duration::ZERO, log.clone()).await;
-        // The join rebalances (pause), m1's handler holds the revocation
-        // (HOLD), the group completes (pause), m0 confirms its lease (T).
-        let over = budget(PAUSE + retry(BARRIER_S) + HOLD + PAUSE + T_DUR);
+        // m0's join waits (S/2), m1's handler holds the revocation (HOLD),
+        // m1's rejoin waits (S/2), m0 confirms its lease (T).
+        let over = budget(join_wait(BARRIER_S) + retry(BARRIER_S) + HOLD + join_wait(BARRIER_S) + T_DUR);
         assert!(crate::support::wait_for(over, || m0.is_leader()).await, "m0 takes over within {over:?}: {log:?}");
         let m1_done = || log.lock().unwrap().iter().any(|(n, k, _)| n == "m1" && *k == "stopped");
         assert!(crate::support::wait_for(budget(HOLD), m1_done).await, "m1's handler finished: {log:?}");
@@ -419,4 +437,93 @@ fn neli_end_stops_every_exec_and_each_exits_0() {
         assert_eq!(status.code(), Some(0), "a member of an ended election exits 0");
     }
     assert!(!alive(cmd), "the leader's CMD {cmd} was stopped");
+}
+
+/// A CMD that asks `neli holds` right before each action, and logs both:
+/// `check <neli pid> <cmd pid> <exit code> <unix ms>` and, when it held,
+/// `act <neli pid> <cmd pid> <token> <unix ms>`, the time taken before the
+/// check (neli/KAFKA.md, "neli holds").
+const HOLDS_CMD: &str = r#"
+f=$1; neli=$2; ME=$$
+trap 'exit 0' TERM
+while :; do
+  at=$(date +%s%3N)
+  "$neli" holds; rc=$?
+  echo "check $PPID $ME $rc $at" >> "$f.checks"
+  if [ $rc -eq 0 ]; then echo "act $PPID $ME $NELI_TOKEN $at" >> "$f"; fi
+  sleep 0.05
+done
+"#;
+
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// `(kind, neli pid, cmd pid, value, unix ms)` lines of a HOLDS_CMD log.
+fn holds_lines(path: &Path, kind: &str) -> Vec<(u32, u32, u64, u64)> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 5 && f[0] == kind).then_some(())?;
+            Some((f[1].parse().ok()?, f[2].parse().ok()?, f[3].parse().ok()?, f[4].parse().ok()?))
+        })
+        .collect()
+}
+
+/// Issue 13's hazard: neli and CMD are frozen together past the session
+/// timeout; another member takes over; CMD resumes first. Without a way to
+/// ask, CMD acted once more before its neli woke up and killed it (7 of 10
+/// runs on tansu). With `neli holds` before each action, every check CMD
+/// starts after SIGCONT says "no", even while its neli is still stopped.
+#[test]
+fn a_resumed_cmd_that_asks_neli_holds_acts_no_more_once_its_lease_ended() {
+    let Some(bin) = tansu_bin() else { return };
+    let tansu = start_tansu(&bin);
+    let dir = tempdir::Dir::new("holds");
+    let file = dir.0.join("leader.log");
+    let checks = dir.0.join("leader.log.checks");
+    std::fs::write(&file, "").unwrap();
+    let group = format!("holds-{}", std::process::id());
+    let _members = Reap((0..3).map(|_| spawn_exec_running(&tansu.bootstrap, &group, &file, &[], HOLDS_CMD)).collect());
+    let acts = || holds_lines(&file, "act");
+    let (neli, cmd) = wait_until(formation(), || acts().last().map(|a| (a.0, a.1)))
+        .unwrap_or_else(|| panic!("a first leader acting within {:?}{}", formation(), what_happened(&file)));
+    // SAFETY: plain signals to children we started (CMD leads its own group).
+    unsafe {
+        libc::kill(-(cmd as i32), libc::SIGSTOP);
+        libc::kill(neli as i32, libc::SIGSTOP);
+    }
+    let successor = wait_until(takeover(), || acts().iter().rev().find(|a| a.0 != neli).map(|a| a.0))
+        .unwrap_or_else(|| panic!("another member acting within {:?} while {neli} is stopped", takeover()));
+    // CMD first, and its neli only after CMD had time for several rounds
+    // (50 ms each): the worst order for a CMD that relies on being killed.
+    let resumed = unix_ms();
+    unsafe {
+        libc::kill(-(cmd as i32), libc::SIGCONT);
+    }
+    let rounds = Duration::from_millis(500);
+    std::thread::sleep(rounds);
+    unsafe {
+        libc::kill(neli as i32, libc::SIGCONT);
+    }
+    let limit = budget(T_DUR / 2);
+    assert!(
+        wait_until(limit, || (!alive(cmd)).then_some(())).is_some(),
+        "the resumed CMD {cmd} is stopped within {limit:?} of its neli's SIGCONT"
+    );
+    let after: Vec<_> = holds_lines(&checks, "check").into_iter().filter(|c| c.1 == cmd && c.3 >= resumed).collect();
+    assert!(
+        !after.is_empty(),
+        "CMD {cmd} checked at least once in the {rounds:?} between its SIGCONT and its neli's (it had no chance to act otherwise)"
+    );
+    assert!(
+        after.iter().all(|c| c.2 == 1),
+        "every check CMD {cmd} started after SIGCONT answers 1 (lease ended), got exit codes {:?}",
+        after.iter().map(|c| c.2).collect::<Vec<_>>()
+    );
+    let late: Vec<_> = acts().into_iter().filter(|a| a.1 == cmd && a.3 >= resumed).collect();
+    assert!(late.is_empty(), "CMD {cmd} acted after SIGCONT while {successor} led: {late:?}");
+    eprintln!("resumed CMD checked {} time(s) after SIGCONT, every answer 1; no action", after.len());
 }

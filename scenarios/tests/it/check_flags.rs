@@ -75,7 +75,10 @@ fn check_header_names_the_build_and_the_bounds_explored() {
         out.contains("\nmodel     2 members, exclusive, T=2 S=4 G=0 heartbeat interval 1 (ticks), 3 ticks,"),
         "{out}"
     );
-    assert!(out.contains("\nfaults    pauses 0, crashes 0, isolations 0, clock steps 1 (max skew 1)\n"), "{out}");
+    assert!(
+        out.contains("\nfaults    pauses 0, crashes 0, isolations 0, clock steps 1 (max skew 1), log losses 0\n"),
+        "{out}"
+    );
     assert!(out.contains("\nsearch    BFS, 2 thread(s)\n"), "{out}");
     // `--version` names the same commit.
     let v = stdout(&lab(&["--version"]));
@@ -120,6 +123,11 @@ fn isolations_changes_the_count() {
 #[test]
 fn clock_steps_changes_the_count() {
     changes_the_count(&[("--clock-steps", "1")]);
+}
+
+#[test]
+fn log_losses_changes_the_count() {
+    changes_the_count(&[("--log-losses", "1")]);
 }
 
 // Two steps may reach a skew of 2; `--max-skew 1` keeps the clocks closer.

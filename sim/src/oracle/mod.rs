@@ -252,7 +252,9 @@ fn told_while_leading(s: &Scenario, log: &Log, hs: &[Hold], v: &mut Vec<String>)
 /// The token-guarded resource: nobody is told it leads without a lease,
 /// and no write uses a token older than one already used.
 fn writes(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
-    let mut newest: BTreeMap<u64, u64> = BTreeMap::new();
+    // Ordered as a downstream that knows each token's log would order them:
+    // (log epoch of the acquisition, token).
+    let mut newest: Option<(u64, u64)> = None;
     // A Revoked handler's writes are judged by the barrier rule (`rules`):
     // once the coordinator dropped a member, its old token being refused is
     // the fencing token doing its job.
@@ -280,19 +282,20 @@ fn writes(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
     }
     for w in writes {
         f.writes += 1;
-        let n = newest.entry(w.log_epoch).or_insert(0);
-        if w.token < *n {
+        let this = (w.log_epoch, w.token);
+        if let Some((epoch, n)) = newest.filter(|n| this < *n) {
             f.stale_writes += 1;
             if f.stale_writes == 1 {
+                let log = if epoch == w.log_epoch { String::new() } else { format!(" of log epoch {epoch}") };
                 v.push(format!(
-                    "stale write: {} wrote with token {} at {} after token {n} was used",
+                    "stale write: {} wrote with token {} at {} after token {n}{log} was used",
                     w.member,
                     w.token,
                     secs(w.at)
                 ));
             }
         }
-        *n = (*n).max(w.token);
+        newest = Some(newest.map_or(this, |n| n.max(this)));
     }
 }
 

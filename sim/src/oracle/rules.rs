@@ -176,10 +176,12 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
                         }
                     }
                     // A member's own tokens for a role strictly increase from
-                    // term to term, across broker log loss too (the core skips
-                    // evidence at or below its last token), and stay put within one.
+                    // term to term, and stay put within one. Across a lost log
+                    // they may restart, but only loudly: with the member's own
+                    // published log epoch higher than at its last token.
                     if let Some(&(last, epoch)) = k.last_token.get(&role) {
-                        let wrong = if acquired { lease.token <= last } else { lease.token != last };
+                        let wrong =
+                            if acquired { lease.token <= last && c.log_epoch <= epoch } else { lease.token != last };
                         if wrong {
                             found.add(TOKEN_ORDER, || {
                                 let what = if acquired { "a new term" } else { "the same lease" };

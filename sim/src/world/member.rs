@@ -258,7 +258,7 @@ fn install_barrier(neli: &mut Neli<SimBroker, SimClock>, slot: &Slot, rec: &Reco
                     gate.pass().await;
                     if let Some(token) = token {
                         let mut log = rec.lock();
-                        let log_epoch = log.log_epoch;
+                        let log_epoch = log.epoch_of(&name, token);
                         let at = global_ms();
                         log.writes.push(WriteObs {
                             at,
@@ -280,7 +280,7 @@ fn install_barrier(neli: &mut Neli<SimBroker, SimClock>, slot: &Slot, rec: &Reco
 fn record_status(control: &neli::Control, rec: &Recorder, name: &str, idx: usize) {
     let mut status = control.status();
     let (rec2, name2) = (rec.clone(), name.to_owned());
-    tokio::spawn(async move {
+    tokio::task::spawn_local(async move {
         let (rec, name) = (rec2, name2);
         while status.changed().await.is_ok() {
             let leading = status
@@ -294,7 +294,7 @@ fn record_status(control: &neli::Control, rec: &Recorder, name: &str, idx: usize
     });
     let mut events = control.events();
     let (rec2, name2) = (rec.clone(), name.to_owned());
-    tokio::spawn(async move {
+    tokio::task::spawn_local(async move {
         let (rec, name) = (rec2, name2);
         use tokio_stream::StreamExt;
         while let Some(event) = events.next().await {
@@ -420,7 +420,7 @@ fn write_if_told(
         lease_until: control.status().borrow().leading.get(&0).map(|l| l.until.as_millis()),
     };
     let mut log = rec.lock();
-    let log_epoch = log.log_epoch;
+    let log_epoch = log.epoch_of(name, token.0);
     log.writes.push(WriteObs {
         at: global_ms(),
         member: name.to_owned(),

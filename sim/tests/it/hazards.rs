@@ -68,7 +68,7 @@ fn hazard2_zombie_heartbeats_do_not_extend_anyone() {
 #[test]
 fn hazard2_broken_without_membership_proof_zombie_leads_again() {
     let text = story("hazard2-noproof", "membership_proof = false", "", PAUSE);
-    assert_flagged(&scenario(&text), 1..16, "overlap");
+    assert_flagged(&scenario(&text), 1..80, "overlap");
 }
 
 // Hazard 2 broken (goNELI): counting any record as a heartbeat lets the

@@ -1,0 +1,190 @@
+//! The lease file: how `neli exec` tells CMD, before each of its actions,
+//! whether the lease still holds (`NELI_LEASE_FILE`, read by `neli holds`).
+//!
+//! Why a file and not only `NELI_TOKEN`: when neli and CMD are frozen
+//! together (SIGSTOP, a VM pause) and resume together, CMD may run before
+//! neli notices that its lease ended and kills CMD. A deadline on a clock
+//! both processes share lets CMD find that out alone: the file holds the
+//! end of the lease on `CLOCK_MONOTONIC`, which keeps counting while the
+//! processes are stopped, so a resumed CMD sees a deadline in the past.
+//! neli/KAFKA.md, "`neli holds`", has the shell example.
+//!
+//! Format, one line: `v1 <deadline_ns> <token> <log_epoch>`, the deadline
+//! in nanoseconds of `CLOCK_MONOTONIC`; a deadline of 0 means no lease.
+//! neli replaces the file atomically (write, then rename) whenever its
+//! lease changes, and only ever writes a deadline at or before the lease's
+//! real end (see [`LeaseFile::of`]).
+
+use crate::core::Time;
+use crate::driver::Status;
+
+/// One lease file's content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseFile {
+    /// End of the lease on `CLOCK_MONOTONIC`, in ns; 0: no lease.
+    pub deadline_ns: u64,
+    pub token: u64,
+    pub log_epoch: u64,
+}
+
+/// What `neli holds` concludes from a lease file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The lease holds for this many more ns.
+    Holds { left_ns: u64 },
+    /// No lease is held (neli is a follower, or lost the lease).
+    NoLease,
+    /// The lease ended this many ns ago (neli may not have noticed yet).
+    Ended { ago_ns: u64 },
+    /// The file is about another term than the caller's `NELI_TOKEN`.
+    OtherTerm { file: u64, mine: u64 },
+}
+
+impl Verdict {
+    pub fn holds(&self) -> bool {
+        matches!(self, Verdict::Holds { .. })
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = |ns: u64| ns / 1_000_000;
+        match *self {
+            Verdict::Holds { left_ns } => write!(f, "the lease holds for {} ms more", ms(left_ns)),
+            Verdict::NoLease => f.write_str("no lease is held"),
+            Verdict::Ended { ago_ns } => write!(f, "the lease ended {} ms ago", ms(ago_ns)),
+            Verdict::OtherTerm { file, mine } => {
+                write!(f, "the lease file is about token {file}, this process was started for token {mine}")
+            }
+        }
+    }
+}
+
+impl LeaseFile {
+    pub const NONE: LeaseFile = LeaseFile { deadline_ns: 0, token: 0, log_epoch: 0 };
+
+    /// The file for `status`'s lease of role 0 (the role `neli exec` runs
+    /// CMD for). `clock_now` is the member's clock read *after*
+    /// `monotonic_ns`, so the deadline written is never later than the
+    /// lease's end: the two readings are apart by a few µs, which only
+    /// shortens the lease as CMD sees it.
+    pub fn of(status: &Status, clock_now: Time, monotonic_ns: u64) -> LeaseFile {
+        match status.leading.get(&0) {
+            Some(lease) if lease.until > clock_now => {
+                let left_ns = (lease.until.as_millis() - clock_now.as_millis()).saturating_mul(1_000_000);
+                LeaseFile {
+                    deadline_ns: monotonic_ns.saturating_add(left_ns),
+                    token: lease.token.0,
+                    log_epoch: status.log_epoch,
+                }
+            }
+            _ => LeaseFile { log_epoch: status.log_epoch, ..LeaseFile::NONE },
+        }
+    }
+
+    pub fn render(&self) -> String {
+        format!("v1 {} {} {}\n", self.deadline_ns, self.token, self.log_epoch)
+    }
+
+    /// Parses [`LeaseFile::render`]'s line; the error names the field at fault.
+    pub fn parse(text: &str) -> Result<LeaseFile, String> {
+        let fields: Vec<&str> = text.split_whitespace().collect();
+        match fields.first() {
+            Some(&"v1") => {}
+            Some(other) => {
+                return Err(format!("unknown format '{other}' (expected 'v1 <deadline_ns> <token> <log_epoch>')"));
+            }
+            None => return Err("empty (expected 'v1 <deadline_ns> <token> <log_epoch>')".into()),
+        }
+        if fields.len() != 4 {
+            return Err(format!("{} fields where 'v1 <deadline_ns> <token> <log_epoch>' has 4", fields.len()));
+        }
+        let number = |i: usize, name: &str| {
+            fields[i].parse::<u64>().map_err(|_| format!("{name} '{}' is not a whole number", fields[i]))
+        };
+        Ok(LeaseFile {
+            deadline_ns: number(1, "deadline_ns")?,
+            token: number(2, "token")?,
+            log_epoch: number(3, "log_epoch")?,
+        })
+    }
+
+    /// Whether the lease holds at `now_ns` (`CLOCK_MONOTONIC`) for a
+    /// process started for token `mine` (its `NELI_TOKEN`, if it has one).
+    pub fn verdict(&self, now_ns: u64, mine: Option<u64>) -> Verdict {
+        if self.deadline_ns == 0 {
+            return Verdict::NoLease;
+        }
+        if let Some(mine) = mine
+            && mine != self.token
+        {
+            return Verdict::OtherTerm { file: self.token, mine };
+        }
+        if now_ns < self.deadline_ns {
+            Verdict::Holds { left_ns: self.deadline_ns - now_ns }
+        } else {
+            Verdict::Ended { ago_ns: now_ns - self.deadline_ns }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::core::Token;
+    use crate::driver::{Lease, State};
+
+    fn status(lease: Option<(u64, u64)>) -> Status {
+        let mut leading = BTreeMap::new();
+        if let Some((token, until)) = lease {
+            leading.insert(0, Lease { token: Token(token), until: Time::from_millis(until) });
+        }
+        Status { state: State::Live, leading, log_epoch: 2 }
+    }
+
+    #[test]
+    fn the_deadline_is_the_lease_end_carried_onto_the_monotonic_clock() {
+        // Lease until 5 000 ms on the member's clock, read at 4 200 ms, when
+        // CLOCK_MONOTONIC read 1 000 s: 800 ms left.
+        let f = LeaseFile::of(&status(Some((42, 5_000))), Time::from_millis(4_200), 1_000_000_000_000);
+        assert_eq!(f, LeaseFile { deadline_ns: 1_000_800_000_000, token: 42, log_epoch: 2 });
+        assert_eq!(LeaseFile::parse(&f.render()), Ok(f));
+    }
+
+    #[test]
+    fn an_ended_or_missing_lease_writes_no_deadline() {
+        let ended = LeaseFile::of(&status(Some((42, 5_000))), Time::from_millis(5_000), 7);
+        assert_eq!(ended.deadline_ns, 0);
+        assert_eq!(
+            LeaseFile::of(&status(None), Time::from_millis(1), 7),
+            LeaseFile { log_epoch: 2, ..LeaseFile::NONE }
+        );
+    }
+
+    #[test]
+    fn a_resumed_process_sees_the_lease_ended() {
+        let f = LeaseFile { deadline_ns: 10_000_000, token: 7, log_epoch: 0 };
+        assert_eq!(f.verdict(4_000_000, Some(7)), Verdict::Holds { left_ns: 6_000_000 });
+        assert!(f.verdict(9_999_999, None).holds());
+        // Frozen across the deadline: the monotonic clock kept counting.
+        assert_eq!(f.verdict(10_000_000, Some(7)), Verdict::Ended { ago_ns: 0 });
+        assert_eq!(f.verdict(3_010_000_000, Some(7)).to_string(), "the lease ended 3000 ms ago");
+        // A CMD of an earlier term never borrows a later lease.
+        assert_eq!(f.verdict(1, Some(6)), Verdict::OtherTerm { file: 7, mine: 6 });
+        assert_eq!(LeaseFile::NONE.verdict(1, None), Verdict::NoLease);
+    }
+
+    #[test]
+    fn malformed_files_name_the_field_at_fault() {
+        assert_eq!(LeaseFile::parse("").unwrap_err(), "empty (expected 'v1 <deadline_ns> <token> <log_epoch>')");
+        assert!(LeaseFile::parse("v2 1 2 3").unwrap_err().starts_with("unknown format 'v2'"));
+        assert_eq!(
+            LeaseFile::parse("v1 1 2").unwrap_err(),
+            "3 fields where 'v1 <deadline_ns> <token> <log_epoch>' has 4"
+        );
+        assert_eq!(LeaseFile::parse("v1 1 x 3").unwrap_err(), "token 'x' is not a whole number");
+        assert_eq!(LeaseFile::parse("v1 -1 2 3").unwrap_err(), "deadline_ns '-1' is not a whole number");
+    }
+}
