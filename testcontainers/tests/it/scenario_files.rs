@@ -16,6 +16,7 @@ const RUNNABLE: &[&str] = &[
     "foreign-writer",
     "leader-pause",
     "rolling-restart",
+    "short-pause",
     "zombie-heartbeats",
 ];
 
