@@ -148,7 +148,7 @@ async fn exec(args: ExecArgs) -> ExitCode {
         Some(Err(e)) => return usage_error(e),
     };
     let lease_file = LeaseFilePath::new();
-    if let Err(e) = lease_file.write(&neli.control().status().borrow().clone(), &clock) {
+    if let Err(e) = write_lease_file(&lease_file.0, &neli.control().status().borrow().clone(), &clock) {
         return usage_error(format!("cannot write the lease file {}: {e}", lease_file.0.display()));
     }
     let state = Arc::new(tokio::sync::Mutex::new(Running::default()));
@@ -253,10 +253,6 @@ impl LeaseFilePath {
             .unwrap_or_else(std::env::temp_dir);
         LeaseFilePath(dir.join(format!("neli-lease-{}", std::process::id())))
     }
-
-    fn write(&self, status: &Status, clock: &SystemClock) -> std::io::Result<()> {
-        write_lease_file(&self.0, status, clock)
-    }
 }
 
 impl Drop for LeaseFilePath {
@@ -306,9 +302,11 @@ fn monotonic_ns() -> Option<u64> {
 /// `neli holds`: 0 while the lease file shows a live lease for this
 /// process's token, 1 otherwise, 2 when there is no usable lease file.
 fn holds(args: HoldsArgs) -> ExitCode {
-    let Some(path) = args.lease_file.or_else(|| std::env::var_os("NELI_LEASE_FILE").map(PathBuf::from)) else {
+    // An empty NELI_LEASE_FILE is no lease file, not a file named "".
+    let from_env = std::env::var_os("NELI_LEASE_FILE").filter(|v| !v.is_empty()).map(PathBuf::from);
+    let Some(path) = args.lease_file.or(from_env) else {
         eprintln!(
-            "neli holds: no lease file: pass --lease-file PATH, or run it from CMD under `neli exec` (which sets NELI_LEASE_FILE)"
+            "neli holds: no lease file: pass --lease-file PATH, or run it from CMD under `neli exec` (which sets NELI_LEASE_FILE; it is unset or empty here)"
         );
         return ExitCode::from(2);
     };

@@ -133,6 +133,9 @@ fn holds_answers_from_the_lease_file_and_names_what_is_wrong_with_a_bad_one() {
     let out = neli().arg("holds").env_remove("NELI_LEASE_FILE").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("NELI_LEASE_FILE"), "{}", stderr(&out));
+    let out = neli().arg("holds").env("NELI_LEASE_FILE", "").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no lease file") && stderr(&out).contains("unset or empty"), "{}", stderr(&out));
     let out = neli().args(["holds", "--lease-file"]).arg(&file).env("NELI_TOKEN", "x7").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("NELI_TOKEN 'x7' is not a whole number"), "{}", stderr(&out));
