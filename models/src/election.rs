@@ -249,6 +249,7 @@ impl ElectionModel {
             grace: ms(c.grace),
             membership_proof: c.membership_proof,
             resign_hold_off: ms(c.heartbeat_timeout),
+            incremental: false,
             unsafe_variant: c.variant,
         }
     }

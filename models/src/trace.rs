@@ -165,6 +165,7 @@ pub fn counterexample_to_scenario(
         membership_proof: c.membership_proof,
         client_session_expiry: true,
         variant,
+        assignment: Default::default(),
         max_poll_interval: None,
         // The application works between pulses and asks `is_leader()`
         // again, so a member resumed from a pause acts on what its core

@@ -71,6 +71,13 @@ pub enum Membership {
     Confirmed,
     /// The coordinator does not count us in that generation.
     Rejected,
+    /// The coordinator answered neither way for that generation (a
+    /// rebalance is in progress, or the client already moved to a newer
+    /// generation): the lease is neither extended nor cut short; it still
+    /// ends at the newest accepted proof's send time + T. Only incremental
+    /// (cooperative) rebalancing reports it: there the member keeps its
+    /// partitions through rebalances and commits through them.
+    Undetermined,
 }
 
 /// A Kafka-like broker as the election needs it.

@@ -67,6 +67,46 @@ impl Mode {
     }
 }
 
+/// How the group coordinator's members share the election topic's
+/// partitions (librdkafka's `partition.assignment.strategy`). Every member of
+/// a group must use the same one: Kafka and tansu refuse a member that does
+/// not (INCONSISTENT_GROUP_PROTOCOL), librdkafka's mock cluster aborts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Assignment {
+    /// Eager `range` (goNELI's): every rebalance revokes every partition from
+    /// everyone, so the leader stops whenever any member joins or leaves.
+    #[default]
+    Range,
+    /// Incremental `cooperative-sticky`: only a partition that moves is
+    /// revoked, and a member that comes back gets nothing while the owner
+    /// keeps it (docs/cooperative-rebalance.md).
+    CooperativeSticky,
+}
+
+impl Assignment {
+    /// librdkafka's name of the strategy, also the CLI's and scenario files'.
+    pub fn name(self) -> &'static str {
+        match self {
+            Assignment::Range => "range",
+            Assignment::CooperativeSticky => "cooperative-sticky",
+        }
+    }
+
+    /// Parses a strategy name, saying which names exist when it is none.
+    pub fn parse(text: &str) -> Result<Assignment, String> {
+        [Assignment::Range, Assignment::CooperativeSticky]
+            .into_iter()
+            .find(|a| a.name() == text)
+            .ok_or_else(|| format!("{text:?} is not an assignment strategy (expected \"range\" or \"cooperative-sticky\")"))
+    }
+}
+
+impl fmt::Display for Assignment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Election configuration. Unset optional fields take goNELI's defaults.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Config {
@@ -92,6 +132,8 @@ pub struct Config {
     /// Bound leases by a generation-checked membership proof (recommended).
     pub membership_proof: bool,
     pub mode: Mode,
+    /// Partition assignment strategy (eager `range` by default).
+    pub assignment: Assignment,
 }
 
 impl Default for Config {
@@ -108,6 +150,7 @@ impl Default for Config {
             close_timeout: DEFAULT_CLOSE_TIMEOUT,
             membership_proof: true,
             mode: Mode::Exclusive,
+            assignment: Assignment::Range,
         }
     }
 }
@@ -137,6 +180,7 @@ impl fmt::Debug for Config {
             .field("close_timeout", &self.close_timeout)
             .field("membership_proof", &self.membership_proof)
             .field("mode", &self.mode)
+            .field("assignment", &self.assignment)
             .finish()
     }
 }
@@ -250,6 +294,7 @@ pub struct ResolvedConfig {
     pub close_timeout: Duration,
     pub membership_proof: bool,
     pub mode: Mode,
+    pub assignment: Assignment,
     /// User client properties (forced keys excluded) plus a defaulted
     /// `session.timeout.ms`.
     pub kafka_config: BTreeMap<String, String>,
@@ -269,6 +314,7 @@ impl fmt::Debug for ResolvedConfig {
             .field("close_timeout", &self.close_timeout)
             .field("membership_proof", &self.membership_proof)
             .field("mode", &self.mode)
+            .field("assignment", &self.assignment)
             .field("kafka_config", &Redacted(&self.kafka_config))
             .finish()
     }
@@ -296,6 +342,7 @@ impl ResolvedConfig {
             // back sooner, the resigner could take the role back in the next
             // eager rebalance (neli/KAFKA.md "Resign").
             resign_hold_off: 2 * self.session_timeout + self.heartbeat_timeout,
+            incremental: self.assignment == Assignment::CooperativeSticky,
             #[cfg(feature = "unsafe-variants")]
             unsafe_variant: UnsafeVariant::default(),
         }
@@ -389,6 +436,7 @@ impl Config {
             close_timeout: self.close_timeout,
             membership_proof: self.membership_proof,
             mode: self.mode,
+            assignment: self.assignment,
             kafka_config,
         })
     }
@@ -450,6 +498,10 @@ impl ConfigBuilder {
     }
     pub fn mode(mut self, mode: Mode) -> Self {
         self.cfg.mode = mode;
+        self
+    }
+    pub fn assignment(mut self, assignment: Assignment) -> Self {
+        self.cfg.assignment = assignment;
         self
     }
     /// The configuration, validated.

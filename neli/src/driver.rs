@@ -496,6 +496,9 @@ impl<B: Broker, C: Clock> Neli<B, C> {
                 Output::ConfirmMembership { generation } => {
                     let sent = self.clock.now();
                     match self.broker.confirm_membership(generation).await {
+                        Ok(Membership::Undetermined) => {
+                            tracing::debug!(generation, "membership proof undetermined (rebalance in progress)");
+                        }
                         Ok(m) => {
                             let accepted = m == Membership::Confirmed;
                             self.core.handle_membership(self.clock.now(), generation, sent, accepted);

@@ -38,6 +38,10 @@ pub struct ClientCfg {
     /// Report the assignment lost once no group heartbeat succeeded for
     /// `session_ms` (librdkafka does; off only for layer ablation).
     pub session_expiry: bool,
+    /// The cooperative-sticky protocol: a rebalance keeps what is not
+    /// moving; only a moving partition is revoked, then the member rejoins
+    /// (else eager range: give everything back before every rebalance).
+    pub cooperative: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +67,26 @@ struct ClientState {
     last_hb_ok: u64,
     last_poll: u64,
     produce_q: VecDeque<(u64, u32, Vec<u8>)>,
+    /// Cooperative: the generation in which `assigned` was last handed out.
+    owned_generation: u64,
+    /// Cooperative: the assignment to take once the app acked the revocation
+    /// of what it no longer contains.
+    after_revoke: Option<(u64, Vec<u32>)>,
+}
+
+impl ClientState {
+    /// Cooperative: `assignment` is the new full set; kept partitions keep
+    /// their fetch positions.
+    fn take_assignment(&mut self, assignment: &[u32]) {
+        if self.assigned != assignment {
+            self.positions.retain(|p, _| assignment.contains(p));
+            for p in assignment {
+                self.positions.entry(*p).or_insert(None);
+            }
+            self.assigned = assignment.to_vec();
+            self.fetch_epoch += 1;
+        }
+    }
 }
 
 struct Shared {
@@ -109,6 +133,7 @@ impl Shared {
             st.member_id = None;
         }
         st.generation = None;
+        st.after_revoke = None;
         if st.assigned.is_empty() {
             st.phase = Phase::Joining;
         } else {
@@ -143,6 +168,8 @@ impl SimBroker {
             last_hb_ok: now,
             last_poll: now,
             produce_q: VecDeque::new(),
+            owned_generation: 0,
+            after_revoke: None,
         };
         let commit = Conn::new(&cfg.coordinator, gate.clone());
         let shared = Arc::new(Shared {
@@ -192,11 +219,18 @@ async fn group_task(sh: Arc<Shared>) {
                 wait(&sh.group, &sh.gate, 100).await;
             }
             Phase::Joining => {
+                let (owned, owned_generation) = {
+                    let st = sh.lock();
+                    if cfg.cooperative { (st.assigned.clone(), st.owned_generation) } else { (Vec::new(), 0) }
+                };
                 let req = Request::Join {
                     member_id: member_id.clone(),
                     client: cfg.name.clone(),
                     session_ms: cfg.session_ms,
                     rebalance_ms: cfg.max_poll_ms,
+                    cooperative: cfg.cooperative,
+                    owned,
+                    owned_generation,
                 };
                 let resp = conn.call(&req, Duration::from_millis(cfg.max_poll_ms + cfg.session_ms)).await;
                 let now = global_ms();
@@ -204,6 +238,35 @@ async fn group_task(sh: Arc<Shared>) {
                     let mut st = sh.lock();
                     match resp {
                         _ if st.phase != Phase::Joining => false,
+                        Ok(Response::Joined { member_id, generation, assignment }) if cfg.cooperative => {
+                            // librdkafka's incremental path: revoke only what
+                            // left the assignment, wait for the app, then take
+                            // the new set and rejoin; with nothing revoked,
+                            // one Assigned with the (full) new set.
+                            st.member_id = Some(member_id);
+                            st.generation = Some(generation);
+                            st.owned_generation = generation;
+                            st.last_hb_ok = now;
+                            next_hb = now + cfg.heartbeat_ms;
+                            let revoked: Vec<u32> =
+                                st.assigned.iter().copied().filter(|p| !assignment.contains(p)).collect();
+                            if revoked.is_empty() {
+                                st.take_assignment(&assignment);
+                                st.phase = Phase::Member;
+                                st.queue.push_back(BrokerEvent::Assigned { generation, partitions: assignment.clone() });
+                                sh.trace(format!("joined generation {generation} assigned {assignment:?} (incremental)"));
+                            } else {
+                                st.phase = Phase::Revoking;
+                                st.after_revoke = Some((generation, assignment.clone()));
+                                st.queue.push_back(BrokerEvent::Revoked { partitions: revoked.clone() });
+                                sh.trace(format!(
+                                    "joined generation {generation}: revoking {revoked:?}, then assigned {assignment:?}"
+                                ));
+                            }
+                            sh.app.notify_one();
+                            sh.fetch.notify_one();
+                            false
+                        }
                         Ok(Response::Joined { member_id, generation, assignment }) => {
                             st.member_id = Some(member_id);
                             st.generation = Some(generation);
@@ -273,6 +336,11 @@ async fn group_task(sh: Arc<Shared>) {
                     // Heartbeats go on while the app handles the revocation.
                     Ok(Response::Error(GroupError::RebalanceInProgress)) if phase == Phase::Revoking => {
                         st.last_hb_ok = now
+                    }
+                    Ok(Response::Error(GroupError::RebalanceInProgress)) if cfg.cooperative => {
+                        // Incremental: rejoin keeping (and fetching) what it owns.
+                        st.last_hb_ok = now;
+                        st.phase = Phase::Joining;
                     }
                     Ok(Response::Error(GroupError::RebalanceInProgress)) => {
                         st.last_hb_ok = now;
@@ -480,9 +548,18 @@ impl neli::Broker for SimBroker {
     }
 
     async fn confirm_membership(&mut self, generation: u64) -> Result<Membership, BrokerError> {
-        let Some(member_id) = self.shared.lock().member_id.clone() else {
+        let (member_id, current) = {
+            let st = self.shared.lock();
+            (st.member_id.clone(), st.generation)
+        };
+        let Some(member_id) = member_id else {
             return Ok(Membership::Rejected);
         };
+        let cooperative = self.shared.cfg.cooperative;
+        if cooperative && current.is_some_and(|g| g > generation) {
+            // The client moved on; the driver learns of it at its next poll.
+            return Ok(Membership::Undetermined);
+        }
         let timeout = self.timeout();
         let sent_local = self.clock.now().as_millis();
         match self.commit.call(&Request::Commit { member_id, generation }, timeout).await {
@@ -492,6 +569,12 @@ impl neli::Broker for SimBroker {
                 log.proofs.push(ProofObs { seq, member: self.shared.cfg.name.clone(), generation, sent_local });
                 Ok(Membership::Confirmed)
             }
+            // Incremental: a commit racing a rebalance's end names the old
+            // generation; the member keeps its partitions and proves the new
+            // one next (docs/cooperative-rebalance.md, "Proof").
+            Ok(Response::Error(GroupError::IllegalGeneration | GroupError::RebalanceInProgress)) if cooperative => {
+                Ok(Membership::Undetermined)
+            }
             Ok(Response::Error(GroupError::UnknownMember | GroupError::IllegalGeneration)) => Ok(Membership::Rejected),
             Ok(other) => Err(BrokerError::retriable(format!("commit failed: {other:?}"))),
             Err(e) => Err(BrokerError::retriable(format!("commit failed: {e}"))),
@@ -500,6 +583,21 @@ impl neli::Broker for SimBroker {
 
     async fn ack_revoked(&mut self, _partitions: &[u32]) -> Result<(), BrokerError> {
         let mut st = self.shared.lock();
+        if st.phase == Phase::Revoking
+            && let Some((generation, assignment)) = st.after_revoke.take()
+        {
+            // Incremental: the revoked partitions go (incremental_unassign),
+            // the new set is handed out, and the member rejoins so the next
+            // rebalance can give the revoked ones to their new owner.
+            st.take_assignment(&assignment);
+            st.queue.push_back(BrokerEvent::Assigned { generation, partitions: assignment });
+            st.phase = Phase::Joining;
+            drop(st);
+            self.shared.app.notify_one();
+            self.shared.group.notify_one();
+            self.shared.fetch.notify_one();
+            return Ok(());
+        }
         if st.phase == Phase::Revoking {
             st.generation = None;
             st.assigned.clear();
@@ -517,6 +615,7 @@ impl neli::Broker for SimBroker {
             let mut st = self.shared.lock();
             st.phase = Phase::Idle;
             st.generation = None;
+            st.after_revoke = None;
             st.assigned.clear();
             st.positions.clear();
             st.fetch_epoch += 1;

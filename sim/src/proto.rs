@@ -21,6 +21,15 @@ pub enum Request {
         client: String,
         session_ms: u64,
         rebalance_ms: u64,
+        /// The cooperative-sticky protocol (else eager range).
+        #[serde(default)]
+        cooperative: bool,
+        /// Cooperative: the partitions the member owns, and the generation
+        /// it got them in (the sticky assignor's user data).
+        #[serde(default)]
+        owned: Vec<u32>,
+        #[serde(default)]
+        owned_generation: u64,
     },
     Heartbeat {
         member_id: String,

@@ -124,10 +124,16 @@ pub struct ClaimObs {
 #[derive(Debug, Clone)]
 pub struct FaultObs {
     pub at: u64,
+    /// When it ends (`at` for an instant fault).
+    pub until: u64,
     /// The fault killed the member incarnation it hit (a crash).
     pub kills: bool,
     /// The member incarnation the fault hit, if it targeted a member.
     pub member: Option<String>,
+    /// Every member incarnation the fault touches (its target, either end
+    /// of a cut link): a leader that loses its lease with none of them on it
+    /// was interrupted.
+    pub touches: Vec<String>,
     pub held_role0: bool,
 }
 
@@ -160,14 +166,17 @@ pub struct Log {
 impl Log {
     /// The run's log epoch when `member` acquired role 0 with `token`: its
     /// writes with that token belong to that log, also after the log was
-    /// lost under it (the current epoch if the acquisition is not recorded yet).
-    pub fn epoch_of(&self, member: &str, token: u64) -> u64 {
-        // The member's latest acquisition of role 0: if its token is not this
-        // one, the acquisition this write follows is not recorded yet.
-        self.events
-            .iter()
-            .rev()
-            .find(|e| e.member == member && matches!(e.event, Event::Acquired { role: 0, .. }))
+    /// lost under it. A main-loop write follows the member's latest role-0
+    /// event only if that is this acquisition; otherwise the acquisition is
+    /// not recorded yet and belongs to the current epoch (the same token
+    /// value comes back after a lost log: scenario stall-and-restart under
+    /// cooperative-sticky). A Revoked handler's writes follow the latest
+    /// acquisition, whatever was recorded since (`in_handler`).
+    pub fn epoch_of(&self, member: &str, token: u64, in_handler: bool) -> u64 {
+        let mut mine = self.events.iter().rev().filter(|e| e.member == member && e.event.role() == 0);
+        let latest =
+            if in_handler { mine.find(|e| matches!(e.event, Event::Acquired { .. })) } else { mine.next() };
+        latest
             .filter(|e| matches!(e.event, Event::Acquired { token: t, .. } if t.0 == token))
             .map_or(self.log_epoch, |e| e.log_epoch)
     }

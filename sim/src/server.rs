@@ -7,8 +7,11 @@
 //! says so, offset commits reschedule it); a rebalance waits until every
 //! member rejoined or the rebalance timeout passed; members waiting in a
 //! join are kept alive. SyncGroup is folded into the join answer: the
-//! coordinator assigns partitions itself (round robin over member ids), which
-//! changes no timing the election depends on.
+//! coordinator assigns partitions itself (round robin over member ids for
+//! eager `range`; for `cooperative-sticky`, what librdkafka's group leader
+//! computes: owners keep their partitions, a partition that must move is
+//! withheld for one generation), which changes no timing the election
+//! depends on.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -40,6 +43,11 @@ struct GroupMember {
     rebalance_ms: u64,
     expires_at: u64,
     assignment: Vec<u32>,
+    cooperative: bool,
+    /// Cooperative: what the member said it owns at its last join, and
+    /// since which generation.
+    owned: Vec<u32>,
+    owned_generation: u64,
 }
 
 #[derive(Debug)]
@@ -66,6 +74,71 @@ impl Group {
             touched: false,
         }
     }
+}
+
+/// What a joining member says about its protocol and what it owns.
+struct Claim {
+    cooperative: bool,
+    owned: Vec<u32>,
+    owned_generation: u64,
+}
+
+/// The cooperative-sticky assignment of `partitions` over `members` (keyed
+/// by member id), as librdkafka's group leader computes it
+/// (docs/cooperative-rebalance.md, "librdkafka"): a partition stays with the
+/// member that claims it in the newest generation (two claims of one
+/// generation cancel each other); unowned partitions go to the least loaded
+/// members, then partitions move from the most to the least loaded until
+/// the loads differ by at most one; and a partition whose owner changes is
+/// withheld from everyone this generation, so its owner revokes it (through
+/// the Revoked barrier) before the next rebalance hands it on.
+fn sticky_assignment(members: &BTreeMap<String, GroupMember>, partitions: u32) -> BTreeMap<String, Vec<u32>> {
+    let mut owner: BTreeMap<u32, (u64, Option<&str>)> = BTreeMap::new();
+    for (id, m) in members {
+        for &p in m.owned.iter().filter(|p| **p < partitions) {
+            match owner.get(&p) {
+                Some((g, _)) if *g > m.owned_generation => {}
+                Some((g, _)) if *g == m.owned_generation => {
+                    owner.insert(p, (*g, None));
+                }
+                _ => {
+                    owner.insert(p, (m.owned_generation, Some(id.as_str())));
+                }
+            }
+        }
+    }
+    let owner: BTreeMap<u32, &str> = owner.into_iter().filter_map(|(p, (_, o))| o.map(|o| (p, o))).collect();
+    let mut target: BTreeMap<&str, Vec<u32>> = members.keys().map(|id| (id.as_str(), Vec::new())).collect();
+    for (p, o) in &owner {
+        target.get_mut(o).expect("owners are members").push(*p);
+    }
+    let least = |t: &BTreeMap<&str, Vec<u32>>| -> String {
+        let (id, _) = t.iter().min_by_key(|(id, ps)| (ps.len(), **id)).expect("a group has members");
+        (*id).to_owned()
+    };
+    for p in (0..partitions).filter(|p| !owner.contains_key(p)) {
+        let id = least(&target);
+        target.get_mut(id.as_str()).expect("member").push(p);
+    }
+    loop {
+        let (most, most_ps) = target.iter().max_by_key(|(id, ps)| (ps.len(), std::cmp::Reverse(**id))).expect("members");
+        let (most, n_most) = ((*most).to_owned(), most_ps.len());
+        let to = least(&target);
+        if n_most <= target[to.as_str()].len() + 1 {
+            break;
+        }
+        let p = target.get_mut(most.as_str()).expect("member").pop().expect("loaded member");
+        target.get_mut(to.as_str()).expect("member").push(p);
+    }
+    target
+        .into_iter()
+        .map(|(id, mut ps)| {
+            // Withheld: a partition another member still owns.
+            ps.retain(|p| owner.get(p).is_none_or(|o| *o == id));
+            ps.sort_unstable();
+            (id.to_owned(), ps)
+        })
+        .collect()
 }
 
 /// A broker's durable state: survives a restart unless the fault says the
@@ -187,11 +260,12 @@ impl BrokerCtx {
             }
             Request::Fetch { partition, from, max_wait_ms } => self.fetch(partition, from, max_wait_ms).await,
             _ if !self.coordinator => Response::Error(GroupError::NotCoordinator),
-            Request::Join { member_id, client, session_ms, rebalance_ms } => {
+            Request::Join { member_id, client, session_ms, rebalance_ms, cooperative, owned, owned_generation } => {
                 let rx = {
                     let mut s = self.state.lock().expect("broker lock");
                     s.group.touched = true;
-                    match self.join(&mut s.group, now, member_id, client, session_ms, rebalance_ms) {
+                    let claim = Claim { cooperative, owned, owned_generation };
+                    match self.join(&mut s.group, now, member_id, client, session_ms, rebalance_ms, claim) {
                         Ok(rx) => rx,
                         Err(e) => return Response::Error(e),
                     }
@@ -322,6 +396,7 @@ impl BrokerCtx {
         Response::Ok
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn join(
         &self,
         g: &mut Group,
@@ -330,6 +405,7 @@ impl BrokerCtx {
         client: String,
         session_ms: u64,
         rebalance_ms: u64,
+        claim: Claim,
     ) -> Result<oneshot::Receiver<Response>, GroupError> {
         let id = match member_id {
             Some(id) if g.members.contains_key(&id) => id,
@@ -345,11 +421,19 @@ impl BrokerCtx {
                         rebalance_ms,
                         expires_at: now + session_ms,
                         assignment: Vec::new(),
+                        cooperative: claim.cooperative,
+                        owned: Vec::new(),
+                        owned_generation: 0,
                     },
                 );
                 id
             }
         };
+        if let Some(m) = g.members.get_mut(&id) {
+            m.cooperative = claim.cooperative;
+            m.owned = claim.owned;
+            m.owned_generation = claim.owned_generation;
+        }
         let (tx, rx) = oneshot::channel();
         g.pending.insert(id, tx);
         if !matches!(g.phase, Phase::Preparing { .. }) {
@@ -416,13 +500,24 @@ impl BrokerCtx {
         }
         g.generation += 1;
         let ids: Vec<String> = g.members.keys().cloned().collect();
+        let cooperative = g.members.values().all(|m| m.cooperative);
+        let sticky = cooperative.then(|| sticky_assignment(&g.members, self.partitions));
         for m in g.members.values_mut() {
             m.assignment.clear();
             m.expires_at = now + m.session_ms;
         }
-        for p in 0..self.partitions {
-            let id = &ids[p as usize % ids.len()];
-            g.members.get_mut(id).expect("listed member").assignment.push(p);
+        match sticky {
+            Some(sticky) => {
+                for (id, ps) in sticky {
+                    g.members.get_mut(&id).expect("listed member").assignment = ps;
+                }
+            }
+            None => {
+                for p in 0..self.partitions {
+                    let id = &ids[p as usize % ids.len()];
+                    g.members.get_mut(id).expect("listed member").assignment.push(p);
+                }
+            }
         }
         let mut summary = Vec::new();
         for (id, m) in &g.members {

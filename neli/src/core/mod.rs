@@ -130,6 +130,13 @@ pub struct CoreConfig {
     pub membership_proof: bool,
     /// How long a resigning member stays out of the group.
     pub resign_hold_off: Duration,
+    /// Incremental (cooperative) rebalancing: a partition leaves only through
+    /// `handle_revoked` or `handle_lost`, so an assignment of a new generation
+    /// that keeps it changes nothing about the lease, and a membership proof
+    /// stays valid across generations (docs/cooperative-rebalance.md,
+    /// "The core under incremental assignment"). Eager (`false`): every
+    /// generation starts from scratch.
+    pub incremental: bool,
     #[cfg(feature = "unsafe-variants")]
     pub unsafe_variant: UnsafeVariant,
 }
@@ -147,6 +154,7 @@ impl CoreConfig {
             grace: Duration::ZERO,
             membership_proof: true,
             resign_hold_off: heartbeat_timeout,
+            incremental: false,
             #[cfg(feature = "unsafe-variants")]
             unsafe_variant: UnsafeVariant::default(),
         }
@@ -334,15 +342,20 @@ impl Member {
         })
     }
 
-    /// The partitions were assigned in `generation` (eager protocol: this is
-    /// the full assignment).
+    /// The partitions were assigned in `generation`: the full assignment
+    /// (under incremental rebalancing too: the driver passes what the member
+    /// owns after the change, not the change).
     pub fn handle_assigned(&mut self, now: Time, generation: u64, partitions: &[u32]) {
         let now = self.clamp(now);
         if self.closed || self.resigned_through.is_some_and(|g| generation <= g) {
             return;
         }
-        if self.generation != Some(generation) {
-            // Membership proven for an older generation says nothing now.
+        if self.generation != Some(generation) && !self.cfg.incremental {
+            // Eager: every member gave everything back before this
+            // generation, so membership proven for an older one says nothing
+            // now. Incremental: a kept partition never left this member, and
+            // a proof sent while it was a member still bounds how soon the
+            // coordinator can have given the partition to anyone else.
             self.membership_until = None;
             self.membership_sent = None;
         }
@@ -378,6 +391,12 @@ impl Member {
     /// evicted): leaders of their roles are fenced.
     pub fn handle_lost(&mut self, now: Time, partitions: &[u32]) {
         self.release(now, partitions, |role| Event::Fenced { role });
+        if self.cfg.incremental {
+            // The membership the proofs were about is gone; under eager
+            // rebalancing the next generation clears them anyway.
+            self.membership_until = None;
+            self.membership_sent = None;
+        }
     }
 
     fn release(&mut self, now: Time, partitions: &[u32], event: fn(u32) -> Event) {

@@ -473,7 +473,7 @@ fn consumer_config(cfg: &ResolvedConfig) -> ClientConfig {
         .set("enable.auto.offset.store", "false")
         .set("auto.offset.reset", "latest")
         .set("enable.partition.eof", "false")
-        .set("partition.assignment.strategy", "range")
+        .set("partition.assignment.strategy", cfg.assignment.name())
         .set("group.protocol", "classic");
     if !cfg.kafka_config.contains_key("heartbeat.interval.ms") {
         // librdkafka's 3 s default would get members with short sessions

@@ -25,8 +25,16 @@ pub struct Figures {
     pub overlap_max_ms: u64,
     pub gap_total_ms: u64,
     pub gap_max_ms: u64,
-    /// Per fault that hit the leader of role 0: time until another member held it.
+    /// Per fault that cost the leader of role 0 its leadership: time until
+    /// another member held it.
     pub failovers_ms: Vec<u64>,
+    /// Times a holder of role 0 lost it with no fault touching it (issue:
+    /// a follower joining or leaving must not stop the leader).
+    #[serde(default)]
+    pub interruptions: u64,
+    /// Times role 0 passed from one member incarnation to another.
+    #[serde(default)]
+    pub leader_changes: u64,
     pub first_leader_ms: Option<u64>,
     pub acquisitions: u64,
     pub writes: u64,
@@ -97,7 +105,9 @@ pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figur
         let hs = holds(log, clocks, role, end);
         sweep(s, role, &hs, end, &mut f, &mut v);
         if role == 0 {
-            failovers(log, &hs, &mut f);
+            let settle = s.election.session_timeout.ms() + s.election.heartbeat_timeout.ms();
+            failovers(log, &hs, settle, &mut f);
+            churn(log, &hs, settle, end, &mut f);
             told_while_leading(s, log, &hs, &mut v);
         }
     }
@@ -168,17 +178,45 @@ fn sweep(s: &Scenario, role: u32, hs: &[Hold], end: u64, f: &mut Figures, v: &mu
     }
 }
 
-/// Failover times: from a fault that hit the leader of role 0 to the next
-/// hold by another member.
-fn failovers(log: &Log, hs: &[Hold], f: &mut Figures) {
+/// Failover times: from a fault that cost the leader of role 0 its
+/// leadership to the next hold by another member. A fault costs it when the
+/// leader's hold ends within S + T (`settle`) of the fault's end and the
+/// next holder is somebody else: a clock drift that changed nothing, or a
+/// leader that kept or took back the role, is no failover.
+fn failovers(log: &Log, hs: &[Hold], settle: u64, f: &mut Figures) {
     for fault in &log.faults {
         let (Some(m), true) = (&fault.member, fault.held_role0) else {
             continue;
         };
-        if let Some(h) = hs.iter().find(|h| h.start >= fault.at && &h.member != m) {
-            f.failovers_ms.push(h.start - fault.at);
+        let Some(held) = hs.iter().find(|h| &h.member == m && h.start <= fault.at && fault.at < h.end) else {
+            continue;
+        };
+        if held.end > fault.until + settle {
+            continue;
+        }
+        let next = hs.iter().filter(|h| h.start >= held.end || (h.start >= fault.at && &h.member != m)).min_by_key(|h| h.start);
+        if let Some(h) = next.filter(|h| &h.member != m) {
+            f.failovers_ms.push(h.start.saturating_sub(fault.at));
         }
     }
+}
+
+/// Interruptions and leader changes of role 0. A hold that ends before the
+/// run does is an interruption unless a fault touching its member was on
+/// within S + T (`settle`) before: the leader stopped because somebody else
+/// came or went, or because the cluster did something to everybody.
+fn churn(log: &Log, hs: &[Hold], settle: u64, end: u64, f: &mut Figures) {
+    for h in hs.iter().filter(|h| h.end < end) {
+        let own = log
+            .faults
+            .iter()
+            .any(|x| x.touches.contains(&h.member) && x.at <= h.end && h.end <= x.until + settle);
+        let stopped = log.ends.get(&h.member).is_some_and(|e| *e <= h.end);
+        if !own && !stopped {
+            f.interruptions += 1;
+        }
+    }
+    f.leader_changes = hs.windows(2).filter(|w| w[0].member != w[1].member).count() as u64;
 }
 
 /// Events are well formed (no Acquired twice, no loss of what was not
@@ -316,6 +354,22 @@ fn expectations(s: &Scenario, f: &Figures, v: &mut Vec<String>) {
         && f.failover_max_ms() > m.ms()
     {
         v.push(format!("expect.max_failover = \"{m}\" exceeded: {}ms", f.failover_max_ms()));
+    }
+    if let Some(m) = x.max_interruptions
+        && f.interruptions > m
+    {
+        v.push(format!(
+            "expect.max_interruptions = {m} exceeded: the leader of role 0 lost it {} time(s) with no fault on itself",
+            f.interruptions
+        ));
+    }
+    if let Some(m) = x.max_leader_changes
+        && f.leader_changes > m
+    {
+        v.push(format!(
+            "expect.max_leader_changes = {m} exceeded: role 0 changed hands {} time(s)",
+            f.leader_changes
+        ));
     }
 }
 

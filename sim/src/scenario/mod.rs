@@ -23,6 +23,31 @@ pub enum ModeName {
     MultiRole,
 }
 
+/// `[election] assignment`: the partition assignment strategy every member
+/// uses (neli's `Assignment`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum AssignmentName {
+    /// Eager `range`: every rebalance revokes everything from everyone.
+    #[default]
+    Range,
+    /// Incremental `cooperative-sticky`: only a partition that moves is revoked.
+    CooperativeSticky,
+}
+
+impl AssignmentName {
+    pub fn is_default(&self) -> bool {
+        *self == AssignmentName::Range
+    }
+
+    pub fn neli(self) -> neli::Assignment {
+        match self {
+            AssignmentName::Range => neli::Assignment::Range,
+            AssignmentName::CooperativeSticky => neli::Assignment::CooperativeSticky,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Variant {
@@ -156,6 +181,10 @@ pub struct Election {
     pub client_session_expiry: bool,
     #[serde(default)]
     pub variant: Variant,
+    /// Extension to v1: the partition assignment strategy (`"range"`, the
+    /// default, or `"cooperative-sticky"`).
+    #[serde(default, skip_serializing_if = "AssignmentName::is_default")]
+    pub assignment: AssignmentName,
     /// Extension to v1: `max.poll.interval.ms`, also the rebalance timeout.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_poll_interval: Option<Dur>,
@@ -197,6 +226,13 @@ pub struct Expect {
     pub max_gap: Option<Dur>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_failover: Option<Dur>,
+    /// Extension to v1: how often the leader of role 0 may lose it with no
+    /// fault touching it (a follower came or went, the cluster rebalanced).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_interruptions: Option<u64>,
+    /// Extension to v1: how often role 0 may change hands in the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_leader_changes: Option<u64>,
     /// Extension to v1 (layer ablation): the layers this scenario is meant
     /// to need. `explore --ablate` expects the scenario to fail in some
     /// seed with any one of them off, and to pass with any other one off.
@@ -214,6 +250,8 @@ impl Expect {
         self.max_overlap.is_none()
             && self.max_gap.is_none()
             && self.max_failover.is_none()
+            && self.max_interruptions.is_none()
+            && self.max_leader_changes.is_none()
             && self.fails_without.is_empty()
             && self.may_fail_without.is_empty()
     }

@@ -264,12 +264,31 @@ impl World<'_> {
         let label = fault.describe(target);
         self.rec.trace(now, "sim", label.clone());
         let kills = fault.kind() == FaultKind::Crash;
-        self.rec.lock().faults.push(FaultObs { at: now, kills, member: incarnation.clone(), held_role0: held });
+        let end = now + fault.duration().map_or(0, |d| d.ms());
+        let touched: Vec<usize> = fault
+            .hosts()
+            .into_iter()
+            .filter_map(|(_, h)| match self.resolve(h, now) {
+                Host::Member(i) => Some(i as usize),
+                _ => None,
+            })
+            .collect();
+        let touches: Vec<String> = {
+            let rec = self.rec.lock();
+            touched.iter().filter_map(|i| rec.current.get(i).cloned()).collect()
+        };
+        self.rec.lock().faults.push(FaultObs {
+            at: now,
+            until: end,
+            kills,
+            member: incarnation.clone(),
+            touches,
+            held_role0: held,
+        });
         let hosts = match target {
             Some(t) => vec![t.to_string()],
             None => fault.hosts().into_iter().map(|(_, h)| self.resolve(h, now).to_string()).collect(),
         };
-        let end = now + fault.duration().map_or(0, |d| d.ms());
         self.played.push(PlayedFault { kind: fault.kind(), start: now, end, hosts, label });
         self.apply(now, fault, target.map(|t| t.to_string()), member, incarnation);
     }

@@ -77,6 +77,7 @@ pub(super) struct MemberParams {
     app_work: Option<Duration>,
     revoked_work: Duration,
     session_expiry: bool,
+    assignment: neli::Assignment,
 }
 
 impl MemberParams {
@@ -105,6 +106,7 @@ impl MemberParams {
             app_work: e.app_work.map(Dur::duration),
             revoked_work: e.revoked_work.map_or(DEFAULT_REVOKED_WORK, Dur::duration),
             session_expiry: e.client_session_expiry,
+            assignment: e.assignment.neli(),
         }
     }
 
@@ -131,6 +133,7 @@ impl MemberParams {
             .grace(self.grace)
             .membership_proof(self.proof)
             .mode(self.mode)
+            .assignment(self.assignment)
             .kafka("session.timeout.ms", validated_s.as_millis().to_string());
         if let Some(i) = self.interval {
             builder = builder.heartbeat_interval(i);
@@ -152,6 +155,7 @@ impl MemberParams {
             request_timeout_ms: 1000,
             delivery_timeout_ms: 2 * self.t.as_millis() as u64,
             session_expiry: self.session_expiry,
+            cooperative: self.assignment == neli::Assignment::CooperativeSticky,
         }
     }
 }
@@ -258,7 +262,7 @@ fn install_barrier(neli: &mut Neli<SimBroker, SimClock>, slot: &Slot, rec: &Reco
                     gate.pass().await;
                     if let Some(token) = token {
                         let mut log = rec.lock();
-                        let log_epoch = log.epoch_of(&name, token);
+                        let log_epoch = log.epoch_of(&name, token, true);
                         let at = global_ms();
                         log.writes.push(WriteObs {
                             at,
@@ -420,7 +424,7 @@ fn write_if_told(
         lease_until: control.status().borrow().leading.get(&0).map(|l| l.until.as_millis()),
     };
     let mut log = rec.lock();
-    let log_epoch = log.epoch_of(name, token.0);
+    let log_epoch = log.epoch_of(name, token.0, false);
     log.writes.push(WriteObs {
         at: global_ms(),
         member: name.to_owned(),
