@@ -91,6 +91,11 @@ pub struct Common {
     /// Kafka session timeout S (default 3 × heartbeat timeout).
     #[arg(long, value_parser = parse_duration)]
     pub session_timeout: Option<Duration>,
+    /// Partition assignment strategy, the same for every member of the group:
+    /// `range` (eager: the leader stops whenever a member joins or leaves)
+    /// or `cooperative-sticky` (only a partition that moves is revoked).
+    #[arg(long, value_parser = parse_assignment, default_value = "range")]
+    pub assignment: crate::config::Assignment,
     /// Extra librdkafka property (repeatable), e.g. -X security.protocol=SSL;
     /// -X @FILE reads KEY=VALUE lines from FILE.
     #[arg(short = 'X', value_name = "KEY=VALUE|@FILE")]
@@ -123,6 +128,10 @@ pub struct ExecArgs {
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
     crate::config::parse_duration(s)
+}
+
+fn parse_assignment(s: &str) -> Result<crate::config::Assignment, String> {
+    crate::config::Assignment::parse(s)
 }
 
 /// A client property and where it came from (`-X`, `-X @FILE`, or the
@@ -195,6 +204,7 @@ impl Common {
             .bootstrap_servers(self.bootstrap_servers.clone())
             .group(self.group.clone())
             .heartbeat_timeout(self.heartbeat_timeout)
+            .assignment(self.assignment)
             .min_poll_interval(Duration::from_millis(20))
             .kafka("log_level", "3");
         if let Some(t) = &self.topic {

@@ -94,10 +94,9 @@ impl Assignment {
 
     /// Parses a strategy name, saying which names exist when it is none.
     pub fn parse(text: &str) -> Result<Assignment, String> {
-        [Assignment::Range, Assignment::CooperativeSticky]
-            .into_iter()
-            .find(|a| a.name() == text)
-            .ok_or_else(|| format!("{text:?} is not an assignment strategy (expected \"range\" or \"cooperative-sticky\")"))
+        [Assignment::Range, Assignment::CooperativeSticky].into_iter().find(|a| a.name() == text).ok_or_else(|| {
+            format!("{text:?} is not an assignment strategy (expected \"range\" or \"cooperative-sticky\")")
+        })
     }
 }
 

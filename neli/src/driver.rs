@@ -100,6 +100,10 @@ pub struct Status {
     /// `(log_epoch, token)`, not the token alone (neli/KAFKA.md, "Fencing
     /// tokens after a broker lost its log").
     pub log_epoch: u64,
+    /// The group generation of the member's current assignment, if it has
+    /// one: under cooperative-sticky a leader that keeps its partition
+    /// through a rebalance moves to the new generation and keeps its lease.
+    pub generation: Option<u64>,
 }
 
 impl Status {
@@ -235,7 +239,12 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             Arc::new(move || clock.now())
         };
         let shared = Arc::new(Shared {
-            status: watch::Sender::new(Status { state: State::Live, leading: BTreeMap::new(), log_epoch: 0 }),
+            status: watch::Sender::new(Status {
+                state: State::Live,
+                leading: BTreeMap::new(),
+                log_epoch: 0,
+                generation: None,
+            }),
             requests: Mutex::new(Requests::default()),
             subscribers: Mutex::new(Vec::new()),
             end: Mutex::new(None),
@@ -449,7 +458,10 @@ impl<B: Broker, C: Clock> Neli<B, C> {
     async fn apply(&mut self, event: BrokerEvent) -> Result<(), Error> {
         let now = self.clock.now();
         match event {
-            BrokerEvent::Assigned { generation, partitions } => self.core.handle_assigned(now, generation, &partitions),
+            BrokerEvent::Assigned { generation, partitions } => {
+                tracing::info!(generation, ?partitions, "partitions assigned");
+                self.core.handle_assigned(now, generation, &partitions)
+            }
             BrokerEvent::Revoked { partitions } => {
                 self.core.handle_revoked(now, &partitions);
                 // Revoked handlers finish before the partitions move on.
@@ -563,7 +575,8 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             .leading_roles()
             .filter_map(|(role, token)| self.core.lease_until(role).map(|until| (role, Lease { token, until })))
             .collect();
-        let status = Status { state: self.state, leading, log_epoch: self.log_epoch };
+        let status =
+            Status { state: self.state, leading, log_epoch: self.log_epoch, generation: self.core.generation() };
         self.shared.status.send_if_modified(|s| {
             let changed = *s != status;
             *s = status;

@@ -141,7 +141,7 @@ mod tests {
         if let Some((token, until)) = lease {
             leading.insert(0, Lease { token: Token(token), until: Time::from_millis(until) });
         }
-        Status { state: State::Live, leading, log_epoch: 2 }
+        Status { state: State::Live, leading, log_epoch: 2, generation: Some(1) }
     }
 
     #[test]

@@ -69,6 +69,11 @@ struct ClientState {
     produce_q: VecDeque<(u64, u32, Vec<u8>)>,
     /// Cooperative: the generation in which `assigned` was last handed out.
     owned_generation: u64,
+    /// A JoinGroup is on its way or held by the coordinator: librdkafka
+    /// sends it on the one coordinator connection its commits use, and a
+    /// broker answers one connection's requests in order, so a commit waits
+    /// behind it (docs/cooperative-rebalance.md, "One coordinator connection").
+    join_in_flight: bool,
     /// Cooperative: the assignment to take once the app acked the revocation
     /// of what it no longer contains.
     after_revoke: Option<(u64, Vec<u32>)>,
@@ -92,6 +97,8 @@ impl ClientState {
 struct Shared {
     st: Mutex<ClientState>,
     app: Notify,
+    /// A JoinGroup came back (commits queued behind it go out).
+    joined: Notify,
     group: Notify,
     fetch: Notify,
     produce: Notify,
@@ -169,12 +176,14 @@ impl SimBroker {
             last_poll: now,
             produce_q: VecDeque::new(),
             owned_generation: 0,
+            join_in_flight: false,
             after_revoke: None,
         };
         let commit = Conn::new(&cfg.coordinator, gate.clone());
         let shared = Arc::new(Shared {
             st: Mutex::new(st),
             app: Notify::new(),
+            joined: Notify::new(),
             group: Notify::new(),
             fetch: Notify::new(),
             produce: Notify::new(),
@@ -232,7 +241,10 @@ async fn group_task(sh: Arc<Shared>) {
                     owned,
                     owned_generation,
                 };
+                sh.lock().join_in_flight = true;
                 let resp = conn.call(&req, Duration::from_millis(cfg.max_poll_ms + cfg.session_ms)).await;
+                sh.lock().join_in_flight = false;
+                sh.joined.notify_waiters();
                 let now = global_ms();
                 let retry = {
                     let mut st = sh.lock();
@@ -253,8 +265,11 @@ async fn group_task(sh: Arc<Shared>) {
                             if revoked.is_empty() {
                                 st.take_assignment(&assignment);
                                 st.phase = Phase::Member;
-                                st.queue.push_back(BrokerEvent::Assigned { generation, partitions: assignment.clone() });
-                                sh.trace(format!("joined generation {generation} assigned {assignment:?} (incremental)"));
+                                st.queue
+                                    .push_back(BrokerEvent::Assigned { generation, partitions: assignment.clone() });
+                                sh.trace(format!(
+                                    "joined generation {generation} assigned {assignment:?} (incremental)"
+                                ));
                             } else {
                                 st.phase = Phase::Revoking;
                                 st.after_revoke = Some((generation, assignment.clone()));
@@ -559,6 +574,27 @@ impl neli::Broker for SimBroker {
         if cooperative && current.is_some_and(|g| g > generation) {
             // The client moved on; the driver learns of it at its next poll.
             return Ok(Membership::Undetermined);
+        }
+        // Queued behind the member's own JoinGroup on the coordinator
+        // connection: no answer until the coordinator answers the join.
+        let timeout = self.timeout();
+        let queued = self.clock.now();
+        loop {
+            let joined = self.shared.joined.notified();
+            if !self.shared.lock().join_in_flight {
+                break;
+            }
+            let waited = Duration::from_millis(self.clock.now().as_millis().saturating_sub(queued.as_millis()));
+            let Some(left) = timeout.checked_sub(waited).filter(|l| !l.is_zero()) else {
+                return Err(BrokerError::retriable(
+                    "commit failed: no answer within the request timeout (queued behind the JoinGroup)",
+                ));
+            };
+            tokio::select! {
+                _ = joined => {}
+                _ = self.clock.sleep(left) => {}
+            }
+            self.shared.gate.pass().await;
         }
         let timeout = self.timeout();
         let sent_local = self.clock.now().as_millis();

@@ -174,8 +174,7 @@ impl Log {
     /// acquisition, whatever was recorded since (`in_handler`).
     pub fn epoch_of(&self, member: &str, token: u64, in_handler: bool) -> u64 {
         let mut mine = self.events.iter().rev().filter(|e| e.member == member && e.event.role() == 0);
-        let latest =
-            if in_handler { mine.find(|e| matches!(e.event, Event::Acquired { .. })) } else { mine.next() };
+        let latest = if in_handler { mine.find(|e| matches!(e.event, Event::Acquired { .. })) } else { mine.next() };
         latest
             .filter(|e| matches!(e.event, Event::Acquired { token: t, .. } if t.0 == token))
             .map_or(self.log_epoch, |e| e.log_epoch)

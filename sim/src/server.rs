@@ -121,7 +121,8 @@ fn sticky_assignment(members: &BTreeMap<String, GroupMember>, partitions: u32) -
         target.get_mut(id.as_str()).expect("member").push(p);
     }
     loop {
-        let (most, most_ps) = target.iter().max_by_key(|(id, ps)| (ps.len(), std::cmp::Reverse(**id))).expect("members");
+        let (most, most_ps) =
+            target.iter().max_by_key(|(id, ps)| (ps.len(), std::cmp::Reverse(**id))).expect("members");
         let (most, n_most) = ((*most).to_owned(), most_ps.len());
         let to = least(&target);
         if n_most <= target[to.as_str()].len() + 1 {

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use rdkafka::client::ClientContext;
 use rdkafka::config::RDKafkaLogLevel;
-use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, RebalanceProtocol};
 use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, DeliveryResult, Producer, ProducerContext};
@@ -78,12 +78,13 @@ impl ClientContext for ElectionContext {
 
 impl ConsumerContext for ElectionContext {
     fn rebalance(&self, consumer: &BaseConsumer<Self>, err: RDKafkaRespErr, tpl: &mut TopicPartitionList) {
-        let partitions: Vec<u32> = tpl
-            .elements()
-            .iter()
-            .filter(|e| e.topic() == self.shared.topic)
-            .filter_map(|e| u32::try_from(e.partition()).ok())
-            .collect();
+        // The protocol the group elected, not the configured strategy: it is
+        // NONE until a JoinGroup picked an assignor, and calling the wrong
+        // kind of (un)assign leaves the member assigned nothing for ever
+        // (docs/cooperative-rebalance.md, "rust-rdkafka").
+        let incremental = matches!(consumer.rebalance_protocol(), RebalanceProtocol::Cooperative);
+        // Under the incremental protocol `tpl` is the change, not the set.
+        let partitions = self.ours(tpl);
         match err {
             RDKafkaRespErr::RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS => {
                 // Fresh metadata before fetching: after a broker lost its
@@ -92,8 +93,11 @@ impl ConsumerContext for ElectionContext {
                 // it. tansu answers that fetch with an error that makes
                 // librdkafka 2.12.1 dereference a NULL topic name (SIGSEGV in
                 // `rd_kafka_metadata_update_op`); see neli/KAFKA.md, "Broker
-                // restart with state loss".
-                let listed = topic_listed(consumer, &self.shared.topic, ASSIGN_METADATA_LIMIT);
+                // restart with state loss". An incremental Assign of nothing
+                // (every member gets one on every rebalance) fetches nothing
+                // new, and every partition is paused until this returns.
+                let listed = (incremental && partitions.is_empty())
+                    || topic_listed(consumer, &self.shared.topic, ASSIGN_METADATA_LIMIT);
                 // Only fresh heartbeats matter: never replay history.
                 let _ = tpl.set_all_offsets(Offset::End);
                 let last = self.shared.last_generation.load(Ordering::SeqCst);
@@ -102,7 +106,8 @@ impl ConsumerContext for ElectionContext {
                 let generation = read_generation(consumer).filter(|g| *g > last).unwrap_or(last + 1);
                 self.shared.last_generation.store(generation, Ordering::SeqCst);
                 self.shared.generation.store(generation, Ordering::SeqCst);
-                if let Err(e) = consumer.assign(tpl) {
+                let assigned = if incremental { consumer.incremental_assign(tpl) } else { consumer.assign(tpl) };
+                if let Err(e) = assigned {
                     let message = self.shared.redactor.redact(&format!("assign failed: {e}"));
                     let _ = self.shared.events.send(Err(BrokerError::retriable(message)));
                 }
@@ -117,18 +122,37 @@ impl ConsumerContext for ElectionContext {
                     let _ = consumer.pause(tpl);
                     self.shared.outage.store(true, Ordering::SeqCst);
                 }
-                tracing::debug!(generation, ?partitions, "assigned");
+                // The core is always told the full set it now owns.
+                let partitions = if incremental {
+                    consumer.assignment().map(|a| self.ours(&a)).unwrap_or(partitions)
+                } else {
+                    partitions
+                };
+                tracing::debug!(generation, ?partitions, incremental, "assigned");
                 let _ = self.shared.events.send(Ok(BrokerEvent::Assigned { generation, partitions }));
             }
             RDKafkaRespErr::RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS => {
-                self.shared.generation.store(0, Ordering::SeqCst);
-                if consumer.assignment_lost() {
+                // Read before unassigning: incremental_unassign clears it.
+                let lost = consumer.assignment_lost();
+                let keeps = incremental
+                    && consumer.assignment().is_ok_and(|a| self.ours(&a).iter().any(|p| !partitions.contains(p)));
+                if lost || !keeps {
+                    // No membership proof is taken for a member that owns
+                    // nothing or lost its assignment; one that keeps other
+                    // partitions still proves its generation.
+                    self.shared.generation.store(0, Ordering::SeqCst);
+                }
+                if lost {
                     // Evicted: another member may already own the partition.
                     let _ = self.shared.events.send(Ok(BrokerEvent::Lost { partitions }));
                 } else {
                     self.hold_revocation(partitions);
                 }
-                let _ = consumer.unassign();
+                if incremental {
+                    let _ = consumer.incremental_unassign(tpl);
+                } else {
+                    let _ = consumer.unassign();
+                }
             }
             other => {
                 tracing::warn!(error = ?other, "rebalance error; dropping the assignment");
@@ -141,6 +165,15 @@ impl ConsumerContext for ElectionContext {
 }
 
 impl ElectionContext {
+    /// The election topic's partitions in `tpl`.
+    fn ours(&self, tpl: &TopicPartitionList) -> Vec<u32> {
+        tpl.elements()
+            .iter()
+            .filter(|e| e.topic() == self.shared.topic)
+            .filter_map(|e| u32::try_from(e.partition()).ok())
+            .collect()
+    }
+
     /// Sends `Revoked` and waits for the driver's acknowledgement before the
     /// partitions are unassigned (the handover barrier).
     fn hold_revocation(&self, partitions: Vec<u32>) {

@@ -34,6 +34,10 @@ pub(crate) fn is_fatal_code(code: RDKafkaErrorCode) -> bool {
             | C::InvalidArgument
             | C::UnsupportedVersion
             | C::UnsupportedFeature
+            // A member whose assignment strategy differs from the group's
+            // (range vs cooperative-sticky): librdkafka would retry the
+            // JoinGroup for ever (neli/KAFKA.md, "Assignment strategy").
+            | C::InconsistentGroupProtocol
     )
 }
 
@@ -45,6 +49,14 @@ pub(crate) fn is_membership_rejection(code: RDKafkaErrorCode) -> bool {
         code,
         C::IllegalGeneration | C::UnknownMemberId | C::RebalanceInProgress | C::FencedInstanceId | C::State | C::Fenced
     )
+}
+
+/// Commit errors a member that keeps its partitions through a cooperative
+/// rebalance gets while the rebalance runs: the coordinator answers for a
+/// generation that is being replaced, neither confirming nor evicting.
+pub(crate) fn is_rebalance_answer(code: RDKafkaErrorCode) -> bool {
+    use RDKafkaErrorCode as C;
+    matches!(code, C::IllegalGeneration | C::RebalanceInProgress)
 }
 
 #[cfg(test)]
@@ -61,5 +73,7 @@ mod tests {
         assert_eq!(classify(&commit), ErrorKind::Retriable, "a rejected commit is a membership answer, not fatal");
         assert!(is_membership_rejection(RDKafkaErrorCode::UnknownMemberId));
         assert!(!is_membership_rejection(RDKafkaErrorCode::RequestTimedOut));
+        assert!(is_rebalance_answer(RDKafkaErrorCode::RebalanceInProgress));
+        assert!(!is_rebalance_answer(RDKafkaErrorCode::UnknownMemberId), "an unknown member is evicted");
     }
 }

@@ -154,6 +154,9 @@ pub struct KafkaBroker {
     /// Every librdkafka text in an error passes through it.
     redactor: Arc<Redactor>,
     call_timeout: Duration,
+    /// cooperative-sticky: partitions are kept through rebalances, and so is
+    /// the membership proof (docs/cooperative-rebalance.md, "Proof").
+    incremental: bool,
 }
 
 /// Clears the in-flight flag when the commit worker finishes (or panics).
@@ -246,6 +249,7 @@ impl KafkaBroker {
             commit_in_flight: Arc::new(AtomicBool::new(false)),
             redactor,
             call_timeout: cfg.heartbeat_timeout.max(Duration::from_secs(1)),
+            incremental: cfg.assignment == crate::config::Assignment::CooperativeSticky,
         })
     }
 
@@ -329,8 +333,24 @@ impl Broker for KafkaBroker {
     }
 
     async fn confirm_membership(&mut self, generation: u64) -> Result<Membership, BrokerError> {
-        if self.shared.generation.load(Ordering::SeqCst) != generation {
-            return Ok(Membership::Rejected);
+        let incremental = self.incremental;
+        // What a generation other than the client's current one means: under
+        // eager rebalancing the member gave everything back since; under
+        // incremental rebalancing a newer one means the client moved on with
+        // its partitions (the driver learns of it at its next poll).
+        let verdict = move |current: u64| {
+            if current == 0 {
+                Some(Membership::Rejected)
+            } else if current == generation {
+                None
+            } else if incremental && current > generation {
+                Some(Membership::Undetermined)
+            } else {
+                Some(Membership::Rejected)
+            }
+        };
+        if let Some(v) = verdict(self.shared.generation.load(Ordering::SeqCst)) {
+            return Ok(v);
         }
         // At most one commit in flight: a coordinator that never answers must
         // not collect one stuck thread per heartbeat interval.
@@ -343,8 +363,11 @@ impl Broker for KafkaBroker {
         self.blocking("membership commit", move || {
             let _in_flight = in_flight;
             let assignment = consumer.assignment().map_err(|e| broker_err(&redactor, "assignment", &e))?;
-            if assignment.count() == 0 || shared.generation.load(Ordering::SeqCst) != generation {
+            if assignment.count() == 0 {
                 return Ok(Membership::Rejected);
+            }
+            if let Some(v) = verdict(shared.generation.load(Ordering::SeqCst)) {
+                return Ok(v);
             }
             let mut offsets = TopicPartitionList::new();
             let positions = consumer.position().unwrap_or_else(|_| assignment.clone());
@@ -361,6 +384,11 @@ impl Broker for KafkaBroker {
             match consumer.commit(&offsets, CommitMode::Sync) {
                 Ok(()) => Ok(Membership::Confirmed),
                 Err(e) => match e.rdkafka_error_code() {
+                    // Incremental: the member keeps its partitions through a
+                    // rebalance and commits through it; a commit that races
+                    // the rebalance's phases is answered so, and the lease
+                    // stays bounded by the last accepted proof.
+                    Some(code) if incremental && errors::is_rebalance_answer(code) => Ok(Membership::Undetermined),
                     Some(code) if errors::is_membership_rejection(code) => Ok(Membership::Rejected),
                     _ => Err(broker_err(&redactor, "membership commit", &e)),
                 },

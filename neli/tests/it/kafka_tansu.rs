@@ -122,18 +122,22 @@ pub(crate) fn spawn_exec(bootstrap: &str, group: &str, file: &Path) -> Child {
 /// Each member's stderr (at `RUST_LOG=neli=info`) goes to
 /// `neli-<n>.stderr` beside `file`, for [`what_happened`].
 pub(crate) fn spawn_exec_with(bootstrap: &str, group: &str, file: &Path, extra: &[String]) -> Child {
+    spawn_exec_running(bootstrap, group, file, extra, CMD).0
+}
+
+/// [`spawn_exec_with`], also returning the member's stderr log.
+pub(crate) fn spawn_exec_logged(bootstrap: &str, group: &str, file: &Path, extra: &[String]) -> (Child, PathBuf) {
     spawn_exec_running(bootstrap, group, file, extra, CMD)
 }
 
 /// `neli exec ... -- sh -c SCRIPT cmd FILE NELI_BIN`: SCRIPT gets the shared
 /// file as `$1` and the `neli` binary as `$2`.
-fn spawn_exec_running(bootstrap: &str, group: &str, file: &Path, extra: &[String], script: &str) -> Child {
+fn spawn_exec_running(bootstrap: &str, group: &str, file: &Path, extra: &[String], script: &str) -> (Child, PathBuf) {
     static MEMBERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = MEMBERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let stderr = std::fs::File::create(file.with_file_name(format!("neli-{n}.stderr")))
-        .map(Stdio::from)
-        .unwrap_or_else(|_| Stdio::null());
-    Command::new(env!("CARGO_BIN_EXE_neli"))
+    let log = file.with_file_name(format!("neli-{n}.stderr"));
+    let stderr = std::fs::File::create(&log).map(Stdio::from).unwrap_or_else(|_| Stdio::null());
+    let child = Command::new(env!("CARGO_BIN_EXE_neli"))
         .args(["exec", "--bootstrap-servers", bootstrap, "--group", group, "--heartbeat-timeout", T])
         .args(["--session-timeout", &format!("{}ms", S.as_millis()), "--stop-timeout", "2s"])
         .args(extra)
@@ -144,7 +148,8 @@ fn spawn_exec_running(bootstrap: &str, group: &str, file: &Path, extra: &[String
         .stdout(Stdio::null())
         .stderr(stderr)
         .spawn()
-        .expect("spawn neli exec")
+        .expect("spawn neli exec");
+    (child, log)
 }
 
 /// For a failed wait: the last ticks of the leader log and the last lines
@@ -486,7 +491,8 @@ fn a_resumed_cmd_that_asks_neli_holds_acts_no_more_once_its_lease_ended() {
     let checks = dir.0.join("leader.log.checks");
     std::fs::write(&file, "").unwrap();
     let group = format!("holds-{}", std::process::id());
-    let _members = Reap((0..3).map(|_| spawn_exec_running(&tansu.bootstrap, &group, &file, &[], HOLDS_CMD)).collect());
+    let _members =
+        Reap((0..3).map(|_| spawn_exec_running(&tansu.bootstrap, &group, &file, &[], HOLDS_CMD).0).collect());
     let acts = || holds_lines(&file, "act");
     let (neli, cmd) = wait_until(formation(), || acts().last().map(|a| (a.0, a.1)))
         .unwrap_or_else(|| panic!("a first leader acting within {:?}{}", formation(), what_happened(&file)));

@@ -7,7 +7,9 @@
 //! Kafka (feature `kafka`): `bad_input` — one case per flag rule: exit 2
 //! and a message naming the flag, before anything connects; `cli` — the
 //! `neli` binary's exit codes, signals and hooks (mock broker); `kafka_mock` — the rdkafka backend against
-//! librdkafka's in-process mock cluster; `kafka_tansu` — members and
+//! librdkafka's in-process mock cluster; `kafka_coop` — cooperative-sticky
+//! on tansu and the mock: followers come and go without stopping the
+//! leader; `kafka_tansu` — members and
 //! `neli exec` as child processes against the tansu broker (fetched by
 //! `scripts/fetch-tansu.sh`); `kafka_tls` — the same over TLS (tansu behind
 //! the TLS proxy of `tls`) and SASL/SCRAM; `secrets` — a marker secret under
@@ -25,6 +27,8 @@ mod mock;
 mod bad_input;
 #[cfg(feature = "kafka")]
 mod cli;
+#[cfg(feature = "kafka")]
+mod kafka_coop;
 #[cfg(feature = "kafka")]
 mod kafka_mock;
 #[cfg(feature = "kafka")]

@@ -194,7 +194,10 @@ fn failovers(log: &Log, hs: &[Hold], settle: u64, f: &mut Figures) {
         if held.end > fault.until + settle {
             continue;
         }
-        let next = hs.iter().filter(|h| h.start >= held.end || (h.start >= fault.at && &h.member != m)).min_by_key(|h| h.start);
+        let next = hs
+            .iter()
+            .filter(|h| h.start >= held.end || (h.start >= fault.at && &h.member != m))
+            .min_by_key(|h| h.start);
         if let Some(h) = next.filter(|h| &h.member != m) {
             f.failovers_ms.push(h.start.saturating_sub(fault.at));
         }
@@ -207,10 +210,8 @@ fn failovers(log: &Log, hs: &[Hold], settle: u64, f: &mut Figures) {
 /// came or went, or because the cluster did something to everybody.
 fn churn(log: &Log, hs: &[Hold], settle: u64, end: u64, f: &mut Figures) {
     for h in hs.iter().filter(|h| h.end < end) {
-        let own = log
-            .faults
-            .iter()
-            .any(|x| x.touches.contains(&h.member) && x.at <= h.end && h.end <= x.until + settle);
+        let own =
+            log.faults.iter().any(|x| x.touches.contains(&h.member) && x.at <= h.end && h.end <= x.until + settle);
         let stopped = log.ends.get(&h.member).is_some_and(|e| *e <= h.end);
         if !own && !stopped {
             f.interruptions += 1;
@@ -366,10 +367,7 @@ fn expectations(s: &Scenario, f: &Figures, v: &mut Vec<String>) {
     if let Some(m) = x.max_leader_changes
         && f.leader_changes > m
     {
-        v.push(format!(
-            "expect.max_leader_changes = {m} exceeded: role 0 changed hands {} time(s)",
-            f.leader_changes
-        ));
+        v.push(format!("expect.max_leader_changes = {m} exceeded: role 0 changed hands {} time(s)", f.leader_changes));
     }
 }
 

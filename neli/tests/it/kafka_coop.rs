@@ -1,0 +1,230 @@
+//! cooperative-sticky against real brokers (issue 13): a follower that
+//! joins, leaves or restarts does not stop the leader, and a paused leader
+//! that comes back does not take leadership back (docs/cooperative-rebalance.md).
+//!
+//! tansu: `neli exec` members as child processes, judged on the shared
+//! tick file of `kafka_tansu` (one interval per CMD that acted as leader).
+//! librdkafka's mock: in-process members with the membership proof off,
+//! since the mock refuses every commit while a rebalance is joining (S - 1 s),
+//! which lapses a proven lease of T < S on every rebalance (neli/KAFKA.md,
+//! "Assignment strategy").
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::kafka_tansu::{
+    Reap, S, current_leader, formation, intervals, spawn_exec_logged, start_tansu, takeover, tansu_bin, tempdir, ticks,
+    wait_until, what_happened,
+};
+use crate::support::budget;
+
+const T_DUR: Duration = Duration::from_secs(1);
+
+/// tansu holds a JoinGroup until S/2 has passed, looking once a second.
+fn join_wait() -> Duration {
+    S / 2 + Duration::from_secs(1)
+}
+
+/// A rebalance after a member came or went, on tansu: the session of a
+/// SIGKILLed member runs out (S), the join is held (S/2 + 1 s), and the
+/// members that kept their partitions get their new generation.
+fn rebalance() -> Duration {
+    S + join_wait() + T_DUR
+}
+
+fn coop() -> Vec<String> {
+    vec!["--assignment".into(), "cooperative-sticky".into()]
+}
+
+/// How many new generations the member whose stderr log is `log` was assigned.
+fn generations_seen(log: &Path) -> usize {
+    std::fs::read_to_string(log).unwrap_or_default().lines().filter(|l| l.contains("partitions assigned")).count()
+}
+
+struct Election {
+    _tansu: crate::kafka_tansu::Tansu,
+    bootstrap: String,
+    group: String,
+    members: Reap,
+    /// Each member's stderr log, in `members` order.
+    logs: Vec<std::path::PathBuf>,
+    file: std::path::PathBuf,
+    _dir: tempdir::Dir,
+}
+
+impl Election {
+    fn spawn(&mut self) {
+        let (child, log) = spawn_exec_logged(&self.bootstrap, &self.group, &self.file, &coop());
+        self.members.0.push(child);
+        self.logs.push(log);
+    }
+}
+
+/// tansu and three `neli exec --assignment cooperative-sticky` members.
+fn cooperative_election(name: &str) -> Option<Election> {
+    let bin = tansu_bin()?;
+    let tansu = start_tansu(&bin);
+    let dir = tempdir::Dir::new(name);
+    let file = dir.0.join("leader.log");
+    std::fs::write(&file, "").unwrap();
+    let mut e = Election {
+        bootstrap: tansu.bootstrap.clone(),
+        _tansu: tansu,
+        group: format!("{name}-{}", std::process::id()),
+        members: Reap(Vec::new()),
+        logs: Vec::new(),
+        file,
+        _dir: dir,
+    };
+    for _ in 0..3 {
+        e.spawn();
+    }
+    Some(e)
+}
+
+#[test]
+fn cooperative_followers_join_leave_and_restart_without_stopping_the_leader() {
+    let Some(mut e) = cooperative_election("coop-churn") else { return };
+    let (leader, cmd) = wait_until(formation(), || current_leader(&e.file, None))
+        .unwrap_or_else(|| panic!("a first leader within {:?}{}", formation(), what_happened(&e.file)));
+    let slot = e.members.0.iter().position(|c| c.id() == leader).expect("the leader is one of ours");
+    let log = e.logs[slot].clone();
+    let followers: Vec<usize> = (0..e.members.0.len()).filter(|i| *i != slot).collect();
+    let before = generations_seen(&log);
+    // A restart (SIGKILL: it leaves when its session runs out, and a new
+    // member joins), a graceful leave (SIGTERM), and a join.
+    unsafe {
+        libc::kill(e.members.0[followers[0]].id() as i32, libc::SIGKILL);
+    }
+    e.spawn();
+    std::thread::sleep(rebalance());
+    unsafe {
+        libc::kill(e.members.0[followers[1]].id() as i32, libc::SIGTERM);
+    }
+    std::thread::sleep(rebalance());
+    e.spawn();
+    // The last change must have reached the leader: it is assigned a new
+    // generation each time the group changes, or the test proved nothing.
+    let limit = budget(rebalance());
+    let seen = wait_until(limit, || (generations_seen(&log) >= before + 3).then_some(()));
+    assert!(
+        seen.is_some(),
+        "the leader saw 3 more generations within {limit:?} (it saw {}){}",
+        generations_seen(&log) - before,
+        what_happened(&e.file)
+    );
+    std::thread::sleep(2 * T_DUR);
+    let changes = leader_changes(&e.file);
+    assert_eq!(
+        changes,
+        vec![leader],
+        "the leader stayed the leader while followers came and went{}",
+        what_happened(&e.file)
+    );
+    // With the membership proof on, tansu lapses the leader's lease during
+    // each of its own held JoinGroups (its commits wait behind the join on
+    // the one coordinator connection), so CMD may restart under the same
+    // neli: reported, not judged (neli/KAFKA.md, "Assignment strategy").
+    let iv = intervals(&e.file);
+    eprintln!("coop churn on tansu: {} CMD interval(s) of the one leader for 3 follower changes: {iv:?}", iv.len());
+    let _ = cmd;
+    let tokens: Vec<u64> = ticks(&e.file).iter().map(|t| t.2).collect();
+    assert!(tokens.windows(2).all(|w| w[0] <= w[1]), "tokens only increase: {tokens:?}");
+}
+
+/// The neli pids that led, in order, each listed once per term run: a
+/// leader change is a new entry.
+fn leader_changes(file: &Path) -> Vec<u32> {
+    let mut out: Vec<u32> = Vec::new();
+    for (neli, ..) in ticks(file) {
+        if out.last() != Some(&neli) {
+            out.push(neli);
+        }
+    }
+    out
+}
+
+#[test]
+fn cooperative_paused_leader_that_returns_does_not_take_leadership_back() {
+    let Some(e) = cooperative_election("coop-return") else { return };
+    let (neli, cmd) = wait_until(formation(), || current_leader(&e.file, None))
+        .unwrap_or_else(|| panic!("a first leader within {:?}{}", formation(), what_happened(&e.file)));
+    unsafe {
+        libc::kill(-(neli as i32), libc::SIGSTOP);
+        libc::kill(-(cmd as i32), libc::SIGSTOP);
+        libc::kill(neli as i32, libc::SIGSTOP);
+    }
+    let paused = Instant::now();
+    let (successor, _) = wait_until(takeover(), || current_leader(&e.file, Some(neli)))
+        .unwrap_or_else(|| panic!("a new leader within {:?} while paused{}", takeover(), what_happened(&e.file)));
+    // Past S, so the coordinator dropped it: a zombie, not a slow member.
+    let past_s = S.saturating_sub(paused.elapsed());
+    std::thread::sleep(past_s);
+    unsafe {
+        libc::kill(neli as i32, libc::SIGCONT);
+        libc::kill(-(cmd as i32), libc::SIGCONT);
+    }
+    // It rejoins (a rebalance) and must get nothing while the successor leads.
+    std::thread::sleep(rebalance() + join_wait() + 2 * T_DUR);
+    assert_eq!(
+        leader_changes(&e.file),
+        vec![neli, successor],
+        "exactly one handover: the returning member must not take leadership back{}",
+        what_happened(&e.file)
+    );
+    crate::kafka_tansu::assert_one_at_a_time(&e.file);
+}
+
+mod mock {
+    use std::time::Duration;
+
+    use neli::Event;
+
+    use crate::support::{budget, config, retry, start_member, wait_for, wait_stable};
+
+    const T: Duration = Duration::from_millis(1000);
+    const S: Duration = Duration::from_millis(3000);
+
+    /// With the proof off, the kept leader's lease rests on its heartbeats
+    /// alone, so it survives the mock's long join window.
+    fn cfg(bootstrap: &str, group: &str, name: &str) -> neli::Config {
+        let mut c = config(bootstrap, group, name, T, S);
+        c.assignment = neli::Assignment::CooperativeSticky;
+        c.membership_proof = false;
+        c
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn cooperative_follower_joins_and_leaves_without_a_revoked_for_the_leader() {
+        let mock = neli::kafka::mock::MockKafka::start(1).expect("mock cluster");
+        let group = format!("coop-{}", std::process::id());
+        mock.create_topic(&format!("{group}.neli"), 1).expect("topic");
+        let bootstrap = mock.bootstrap_servers();
+        let m0 = start_member(&cfg(&bootstrap, &group, "m0")).await;
+        // The mock delays a forming group by 3 s, then holds the join S - 1 s.
+        let alone = budget(Duration::from_secs(3) + S + retry(S) + T);
+        assert!(wait_stable(std::slice::from_ref(&m0), T, alone).await, "m0 leads alone within {alone:?}");
+        let token = m0.bg.as_ref().and_then(|b| b.token()).expect("m0 leads");
+        let generation = || m0.bg.as_ref().and_then(|b| b.status().borrow().generation);
+        let g0 = generation().expect("m0 is assigned");
+        let mut m1 = start_member(&cfg(&bootstrap, &group, "m1")).await;
+        // The join (S - 1 s held), a retry, and m0's Assign of the new generation.
+        let joined = budget(S + retry(S) + T);
+        assert!(
+            wait_for(joined, || generation().is_some_and(|g| g > g0)).await,
+            "m1's join reached m0 as a new generation within {joined:?}"
+        );
+        let g1 = generation().expect("assigned");
+        if let Some(bg) = m1.bg.take() {
+            let _ = bg.close().await;
+        }
+        assert!(
+            wait_for(joined, || generation().is_some_and(|g| g > g1)).await,
+            "m1's leave reached m0 as a new generation within {joined:?}"
+        );
+        let events: Vec<Event> = m0.events.lock().unwrap().iter().map(|(_, e)| *e).collect();
+        assert_eq!(events, vec![Event::Acquired { role: 0, token }], "m0 was never stopped and kept its token");
+        assert!(m0.is_leader(), "m0 still leads");
+        assert!(!m1.is_leader());
+    }
+}
