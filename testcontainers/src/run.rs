@@ -95,6 +95,9 @@ pub fn plan(s: &Scenario) -> Result<Vec<Step>, String> {
             "an unsafe variant or the membership proof off (the real suite runs the recommended configuration)".into(),
         );
     }
+    if e.assignment != neli_sim::scenario::AssignmentName::Range {
+        return Err("cooperative-sticky: neli-tc-member joins with the default range assignment (neli's kafka_coop tests run cooperative-sticky on tansu)".into());
+    }
     if e.grace.ms() != 0 || e.heartbeat_interval.is_some() || e.max_poll_interval.is_some() {
         return Err("grace/heartbeat_interval/max_poll_interval overrides are not passed to neli-tc-member".into());
     }
@@ -380,14 +383,22 @@ impl<'a> RealRun<'a> {
         }
     }
 
-    fn record_fault(&mut self, kind: &str, slot: Option<usize>) {
+    /// Records a fault that starts now and lasts `ms`.
+    fn record_fault(&mut self, kind: &str, slot: Option<usize>, ms: u64) {
         let now = self.now();
         let member = slot.map(|i| self.slots[i].name.clone());
         let held = member.as_ref().is_some_and(|m| {
             let (log, clocks) = self.log_so_far(now);
             log.holds_role0(&clocks, m, now)
         });
-        self.faults.push(FaultObs { at: now, kills: kind == "crash", member: member.clone(), held_role0: held });
+        self.faults.push(FaultObs {
+            at: now,
+            until: now + ms,
+            kills: kind == "crash",
+            member: member.clone(),
+            touches: member.iter().cloned().collect(),
+            held_role0: held,
+        });
         let who = member.unwrap_or_else(|| "b0".into());
         self.note("real", format!("fault {kind} on {who}{}", if held { " (leader)" } else { "" }));
     }
@@ -404,7 +415,7 @@ impl<'a> RealRun<'a> {
         Ok(match kind {
             StepKind::Pause { target, ms } => {
                 let Some(i) = self.resolve(&target) else { return self.no_target("pause", &target) };
-                self.record_fault("pause", Some(i));
+                self.record_fault("pause", Some(i), ms);
                 self.signal(i, libc::SIGSTOP);
                 Some((ms, StepKind::Cont(i)))
             }
@@ -416,7 +427,7 @@ impl<'a> RealRun<'a> {
             }
             StepKind::Crash { target, restart_ms } => {
                 let Some(i) = self.resolve(&target) else { return self.no_target("crash", &target) };
-                self.record_fault("crash", Some(i));
+                self.record_fault("crash", Some(i), restart_ms.unwrap_or(0));
                 self.signal(i, libc::SIGKILL);
                 if let Some(mut c) = self.slots[i].child.take() {
                     let _ = c.wait().await;
@@ -430,19 +441,19 @@ impl<'a> RealRun<'a> {
             }
             StepKind::Close { target } => {
                 let Some(i) = self.resolve(&target) else { return self.no_target("close", &target) };
-                self.record_fault("close", Some(i));
+                self.record_fault("close", Some(i), 0);
                 self.signal(i, libc::SIGTERM);
                 self.slots[i].gone = true;
                 None
             }
             StepKind::Resign { target } => {
                 let Some(i) = self.resolve(&target) else { return self.no_target("resign", &target) };
-                self.record_fault("resign", Some(i));
+                self.record_fault("resign", Some(i), 0);
                 self.signal(i, libc::SIGUSR1);
                 None
             }
             StepKind::BrokerPause { ms } => {
-                self.record_fault("broker-pause", None);
+                self.record_fault("broker-pause", None, ms);
                 self.broker.pause().await?;
                 Some((ms, StepKind::BrokerUnpause))
             }
@@ -452,7 +463,7 @@ impl<'a> RealRun<'a> {
                 None
             }
             StepKind::BrokerDisconnect { ms } => {
-                self.record_fault("broker-disconnect", None);
+                self.record_fault("broker-disconnect", None, ms);
                 self.broker.disconnect().await?;
                 Some((ms, StepKind::BrokerReconnect))
             }
@@ -462,14 +473,14 @@ impl<'a> RealRun<'a> {
                 None
             }
             StepKind::BrokerCrash { ms } => {
-                self.record_fault("broker-crash", None);
+                self.record_fault("broker-crash", None, ms);
                 self.broker.kill().await?;
                 let now = self.now();
                 self.state_losses.push(now);
                 Some((ms, StepKind::BrokerStart))
             }
             StepKind::ForeignWriter { partition, count, garbage } => {
-                self.record_fault("foreign-writer", None);
+                self.record_fault("foreign-writer", None, 0);
                 let (bootstrap, topic) = (self.broker.bootstrap.clone(), format!("{}.neli", self.group));
                 let sent =
                     tokio::task::spawn_blocking(move || foreign_write(&bootstrap, &topic, partition, count, garbage))

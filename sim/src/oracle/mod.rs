@@ -188,7 +188,7 @@ fn failovers(log: &Log, hs: &[Hold], settle: u64, f: &mut Figures) {
         let (Some(m), true) = (&fault.member, fault.held_role0) else {
             continue;
         };
-        let Some(held) = hs.iter().find(|h| &h.member == m && h.start <= fault.at && fault.at < h.end) else {
+        let Some(held) = hs.iter().find(|h| &h.member == m && h.start <= fault.at && fault.at <= h.end) else {
             continue;
         };
         if held.end > fault.until + settle {
