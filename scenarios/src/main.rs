@@ -288,6 +288,10 @@ fn print_figures(r: &RunReport) {
         f.zombie_heartbeats,
         if f.leader_at_end { "yes" } else { "no" }
     );
+    println!(
+        "churn     interruptions {} (leader stopped with no fault on it), leader changes {}",
+        f.interruptions, f.leader_changes
+    );
 }
 
 fn verdict(e: &Entry, r: &RunReport) -> ExitCode {
