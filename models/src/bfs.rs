@@ -204,7 +204,9 @@ where
 {
     fn run(self) {
         let sh = &self.shared;
-        let mut level: Vec<(M::State, Fingerprint)> = Vec::new();
+        let properties = self.model.properties();
+        let mut first: Vec<(M::State, Fingerprint)> = Vec::new();
+        let mut found = Vec::new();
         for s in self.model.init_states() {
             if !self.model.within_boundary(&s) {
                 continue;
@@ -213,86 +215,73 @@ where
             sh.states.fetch_add(1, Ordering::Relaxed);
             if sh.visited.insert(fp, 0) {
                 sh.unique.fetch_add(1, Ordering::Relaxed);
-                level.push((s, fp));
+                self.judge(&properties, &s, fp, &mut found);
+                first.push((s, fp));
             }
         }
-        let properties = self.model.properties();
-        let mut depth = 0;
-        while !level.is_empty() {
-            depth += 1;
-            sh.depth.store(depth, Ordering::Relaxed);
-            // Properties first, in level order: the first state of the
-            // first level that discovers a property is its discovery.
-            let found = self.parallel(&level, |chunk, _| {
-                let mut found: Vec<(usize, usize)> = Vec::new();
-                for (i, (s, _)) in chunk.iter().enumerate() {
-                    for (p, property) in properties.iter().enumerate() {
-                        let hit = match property.expectation {
-                            Expectation::Always => !(property.condition)(&self.model, s),
-                            Expectation::Sometimes => (property.condition)(&self.model, s),
-                            // Not checked by this search (the election model has none).
-                            Expectation::Eventually => false,
-                        };
-                        if hit && !found.iter().any(|(q, _)| *q == p) {
-                            found.push((p, i));
-                        }
-                    }
-                }
-                found
-            });
-            {
-                let mut discoveries = sh.discoveries.lock().expect("discoveries lock");
-                for (chunk, hits) in found.into_iter().enumerate() {
-                    for (p, i) in hits {
-                        discoveries.entry(properties[p].name).or_insert(level[chunk * CHUNK + i].1);
-                    }
-                }
-                let names: BTreeSet<&'static str> = discoveries.keys().copied().collect();
-                if self.finish_when.matches(&names, &properties) {
-                    break;
-                }
+        let mut level = vec![first];
+        let mut depth = 1;
+        sh.depth.store(depth, Ordering::Relaxed);
+        // Level `depth` is judged (every property on every state) before it
+        // is expanded, so the first level with a discovery is its shortest
+        // length; the first discovery in level order is kept.
+        while self.record(&properties, found) && level.iter().any(|chunk| !chunk.is_empty()) {
+            let results = self.expand(level, &properties);
+            found = results.iter().flat_map(|(_, f)| f.iter().copied()).collect();
+            level = results.into_iter().map(|(next, _)| next).collect();
+            if level.iter().any(|chunk| !chunk.is_empty()) {
+                depth += 1;
+                sh.depth.store(depth, Ordering::Relaxed);
             }
-            if sh.states.load(Ordering::Relaxed) >= self.target {
-                break;
-            }
-            let next = self.parallel(&level, |chunk, out: &mut Vec<M::Action>| {
-                let mut next = Vec::new();
-                for (s, fp) in chunk {
-                    if sh.states.load(Ordering::Relaxed) >= self.target {
-                        break;
-                    }
-                    out.clear();
-                    self.model.actions(s, out);
-                    for a in out.drain(..) {
-                        let Some(n) = self.model.next_state(s, a) else { continue };
-                        if !self.model.within_boundary(&n) {
-                            continue;
-                        }
-                        sh.states.fetch_add(1, Ordering::Relaxed);
-                        let nfp = fingerprint(&n, self.symmetry);
-                        if sh.visited.insert(nfp, *fp) {
-                            sh.unique.fetch_add(1, Ordering::Relaxed);
-                            next.push((n, nfp));
-                        }
-                    }
-                }
-                next
-            });
-            level = next.into_iter().flatten().collect();
         }
         sh.done.store(true, Ordering::Release);
     }
 
-    /// Runs `f` over `level` in chunks of [`CHUNK`] on the search's
-    /// threads; the results come back in chunk order.
-    fn parallel<R: Send>(
+    /// Adds the properties `s` discovers to `found` (first one kept).
+    fn judge(
         &self,
-        level: &[(M::State, Fingerprint)],
-        f: impl Fn(&[(M::State, Fingerprint)], &mut Vec<M::Action>) -> R + Sync,
-    ) -> Vec<R> {
-        let chunks: Vec<&[(M::State, Fingerprint)]> = level.chunks(CHUNK).collect();
+        properties: &[stateright::Property<M>],
+        s: &M::State,
+        fp: Fingerprint,
+        found: &mut Vec<(usize, Fingerprint)>,
+    ) {
+        for (p, property) in properties.iter().enumerate() {
+            let hit = match property.expectation {
+                Expectation::Always => !(property.condition)(&self.model, s),
+                Expectation::Sometimes => (property.condition)(&self.model, s),
+                // Not checked by this search (the election model has none).
+                Expectation::Eventually => false,
+            };
+            if hit && !found.iter().any(|(q, _)| *q == p) {
+                found.push((p, fp));
+            }
+        }
+    }
+
+    /// Records a level's discoveries; false once the search should stop.
+    fn record(&self, properties: &[stateright::Property<M>], found: Vec<(usize, Fingerprint)>) -> bool {
+        let sh = &self.shared;
+        let mut discoveries = sh.discoveries.lock().expect("discoveries lock");
+        for (p, fp) in found {
+            discoveries.entry(properties[p].name).or_insert(fp);
+        }
+        let names: BTreeSet<&'static str> = discoveries.keys().copied().collect();
+        !self.finish_when.matches(&names, properties) && sh.states.load(Ordering::Relaxed) < self.target
+    }
+
+    /// The next level, chunk by chunk on the search's threads, each chunk
+    /// with the discoveries among its states; the results come back in
+    /// chunk order. Each thread drops the chunks it expanded.
+    fn expand(
+        &self,
+        level: Vec<Vec<(M::State, Fingerprint)>>,
+        properties: &[stateright::Property<M>],
+    ) -> Vec<(Vec<(M::State, Fingerprint)>, Vec<(usize, Fingerprint)>)> {
+        let sh = &self.shared;
+        let chunks: Vec<Mutex<Vec<(M::State, Fingerprint)>>> = level.into_iter().map(Mutex::new).collect();
         let next = AtomicUsize::new(0);
-        let results: Vec<Mutex<Option<R>>> = chunks.iter().map(|_| Mutex::new(None)).collect();
+        type Out<S> = (Vec<(S, Fingerprint)>, Vec<(usize, Fingerprint)>);
+        let results: Vec<Mutex<Out<M::State>>> = chunks.iter().map(|_| Mutex::default()).collect();
         std::thread::scope(|scope| {
             for _ in 0..self.threads.min(chunks.len()).max(1) {
                 scope.spawn(|| {
@@ -300,13 +289,48 @@ where
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(chunk) = chunks.get(i) else { break };
-                        let r = f(chunk, &mut actions);
-                        *results[i].lock().expect("result lock") = Some(r);
+                        let chunk = std::mem::take(&mut *chunk.lock().expect("chunk lock"));
+                        let (mut states, mut found) = (Vec::new(), Vec::new());
+                        for (s, fp) in chunk {
+                            if sh.states.load(Ordering::Relaxed) >= self.target {
+                                break;
+                            }
+                            self.model.actions(&s, &mut actions);
+                            for a in actions.drain(..) {
+                                let Some(n) = self.model.next_state(&s, a) else { continue };
+                                if !self.model.within_boundary(&n) {
+                                    continue;
+                                }
+                                sh.states.fetch_add(1, Ordering::Relaxed);
+                                let nfp = fingerprint(&n, self.symmetry);
+                                if sh.visited.insert(nfp, fp) {
+                                    sh.unique.fetch_add(1, Ordering::Relaxed);
+                                    self.judge(properties, &n, nfp, &mut found);
+                                    states.push((n, nfp));
+                                }
+                            }
+                        }
+                        // Work units of about CHUNK states for the next level.
+                        *results[i].lock().expect("result lock") = (states, found);
                     }
                 });
             }
         });
-        results.into_iter().map(|r| r.into_inner().expect("result lock").expect("every chunk ran")).collect()
+        let mut out = Vec::new();
+        for r in results {
+            let (states, found) = r.into_inner().expect("result lock");
+            if states.len() <= 2 * CHUNK {
+                out.push((states, found));
+                continue;
+            }
+            let mut found = Some(found);
+            let mut rest = states;
+            while !rest.is_empty() {
+                let tail = rest.split_off(rest.len().min(CHUNK));
+                out.push((std::mem::replace(&mut rest, tail), found.take().unwrap_or_default()));
+            }
+        }
+        out
     }
 }
 
@@ -328,8 +352,7 @@ where
             chain.push(parent);
         }
         chain.reverse();
-        let init =
-            self.model.init_states().into_iter().find(|s| fingerprint(s, self.symmetry) == chain[0])?;
+        let init = self.model.init_states().into_iter().find(|s| fingerprint(s, self.symmetry) == chain[0])?;
         let (mut state, mut actions, mut enabled) = (init.clone(), Vec::new(), Vec::new());
         for want in &chain[1..] {
             enabled.clear();

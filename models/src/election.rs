@@ -143,6 +143,8 @@ pub struct Slot {
     core: Option<Arc<Member>>,
     /// `fingerprint(core)`, kept with it (see [`Slot::core_fp`]).
     core_fp: u64,
+    /// What every state asks of the core, read once when it changes.
+    view: View,
     pub inc: u8,
     pub offset: i8,
     pub paused: bool,
@@ -160,11 +162,42 @@ pub struct Slot {
     pub acquired: BTreeMap<u32, (u8, u64, u64)>,
 }
 
+/// Roles and partitions whose lease and assignment [`View`] keeps; a
+/// larger model asks the core itself.
+const VIEW_ROLES: usize = 4;
+const VIEW_PARTITIONS: u32 = 64;
+
+/// The answers of a core that properties, the token monitor and the choice
+/// of actions need in every state, so that those do not reach into the
+/// shared `Member` (a cache miss per member per state). A function of the
+/// core: equal cores have equal views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct View {
+    /// Per role below [`VIEW_ROLES`]: the lease end and token, if leading.
+    leases: [Option<(Time, u64)>; VIEW_ROLES],
+    /// `poll_timeout()`.
+    timeout: Option<Time>,
+    /// `assigned()` as a bit mask, if every partition is below [`VIEW_PARTITIONS`].
+    assigned: Option<u64>,
+}
+
+impl View {
+    fn of(core: &Member) -> View {
+        let mut leases = [None; VIEW_ROLES];
+        for (role, lease) in leases.iter_mut().enumerate() {
+            *lease = core.lease_until(role as u32).map(|until| (until, core.token(role as u32).map_or(0, |t| t.0)));
+        }
+        let assigned = core.assigned().iter().try_fold(0u64, |mask, p| (*p < VIEW_PARTITIONS).then(|| mask | 1 << p));
+        View { leases, timeout: core.poll_timeout(), assigned }
+    }
+}
+
 impl Slot {
     fn new(core: Option<Member>, inc: u8, coord_ok: u64) -> Slot {
         let mut slot = Slot {
             core: None,
             core_fp: 0,
+            view: View::default(),
             inc,
             offset: 0,
             paused: false,
@@ -199,7 +232,28 @@ impl Slot {
             c.hash(&mut h);
             h.finish() | 1
         });
+        self.view = core.as_deref().map_or_else(View::default, View::of);
         self.core = core;
+    }
+
+    /// The lease end and token of `role`, if this slot's core leads it
+    /// (lease possibly expired: compare with the member's clock).
+    fn lease(&self, role: u32) -> Option<(Time, u64)> {
+        match self.view.leases.get(role as usize) {
+            Some(lease) => *lease,
+            None => {
+                let core = self.core()?;
+                core.lease_until(role).map(|until| (until, core.token(role).map_or(0, |t| t.0)))
+            }
+        }
+    }
+
+    /// Whether partition `p` is assigned to this slot's core.
+    fn assigned(&self, p: u32) -> bool {
+        match self.view.assigned {
+            Some(mask) => p < VIEW_PARTITIONS && mask & (1 << p) != 0,
+            None => self.core().is_some_and(|c| c.assigned().contains(&p)),
+        }
     }
 }
 
@@ -311,8 +365,9 @@ impl ElectionState {
 
     /// The token slot `i` leads `role` with now, if it leads it.
     fn leads(&self, i: usize, role: u32) -> Option<u64> {
-        let core = self.slots[i].core()?;
-        core.is_leader(role, Time::from_millis(self.local(i))).then(|| core.token(role).map_or(0, |t| t.0))
+        // `Member::is_leader`: the lease has not ended on the member's clock.
+        let (until, token) = self.slots[i].lease(role)?;
+        (Time::from_millis(self.local(i)) < until).then_some(token)
     }
 
     /// Slot `i` for a change: copied first if another state shares it.
@@ -365,22 +420,22 @@ impl ElectionModel {
         }
         for i in 0..s.slots.len() {
             let (slot, m) = (&s.slots[i], i as u8);
-            let Some(core) = slot.core.as_ref().filter(|_| !slot.paused) else {
+            if slot.core.is_none() || slot.paused {
                 continue;
-            };
+            }
             if !slot.in_group && slot.callbacks.is_empty() && !slot.isolated {
                 out.push(ElectionAction::Join(m));
             }
             if slot.callbacks.front().is_some_and(|cb| *cb != Callback::Rejoin || !slot.isolated) {
                 out.push(ElectionAction::Poll(m));
             }
-            for p in core.assigned() {
-                let (base, recs) = &s.logs[*p as usize];
-                if slot.read.get(p).is_some_and(|r| *r < base + recs.len() as u64) {
-                    out.push(ElectionAction::Read(m, *p));
+            for (&p, &r) in &slot.read {
+                let (base, recs) = &s.logs[p as usize];
+                if slot.assigned(p) && r < base + recs.len() as u64 {
+                    out.push(ElectionAction::Read(m, p));
                 }
             }
-            if core.poll_timeout().is_some_and(|t| t.as_millis() <= s.local(i)) {
+            if slot.view.timeout.is_some_and(|t| t.as_millis() <= s.local(i)) {
                 out.push(ElectionAction::Timeout(m));
             }
             if self.cfg.faults.message_delay == 0 && !slot.outbox.is_empty() {
