@@ -29,11 +29,20 @@ use stateright::{Checker, Expectation, HasDiscoveries, Model, Path};
 /// A state's identity in the search: a 64-bit hash of its representative.
 pub type Fingerprint = u64;
 
+/// The representative function of a symmetry reduction.
+pub type Representative<M> = fn(&<M as Model>::State) -> <M as Model>::State;
+
+/// A level's unit of work: states with their fingerprints.
+type Chunk<M> = Vec<(<M as Model>::State, Fingerprint)>;
+
+/// A chunk's successors with the discoveries among them.
+type Expanded<M> = (Chunk<M>, Vec<(usize, Fingerprint)>);
+
 /// How [`SymmetricBfs`] runs; `SymmetricBfs::builder(model)` starts one.
 pub struct Builder<M: Model> {
     model: M,
     threads: usize,
-    symmetry: Option<fn(&M::State) -> M::State>,
+    symmetry: Option<Representative<M>>,
     finish_when: HasDiscoveries,
     target_state_count: Option<usize>,
 }
@@ -92,7 +101,7 @@ where
 pub struct SymmetricBfs<M: Model> {
     model: Arc<M>,
     shared: Arc<Shared>,
-    symmetry: Option<fn(&M::State) -> M::State>,
+    symmetry: Option<Representative<M>>,
     handle: Option<JoinHandle<()>>,
 }
 
@@ -188,7 +197,7 @@ struct Search<M: Model> {
     model: Arc<M>,
     shared: Arc<Shared>,
     threads: usize,
-    symmetry: Option<fn(&M::State) -> M::State>,
+    symmetry: Option<Representative<M>>,
     finish_when: HasDiscoveries,
     target: usize,
 }
@@ -274,14 +283,13 @@ where
     /// chunk order. Each thread drops the chunks it expanded.
     fn expand(
         &self,
-        level: Vec<Vec<(M::State, Fingerprint)>>,
+        level: Vec<Chunk<M>>,
         properties: &[stateright::Property<M>],
-    ) -> Vec<(Vec<(M::State, Fingerprint)>, Vec<(usize, Fingerprint)>)> {
+    ) -> Vec<Expanded<M>> {
         let sh = &self.shared;
-        let chunks: Vec<Mutex<Vec<(M::State, Fingerprint)>>> = level.into_iter().map(Mutex::new).collect();
+        let chunks: Vec<Mutex<Chunk<M>>> = level.into_iter().map(Mutex::new).collect();
         let next = AtomicUsize::new(0);
-        type Out<S> = (Vec<(S, Fingerprint)>, Vec<(usize, Fingerprint)>);
-        let results: Vec<Mutex<Out<M::State>>> = chunks.iter().map(|_| Mutex::default()).collect();
+        let results: Vec<Mutex<Expanded<M>>> = chunks.iter().map(|_| Mutex::default()).collect();
         std::thread::scope(|scope| {
             for _ in 0..self.threads.min(chunks.len()).max(1) {
                 scope.spawn(|| {
