@@ -281,11 +281,7 @@ where
     /// The next level, chunk by chunk on the search's threads, each chunk
     /// with the discoveries among its states; the results come back in
     /// chunk order. Each thread drops the chunks it expanded.
-    fn expand(
-        &self,
-        level: Vec<Chunk<M>>,
-        properties: &[stateright::Property<M>],
-    ) -> Vec<Expanded<M>> {
+    fn expand(&self, level: Vec<Chunk<M>>, properties: &[stateright::Property<M>]) -> Vec<Expanded<M>> {
         let sh = &self.shared;
         let chunks: Vec<Mutex<Chunk<M>>> = level.into_iter().map(Mutex::new).collect();
         let next = AtomicUsize::new(0);
