@@ -1,20 +1,23 @@
 //! Checks one configuration of the election model and prints figures and
 //! counterexamples. Usage:
 //! `cargo run --release -p neli-models --example check -- [--dfs] [--sym] [--threads N]`
-//! (stateright 0.31 applies symmetry reduction in DFS only, so `--sym` implies `--dfs`)
+//! (`--sym`: breadth first with symmetry, `neli_models::bfs`; `--sym --dfs`: stateright's
+//! DFS with symmetry; `--dfs`: stateright's DFS; neither: stateright's BFS)
 //! checks the default exclusive model with 3 members at the documented bounds
 //! (T = 2, S = 6 ticks; 10 ticks; one pause and one coordinator isolation).
-//! Env overrides: TICKS, PAUSES, CRASHES, ISOLATIONS, STEPS (clock steps).
+//! Env overrides: TICKS, PAUSES, CRASHES, ISOLATIONS, STEPS (clock steps), LOG_LOSSES.
 
 use std::time::Instant;
 
+use neli_models::bfs::SymmetricBfs;
+use neli_models::election::representative;
 use neli_models::{ElectionModel, ElectionModelCfg, Faults, format_path};
 use stateright::{Checker, Model};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let sym = args.iter().any(|a| a == "--sym");
-    let dfs = sym || args.iter().any(|a| a == "--dfs");
+    let dfs = args.iter().any(|a| a == "--dfs");
     let threads = args
         .iter()
         .position(|a| a == "--threads")
@@ -28,6 +31,7 @@ fn main() {
         crashes: env("CRASHES", 0),
         isolations: env("ISOLATIONS", 1),
         clock_steps: env("STEPS", 0),
+        log_losses: env("LOG_LOSSES", 0),
         max_skew: 1,
         ..Faults::default()
     };
@@ -36,8 +40,12 @@ fn main() {
     let model = cfg.into_model();
     let start = Instant::now();
     let mut builder = model.clone().checker().threads(threads);
+    if sym && !dfs {
+        let bfs = SymmetricBfs::builder(model.clone()).threads(threads).symmetry_fn(representative);
+        return report(&model, bfs.spawn().join(), start);
+    }
     if sym {
-        builder = builder.symmetry_fn(neli_models::election::representative);
+        builder = builder.symmetry_fn(representative);
     }
     if dfs {
         report(&model, builder.spawn_dfs().join(), start);

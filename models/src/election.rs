@@ -9,6 +9,7 @@
 //! flight, a skewed clock. One tick is one millisecond of core time.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -87,13 +88,17 @@ impl ElectionModelCfg {
     }
 
     pub fn into_model(self) -> ElectionModel {
-        ElectionModel { cfg: self }
+        let incarnations = self.faults.crashes;
+        let names = (0..self.members).map(|m| (0..=incarnations).map(|inc| name((m, inc))).collect()).collect();
+        ElectionModel { cfg: self, names }
     }
 }
 
 #[derive(Debug, Clone)]
 pub struct ElectionModel {
     pub cfg: ElectionModelCfg,
+    /// `m{slot}.{inc}` for every incarnation a run can reach, made once.
+    names: Vec<Vec<String>>,
 }
 
 /// A member incarnation: slot and restart count (its instance name is `m{slot}.{inc}`).
@@ -110,17 +115,36 @@ pub enum Callback {
     Lost,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// A message in a member's outbox. Its sender is the slot's current
+/// incarnation (a crash empties the outbox), so it names no member: a
+/// renaming of members moves outboxes with their slots unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Msg {
-    Produce { partition: u32, hb: (u32, u64, u64, Key) },
-    Commit { generation: u64, sent_at: u64 },
+    /// A heartbeat: (role, term, sent_at).
+    Produce {
+        partition: u32,
+        hb: (u32, u64, u64),
+    },
+    Commit {
+        generation: u64,
+        sent_at: u64,
+    },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// One member slot. Shared between states until a step changes it (copy on
+/// write, see [`ElectionState::slots`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Slot {
-    /// Shared between states until a step changes it (copy on write): most
-    /// steps touch one member, so cloning a state must not copy the others.
-    pub core: Option<Arc<Member>>,
+    /// The core, anonymous between steps: its instance name is empty and
+    /// set only while a step runs it (see `ElectionModel::run`), because
+    /// the name is a function of the slot's position and `inc`, and an
+    /// anonymous core lets a renaming of members move slots as they are.
+    /// Shared between states until a step changes it (copy on write).
+    core: Option<Arc<Member>>,
+    /// `fingerprint(core)`, kept with it (see [`Slot::core_fp`]).
+    core_fp: u64,
+    /// What every state asks of the core, read once when it changes.
+    view: View,
     pub inc: u8,
     pub offset: i8,
     pub paused: bool,
@@ -136,6 +160,110 @@ pub struct Slot {
     /// log losses are on (without them offsets only grow, so it would split
     /// states for nothing).
     pub acquired: BTreeMap<u32, (u8, u64, u64)>,
+}
+
+/// Roles and partitions whose lease and assignment [`View`] keeps; a
+/// larger model asks the core itself.
+const VIEW_ROLES: usize = 4;
+const VIEW_PARTITIONS: u32 = 64;
+
+/// The answers of a core that properties, the token monitor and the choice
+/// of actions need in every state, so that those do not reach into the
+/// shared `Member` (a cache miss per member per state). A function of the
+/// core: equal cores have equal views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct View {
+    /// Per role below [`VIEW_ROLES`]: the lease end and token, if leading.
+    leases: [Option<(Time, u64)>; VIEW_ROLES],
+    /// `poll_timeout()`.
+    timeout: Option<Time>,
+    /// `assigned()` as a bit mask, if every partition is below [`VIEW_PARTITIONS`].
+    assigned: Option<u64>,
+}
+
+impl View {
+    fn of(core: &Member) -> View {
+        let mut leases = [None; VIEW_ROLES];
+        for (role, lease) in leases.iter_mut().enumerate() {
+            *lease = core.lease_until(role as u32).map(|until| (until, core.token(role as u32).map_or(0, |t| t.0)));
+        }
+        let assigned = core.assigned().iter().try_fold(0u64, |mask, p| (*p < VIEW_PARTITIONS).then(|| mask | 1 << p));
+        View { leases, timeout: core.poll_timeout(), assigned }
+    }
+}
+
+impl Slot {
+    fn new(core: Option<Member>, inc: u8, coord_ok: u64) -> Slot {
+        let mut slot = Slot {
+            core: None,
+            core_fp: 0,
+            view: View::default(),
+            inc,
+            offset: 0,
+            paused: false,
+            isolated: false,
+            in_group: core.is_some(),
+            coord_ok,
+            callbacks: VecDeque::new(),
+            read: BTreeMap::new(),
+            outbox: Vec::new(),
+            acquired: BTreeMap::new(),
+        };
+        slot.set_core(core.map(Arc::new));
+        slot
+    }
+
+    /// The member's core (anonymous: see the field's docs), if it runs.
+    pub fn core(&self) -> Option<&Member> {
+        self.core.as_deref()
+    }
+
+    /// A 64-bit hash of the anonymous core, computed once when a step
+    /// changes the core instead of on every hash of every state that
+    /// shares it. Equal cores have equal fingerprints (it is their derived
+    /// `Hash`), so hashing a slot by it keeps `Hash` consistent with `Eq`.
+    pub fn core_fp(&self) -> u64 {
+        self.core_fp
+    }
+
+    fn set_core(&mut self, core: Option<Arc<Member>>) {
+        self.core_fp = core.as_deref().map_or(0, |c| {
+            let mut h = std::hash::DefaultHasher::new();
+            c.hash(&mut h);
+            h.finish() | 1
+        });
+        self.view = core.as_deref().map_or_else(View::default, View::of);
+        self.core = core;
+    }
+
+    /// The lease end and token of `role`, if this slot's core leads it
+    /// (lease possibly expired: compare with the member's clock).
+    fn lease(&self, role: u32) -> Option<(Time, u64)> {
+        match self.view.leases.get(role as usize) {
+            Some(lease) => *lease,
+            None => {
+                let core = self.core()?;
+                core.lease_until(role).map(|until| (until, core.token(role).map_or(0, |t| t.0)))
+            }
+        }
+    }
+
+    /// Whether partition `p` is assigned to this slot's core.
+    fn assigned(&self, p: u32) -> bool {
+        match self.view.assigned {
+            Some(mask) => p < VIEW_PARTITIONS && mask & (1 << p) != 0,
+            None => self.core().is_some_and(|c| c.assigned().contains(&p)),
+        }
+    }
+}
+
+impl Hash for Slot {
+    /// Every field, with the core by its fingerprint (see [`Slot::core_fp`]).
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.core_fp.hash(h);
+        (self.inc, self.offset, self.paused, self.isolated, self.in_group, self.coord_ok).hash(h);
+        (&self.callbacks, &self.read, &self.outbox, &self.acquired).hash(h);
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -158,7 +286,9 @@ pub type LogRec = Option<(u32, u64, u64, Key)>;
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ElectionState {
     pub now: u8,
-    pub slots: Vec<Slot>,
+    /// Per member slot, shared between states until a step changes it:
+    /// most steps touch one member, so a state's clone copies no slot.
+    pub slots: Vec<Arc<Slot>>,
     pub coord: Coordinator,
     /// Per partition: offset of the first kept record and the records from it
     /// (a prefix nobody can read any more is trimmed).
@@ -220,15 +350,29 @@ impl ElectionState {
 
     /// Incarnations leading `role` now, each judged on its own clock.
     pub fn leaders(&self, role: u32) -> Vec<(Key, u64)> {
-        let mut out = Vec::new();
-        for (i, s) in self.slots.iter().enumerate() {
-            if let Some(core) = &s.core
-                && core.is_leader(role, Time::from_millis(self.local(i)))
-            {
-                out.push(((i as u8, s.inc), core.token(role).map_or(0, |t| t.0)));
-            }
-        }
-        out
+        self.leading(role).collect()
+    }
+
+    /// How many incarnations lead `role` now ([`Self::leaders`] without
+    /// collecting them: properties ask this of every state).
+    pub fn leader_count(&self, role: u32) -> usize {
+        self.leading(role).count()
+    }
+
+    fn leading(&self, role: u32) -> impl Iterator<Item = (Key, u64)> + '_ {
+        (0..self.slots.len()).filter_map(move |i| self.leads(i, role).map(|t| ((i as u8, self.slots[i].inc), t)))
+    }
+
+    /// The token slot `i` leads `role` with now, if it leads it.
+    fn leads(&self, i: usize, role: u32) -> Option<u64> {
+        // `Member::is_leader`: the lease has not ended on the member's clock.
+        let (until, token) = self.slots[i].lease(role)?;
+        (Time::from_millis(self.local(i)) < until).then_some(token)
+    }
+
+    /// Slot `i` for a change: copied first if another state shares it.
+    fn slot_mut(&mut self, i: usize) -> &mut Slot {
+        Arc::make_mut(&mut self.slots[i])
     }
 
     fn faults_active(&self) -> bool {
@@ -237,11 +381,20 @@ impl ElectionState {
 }
 
 impl ElectionModel {
-    fn core_config(&self, key: Key) -> CoreConfig {
+    /// The instance name of incarnation `key`.
+    fn name(&self, key: Key) -> String {
+        match self.names.get(usize::from(key.0)).and_then(|n| n.get(usize::from(key.1))) {
+            Some(name) => name.clone(),
+            None => name(key),
+        }
+    }
+
+    /// The core configuration, anonymous (see [`Slot`]'s `core`).
+    fn core_config(&self) -> CoreConfig {
         let c = &self.cfg;
         let ms = |t: u8| Duration::from_millis(u64::from(t));
         CoreConfig {
-            name: format!("m{}.{}", key.0, key.1),
+            name: String::new(),
             roles: c.roles,
             partitions: c.partitions,
             heartbeat_timeout: ms(c.heartbeat_timeout),
@@ -268,22 +421,22 @@ impl ElectionModel {
         }
         for i in 0..s.slots.len() {
             let (slot, m) = (&s.slots[i], i as u8);
-            let Some(core) = slot.core.as_ref().filter(|_| !slot.paused) else {
+            if slot.core.is_none() || slot.paused {
                 continue;
-            };
+            }
             if !slot.in_group && slot.callbacks.is_empty() && !slot.isolated {
                 out.push(ElectionAction::Join(m));
             }
             if slot.callbacks.front().is_some_and(|cb| *cb != Callback::Rejoin || !slot.isolated) {
                 out.push(ElectionAction::Poll(m));
             }
-            for p in core.assigned() {
-                let (base, recs) = &s.logs[*p as usize];
-                if slot.read.get(p).is_some_and(|r| *r < base + recs.len() as u64) {
-                    out.push(ElectionAction::Read(m, *p));
+            for (&p, &r) in &slot.read {
+                let (base, recs) = &s.logs[p as usize];
+                if slot.assigned(p) && r < base + recs.len() as u64 {
+                    out.push(ElectionAction::Read(m, p));
                 }
             }
-            if core.poll_timeout().is_some_and(|t| t.as_millis() <= s.local(i)) {
+            if slot.view.timeout.is_some_and(|t| t.as_millis() <= s.local(i)) {
                 out.push(ElectionAction::Timeout(m));
             }
             if self.cfg.faults.message_delay == 0 && !slot.outbox.is_empty() {
@@ -292,32 +445,36 @@ impl ElectionModel {
         }
     }
 
-    /// Runs `f` on member `i`'s core, then carries out its outputs.
+    /// Runs `f` on member `i`'s core, named for the step, then carries out
+    /// its outputs; the core is anonymous again afterwards (see [`Slot`]).
     fn run(&self, s: &mut ElectionState, i: usize, f: impl FnOnce(&mut Member, Time)) {
+        if s.slots[i].core.is_none() {
+            return;
+        }
         let now = Time::from_millis(s.local(i));
-        let Some(mut shared) = s.slots[i].core.take() else {
+        let key = (i as u8, s.slots[i].inc);
+        let Some(mut shared) = s.slot_mut(i).core.take() else {
             return;
         };
         let core = Arc::make_mut(&mut shared);
+        core.rename(self.name(key));
         f(core, now);
         while let Some(output) = core.poll_output() {
             match output {
                 Output::Produce { partition, payload } => {
                     let hb = Heartbeat::decode(&payload).expect("the core writes valid heartbeats");
-                    let key = (i as u8, s.slots[i].inc);
-                    s.slots[i]
+                    s.slot_mut(i)
                         .outbox
-                        .push(Msg::Produce { partition, hb: (hb.role, hb.term, hb.sent_at.as_millis(), key) });
+                        .push(Msg::Produce { partition, hb: (hb.role, hb.term, hb.sent_at.as_millis()) });
                 }
                 Output::ConfirmMembership { generation } => {
-                    s.slots[i].outbox.push(Msg::Commit { generation, sent_at: now.as_millis() })
+                    s.slot_mut(i).outbox.push(Msg::Commit { generation, sent_at: now.as_millis() })
                 }
                 Output::Event(Event::Acquired { role, token }) => {
                     let window = u16::from(self.cfg.heartbeat_timeout) + u16::from(self.cfg.faults.max_skew);
                     let unknown_log = s.log_lost_at.is_some_and(|at| u16::from(s.now) < u16::from(at) + window);
                     let epoch = if unknown_log { UNKNOWN_LOG } else { s.log_epoch };
                     let last = &mut s.last_acquired[role as usize];
-                    let key = (i as u8, s.slots[i].inc);
                     s.token_regressed |=
                         epoch != UNKNOWN_LOG && last.is_some_and(|(e, t, _)| e == epoch && t >= token.0);
                     s.handover |= last.is_some_and(|(_, _, k)| k != key);
@@ -325,20 +482,21 @@ impl ElectionModel {
                     if self.cfg.faults.log_losses > 0 {
                         // What the member reports: (its own log epoch, token).
                         let own = (core.log_epoch(), token.0);
-                        let before = s.slots[i].acquired.insert(role, (epoch, own.0, own.1));
+                        let before = s.slot_mut(i).acquired.insert(role, (epoch, own.0, own.1));
                         s.own_token_regressed |= before.is_some_and(|(_, e, t)| (e, t) >= own);
                     }
                 }
                 Output::Event(_) | Output::LeaveGroup { .. } => {}
             }
         }
-        let slot = &mut s.slots[i];
+        core.rename(String::new());
+        let slot = Arc::make_mut(&mut s.slots[i]);
         for p in core.assigned() {
             let end = s.logs[*p as usize].0 + s.logs[*p as usize].1.len() as u64;
             slot.read.entry(*p).or_insert(end);
         }
         slot.read.retain(|p, _| core.assigned().contains(p));
-        slot.core = Some(shared);
+        slot.set_core(Some(shared));
         if self.cfg.faults.message_delay == 0 {
             while !s.slots[i].outbox.is_empty() {
                 self.deliver(s, i, 0);
@@ -348,8 +506,10 @@ impl ElectionModel {
 
     fn deliver(&self, s: &mut ElectionState, i: usize, idx: usize) {
         let key = (i as u8, s.slots[i].inc);
-        match s.slots[i].outbox.remove(idx) {
-            Msg::Produce { partition, hb } => s.logs[partition as usize].1.push(Some(hb)),
+        match s.slot_mut(i).outbox.remove(idx) {
+            Msg::Produce { partition, hb: (role, term, sent_at) } => {
+                s.logs[partition as usize].1.push(Some((role, term, sent_at, key)))
+            }
             // An isolated member's commit times out: the driver tells the core nothing.
             Msg::Commit { .. } if s.slots[i].isolated => {}
             Msg::Commit { generation, sent_at } => {
@@ -379,25 +539,34 @@ impl ElectionModel {
         for i in 0..s.slots.len() {
             let local = s.local(i);
             let key = (i as u8, s.slots[i].inc);
-            let slot = &mut s.slots[i];
+            let slot = &s.slots[i];
             if slot.core.is_none() || slot.paused {
                 continue;
             }
-            if !slot.isolated {
-                slot.coord_ok = local;
-            }
+            // Decided on the shared slot; copied only if something changes.
+            let coord_ok = if slot.isolated { slot.coord_ok } else { local };
             let known = s.coord.members.get(&key);
             let evicted = !slot.isolated && known.is_none();
-            let timed_out = local >= slot.coord_ok + u64::from(self.cfg.session_timeout);
-            if slot.in_group && (evicted || timed_out) {
-                slot.in_group = false;
-                slot.callbacks.push_back(Callback::Lost);
+            let timed_out = local >= coord_ok + u64::from(self.cfg.session_timeout);
+            let callback = if slot.in_group && (evicted || timed_out) {
+                Some(Callback::Lost)
             } else if slot.in_group
                 && !slot.isolated
                 && known.is_some_and(|m| !m.rejoined)
                 && !slot.callbacks.contains(&Callback::Rejoin)
             {
-                slot.callbacks.push_back(Callback::Rejoin);
+                Some(Callback::Rejoin)
+            } else {
+                None
+            };
+            if coord_ok == slot.coord_ok && callback.is_none() {
+                continue;
+            }
+            let slot = s.slot_mut(i);
+            slot.coord_ok = coord_ok;
+            if let Some(cb) = callback {
+                slot.in_group &= cb != Callback::Lost;
+                slot.callbacks.push_back(cb);
             }
         }
         for p in 0..s.logs.len() {
@@ -409,11 +578,14 @@ impl ElectionModel {
             *base = keep_from;
         }
         for role in 0..self.cfg.roles {
-            for ((slot, _), token) in s.leaders(role) {
+            for i in 0..s.slots.len() {
+                let Some(token) = s.leads(i, role) else {
+                    continue;
+                };
                 // A downstream that orders on (log epoch, token), as
                 // neli/KAFKA.md asks, with the epoch the leader acquired in
                 // (known here; best effort for a real member).
-                let epoch = s.slots[slot as usize].acquired.get(&role).map_or(0, |(e, _, _)| *e);
+                let epoch = s.slots[i].acquired.get(&role).map_or(0, |(e, _, _)| *e);
                 if epoch == UNKNOWN_LOG {
                     continue;
                 }
@@ -439,19 +611,7 @@ impl Model for ElectionModel {
 
     fn init_states(&self) -> Vec<ElectionState> {
         let c = &self.cfg;
-        let slot = |i: u8| Slot {
-            core: Some(Arc::new(Member::new(self.core_config((i, 0))))),
-            inc: 0,
-            offset: 0,
-            paused: false,
-            isolated: false,
-            in_group: true,
-            coord_ok: 0,
-            callbacks: VecDeque::new(),
-            read: BTreeMap::new(),
-            outbox: Vec::new(),
-            acquired: BTreeMap::new(),
-        };
+        let slot = |_| Arc::new(Slot::new(Some(Member::new(self.core_config())), 0, 0));
         vec![ElectionState {
             now: 0,
             slots: (0..c.members).map(slot).collect(),
@@ -544,14 +704,14 @@ impl Model for ElectionModel {
                 let calm = !s_.faults_active();
                 for role in 0..self.cfg.roles {
                     let counter = &mut s_.calm_leaderless[role as usize];
-                    *counter = if calm && last.leaders(role).is_empty() { counter.saturating_add(1) } else { 0 };
+                    *counter = if calm && last.leader_count(role) == 0 { counter.saturating_add(1) } else { 0 };
                 }
                 s_.now += 1;
                 if (0..last.slots.len()).any(|i| Self::runs(last, i) && !last.slots[i].outbox.is_empty()) {
                     s_.used.message_delay += 1;
                 }
                 if let Some(m) = slow {
-                    s_.slots[m as usize].offset -= 1;
+                    s_.slot_mut(m as usize).offset -= 1;
                     s_.used.clock_steps += 1;
                 }
                 let now = s_.now;
@@ -579,7 +739,7 @@ impl Model for ElectionModel {
             Join(m) => {
                 let k = key(s_, m);
                 s_.coord.members.insert(k, GroupMember { expiry: s_.now + self.cfg.session_timeout, rejoined: true });
-                s_.slots[m as usize].in_group = true;
+                s_.slot_mut(m as usize).in_group = true;
                 self.start_rebalance(s_, Some(k));
             }
             Sync { deal: number } => {
@@ -591,14 +751,14 @@ impl Model for ElectionModel {
                     let partitions =
                         (0..self.cfg.partitions).filter(|p| order[*p as usize % keys.len()] == idx).collect();
                     let generation = s_.coord.generation;
-                    s_.slots[k.0 as usize].callbacks.push_back(Callback::Assigned { generation, partitions });
+                    s_.slot_mut(k.0 as usize).callbacks.push_back(Callback::Assigned { generation, partitions });
                 }
             }
             Poll(m) => {
                 let i = m as usize;
                 let k = key(s_, m);
                 let assigned = |core: &Member| core.assigned().iter().copied().collect::<Vec<u32>>();
-                match s_.slots[i].callbacks.pop_front()? {
+                match s_.slot_mut(i).callbacks.pop_front()? {
                     Callback::Assigned { generation, partitions } => {
                         self.run(s_, i, |core, now| core.handle_assigned(now, generation, &partitions))
                     }
@@ -606,7 +766,7 @@ impl Model for ElectionModel {
                         self.run(s_, i, |core, now| core.handle_revoked(now, &assigned(core)));
                         match s_.coord.members.get_mut(&k) {
                             Some(gm) => gm.rejoined = true,
-                            None => s_.slots[i].in_group = false,
+                            None => s_.slot_mut(i).in_group = false,
                         }
                     }
                     Callback::Lost => self.run(s_, i, |core, now| core.handle_lost(now, &assigned(core))),
@@ -619,28 +779,29 @@ impl Model for ElectionModel {
                 let payload = match recs[(offset - base) as usize] {
                     Some((role, term, sent_at, writer)) => {
                         let sent_at = Time::from_millis(sent_at);
-                        Heartbeat { role, term, seq: 0, sent_at, lease: None, name: name(writer) }.encode()
+                        Heartbeat { role, term, seq: 0, sent_at, lease: None, name: self.name(writer) }.encode()
                     }
                     None => b"not a heartbeat".to_vec(),
                 };
-                s_.slots[i].read.insert(p, offset + 1);
+                s_.slot_mut(i).read.insert(p, offset + 1);
                 let record = Record { partition: p, offset, timestamp: None, payload };
                 self.run(s_, i, |core, now| core.handle_record(now, &record));
             }
             Timeout(m) => self.run(s_, m as usize, |core, now| core.handle_timeout(now)),
             Send(m, k) => self.deliver(s_, m as usize, k as usize),
             Lose(m, k) => {
-                s_.slots[m as usize].outbox.remove(k as usize);
+                s_.slot_mut(m as usize).outbox.remove(k as usize);
                 s_.used.losses += 1;
             }
             Pause(m) => {
-                s_.slots[m as usize].paused = true;
+                s_.slot_mut(m as usize).paused = true;
                 s_.used.pauses += 1;
             }
-            Resume(m) => s_.slots[m as usize].paused = false,
+            Resume(m) => s_.slot_mut(m as usize).paused = false,
             Crash(m) => {
-                let slot = &mut s_.slots[m as usize];
-                (slot.core, slot.paused, slot.in_group) = (None, false, false);
+                let slot = s_.slot_mut(m as usize);
+                slot.set_core(None);
+                (slot.paused, slot.in_group) = (false, false);
                 slot.callbacks.clear();
                 slot.read.clear();
                 slot.outbox.clear();
@@ -649,18 +810,18 @@ impl Model for ElectionModel {
             }
             Restart(m) => {
                 let inc = s_.slots[m as usize].inc + 1;
-                let core = Arc::new(Member::new(self.core_config((m, inc))));
                 let local = s_.local(m as usize);
-                let slot = &mut s_.slots[m as usize];
-                (slot.core, slot.inc, slot.coord_ok) = (Some(core), inc, local);
+                let slot = s_.slot_mut(m as usize);
+                slot.set_core(Some(Arc::new(Member::new(self.core_config()))));
+                (slot.inc, slot.coord_ok) = (inc, local);
             }
             Isolate(m) => {
-                s_.slots[m as usize].isolated = true;
+                s_.slot_mut(m as usize).isolated = true;
                 s_.used.isolations += 1;
             }
-            Heal(m) => s_.slots[m as usize].isolated = false,
+            Heal(m) => s_.slot_mut(m as usize).isolated = false,
             ClockFast(m) => {
-                s_.slots[m as usize].offset += 1;
+                s_.slot_mut(m as usize).offset += 1;
                 s_.used.clock_steps += 1;
             }
             Foreign => {
@@ -673,8 +834,10 @@ impl Model for ElectionModel {
                 for log in s_.logs.iter_mut() {
                     *log = (0, Vec::new());
                 }
-                for slot in s_.slots.iter_mut() {
-                    slot.read.values_mut().for_each(|r| *r = 0);
+                for i in 0..s_.slots.len() {
+                    if s_.slots[i].read.values().any(|r| *r != 0) {
+                        s_.slot_mut(i).read.values_mut().for_each(|r| *r = 0);
+                    }
                 }
                 s_.log_epoch += 1;
                 s_.log_lost_at = Some(s_.now);
@@ -691,7 +854,7 @@ impl Model for ElectionModel {
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
             Property::always("at most one leader per role", |m: &ElectionModel, s: &ElectionState| {
-                !m.cfg.exclusive || (0..m.cfg.roles).all(|r| s.leaders(r).len() <= 1)
+                !m.cfg.exclusive || (0..m.cfg.roles).all(|r| s.leader_count(r) <= 1)
             }),
             // Within one log: a lost log restarts the offsets tokens are made of.
             Property::always("tokens strictly increase per role", |_, s: &ElectionState| !s.token_regressed),
@@ -712,7 +875,7 @@ impl Model for ElectionModel {
                 |m: &ElectionModel, s: &ElectionState| s.calm_leaderless.iter().all(|c| *c <= m.cfg.liveness_bound()),
             ),
             Property::sometimes("a leader is elected", |m: &ElectionModel, s: &ElectionState| {
-                (0..m.cfg.roles).any(|r| !s.leaders(r).is_empty())
+                (0..m.cfg.roles).any(|r| s.leader_count(r) > 0)
             }),
             Property::sometimes("a handover happens", |_, s: &ElectionState| s.handover),
         ]
@@ -758,70 +921,64 @@ pub fn deal(members: usize, partitions: usize, number: usize) -> Vec<usize> {
 /// Symmetry reduction over members: a canonical renaming of member slots.
 ///
 /// Members are interchangeable up to their names (`m{slot}.{inc}`), which
-/// appear in the cores, the coordinator's table, the logs, messages in flight
-/// and the token monitor. Slots are ordered by a fingerprint that ignores
-/// their own index, and every name is rewritten with the same permutation
-/// (`Member::rename` for the cores), so the representative is a state of the
-/// same system up to renaming and every property (which only counts leaders
-/// and compares tokens) has the same value on it. Ties keep index order,
-/// which costs reduction, never soundness.
+/// appear in the coordinator's table, the logs and the token monitor (the
+/// cores are anonymous between steps and outboxes name no member, see
+/// [`Slot`]). Slots are ordered by a key that ignores their own index (the
+/// core's fingerprint, the rest of the slot, and the slot's entry in the
+/// coordinator's table), and every name is rewritten with the same
+/// permutation, so the representative is a state of the same system up to
+/// renaming and every property (which only counts leaders and compares
+/// tokens) has the same value on it. Ties keep index order, which costs
+/// reduction, never soundness. No core is copied: slots move as they are.
 pub fn representative(s: &ElectionState) -> ElectionState {
-    use std::hash::{DefaultHasher, Hash, Hasher};
     let n = s.slots.len();
-    let fingerprint = |i: usize| {
+    let key = |i: usize| {
         let slot = &s.slots[i];
-        let mut h = DefaultHasher::new();
-        if let Some(core) = &slot.core {
-            let mut anonymous = Member::clone(core);
-            anonymous.rename("");
-            anonymous.hash(&mut h);
-        }
-        (slot.inc, slot.offset, slot.paused, slot.isolated, slot.in_group, slot.coord_ok).hash(&mut h);
-        (&slot.callbacks, &slot.read, slot.outbox.len(), &slot.acquired).hash(&mut h);
+        let mut h = Mix::default();
+        slot.hash(&mut h);
         s.coord.members.get(&(i as u8, slot.inc)).hash(&mut h);
         h.finish()
     };
-    let keys: Vec<u64> = (0..n).map(fingerprint).collect();
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&i| (keys[i], i));
-    if order.iter().enumerate().all(|(new, old)| new == *old) {
+    let mut keyed: [(u64, usize); 8] = [(0, 0); 8];
+    if n > keyed.len() {
+        let mut order: Vec<(u64, usize)> = (0..n).map(|i| (key(i), i)).collect();
+        order.sort_unstable();
+        return permuted(s, order.iter().map(|(_, i)| *i));
+    }
+    for (i, k) in keyed.iter_mut().enumerate().take(n) {
+        *k = (key(i), i);
+    }
+    let keyed = &mut keyed[..n];
+    keyed.sort_unstable();
+    if keyed.iter().enumerate().all(|(new, (_, old))| new == *old) {
         return s.clone();
     }
-    let mut perm = vec![0u8; n];
-    for (new, &old) in order.iter().enumerate() {
+    permuted(s, keyed.iter().map(|(_, i)| *i))
+}
+
+/// `s` with the slot at `order[new]` moved to `new`.
+fn permuted(s: &ElectionState, order: impl Iterator<Item = usize>) -> ElectionState {
+    let mut perm = [0u8; 256];
+    for (new, old) in order.enumerate() {
         perm[old] = new as u8;
     }
-    rename_members(s, &perm)
+    rename_members(s, &perm[..s.slots.len()])
 }
 
 /// `s` with member slot `i` renamed to slot `perm[i]` everywhere a member is
-/// named: the slots themselves, the cores' instance names, the coordinator's
-/// table, heartbeats in the logs and in flight, and the token monitor.
-/// `perm` must be a permutation of `0..members`.
+/// named: the slots themselves (moved, not copied), the coordinator's
+/// table, heartbeats in the logs, and the token monitor. `perm` must be a
+/// permutation of `0..members`.
 pub fn rename_members(s: &ElectionState, perm: &[u8]) -> ElectionState {
     let n = s.slots.len();
     assert_eq!(perm.len(), n, "a permutation of every member slot");
-    let mut order = vec![0usize; n];
+    let mut slots = s.slots.clone();
     for (old, &new) in perm.iter().enumerate() {
-        order[new as usize] = old;
+        slots[new as usize] = Arc::clone(&s.slots[old]);
     }
     let map = |k: Key| (perm[k.0 as usize], k.1);
     let mut out = s.clone();
-    out.slots = order
-        .iter()
-        .map(|&old| {
-            let mut slot = s.slots[old].clone();
-            if let Some(core) = slot.core.as_mut() {
-                Arc::make_mut(core).rename(name(map((old as u8, slot.inc))));
-            }
-            for msg in slot.outbox.iter_mut() {
-                if let Msg::Produce { hb, .. } = msg {
-                    hb.3 = map(hb.3);
-                }
-            }
-            slot
-        })
-        .collect();
+    out.slots = slots;
     out.coord.members = s.coord.members.iter().map(|(k, v)| (map(*k), v.clone())).collect();
     for (_, recs) in out.logs.iter_mut() {
         for rec in recs.iter_mut().flatten() {
@@ -832,4 +989,35 @@ pub fn rename_members(s: &ElectionState, perm: &[u8]) -> ElectionState {
         last.2 = map(last.2);
     }
     out
+}
+
+/// A fast, non-cryptographic hasher for ordering slots in
+/// [`representative`]: a collision only leaves two slots in index order
+/// (less reduction), so speed matters more than quality here.
+#[derive(Default)]
+struct Mix(u64);
+
+impl Hasher for Mix {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(u64::from(i));
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(u64::from(i));
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
 }

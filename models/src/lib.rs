@@ -2,6 +2,7 @@
 //! `neli::core::Member` itself against an abstract group coordinator and
 //! partition log, under a discrete global clock and bounded faults.
 
+pub mod bfs;
 pub mod election;
 
 pub use election::{ElectionAction, ElectionModel, ElectionModelCfg, ElectionState, Faults};

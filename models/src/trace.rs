@@ -196,11 +196,16 @@ pub fn counterexample_to_scenario(
         let leads = s.leaders(0);
         if leads.len() == 1 && leads[0].0.0 == m { Target::Leader } else { Target::Member(u32::from(sim[m as usize])) }
     };
-    // A pause, crash or isolation from `since` for `length` ticks.
-    let lasting = |action: &ElectionAction, target: Target, length: u64| match action {
-        Pause(_) => Fault::Pause { target, duration: ticks(length) },
-        Crash(_) => Fault::Crash { target, duration: Some(ticks(length)) },
-        _ => Fault::IsolateCoordinator { target, duration: ticks(length) },
+    // A pause, crash or isolation from `since` for `length` ticks; one
+    // healed within its tick (length 0) lasts half a tick, since a scenario
+    // fault must last a while.
+    let lasting = |action: &ElectionAction, target: Target, length: u64| {
+        let duration = if length == 0 { Dur((c.tick_ms / 2).max(1) as i64) } else { ticks(length) };
+        match action {
+            Pause(_) => Fault::Pause { target, duration },
+            Crash(_) => Fault::Crash { target, duration: Some(duration) },
+            _ => Fault::IsolateCoordinator { target, duration },
+        }
     };
     // Open faults (pause, crash, isolation) end at the matching healing step.
     let mut open: Vec<(ElectionAction, u64, Target)> = Vec::new();

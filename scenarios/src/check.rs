@@ -153,6 +153,7 @@ impl Request {
 /// The bounds actually explored, for the header: every field of the model
 /// configuration that `check` can set, after defaults.
 pub fn describe(cfg: &ElectionModelCfg, search: Search, threads: usize) -> String {
+    let threads = if matches!(search, Search::Simulate { .. }) { 1 } else { threads };
     let mode = match (cfg.roles == 1 && cfg.partitions == 1, cfg.exclusive) {
         (true, _) => "exclusive".to_owned(),
         (false, true) => format!("multi-role exclusive, {} roles on {} partitions", cfg.roles, cfg.partitions),
@@ -166,9 +167,11 @@ pub fn describe(cfg: &ElectionModelCfg, search: Search, threads: usize) -> Strin
     };
     let f = &cfg.faults;
     let search = match search {
-        Search::Bfs => "BFS",
-        Search::Dfs => "DFS",
-        Search::DfsSymmetry => "DFS + symmetry",
+        Search::Bfs => "BFS".to_owned(),
+        Search::Dfs => "DFS".to_owned(),
+        Search::BfsSymmetry => "BFS + symmetry".to_owned(),
+        Search::DfsSymmetry => "DFS + symmetry".to_owned(),
+        Search::Simulate { seed } => format!("random walks (stateright's simulation, not exhaustive), seed {seed}"),
     };
     format!(
         "model     {} members, {mode}, T={} S={} G={} heartbeat interval {} (ticks), {} ticks, membership proof {}, variant {variant}\n\
@@ -231,6 +234,9 @@ impl Summary {
 /// enough for every bound in BENCHMARKS.md (the largest generates ~20 M),
 /// and well below what fills the 24 GiB these machines have.
 pub const DEFAULT_MAX_STATES: usize = 100_000_000;
+
+/// States `check --simulate` walks unless `--max-states` says otherwise.
+pub const DEFAULT_SIMULATE_STATES: usize = 1_000_000;
 
 /// Limits on one search. The checker may pass `max_states` by a few
 /// states per thread before it notices.
@@ -299,10 +305,16 @@ pub enum Search {
     Bfs,
     /// Depth first, every state (faster, longer counterexamples).
     Dfs,
-    /// Depth first with members interchangeable (stateright applies
-    /// symmetry reduction in DFS only; sound in every mode, see
-    /// `neli_models::election::deal`).
+    /// Breadth first with members interchangeable (`neli_models::bfs`, level
+    /// by level: shortest counterexamples on a sixth of the states with 3
+    /// members; sound in every mode, see `neli_models::election::deal`).
+    BfsSymmetry,
+    /// Depth first with members interchangeable (stateright's DFS).
     DfsSymmetry,
+    /// Random walks from the initial state until `--max-states` states
+    /// (stateright's simulation checker, on one thread so that a seed gives
+    /// one result): deeper than the exhaustive bounds reach, never a proof.
+    Simulate { seed: u64 },
 }
 
 /// Runs the check within `limits`; counterexamples go to `out` as
@@ -320,15 +332,29 @@ pub fn check(
     let builder = model.clone().checker().threads(threads.max(1)).target_state_count(limits.max_states);
     let t0 = std::time::Instant::now();
     let deadline = limits.time_budget.map(|b| t0 + b);
+    let representative = neli_models::election::representative;
     let (mut s, timed_out) = match search {
         Search::Bfs => drive(&model, builder.spawn_bfs(), deadline, out)?,
         Search::Dfs => drive(&model, builder.spawn_dfs(), deadline, out)?,
-        Search::DfsSymmetry => {
-            drive(&model, builder.symmetry_fn(neli_models::election::representative).spawn_dfs(), deadline, out)?
+        Search::BfsSymmetry => {
+            let bfs = neli_models::bfs::SymmetricBfs::builder(model.clone())
+                .threads(threads.max(1))
+                .target_state_count(limits.max_states)
+                .symmetry_fn(representative);
+            drive(&model, bfs.spawn(), deadline, out)?
+        }
+        Search::DfsSymmetry => drive(&model, builder.symmetry_fn(representative).spawn_dfs(), deadline, out)?,
+        Search::Simulate { seed } => {
+            let walks = builder.threads(1).spawn_simulation(seed, stateright::UniformChooser);
+            drive(&model, walks, deadline, out)?
         }
     };
-    s.stopped =
-        if timed_out { Some(format!("--time-budget {budget_text} reached")) } else { limits.states_reached(s.states) };
+    s.stopped = match search {
+        _ if timed_out => Some(format!("--time-budget {budget_text} reached")),
+        // Random walks never exhaust the bounds, whatever stopped them.
+        Search::Simulate { seed } => Some(format!("--simulate: random walks from seed {seed}")),
+        _ => limits.states_reached(s.states),
+    };
     Ok(s)
 }
 

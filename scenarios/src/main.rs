@@ -191,14 +191,22 @@ enum Cmd {
         /// Where counterexample scenario files go.
         #[arg(long, default_value = "target/neli-lab/check")]
         out: PathBuf,
-        /// Treat members as interchangeable (symmetry reduction; DFS, so
-        /// counterexamples are not the shortest).
+        /// Treat members as interchangeable (symmetry reduction): breadth
+        /// first, level by level, so counterexamples are still the shortest;
+        /// with --dfs, depth first.
         #[arg(long)]
         symmetry: bool,
-        /// Depth-first search without symmetry (faster than the default
-        /// BFS; counterexamples are not the shortest).
+        /// Depth-first search (counterexamples are not the shortest).
         #[arg(long)]
         dfs: bool,
+        /// Random walks instead of an exhaustive search (stateright's
+        /// simulation checker), for bounds too large to exhaust: a seed
+        /// gives one result; never a proof (exit 3 if nothing is found).
+        #[arg(long)]
+        simulate: bool,
+        /// The random walks' seed (with --simulate; default 0).
+        #[arg(long)]
+        seed: Option<u64>,
         /// Seeds of the simulator tried on each counterexample scenario.
         #[arg(long, default_value_t = 20)]
         sim_seeds: u64,
@@ -206,9 +214,10 @@ enum Cmd {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
         /// Stop after about this many generated states (memory grows with
-        /// them). A stopped search is INCOMPLETE (exit 3), never PASS.
-        #[arg(long, default_value_t = neli_lab::check::DEFAULT_MAX_STATES)]
-        max_states: usize,
+        /// them; default 100000000, with --simulate 1000000). A stopped
+        /// search is INCOMPLETE (exit 3), never PASS.
+        #[arg(long)]
+        max_states: Option<usize>,
         /// Stop after this much wall time (e.g. 90s, 10m); INCOMPLETE
         /// (exit 3) if it stops the search.
         #[arg(long)]
@@ -1142,6 +1151,8 @@ fn main() -> ExitCode {
             out,
             symmetry,
             dfs,
+            simulate,
+            seed,
             sim_seeds,
             format,
             max_states,
@@ -1172,13 +1183,28 @@ fn main() -> ExitCode {
                 log_losses,
                 threads,
             };
-            let search = match (symmetry, dfs) {
-                (true, _) => neli_lab::check::Search::DfsSymmetry,
-                (false, true) => neli_lab::check::Search::Dfs,
-                (false, false) => neli_lab::check::Search::Bfs,
+            let search = match (simulate, symmetry, dfs, seed) {
+                (true, true, _, _) => return fail("--symmetry has no effect with --simulate (random walks)"),
+                (true, _, true, _) => return fail("--dfs has no effect with --simulate (random walks)"),
+                (true, _, _, seed) => neli_lab::check::Search::Simulate { seed: seed.unwrap_or(0) },
+                (false, _, _, Some(s)) => {
+                    return fail(format!("--seed {s} has no effect without --simulate (the search is exhaustive)"));
+                }
+                (false, true, true, None) => neli_lab::check::Search::DfsSymmetry,
+                (false, true, false, None) => neli_lab::check::Search::BfsSymmetry,
+                (false, false, true, None) => neli_lab::check::Search::Dfs,
+                (false, false, false, None) => neli_lab::check::Search::Bfs,
             };
-            if max_states == 0 {
-                return fail("--max-states 0: must be at least 1 (the default is 100000000)");
+            let max_states = match (max_states, simulate) {
+                (Some(0), _) => return fail("--max-states 0: must be at least 1 (the default is 100000000)"),
+                (Some(n), _) => n,
+                (None, true) => neli_lab::check::DEFAULT_SIMULATE_STATES,
+                (None, false) => neli_lab::check::DEFAULT_MAX_STATES,
+            };
+            if simulate && threads != 2 {
+                return fail(format!(
+                    "--threads {threads} has no effect with --simulate (one thread, so a seed gives one result)"
+                ));
             }
             let limits = match time_budget.as_deref().map(explore::parse_budget) {
                 None => neli_lab::check::Limits { max_states, time_budget: None },

@@ -1,6 +1,7 @@
 //! Integration tests of the election model: each property as a test that
 //! asserts discovery or absence of discovery, with pinned state counts.
 
+mod bfs;
 mod hazards;
 mod replay;
 mod safe;

@@ -182,16 +182,56 @@ fn ineffective_flags_are_refused_with_the_flag_named() {
     refused(&["--heartbeat-timeout", "0"], "--heartbeat-timeout");
 }
 
-// The three searches explore the same space: DFS visits exactly BFS's
-// states, DFS + symmetry between a half and all of them (2 members), and
-// the header names the search that ran.
+// The four searches explore the same space: DFS visits exactly BFS's
+// states, BFS + symmetry exactly DFS + symmetry's, between a half and all
+// of them (2 members), and the header names the search that ran.
 #[test]
 fn search_flags_agree_and_are_named() {
-    let (bfs, dfs, sym) = (unique(&[]), unique(&[("--dfs", "")]), unique(&[("--symmetry", "")]));
+    let (bfs, dfs) = (unique(&[]), unique(&[("--dfs", "")]));
+    let (sym, dfs_sym) = (unique(&[("--symmetry", "")]), unique(&[("--symmetry", ""), ("--dfs", "")]));
     assert_eq!(bfs, dfs, "DFS and BFS must visit the same states");
+    assert_eq!(sym, dfs_sym, "BFS and DFS with symmetry must visit the same representatives");
     assert!(sym <= bfs && sym * 2 >= bfs, "symmetry {sym} vs {bfs}");
-    let o = stdout(&lab(&["check", "--members", "2", "--ticks", "2", "--dfs"]));
-    assert!(o.contains("\nsearch    DFS, 2 thread(s)\n"), "{o}");
+    for (flags, name) in [
+        (&["--dfs"][..], "DFS"),
+        (&["--symmetry"][..], "BFS + symmetry"),
+        (&["--symmetry", "--dfs"][..], "DFS + symmetry"),
+    ] {
+        let mut args = vec!["check", "--members", "2", "--ticks", "2"];
+        args.extend_from_slice(flags);
+        let o = stdout(&lab(&args));
+        assert!(o.contains(&format!("\nsearch    {name}, 2 thread(s)\n")), "{flags:?}: {o}");
+    }
+}
+
+// `--simulate` walks at random from a printed seed; the same seed gives the
+// same walks (everything but the wall time on the `explored` line is equal),
+// another seed other walks, and a walk proves nothing: exit 3, INCOMPLETE.
+#[test]
+fn simulate_is_seeded_reproducible_and_never_a_proof() {
+    let run = |seed: &str| {
+        let args = ["check", "--members", "2", "--ticks", "20", "--simulate", "--seed", seed, "--max-states", "20000"];
+        let o = lab(&args);
+        assert_eq!(o.status.code(), Some(3), "{}{}", stdout(&o), stderr(&o));
+        let out = stdout(&o);
+        assert!(out.contains(&format!("seed {seed}, 1 thread(s)\n")), "{out}");
+        assert!(out.contains("verdict   INCOMPLETE"), "{out}");
+        // States visited and the depth reached are reported.
+        assert!(out.lines().any(|l| l.starts_with("explored ") && l.contains(", depth ")), "{out}");
+        out.lines().filter(|l| !l.starts_with("explored ") && !l.starts_with("build ")).collect::<Vec<_>>().join("\n")
+    };
+    let (a, b, c) = (run("5"), run("5"), run("6"));
+    assert_eq!(a, b, "one seed, one result");
+    assert_ne!(a, c, "seeds 5 and 6 walked the same states");
+}
+
+// Flags `--simulate` does not use, and `--seed` without it, are refused.
+#[test]
+fn simulate_refuses_flags_it_would_ignore() {
+    refused(&["--seed", "3"], "--seed");
+    refused(&["--simulate", "--symmetry"], "--symmetry");
+    refused(&["--simulate", "--dfs"], "--dfs");
+    refused(&["--simulate", "--threads", "4"], "--threads");
 }
 
 // A search cut short by --max-states is never a PASS: the verdict is

@@ -1,0 +1,413 @@
+//! Breadth-first search with symmetry reduction, level by level on a
+//! fixed number of threads: shortest counterexamples at depth-first speed.
+//!
+//! Stateright 0.31 applies symmetry only in DFS, and its BFS keeps the
+//! whole action path of every queued state. This search visits the
+//! quotient of the state space under the representative function (as
+//! stateright's DFS does) and stores per visited representative only its
+//! fingerprint and its parent's. Each level is finished before the next
+//! starts, so the first level on which a property is discovered is the
+//! length of its shortest counterexample: with the state space closed
+//! under renaming (what makes the reduction sound, see
+//! `election::representative`), a path in the quotient lifts to a real path
+//! of the same length and back. The path is rebuilt on the real states:
+//! from the initial state, each step takes an action whose successor has
+//! the next fingerprint on the parent chain.
+//!
+//! With one thread the search is deterministic. With more, which of two
+//! equivalent states found on one level is kept may vary, so a path may
+//! differ between runs but never in length; the counts never vary.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use stateright::{Checker, Expectation, HasDiscoveries, Model, Path};
+
+/// A state's identity in the search: a 64-bit hash of its representative.
+pub type Fingerprint = u64;
+
+/// The representative function of a symmetry reduction.
+pub type Representative<M> = fn(&<M as Model>::State) -> <M as Model>::State;
+
+/// A level's unit of work: states with their fingerprints.
+type Chunk<M> = Vec<(<M as Model>::State, Fingerprint)>;
+
+/// A chunk's successors with the discoveries among them.
+type Expanded<M> = (Chunk<M>, Vec<(usize, Fingerprint)>);
+
+/// How [`SymmetricBfs`] runs; `SymmetricBfs::builder(model)` starts one.
+pub struct Builder<M: Model> {
+    model: M,
+    threads: usize,
+    symmetry: Option<Representative<M>>,
+    finish_when: HasDiscoveries,
+    target_state_count: Option<usize>,
+}
+
+impl<M> Builder<M>
+where
+    M: Model + Send + Sync + 'static,
+    M::State: Clone + Hash + Send + Sync + 'static,
+    M::Action: Clone,
+{
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
+    }
+
+    /// Visit one state per class of `representative` (see the module docs
+    /// for when that is sound).
+    pub fn symmetry_fn(mut self, representative: fn(&M::State) -> M::State) -> Self {
+        self.symmetry = Some(representative);
+        self
+    }
+
+    /// Stop once these properties have discoveries (default: all of them).
+    pub fn finish_when(mut self, when: HasDiscoveries) -> Self {
+        self.finish_when = when;
+        self
+    }
+
+    /// Stop after about this many generated states.
+    pub fn target_state_count(mut self, count: usize) -> Self {
+        self.target_state_count = Some(count);
+        self
+    }
+
+    /// Starts the search on its own thread.
+    pub fn spawn(self) -> SymmetricBfs<M> {
+        let model = Arc::new(self.model);
+        let shared = Arc::new(Shared::default());
+        let search = Search {
+            model: Arc::clone(&model),
+            shared: Arc::clone(&shared),
+            threads: self.threads,
+            symmetry: self.symmetry,
+            finish_when: self.finish_when,
+            target: self.target_state_count.unwrap_or(usize::MAX),
+        };
+        let handle = std::thread::Builder::new()
+            .name("bfs".into())
+            .spawn(move || search.run())
+            .expect("spawn the search thread");
+        SymmetricBfs { model, shared, symmetry: self.symmetry, handle: Some(handle) }
+    }
+}
+
+/// A running or finished search (stateright's [`Checker`] interface).
+pub struct SymmetricBfs<M: Model> {
+    model: Arc<M>,
+    shared: Arc<Shared>,
+    symmetry: Option<Representative<M>>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl<M> SymmetricBfs<M>
+where
+    M: Model + Send + Sync + 'static,
+    M::State: Clone + Hash + Send + Sync + 'static,
+    M::Action: Clone,
+{
+    pub fn builder(model: M) -> Builder<M> {
+        Builder { model, threads: 1, symmetry: None, finish_when: HasDiscoveries::All, target_state_count: None }
+    }
+}
+
+/// Counters and results the search threads share with the caller.
+#[derive(Default)]
+struct Shared {
+    states: AtomicUsize,
+    unique: AtomicUsize,
+    depth: AtomicUsize,
+    done: AtomicBool,
+    visited: Visited,
+    /// Per property: the fingerprint of the first state that discovered it.
+    discoveries: Mutex<BTreeMap<&'static str, Fingerprint>>,
+}
+
+/// Visited fingerprints with their parent's (0 for an initial state), in
+/// shards so that threads rarely wait for each other.
+struct Visited {
+    shards: Vec<Mutex<HashMap<Fingerprint, Fingerprint, BuildHasherDefault<Identity>>>>,
+}
+
+const SHARDS: usize = 64;
+
+impl Default for Visited {
+    fn default() -> Self {
+        Visited { shards: (0..SHARDS).map(|_| Mutex::default()).collect() }
+    }
+}
+
+impl Visited {
+    fn shard(&self, fp: Fingerprint) -> &Mutex<HashMap<Fingerprint, Fingerprint, BuildHasherDefault<Identity>>> {
+        &self.shards[(fp >> 58) as usize % SHARDS]
+    }
+
+    /// Records `fp` as reached from `parent`; false if it was known.
+    fn insert(&self, fp: Fingerprint, parent: Fingerprint) -> bool {
+        let mut shard = self.shard(fp).lock().expect("visited lock");
+        match shard.entry(fp) {
+            std::collections::hash_map::Entry::Occupied(_) => false,
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(parent);
+                true
+            }
+        }
+    }
+
+    fn parent(&self, fp: Fingerprint) -> Option<Fingerprint> {
+        self.shard(fp).lock().expect("visited lock").get(&fp).copied()
+    }
+}
+
+/// Fingerprints are already hashes: the visited map uses them as they are.
+#[derive(Default)]
+struct Identity(u64);
+
+impl Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8) | u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = i;
+    }
+}
+
+/// The fingerprint of `state` (of its representative with symmetry).
+fn fingerprint<S: Hash>(state: &S, symmetry: Option<fn(&S) -> S>) -> Fingerprint {
+    // Fixed keys: the same state has the same fingerprint in every run.
+    let hasher = ahash::RandomState::with_seeds(0x6e65_6c69, 0x6266_7321, 0x5eed, 0x0bad_cafe);
+    let fp = match symmetry {
+        Some(representative) => hasher.hash_one(representative(state)),
+        None => hasher.hash_one(state),
+    };
+    fp.max(1) // 0 marks "no parent"
+}
+
+struct Search<M: Model> {
+    model: Arc<M>,
+    shared: Arc<Shared>,
+    threads: usize,
+    symmetry: Option<Representative<M>>,
+    finish_when: HasDiscoveries,
+    target: usize,
+}
+
+/// States per unit of work handed to a thread.
+const CHUNK: usize = 512;
+
+impl<M> Search<M>
+where
+    M: Model + Send + Sync,
+    M::State: Clone + Hash + Send + Sync,
+    M::Action: Clone,
+{
+    fn run(self) {
+        let sh = &self.shared;
+        let properties = self.model.properties();
+        let mut first: Vec<(M::State, Fingerprint)> = Vec::new();
+        let mut found = Vec::new();
+        for s in self.model.init_states() {
+            if !self.model.within_boundary(&s) {
+                continue;
+            }
+            let fp = fingerprint(&s, self.symmetry);
+            sh.states.fetch_add(1, Ordering::Relaxed);
+            if sh.visited.insert(fp, 0) {
+                sh.unique.fetch_add(1, Ordering::Relaxed);
+                self.judge(&properties, &s, fp, &mut found);
+                first.push((s, fp));
+            }
+        }
+        let mut level = vec![first];
+        let mut depth = 1;
+        sh.depth.store(depth, Ordering::Relaxed);
+        // Level `depth` is judged (every property on every state) before it
+        // is expanded, so the first level with a discovery is its shortest
+        // length; the first discovery in level order is kept.
+        while self.record(&properties, found) && level.iter().any(|chunk| !chunk.is_empty()) {
+            let results = self.expand(level, &properties);
+            found = results.iter().flat_map(|(_, f)| f.iter().copied()).collect();
+            level = results.into_iter().map(|(next, _)| next).collect();
+            if level.iter().any(|chunk| !chunk.is_empty()) {
+                depth += 1;
+                sh.depth.store(depth, Ordering::Relaxed);
+            }
+        }
+        sh.done.store(true, Ordering::Release);
+    }
+
+    /// Adds the properties `s` discovers to `found` (first one kept).
+    fn judge(
+        &self,
+        properties: &[stateright::Property<M>],
+        s: &M::State,
+        fp: Fingerprint,
+        found: &mut Vec<(usize, Fingerprint)>,
+    ) {
+        for (p, property) in properties.iter().enumerate() {
+            let hit = match property.expectation {
+                Expectation::Always => !(property.condition)(&self.model, s),
+                Expectation::Sometimes => (property.condition)(&self.model, s),
+                // Not checked by this search (the election model has none).
+                Expectation::Eventually => false,
+            };
+            if hit && !found.iter().any(|(q, _)| *q == p) {
+                found.push((p, fp));
+            }
+        }
+    }
+
+    /// Records a level's discoveries; false once the search should stop.
+    fn record(&self, properties: &[stateright::Property<M>], found: Vec<(usize, Fingerprint)>) -> bool {
+        let sh = &self.shared;
+        let mut discoveries = sh.discoveries.lock().expect("discoveries lock");
+        for (p, fp) in found {
+            discoveries.entry(properties[p].name).or_insert(fp);
+        }
+        let names: BTreeSet<&'static str> = discoveries.keys().copied().collect();
+        !self.finish_when.matches(&names, properties) && sh.states.load(Ordering::Relaxed) < self.target
+    }
+
+    /// The next level, chunk by chunk on the search's threads, each chunk
+    /// with the discoveries among its states; the results come back in
+    /// chunk order. Each thread drops the chunks it expanded.
+    fn expand(&self, level: Vec<Chunk<M>>, properties: &[stateright::Property<M>]) -> Vec<Expanded<M>> {
+        let sh = &self.shared;
+        let chunks: Vec<Mutex<Chunk<M>>> = level.into_iter().map(Mutex::new).collect();
+        let next = AtomicUsize::new(0);
+        let results: Vec<Mutex<Expanded<M>>> = chunks.iter().map(|_| Mutex::default()).collect();
+        std::thread::scope(|scope| {
+            for _ in 0..self.threads.min(chunks.len()).max(1) {
+                scope.spawn(|| {
+                    let mut actions = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(chunk) = chunks.get(i) else { break };
+                        let chunk = std::mem::take(&mut *chunk.lock().expect("chunk lock"));
+                        let (mut states, mut found) = (Vec::new(), Vec::new());
+                        for (s, fp) in chunk {
+                            if sh.states.load(Ordering::Relaxed) >= self.target {
+                                break;
+                            }
+                            self.model.actions(&s, &mut actions);
+                            for a in actions.drain(..) {
+                                let Some(n) = self.model.next_state(&s, a) else { continue };
+                                if !self.model.within_boundary(&n) {
+                                    continue;
+                                }
+                                sh.states.fetch_add(1, Ordering::Relaxed);
+                                let nfp = fingerprint(&n, self.symmetry);
+                                if sh.visited.insert(nfp, fp) {
+                                    sh.unique.fetch_add(1, Ordering::Relaxed);
+                                    self.judge(properties, &n, nfp, &mut found);
+                                    states.push((n, nfp));
+                                }
+                            }
+                        }
+                        // Work units of about CHUNK states for the next level.
+                        *results[i].lock().expect("result lock") = (states, found);
+                    }
+                });
+            }
+        });
+        let mut out = Vec::new();
+        for r in results {
+            let (states, found) = r.into_inner().expect("result lock");
+            if states.len() <= 2 * CHUNK {
+                out.push((states, found));
+                continue;
+            }
+            let mut found = Some(found);
+            let mut rest = states;
+            while !rest.is_empty() {
+                let tail = rest.split_off(rest.len().min(CHUNK));
+                out.push((std::mem::replace(&mut rest, tail), found.take().unwrap_or_default()));
+            }
+        }
+        out
+    }
+}
+
+impl<M> SymmetricBfs<M>
+where
+    M: Model,
+    M::State: Clone + Hash + PartialEq,
+    M::Action: Clone + PartialEq,
+{
+    /// The real path to the state with fingerprint `target`: the parent
+    /// chain, then from an initial state one action per step whose
+    /// successor has the chain's next fingerprint.
+    fn path_to(&self, target: Fingerprint) -> Option<Path<M::State, M::Action>> {
+        let mut chain = vec![target];
+        while let Some(parent) = self.shared.visited.parent(*chain.last()?) {
+            if parent == 0 {
+                break;
+            }
+            chain.push(parent);
+        }
+        chain.reverse();
+        let init = self.model.init_states().into_iter().find(|s| fingerprint(s, self.symmetry) == chain[0])?;
+        let (mut state, mut actions, mut enabled) = (init.clone(), Vec::new(), Vec::new());
+        for want in &chain[1..] {
+            enabled.clear();
+            self.model.actions(&state, &mut enabled);
+            let (action, next) = enabled.drain(..).find_map(|a| {
+                let n = self.model.next_state(&state, a.clone())?;
+                (fingerprint(&n, self.symmetry) == *want).then_some((a, n))
+            })?;
+            actions.push(action);
+            state = next;
+        }
+        Path::from_actions(&*self.model, init, &actions)
+    }
+}
+
+impl<M> Checker<M> for SymmetricBfs<M>
+where
+    M: Model,
+    M::State: Clone + Hash,
+    M::Action: Clone,
+{
+    fn model(&self) -> &M {
+        &self.model
+    }
+
+    fn state_count(&self) -> usize {
+        self.shared.states.load(Ordering::Relaxed)
+    }
+
+    fn unique_state_count(&self) -> usize {
+        self.shared.unique.load(Ordering::Relaxed)
+    }
+
+    fn max_depth(&self) -> usize {
+        self.shared.depth.load(Ordering::Relaxed)
+    }
+
+    fn discoveries(&self) -> HashMap<&'static str, Path<M::State, M::Action>>
+    where
+        M::State: PartialEq,
+        M::Action: PartialEq,
+    {
+        let found = self.shared.discoveries.lock().expect("discoveries lock").clone();
+        found.into_iter().filter_map(|(name, fp)| Some((name, self.path_to(fp)?))).collect()
+    }
+
+    fn handles(&mut self) -> Vec<JoinHandle<()>> {
+        self.handle.take().into_iter().collect()
+    }
+
+    fn is_done(&self) -> bool {
+        self.shared.done.load(Ordering::Acquire)
+    }
+}
