@@ -359,6 +359,7 @@ impl Member {
             self.membership_until = None;
             self.membership_sent = None;
         }
+        let new_term = self.generation != Some(generation);
         self.generation = Some(generation);
         self.assigned = partitions.iter().copied().filter(|p| *p < self.cfg.partitions).collect();
         let eligible_at = now + self.cfg.grace;
@@ -367,6 +368,17 @@ impl Member {
             let state = self.roles.get_mut(&role).expect("every role has a state");
             match (mine, &*state) {
                 (true, RoleState::Idle) => *state = RoleState::Candidate { eligible_at, evidence: None },
+                // Evidence is own *current-term* heartbeats: a candidate's
+                // evidence of an older term must not confirm this one. A
+                // member dropped from the group and assigned again without a
+                // Lost in between (librdkafka's JoinGroup UNKNOWN_MEMBER_ID
+                // path, docs/cooperative-rebalance.md "librdkafka") would
+                // otherwise lead with an offset below its successor's token
+                // (found by `neli-lab check --simulate`, test
+                // core_rules::candidate_evidence_of_an_older_term_does_not_survive_a_new_generation).
+                (true, RoleState::Candidate { eligible_at: at, .. }) if new_term => {
+                    *state = RoleState::Candidate { eligible_at: *at, evidence: None }
+                }
                 (true, _) => {}
                 (false, RoleState::Leader { .. }) => {
                     *state = RoleState::Idle;

@@ -314,3 +314,79 @@ fn acquiring_needs_membership_proven_after_the_evidence_was_read() {
     l.drain(ms(30));
     assert!(matches!(l.take_events()[..], [Event::Acquired { .. }]));
 }
+
+#[test]
+fn candidate_evidence_of_an_older_term_does_not_survive_a_new_generation() {
+    // Found by `neli-lab check --simulate` (issue 15): a candidate cut off
+    // from the coordinator read its own generation-1 heartbeat at offset 0,
+    // but its proof never came back; the group moved on without it, somebody
+    // else led with a higher token, and it was assigned partition 0 again in
+    // generation 3 with no Lost in between. Its old evidence is not
+    // current-term: it must lead only on a generation-3 heartbeat.
+    let mut l = Loop::exclusive();
+    l.coordinator_reachable = false;
+    l.assign(ms(0), 1, &[0]);
+    l.read_back(ms(5));
+    assert!(!l.member.is_leader(0, ms(5)), "no proof yet");
+    // Another member's term takes offsets 1..=9 meanwhile.
+    l.next_offset = 10;
+    l.coordinator_reachable = true;
+    l.member.handle_assigned(ms(20), 3, &[0]);
+    l.drain(ms(20));
+    let acquired = l.take_events();
+    assert!(
+        !acquired.contains(&Event::Acquired { role: 0, token: Token(0) }),
+        "led on generation-1 evidence in generation 3: {acquired:?}"
+    );
+    l.read_back(ms(25));
+    assert_eq!(l.take_events(), vec![Event::Acquired { role: 0, token: Token(10) }], "the new term's own heartbeat");
+}
+
+fn incremental() -> Loop {
+    let mut cfg = CoreConfig::exclusive("me", dur(1000));
+    cfg.incremental = true;
+    let mut l = Loop::with(cfg);
+    l.assign(ms(0), 1, &[0]);
+    l.read_back(ms(5));
+    l.take_events();
+    l
+}
+
+#[test]
+fn incremental_a_kept_partition_keeps_the_leader_its_token_and_its_lease() {
+    // cooperative-sticky: a follower joined; the leader keeps partition 0 in
+    // generation 2, with no proof of generation 2 yet (its commit waits).
+    let mut l = incremental();
+    l.coordinator_reachable = false;
+    l.member.handle_assigned(ms(100), 2, &[0]);
+    l.drain(ms(100));
+    assert!(l.take_events().is_empty(), "no Revoked, no Fenced");
+    assert_eq!(l.member.token(0), Some(Token(0)));
+    assert!(l.member.is_leader(0, ms(900)), "the generation-1 proof (sent at 0 ms) still bounds the lease");
+    assert!(!l.member.is_leader(0, ms(1000)), "and only it: T after its send time");
+}
+
+#[test]
+fn eager_a_new_generation_needs_a_new_proof() {
+    let mut l = elected();
+    l.coordinator_reachable = false;
+    l.member.handle_assigned(ms(100), 2, &[0]);
+    l.drain(ms(100));
+    assert_eq!(l.take_events(), vec![Event::Fenced { role: 0 }], "an eager member gave everything back in between");
+}
+
+#[test]
+fn incremental_lost_clears_the_proof() {
+    let mut l = incremental();
+    l.coordinator_reachable = false;
+    l.member.handle_lost(ms(100), &[0]);
+    l.drain(ms(100));
+    assert_eq!(l.take_events(), vec![Event::Fenced { role: 0 }]);
+    // Assigned again in a later generation: the old membership's proof does
+    // not count, so no lease until a new proof is accepted.
+    l.member.handle_assigned(ms(200), 3, &[0]);
+    l.drain(ms(200));
+    l.read_back(ms(205));
+    assert!(l.take_events().is_empty(), "no proof of the new membership yet");
+    assert!(!l.member.is_leader(0, ms(205)));
+}
