@@ -225,6 +225,42 @@ fn simulate_is_seeded_reproducible_and_never_a_proof() {
     assert_ne!(a, c, "seeds 5 and 6 walked the same states");
 }
 
+// The walk that found a candidate leading on an older term's evidence (a
+// member dropped from the group and assigned again without Lost; rule in
+// neli's core_rules::candidate_evidence_of_an_older_term_does_not_survive_a_new_generation).
+// With the rule taken out of the core, seed 1 of this bound violates both
+// token properties within its million states; with it, the walk finds
+// nothing (exit 3: random walks prove nothing, but they found no violation).
+#[test]
+fn simulate_seed_1_of_a_wide_bound_finds_no_token_regression() {
+    let args = [
+        "check",
+        "--members",
+        "3",
+        "--ticks",
+        "30",
+        "--pauses",
+        "2",
+        "--isolations",
+        "2",
+        "--clock-steps",
+        "2",
+        "--crashes",
+        "1",
+        "--heartbeat-timeout",
+        "2",
+        "--session-timeout",
+        "6",
+        "--simulate",
+        "--seed",
+        "1",
+    ];
+    let o = lab(&args);
+    let out = stdout(&o);
+    assert!(!out.contains("VIOLATED"), "{out}");
+    assert_eq!(o.status.code(), Some(3), "{out}{}", stderr(&o));
+}
+
 // Flags `--simulate` does not use, and `--seed` without it, are refused.
 #[test]
 fn simulate_refuses_flags_it_would_ignore() {
