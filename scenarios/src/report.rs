@@ -13,7 +13,7 @@ use crate::REPRO;
 use crate::stats::{self, SeedResult};
 
 /// The `schema` field of an explore report; bumped on incompatible change.
-pub const SCHEMA: &str = "neli-lab/explore/1";
+pub const SCHEMA: &str = "neli-lab/explore/2";
 
 /// How many failing seeds the text output lists before "... and N more".
 const LISTED: usize = 10;
@@ -488,7 +488,7 @@ pub fn merge(inputs: Vec<(String, Explore)>) -> Result<Explore, String> {
 }
 
 /// The `schema` field of a `run --format json` report.
-pub const RUN_SCHEMA: &str = "neli-lab/run/1";
+pub const RUN_SCHEMA: &str = "neli-lab/run/2";
 
 /// One `run` (`--format json`), documented in `scenarios/README.md`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

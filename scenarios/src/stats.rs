@@ -23,6 +23,12 @@ pub struct SeedResult {
     pub failover_max_ms: Option<u64>,
     pub leader_at_end: bool,
     pub simulated_ms: u64,
+    /// Leases of role 0 ended with no fault on their member (issue 13).
+    #[serde(default)]
+    pub interruptions: u64,
+    /// Times role 0 changed hands.
+    #[serde(default)]
+    pub leader_changes: u64,
 }
 
 impl SeedResult {
@@ -35,6 +41,8 @@ impl SeedResult {
             failover_max_ms: (!r.figures.failovers_ms.is_empty()).then(|| r.figures.failover_max_ms()),
             leader_at_end: r.figures.leader_at_end,
             simulated_ms,
+            interruptions: r.figures.interruptions,
+            leader_changes: r.figures.leader_changes,
         }
     }
 }

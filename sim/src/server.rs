@@ -535,3 +535,57 @@ impl BrokerCtx {
         self.trace(format!("generation {} assigned {}", g.generation, summary.join(" ")));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(owned: &[u32], owned_generation: u64) -> GroupMember {
+        GroupMember {
+            client: String::new(),
+            session_ms: 3000,
+            rebalance_ms: 10_000,
+            expires_at: 0,
+            assignment: Vec::new(),
+            cooperative: true,
+            owned: owned.to_vec(),
+            owned_generation,
+        }
+    }
+
+    fn deal(members: &[(&str, &[u32], u64)], partitions: u32) -> BTreeMap<String, Vec<u32>> {
+        let m = members.iter().map(|(id, owned, g)| ((*id).to_owned(), member(owned, *g))).collect();
+        sticky_assignment(&m, partitions)
+    }
+
+    fn of(d: &BTreeMap<String, Vec<u32>>, id: &str) -> Vec<u32> {
+        d[id].clone()
+    }
+
+    #[test]
+    fn the_owner_keeps_partition_0_and_a_newcomer_gets_nothing() {
+        let d = deal(&[("a-1", &[], 0), ("m9-1", &[0], 4)], 1);
+        assert_eq!(of(&d, "m9-1"), vec![0], "sticky, although a-1 sorts first");
+        assert_eq!(of(&d, "a-1"), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn the_newest_claim_wins_and_equal_claims_cancel() {
+        let d = deal(&[("a-1", &[0], 3), ("b-1", &[0], 5)], 1);
+        assert_eq!((of(&d, "a-1"), of(&d, "b-1")), (vec![], vec![0]), "a stale claimant loses to the newer one");
+        let d = deal(&[("a-1", &[0], 5), ("b-1", &[0], 5)], 1);
+        assert_eq!((of(&d, "a-1"), of(&d, "b-1")), (vec![0], vec![]), "both lose the claim; dealt afresh");
+    }
+
+    #[test]
+    fn a_partition_that_must_move_is_withheld_for_one_generation() {
+        let d = deal(&[("a-1", &[0, 1, 2, 3], 2), ("b-1", &[], 0)], 4);
+        let (a, b) = (of(&d, "a-1"), of(&d, "b-1"));
+        assert_eq!(a.len(), 2, "balanced to 2 + 2: {a:?}");
+        assert!(b.is_empty(), "nothing that a still owns goes straight to b: {b:?}");
+        // Next generation: a no longer claims what it revoked, so b gets it.
+        let d = deal(&[("a-1", &a, 3), ("b-1", &[], 0)], 4);
+        assert_eq!(of(&d, "b-1").len(), 2);
+        assert_eq!(of(&d, "a-1"), a, "a keeps what it kept");
+    }
+}

@@ -53,6 +53,12 @@ fn every_bad_flag_is_refused_naming_the_flag() {
         ),
         (vec!["--session-timeout", "soon"], vec![], "'--session-timeout <SESSION_TIMEOUT>'"),
         (vec!["--connect-timeout", "10"], vec![], "'10' has no unit"),
+        (
+            vec!["--assignment", "sticky"],
+            vec![],
+            "'--assignment <ASSIGNMENT>': \"sticky\" is not an assignment strategy (expected \"range\" or \"cooperative-sticky\")",
+        ),
+        (vec!["-X", "partition.assignment.strategy=roundrobin"], vec![], "partition.assignment.strategy"),
         (vec!["--stop-timeout", "10"], vec![], "'10' has no unit"),
         (vec!["--group", "bad group"], vec![], "--group: group 'bad group' is invalid"),
         (vec!["--group", ""], vec![], "--group: group '' is invalid: must not be empty"),

@@ -32,10 +32,6 @@ fn rebalance() -> Duration {
     S + join_wait() + T_DUR
 }
 
-fn coop() -> Vec<String> {
-    vec!["--assignment".into(), "cooperative-sticky".into()]
-}
-
 /// How many new generations the member whose stderr log is `log` was assigned.
 fn generations_seen(log: &Path) -> usize {
     std::fs::read_to_string(log).unwrap_or_default().lines().filter(|l| l.contains("partitions assigned")).count()
@@ -48,20 +44,22 @@ struct Election {
     members: Reap,
     /// Each member's stderr log, in `members` order.
     logs: Vec<std::path::PathBuf>,
+    assignment: String,
     file: std::path::PathBuf,
     _dir: tempdir::Dir,
 }
 
 impl Election {
     fn spawn(&mut self) {
-        let (child, log) = spawn_exec_logged(&self.bootstrap, &self.group, &self.file, &coop());
+        let args = ["--assignment".to_owned(), self.assignment.clone()];
+        let (child, log) = spawn_exec_logged(&self.bootstrap, &self.group, &self.file, &args);
         self.members.0.push(child);
         self.logs.push(log);
     }
 }
 
-/// tansu and three `neli exec --assignment cooperative-sticky` members.
-fn cooperative_election(name: &str) -> Option<Election> {
+/// tansu and three `neli exec --assignment ASSIGNMENT` members.
+fn election(name: &str, assignment: &str) -> Option<Election> {
     let bin = tansu_bin()?;
     let tansu = start_tansu(&bin);
     let dir = tempdir::Dir::new(name);
@@ -73,6 +71,7 @@ fn cooperative_election(name: &str) -> Option<Election> {
         group: format!("{name}-{}", std::process::id()),
         members: Reap(Vec::new()),
         logs: Vec::new(),
+        assignment: assignment.to_owned(),
         file,
         _dir: dir,
     };
@@ -82,17 +81,18 @@ fn cooperative_election(name: &str) -> Option<Election> {
     Some(e)
 }
 
-#[test]
-fn cooperative_followers_join_leave_and_restart_without_stopping_the_leader() {
-    let Some(mut e) = cooperative_election("coop-churn") else { return };
-    let (leader, cmd) = wait_until(formation(), || current_leader(&e.file, None))
+/// Three members under `assignment`; a follower restarts (SIGKILL, a new
+/// member joins), another leaves (SIGTERM), another joins. Returns the
+/// first leader's neli pid and the tick file's CMD intervals, once the
+/// leader has seen all three changes as new generations.
+fn follower_churn(name: &str, assignment: &str) -> Option<(u32, Vec<u32>, Vec<(u64, u64, u32, u64)>)> {
+    let mut e = election(name, assignment)?;
+    let (leader, _) = wait_until(formation(), || current_leader(&e.file, None))
         .unwrap_or_else(|| panic!("a first leader within {:?}{}", formation(), what_happened(&e.file)));
     let slot = e.members.0.iter().position(|c| c.id() == leader).expect("the leader is one of ours");
     let log = e.logs[slot].clone();
     let followers: Vec<usize> = (0..e.members.0.len()).filter(|i| *i != slot).collect();
     let before = generations_seen(&log);
-    // A restart (SIGKILL: it leaves when its session runs out, and a new
-    // member joins), a graceful leave (SIGTERM), and a join.
     unsafe {
         libc::kill(e.members.0[followers[0]].id() as i32, libc::SIGKILL);
     }
@@ -114,22 +114,30 @@ fn cooperative_followers_join_leave_and_restart_without_stopping_the_leader() {
         what_happened(&e.file)
     );
     std::thread::sleep(2 * T_DUR);
-    let changes = leader_changes(&e.file);
-    assert_eq!(
-        changes,
-        vec![leader],
-        "the leader stayed the leader while followers came and went{}",
-        what_happened(&e.file)
-    );
+    let tokens: Vec<u64> = ticks(&e.file).iter().map(|t| t.2).collect();
+    assert!(tokens.windows(2).all(|w| w[0] <= w[1]), "tokens only increase: {tokens:?}");
+    crate::kafka_tansu::assert_one_at_a_time(&e.file);
+    Some((leader, leader_changes(&e.file), intervals(&e.file)))
+}
+
+#[test]
+fn cooperative_followers_join_leave_and_restart_without_stopping_the_leader() {
+    let Some((leader, changes, iv)) = follower_churn("coop-churn", "cooperative-sticky") else { return };
+    assert_eq!(changes, vec![leader], "the leader stayed the leader while followers came and went");
     // With the membership proof on, tansu lapses the leader's lease during
     // each of its own held JoinGroups (its commits wait behind the join on
     // the one coordinator connection), so CMD may restart under the same
     // neli: reported, not judged (neli/KAFKA.md, "Assignment strategy").
-    let iv = intervals(&e.file);
-    eprintln!("coop churn on tansu: {} CMD interval(s) of the one leader for 3 follower changes: {iv:?}", iv.len());
-    let _ = cmd;
-    let tokens: Vec<u64> = ticks(&e.file).iter().map(|t| t.2).collect();
-    assert!(tokens.windows(2).all(|w| w[0] <= w[1]), "tokens only increase: {tokens:?}");
+    eprintln!("cooperative-sticky churn on tansu: {} CMD interval(s), leader changes 0: {iv:?}", iv.len());
+}
+
+#[test]
+fn range_stops_the_leader_when_followers_come_and_go() {
+    // The baseline cooperative-sticky is measured against: eager range
+    // revokes partition 0 in every rebalance.
+    let Some((_, changes, iv)) = follower_churn("range-churn", "range") else { return };
+    eprintln!("range churn on tansu: {} CMD interval(s), leaders {changes:?}: {iv:?}", iv.len());
+    assert!(iv.len() >= 2, "a follower's join or leave revoked the leader's partition: {iv:?}");
 }
 
 /// The neli pids that led, in order, each listed once per term run: a
@@ -146,7 +154,7 @@ fn leader_changes(file: &Path) -> Vec<u32> {
 
 #[test]
 fn cooperative_paused_leader_that_returns_does_not_take_leadership_back() {
-    let Some(e) = cooperative_election("coop-return") else { return };
+    let Some(e) = election("coop-return", "cooperative-sticky") else { return };
     let (neli, cmd) = wait_until(formation(), || current_leader(&e.file, None))
         .unwrap_or_else(|| panic!("a first leader within {:?}{}", formation(), what_happened(&e.file)));
     unsafe {

@@ -40,7 +40,7 @@ fn explore_json_carries_build_range_table_and_seeds() {
     let o = lab(&["explore", &f, "--seeds", "3", "--start", "4", "--format", "json", "--jobs", "1"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is one JSON document");
-    assert_eq!(v["schema"], "neli-lab/explore/1");
+    assert_eq!(v["schema"], "neli-lab/explore/2");
     assert!(v["build"].as_str().unwrap().starts_with("neli-lab 0.0.0 commit "), "{v}");
     assert_eq!((v["start"].as_u64(), v["seeds"].as_u64()), (Some(4), Some(3)));
     assert_eq!((v["shard"]["index"].as_u64(), v["shard"]["of"].as_u64()), (Some(1), Some(1)));
@@ -83,7 +83,9 @@ fn explore_json_carries_build_range_table_and_seeds() {
             "gap_max_ms",
             "failover_max_ms",
             "leader_at_end",
-            "simulated_ms"
+            "simulated_ms",
+            "interruptions",
+            "leader_changes"
         ])
     );
     let text = stdout(&lab(&["explore", &f, "--seeds", "3", "--start", "4", "--jobs", "1"]));
@@ -182,7 +184,7 @@ fn run_json_and_junit() {
     let o = lab(&["run", &fixture("tiny-pause"), "--seed", "2", "--trace", "--format", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
-    assert_eq!((v["schema"].as_str(), v["scenario"].as_str()), (Some("neli-lab/run/1"), Some("tiny-pause")));
+    assert_eq!((v["schema"].as_str(), v["scenario"].as_str()), (Some("neli-lab/run/2"), Some("tiny-pause")));
     assert_eq!((v["seed"].as_u64(), v["passed"].as_bool()), (Some(2), Some(true)));
     assert!(v["build"].as_str().unwrap().starts_with("neli-lab "));
     assert!(v["figures"]["gap_max_ms"].as_u64().unwrap() > 0, "{v}");
