@@ -81,11 +81,15 @@ fn election(name: &str, assignment: &str) -> Option<Election> {
     Some(e)
 }
 
+/// The first leader's neli pid, the neli pids that led in order, and the
+/// CMD intervals ([`intervals`]).
+type Churn = (u32, Vec<u32>, Vec<(u64, u64, u32, u64)>);
+
 /// Three members under `assignment`; a follower restarts (SIGKILL, a new
 /// member joins), another leaves (SIGTERM), another joins. Returns the
 /// first leader's neli pid and the tick file's CMD intervals, once the
 /// leader has seen all three changes as new generations.
-fn follower_churn(name: &str, assignment: &str) -> Option<(u32, Vec<u32>, Vec<(u64, u64, u32, u64)>)> {
+fn follower_churn(name: &str, assignment: &str) -> Option<Churn> {
     let mut e = election(name, assignment)?;
     let (leader, _) = wait_until(formation(), || current_leader(&e.file, None))
         .unwrap_or_else(|| panic!("a first leader within {:?}{}", formation(), what_happened(&e.file)));
