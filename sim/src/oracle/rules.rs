@@ -174,7 +174,12 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
                             }),
                             Some(_) => {}
                             None => found.add(MEMBERSHIP_PROOF, || {
-                                format!("{m} claimed a lease of role {role} at {at} with no accepted membership proof of generations {}..={generation}", terms.start())
+                                let of = if *terms.start() == generation {
+                                    format!("generation {generation}")
+                                } else {
+                                    format!("generations {}..={generation}", terms.start())
+                                };
+                                format!("{m} claimed a lease of role {role} at {at} with no accepted membership proof of {of}")
                             }),
                         }
                     }

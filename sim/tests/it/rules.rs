@@ -219,3 +219,18 @@ fn a_revoked_handler_still_working_when_the_next_leader_acquires_breaks_the_barr
     handler_write(&mut log, 3050, "m0", 5);
     assert_eq!(judged(&log), Vec::<String>::new());
 }
+
+#[test]
+fn a_kept_partitions_proof_counts_across_generations() {
+    // cooperative-sticky: partition 0 stays with m0 from generation 1 into 2
+    // (no Revoked in between), so the generation-1 proof still bounds the
+    // lease it claims in generation 2; a proof of generation 1 after a
+    // revocation would not (a_proof_from_an_older_generation_does_not_count).
+    let mut log = Log::default();
+    assigned(&mut log, 100, "m0", 1);
+    proof(&mut log, "m0", 1, 1010);
+    assigned(&mut log, 105, "m0", 2);
+    heartbeat(&mut log, 110, 5, "m0", 2, 1000);
+    claim(&mut log, 120, "m0", 5, 2000, 0);
+    assert_eq!(judged(&log), Vec::<String>::new());
+}
