@@ -10,14 +10,7 @@ use neli_models::election::representative;
 use neli_models::{ElectionModelCfg, Faults, cut_at_violation};
 use stateright::{Checker, HasDiscoveries, Model};
 
-use crate::{HANDOVER, LIVENESS, ONE_LEADER, RESOURCE, TOKENS, hunt, small};
-
-fn three_members(faults: Faults) -> ElectionModelCfg {
-    let mut cfg = small(faults);
-    cfg.members = 3;
-    cfg.max_ticks = 7;
-    cfg
-}
+use crate::{HANDOVER, LIVENESS, ONE_LEADER, RESOURCE, TOKENS, hunt, small, three_members};
 
 /// Both searches visit one state per class of the same representative
 /// function, so run to completion they count the same states (pinned in

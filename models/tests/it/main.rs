@@ -31,6 +31,14 @@ pub fn small(faults: Faults) -> ElectionModelCfg {
     cfg
 }
 
+/// [`small`] with 3 interchangeable members over 7 ticks: where symmetry pays.
+pub fn three_members(faults: Faults) -> ElectionModelCfg {
+    let mut cfg = small(faults);
+    cfg.members = 3;
+    cfg.max_ticks = 7;
+    cfg
+}
+
 /// Exhaustive BFS on one thread (deterministic counts).
 pub fn check(cfg: ElectionModelCfg) -> (ElectionModel, impl Checker<ElectionModel>) {
     let model = cfg.into_model();

@@ -16,14 +16,7 @@ use neli_models::election::{rename_members, representative};
 use neli_models::{ElectionModelCfg, ElectionState, Faults};
 use stateright::{Checker, HasDiscoveries, Model};
 
-use crate::{HANDOVER, LIVENESS, ONE_LEADER, RESOURCE, TOKENS, small};
-
-fn three_members(faults: Faults) -> ElectionModelCfg {
-    let mut cfg = small(faults);
-    cfg.members = 3;
-    cfg.max_ticks = 7;
-    cfg
-}
+use crate::{HANDOVER, LIVENESS, ONE_LEADER, RESOURCE, TOKENS, small, three_members};
 
 /// Proves the reduction is sound on the safe side (no property flips) and
 /// pins how much it saves for 3 interchangeable members.
