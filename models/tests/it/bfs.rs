@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use neli::core::UnsafeVariant;
 use neli_models::bfs::SymmetricBfs;
 use neli_models::election::representative;
-use neli_models::{ElectionModelCfg, Faults, cut_at_violation};
+use neli_models::{Faults, cut_at_violation};
 use stateright::{Checker, HasDiscoveries, Model};
 
 use crate::{HANDOVER, LIVENESS, ONE_LEADER, RESOURCE, TOKENS, hunt, small, three_members};
