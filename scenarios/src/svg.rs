@@ -6,11 +6,13 @@
 //! its crash or close, or the end of the run; fault bands are the faults as
 //! the simulator played them (`RunReport::faults`, with `leader` resolved).
 //! Events are what the application saw; the oracles judge unexpired
-//! leases, which can end a little earlier than the `Revoked` event.
+//! leases (`RunReport::leases`), which can end well before the member is
+//! told: each bar is solid where the lease held and pale after it ended.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use neli_sim::oracle::LeaseSpan;
 use neli_sim::scenario::FaultKind;
 use neli_sim::{PlayedFault, RunReport};
 
@@ -189,7 +191,7 @@ pub fn timeline(r: &RunReport, members: u32, end: u64) -> String {
     );
     f.grid(&mut o);
     f.bands(&mut o, &bands);
-    f.leads(&mut o, &leads, &bands);
+    f.leads(&mut o, &leads, &r.leases);
     f.overlaps(&mut o, &r.violations);
     f.legend(&mut o, &bands);
     o.push_str("</svg>\n");
@@ -273,47 +275,56 @@ impl Frame {
     }
 
     /// Leadership bars: one lane per role inside the member's row.
-    fn leads(&self, o: &mut String, leads: &[Lead], bands: &[Band]) {
+    /// A bar per term from `Acquired` to `Revoked`/`Fenced` (what the
+    /// member was told), solid where its lease really held on the global
+    /// clock (`RunReport::leases`, what the oracles judge) and pale where it
+    /// had already ended: a paused member is told only on resume, so its
+    /// pale tail never overlaps its successor's solid bar. A lease of role 0
+    /// that ended with no fault on its member (an interruption) is marked ▼.
+    fn leads(&self, o: &mut String, leads: &[Lead], spans: &[LeaseSpan]) {
         let roles = leads.iter().map(|l| l.role).max().map_or(1, |m| m + 1) as f64;
         let x = |ms| self.x(ms);
+        let lane = (self.row_h - 12.0) / roles;
         for l in leads.iter().filter(|l| l.row < self.rows) {
-            let lane = (self.row_h - 12.0) / roles;
             let y = self.row_y(l.row) + 6.0 + lane * f64::from(l.role);
-            // While its member is paused a leader's lease runs out on its own
-            // clock, but the Revoked event only comes after it resumes: that
-            // part is drawn pale.
-            let paused = bands
-                .iter()
-                .filter(|b| b.kind == FaultKind::Pause && b.rows.contains(&l.row))
-                .filter(|b| b.start > l.start && b.start < l.end)
-                .map(|b| b.start)
-                .min();
-            let solid_end = paused.unwrap_or(l.end);
-            if let Some(p) = paused {
-                let _ = writeln!(
-                    o,
-                    r#"<rect x="{}" y="{y}" width="{}" height="{}" fill="{}" fill-opacity="0.3" rx="2"><title>{} paused while leading: its lease expires on its own clock; Revoked at {}</title></rect>"#,
-                    x(p),
-                    (x(l.end) - x(p)).max(1.5),
-                    (lane - 1.0).max(2.0),
-                    PALETTE[l.role as usize % PALETTE.len()],
-                    esc(&l.who),
-                    crate::secs(l.end)
-                );
-            }
-            let l = &Lead { end: solid_end, ..l.clone() };
+            let colour = PALETTE[l.role as usize % PALETTE.len()];
             let _ = writeln!(
                 o,
-                r#"<rect x="{}" y="{y}" width="{}" height="{}" fill="{}" rx="2"><title>{} leads role {} (token {}) {} – {}</title></rect>"#,
+                r#"<rect x="{}" y="{y}" width="{}" height="{}" fill="{colour}" fill-opacity="0.3" rx="2"><title>{} told it leads role {} (token {}) {} – {}; pale: its lease had ended</title></rect>"#,
                 x(l.start),
                 (x(l.end) - x(l.start)).max(1.5),
                 (lane - 1.0).max(2.0),
-                PALETTE[l.role as usize % PALETTE.len()],
                 esc(&l.who),
                 l.role,
                 l.token,
                 crate::secs(l.start),
                 crate::secs(l.end)
+            );
+            let held = spans.iter().filter(|s| s.member == l.who && s.role == l.role);
+            for s in held.filter(|s| s.start < l.end && s.end > l.start) {
+                let (a, b) = (s.start.max(l.start), s.end.min(l.end));
+                let _ = writeln!(
+                    o,
+                    r#"<rect x="{}" y="{y}" width="{}" height="{}" fill="{colour}" rx="2"><title>{}'s lease of role {} (token {}) held {} – {}</title></rect>"#,
+                    x(a),
+                    (x(b) - x(a)).max(1.5),
+                    (lane - 1.0).max(2.0),
+                    esc(&l.who),
+                    l.role,
+                    l.token,
+                    crate::secs(s.start),
+                    crate::secs(s.end)
+                );
+            }
+        }
+        for s in spans.iter().filter(|s| s.interrupted && s.slot < self.rows) {
+            let y = self.row_y(s.slot) + 4.0;
+            let _ = writeln!(
+                o,
+                r##"<text x="{}" y="{y}" text-anchor="middle" fill="#9b2c2c">▼<title>interruption: {}'s lease ended at {} with no fault on it</title></text>"##,
+                x(s.end),
+                esc(&s.member),
+                crate::secs(s.end)
             );
         }
     }
@@ -351,7 +362,7 @@ impl Frame {
         }
         let _ = writeln!(
             o,
-            r##"<text x="{}" y="{}" text-anchor="end"><tspan fill="{}">▮</tspan> leads (Acquired → Revoked/Fenced/end; pale: paused)  <tspan fill="#e53e3e">▮</tspan> fault  <tspan fill="#9b2c2c">□</tspan> overlap</text>"##,
+            r##"<text x="{}" y="{}" text-anchor="end"><tspan fill="{}">▮</tspan> leads (solid: lease held; pale: told it leads after its lease ended)  <tspan fill="#9b2c2c">▼</tspan> interruption  <tspan fill="#e53e3e">▮</tspan> fault  <tspan fill="#9b2c2c">□</tspan> overlap</text>"##,
             left + self.width,
             y1 + 34.0,
             PALETTE[0]

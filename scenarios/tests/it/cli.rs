@@ -45,7 +45,7 @@ fn run_passes_and_draws_a_timeline() {
     }
     let picture = std::fs::read_to_string(&svg).expect("timeline written");
     assert!(picture.starts_with("<svg") && picture.trim_end().ends_with("</svg>"));
-    for row in [">m0<", ">m1<", ">m2<", "pause m"] {
+    for row in [">m0<", ">m1<", ">m2<", "pause m", "lease of role 0", "told it leads role 0"] {
         assert!(picture.contains(row), "{row} missing from the timeline");
     }
 }

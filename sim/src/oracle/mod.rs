@@ -96,6 +96,36 @@ fn holds(log: &Log, clocks: &[ClockModel], role: u32, end_of_run: u64) -> Vec<Ho
     merged
 }
 
+/// Where a member's lease of a role really held, on the global clock (what
+/// the oracles judge), for the timeline: it can end well before the member
+/// learns it (a paused member is told Revoked or Fenced only on resume).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseSpan {
+    /// The member's slot (timeline row) and incarnation.
+    pub slot: usize,
+    pub member: String,
+    pub role: u32,
+    pub start: u64,
+    pub end: u64,
+    /// Role 0's lease ended with no fault on its member (an interruption).
+    pub interrupted: bool,
+}
+
+/// The hold intervals of every role, as [`judge`] sees them.
+pub fn lease_spans(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> Vec<LeaseSpan> {
+    let slot_of: BTreeMap<&str, usize> = log.leases.iter().map(|o| (o.member.as_str(), o.slot)).collect();
+    let settle = s.election.session_timeout.ms() + s.election.heartbeat_timeout.ms();
+    let mut out = Vec::new();
+    for role in 0..s.roles() {
+        for h in holds(log, clocks, role, end) {
+            let interrupted = role == 0 && interrupts(log, &h, settle, end);
+            let slot = slot_of.get(h.member.as_str()).copied().unwrap_or(0);
+            out.push(LeaseSpan { slot, member: h.member, role, start: h.start, end: h.end, interrupted });
+        }
+    }
+    out
+}
+
 /// Figures and violations of a finished run. Each oracle below adds its
 /// figures and its violations, in this order.
 pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figures, Vec<String>) {
@@ -209,15 +239,17 @@ fn failovers(log: &Log, hs: &[Hold], settle: u64, f: &mut Figures) {
 /// within S + T (`settle`) before: the leader stopped because somebody else
 /// came or went, or because the cluster did something to everybody.
 fn churn(log: &Log, hs: &[Hold], settle: u64, end: u64, f: &mut Figures) {
-    for h in hs.iter().filter(|h| h.end < end) {
-        let own =
-            log.faults.iter().any(|x| x.touches.contains(&h.member) && x.at <= h.end && h.end <= x.until + settle);
-        let stopped = log.ends.get(&h.member).is_some_and(|e| *e <= h.end);
-        if !own && !stopped {
-            f.interruptions += 1;
-        }
-    }
+    f.interruptions = hs.iter().filter(|h| interrupts(log, h, settle, end)).count() as u64;
     f.leader_changes = hs.windows(2).filter(|w| w[0].member != w[1].member).count() as u64;
+}
+
+/// Whether hold `h` of role 0 ended, before the run did, with no fault
+/// touching its member within `settle` (S + T) before and its member still
+/// running.
+fn interrupts(log: &Log, h: &Hold, settle: u64, end: u64) -> bool {
+    let own = log.faults.iter().any(|x| x.touches.contains(&h.member) && x.at <= h.end && h.end <= x.until + settle);
+    let stopped = log.ends.get(&h.member).is_some_and(|e| *e <= h.end);
+    h.end < end && !own && !stopped
 }
 
 /// Events are well formed (no Acquired twice, no loss of what was not

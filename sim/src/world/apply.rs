@@ -453,6 +453,7 @@ impl World<'_> {
         drop(sim);
         let log = rec.lock();
         let (mut figures, mut violations) = oracle::judge(s, &log, &clocks, end);
+        let leases = oracle::lease_spans(s, &log, &clocks, end);
         if let Some(e) = stopped {
             violations.insert(0, e);
         }
@@ -465,6 +466,6 @@ impl World<'_> {
         lines.sort_by_key(|(at, _, _)| *at);
         let trace = lines.into_iter().map(|(at, h, t)| format_line(*at, h, t)).collect();
         let faults = played.into_iter().map(|f| PlayedFault { end: f.end.min(end), ..f }).collect();
-        RunReport { scenario: s.name.clone(), seed, trace, faults, figures, violations }
+        RunReport { scenario: s.name.clone(), seed, trace, faults, figures, violations, leases }
     }
 }

@@ -34,6 +34,8 @@ pub struct RunReport {
     pub figures: Figures,
     /// Broken guarantees, each a sentence; empty for a passing run.
     pub violations: Vec<String>,
+    /// Where each lease really held (the oracles' view), for the timeline.
+    pub leases: Vec<crate::oracle::LeaseSpan>,
 }
 
 /// A fault as played: when it started and ended (global ms; an instant
