@@ -54,7 +54,17 @@ pub struct ElectionModelCfg {
     pub grace: u8,
     pub heartbeat_interval: u8,
     pub membership_proof: bool,
+    /// Incremental (cooperative-sticky) assignment: a rebalance keeps a
+    /// partition with its owner, and one that must move is revoked from its
+    /// owner alone and handed on in the next rebalance. Eager (`false`):
+    /// every rebalance revokes everything from everyone.
+    pub incremental: bool,
     pub variant: UnsafeVariant,
+    /// Deliberately unsafe coordinator (with `incremental` only): a moving
+    /// partition goes to its new owner in the same rebalance in which its
+    /// old owner is told to revoke it, instead of one rebalance later, so
+    /// nothing waits for the old owner's Revoked barrier.
+    pub skip_revoked_barrier: bool,
     pub faults: Faults,
     pub max_ticks: u8,
     /// Milliseconds per tick when a counterexample is written as a scenario.
@@ -75,7 +85,9 @@ impl ElectionModelCfg {
             grace: 0,
             heartbeat_interval: 1,
             membership_proof: true,
+            incremental: false,
             variant: UnsafeVariant::default(),
+            skip_revoked_barrier: false,
             faults: Faults::default(),
             max_ticks: 10,
             tick_ms: 500,
@@ -110,7 +122,10 @@ pub enum Callback {
         generation: u64,
         partitions: Vec<u32>,
     },
-    /// The coordinator is rebalancing: revoke everything (eager protocol), then rejoin.
+    /// Rejoin the group. Eager: the coordinator is rebalancing, revoke
+    /// everything first. Incremental: revoke nothing, claim what the member
+    /// owns (and start a rebalance if none is on: the member revoked a
+    /// partition that must move, and the next rebalance hands it on).
     Rejoin,
     Lost,
 }
@@ -270,6 +285,17 @@ impl Hash for Slot {
 pub struct GroupMember {
     pub expiry: u8,
     pub rejoined: bool,
+    /// Incremental assignment: what the member claimed when it last
+    /// (re)joined, and the generation it got those partitions in (the
+    /// cooperative-sticky JoinGroup metadata). Empty under eager assignment.
+    pub owned: Vec<u32>,
+    pub owned_generation: u64,
+}
+
+impl GroupMember {
+    fn joined(expiry: u8) -> GroupMember {
+        GroupMember { expiry, rejoined: true, owned: Vec::new(), owned_generation: 0 }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
@@ -321,8 +347,9 @@ pub enum ElectionAction {
         slow: Option<u8>,
     },
     Join(u8),
-    /// The rebalance completes; partition `p` goes to the `p mod n`-th member
-    /// of deal number `deal` (see [`deal`]).
+    /// The rebalance completes. Eager: partition `p` goes to the `p mod n`-th
+    /// member of deal number `deal` (see [`deal`]). Incremental: deal number
+    /// `deal` is an order of all members that breaks ties in [`sticky_deal`].
     Sync {
         deal: u32,
     },
@@ -402,8 +429,30 @@ impl ElectionModel {
             grace: ms(c.grace),
             membership_proof: c.membership_proof,
             resign_hold_off: ms(c.heartbeat_timeout),
-            incremental: false,
+            incremental: c.incremental,
             unsafe_variant: c.variant,
+        }
+    }
+
+    /// How many deals a rebalance of `members` members can make: eager, one
+    /// per order of the shares ([`deal_count`]); incremental, one per order
+    /// of all members (ties in [`sticky_deal`] may involve every member).
+    fn deal_count(&self, members: usize) -> usize {
+        let shares = if self.cfg.incremental { members } else { self.cfg.partitions as usize };
+        deal_count(members, shares)
+    }
+
+    /// Deal number `number` of a rebalance of `members` members, as the
+    /// member index (into the coordinator's sorted member list) that gets
+    /// each share `j < min(partitions, members)` when nobody owns anything
+    /// (the first generation): partition `p` goes to share `p mod n`.
+    pub fn shares(&self, members: usize, number: usize) -> Vec<usize> {
+        if self.cfg.incremental {
+            let mut order = deal(members, members, number);
+            order.truncate((self.cfg.partitions as usize).min(members));
+            order
+        } else {
+            deal(members, self.cfg.partitions as usize, number)
         }
     }
 
@@ -416,7 +465,7 @@ impl ElectionModel {
     fn urgent(&self, s: &ElectionState, out: &mut Vec<ElectionAction>) {
         let c = &s.coord;
         if c.rebalance.is_some() && !c.members.is_empty() && c.members.values().all(|m| m.rejoined) {
-            let count = deal_count(c.members.len(), self.cfg.partitions as usize).min(u32::MAX as usize);
+            let count = self.deal_count(c.members.len()).min(u32::MAX as usize);
             (0..count as u32).for_each(|deal| out.push(ElectionAction::Sync { deal }));
         }
         for i in 0..s.slots.len() {
@@ -619,9 +668,7 @@ impl Model for ElectionModel {
             coord: Coordinator {
                 generation: 0,
                 rebalance: Some(c.session_timeout),
-                members: (0..c.members)
-                    .map(|i| ((i, 0), GroupMember { expiry: c.session_timeout, rejoined: true }))
-                    .collect(),
+                members: (0..c.members).map(|i| ((i, 0), GroupMember::joined(c.session_timeout))).collect(),
             },
             logs: vec![(0, Vec::new()); c.partitions as usize],
             used: Faults::default(),
@@ -738,7 +785,9 @@ impl Model for ElectionModel {
             }
             Join(m) => {
                 let k = key(s_, m);
-                s_.coord.members.insert(k, GroupMember { expiry: s_.now + self.cfg.session_timeout, rejoined: true });
+                // A joining member owns nothing (it comes back after Lost
+                // or a restart), so under incremental assignment it claims nothing.
+                s_.coord.members.insert(k, GroupMember::joined(s_.now + self.cfg.session_timeout));
                 s_.slot_mut(m as usize).in_group = true;
                 self.start_rebalance(s_, Some(k));
             }
@@ -746,10 +795,20 @@ impl Model for ElectionModel {
                 s_.coord.generation += 1;
                 s_.coord.rebalance = None;
                 let keys: Vec<Key> = s_.coord.members.keys().copied().collect();
-                let order = deal(keys.len(), self.cfg.partitions as usize, number as usize);
-                for (idx, k) in keys.iter().enumerate() {
-                    let partitions =
-                        (0..self.cfg.partitions).filter(|p| order[*p as usize % keys.len()] == idx).collect();
+                let dealt: Vec<Vec<u32>> = if self.cfg.incremental {
+                    let order = deal(keys.len(), keys.len(), number as usize);
+                    let claims: Vec<(&[u32], u64)> =
+                        s_.coord.members.values().map(|m| (&m.owned[..], m.owned_generation)).collect();
+                    sticky_deal(&claims, self.cfg.partitions, &order, !self.cfg.skip_revoked_barrier)
+                } else {
+                    let order = deal(keys.len(), self.cfg.partitions as usize, number as usize);
+                    (0..keys.len())
+                        .map(|idx| {
+                            (0..self.cfg.partitions).filter(|p| order[*p as usize % keys.len()] == idx).collect()
+                        })
+                        .collect()
+                };
+                for (k, partitions) in keys.iter().zip(dealt) {
                     let generation = s_.coord.generation;
                     s_.slot_mut(k.0 as usize).callbacks.push_back(Callback::Assigned { generation, partitions });
                 }
@@ -759,8 +818,40 @@ impl Model for ElectionModel {
                 let k = key(s_, m);
                 let assigned = |core: &Member| core.assigned().iter().copied().collect::<Vec<u32>>();
                 match s_.slot_mut(i).callbacks.pop_front()? {
+                    Callback::Assigned { generation, partitions } if self.cfg.incremental => {
+                        // The cooperative client: revoke only what moves
+                        // (the Revoked barrier), then hand the core the full
+                        // set; having revoked, rejoin, so that the next
+                        // rebalance can hand the partition on.
+                        let core = s_.slots[i].core().map_or_else(Vec::new, assigned);
+                        let revoked: Vec<u32> = core.into_iter().filter(|p| !partitions.contains(p)).collect();
+                        self.run(s_, i, |core, now| {
+                            if !revoked.is_empty() {
+                                core.handle_revoked(now, &revoked);
+                            }
+                            core.handle_assigned(now, generation, &partitions)
+                        });
+                        if !revoked.is_empty() && !s_.slots[i].callbacks.contains(&Callback::Rejoin) {
+                            s_.slot_mut(i).callbacks.push_back(Callback::Rejoin);
+                        }
+                    }
                     Callback::Assigned { generation, partitions } => {
                         self.run(s_, i, |core, now| core.handle_assigned(now, generation, &partitions))
+                    }
+                    Callback::Rejoin if self.cfg.incremental => {
+                        // Keep everything; claim it with the generation it came in.
+                        let owned = s_.slots[i].core().map_or_else(Vec::new, assigned);
+                        let owned_generation = s_.slots[i].core().and_then(Member::generation).unwrap_or(0);
+                        let rebalancing = s_.coord.rebalance.is_some();
+                        match s_.coord.members.get_mut(&k) {
+                            Some(gm) => {
+                                (gm.owned, gm.owned_generation, gm.rejoined) = (owned, owned_generation, true);
+                                if !rebalancing {
+                                    self.start_rebalance(s_, Some(k));
+                                }
+                            }
+                            None => s_.slot_mut(i).in_group = false,
+                        }
                     }
                     Callback::Rejoin => {
                         self.run(s_, i, |core, now| core.handle_revoked(now, &assigned(core)));
@@ -916,6 +1007,66 @@ pub fn deal(members: usize, partitions: usize, number: usize) -> Vec<usize> {
         left %= block;
     }
     out
+}
+
+/// Cooperative-sticky dealing (librdkafka's group leader, as the
+/// simulator's `sticky_assignment` deals): `claims[i]` is what member `i`
+/// (into the coordinator's sorted member list) owns and the generation it
+/// got it in. A partition stays with the member that claims it in the
+/// newest generation (two claims of one generation cancel each other);
+/// unowned partitions go, in order, to the least loaded member; then
+/// partitions move from the most to the least loaded member until the loads
+/// differ by at most one. Ties between equally loaded members go to the
+/// member earlier in `order` (every order is a possible deal, as in
+/// [`deal`], so the reachable states stay closed under renaming).
+///
+/// With `withhold`, a partition whose owner changes is dealt to nobody this
+/// time: its owner's assignment lacks it, so the owner revokes it (the
+/// Revoked barrier) and rejoins, and the next rebalance deals it as
+/// unowned. Without, it goes to its new owner at once (the unsafe
+/// `skip_revoked_barrier` coordinator).
+pub fn sticky_deal(claims: &[(&[u32], u64)], partitions: u32, order: &[usize], withhold: bool) -> Vec<Vec<u32>> {
+    let mut owner: BTreeMap<u32, (u64, Option<usize>)> = BTreeMap::new();
+    for (i, (owned, generation)) in claims.iter().enumerate() {
+        for &p in owned.iter().filter(|p| **p < partitions) {
+            match owner.get(&p) {
+                Some((g, _)) if g > generation => {}
+                Some((g, _)) if g == generation => {
+                    owner.insert(p, (*g, None));
+                }
+                _ => {
+                    owner.insert(p, (*generation, Some(i)));
+                }
+            }
+        }
+    }
+    let owner: BTreeMap<u32, usize> = owner.into_iter().filter_map(|(p, (_, o))| o.map(|o| (p, o))).collect();
+    let mut target: Vec<Vec<u32>> = vec![Vec::new(); claims.len()];
+    for (p, o) in &owner {
+        target[*o].push(*p);
+    }
+    let rank = |i: usize| order.iter().position(|o| *o == i).unwrap_or(usize::MAX);
+    let least = |t: &[Vec<u32>]| (0..t.len()).min_by_key(|i| (t[*i].len(), rank(*i))).expect("a group has members");
+    for p in (0..partitions).filter(|p| !owner.contains_key(p)) {
+        let to = least(&target);
+        target[to].push(p);
+    }
+    loop {
+        let most = (0..target.len()).min_by_key(|i| (std::cmp::Reverse(target[*i].len()), rank(*i))).expect("members");
+        let to = least(&target);
+        if target[most].len() <= target[to].len() + 1 {
+            break;
+        }
+        let p = target[most].pop().expect("the most loaded member has a partition");
+        target[to].push(p);
+    }
+    for (i, ps) in target.iter_mut().enumerate() {
+        if withhold {
+            ps.retain(|p| owner.get(p).is_none_or(|o| *o == i));
+        }
+        ps.sort_unstable();
+    }
+    target
 }
 
 /// Symmetry reduction over members: a canonical renaming of member slots.

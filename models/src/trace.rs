@@ -5,11 +5,11 @@
 use std::fmt::Write;
 
 use neli_sim::Scenario;
-use neli_sim::scenario::{BrokerId, Cluster, Dur, Election, Expect, Fault, ModeName, Target, Variant};
+use neli_sim::scenario::{AssignmentName, BrokerId, Cluster, Dur, Election, Expect, Fault, ModeName, Target, Variant};
 use stateright::Model;
 use stateright::Path;
 
-use crate::election::{ElectionAction, ElectionModel, ElectionState, deal};
+use crate::election::{ElectionAction, ElectionModel, ElectionState};
 
 /// Who leads each role in `s`, e.g. `r0=m1.0#5` (member slot.incarnation, token).
 pub fn leadership(model: &ElectionModel, s: &ElectionState) -> String {
@@ -99,7 +99,7 @@ pub fn sim_members(model: &ElectionModel, path: &Path<ElectionState, ElectionAct
     if keys.len() != n {
         return sim; // not every member in the first generation: keep the names
     }
-    let order = deal(n, model.cfg.partitions as usize, number as usize);
+    let order = model.shares(n, number as usize);
     let mut free: Vec<u8> = (0..n as u8).collect();
     for (share, idx) in order.iter().enumerate() {
         sim[keys[*idx] as usize] = share as u8;
@@ -165,7 +165,7 @@ pub fn counterexample_to_scenario(
         membership_proof: c.membership_proof,
         client_session_expiry: true,
         variant,
-        assignment: Default::default(),
+        assignment: if c.incremental { AssignmentName::CooperativeSticky } else { AssignmentName::Range },
         max_poll_interval: None,
         // The application works between pulses and asks `is_leader()`
         // again, so a member resumed from a pause acts on what its core
@@ -185,6 +185,13 @@ pub fn counterexample_to_scenario(
         expect: Expect { max_overlap: Some(Dur(0)), ..Expect::default() },
     };
     let mut notes = Vec::new();
+    if c.skip_revoked_barrier {
+        notes.push(
+            "the model's coordinator skipped the Revoked barrier (handed a moving partition on at once); \
+             the simulator's coordinator always withholds it, so this scenario replays the faults, not that coordinator"
+                .to_owned(),
+        );
+    }
     let sim = sim_members(model, path);
     let moved: Vec<String> =
         sim.iter().enumerate().filter(|(m, s)| *m != **s as usize).map(|(m, s)| format!("m{m} as m{s}")).collect();

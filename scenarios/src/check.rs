@@ -67,7 +67,12 @@ pub struct Request {
     pub grace: u8,
     pub ticks: u8,
     pub membership_proof: bool,
+    /// Incremental (cooperative-sticky) assignment (`--assignment`).
+    pub incremental: bool,
     pub variant: UnsafeVariant,
+    /// The coordinator hands a moving partition on without waiting for its
+    /// old owner's revocation (`--variant skip-revoked-barrier`).
+    pub skip_revoked_barrier: bool,
     pub pauses: u8,
     pub crashes: u8,
     pub isolations: u8,
@@ -126,6 +131,11 @@ impl Request {
             }
             (_, Some(k)) => k,
         };
+        if self.skip_revoked_barrier && !self.incremental {
+            return Err("--variant skip-revoked-barrier has no effect with --assignment range (eager: every \
+                 rebalance revokes everything before it deals): add --assignment cooperative-sticky"
+                .into());
+        }
         let mut c = ElectionModelCfg::exclusive(self.members);
         c.roles = roles;
         c.partitions = roles;
@@ -136,7 +146,9 @@ impl Request {
         c.heartbeat_interval = (self.heartbeat_timeout / 2).max(1);
         c.max_ticks = self.ticks;
         c.membership_proof = self.membership_proof;
+        c.incremental = self.incremental;
         c.variant = self.variant;
+        c.skip_revoked_barrier = self.skip_revoked_barrier;
         c.faults = Faults {
             pauses: self.pauses,
             crashes: self.crashes,
@@ -159,12 +171,14 @@ pub fn describe(cfg: &ElectionModelCfg, search: Search, threads: usize) -> Strin
         (false, true) => format!("multi-role exclusive, {} roles on {} partitions", cfg.roles, cfg.partitions),
         (false, false) => format!("non-exclusive, {} roles on {} partitions", cfg.roles, cfg.partitions),
     };
-    let variant = match (cfg.variant.lease_from_receipt, cfg.variant.any_record_counts) {
-        (false, false) => "recommended",
-        (true, false) => "lease-from-receipt",
-        (false, true) => "any-record-counts",
-        (true, true) => "lease-from-receipt+any-record-counts",
+    let variant = match (cfg.variant.lease_from_receipt, cfg.variant.any_record_counts, cfg.skip_revoked_barrier) {
+        (false, false, false) => "recommended",
+        (true, false, false) => "lease-from-receipt",
+        (false, true, false) => "any-record-counts",
+        (false, false, true) => "skip-revoked-barrier",
+        _ => "several unsafe variants",
     };
+    let assignment = if cfg.incremental { "cooperative-sticky" } else { "range" };
     let f = &cfg.faults;
     let search = match search {
         Search::Bfs => "BFS".to_owned(),
@@ -174,7 +188,7 @@ pub fn describe(cfg: &ElectionModelCfg, search: Search, threads: usize) -> Strin
         Search::Simulate { seed } => format!("random walks (stateright's simulation, not exhaustive), seed {seed}"),
     };
     format!(
-        "model     {} members, {mode}, T={} S={} G={} heartbeat interval {} (ticks), {} ticks, membership proof {}, variant {variant}\n\
+        "model     {} members, {mode}, T={} S={} G={} heartbeat interval {} (ticks), {} ticks, membership proof {}, assignment {assignment}, variant {variant}\n\
          faults    pauses {}, crashes {}, isolations {}, clock steps {} (max skew {}), log losses {}\n\
          search    {search}, {threads} thread(s)",
         cfg.members,

@@ -164,8 +164,16 @@ enum Cmd {
         /// Bound on the global clock, in ticks.
         #[arg(long, default_value_t = 8)]
         ticks: u8,
+        /// A deliberately unsafe variant: the core's lease-from-receipt or
+        /// any-record-counts, or a coordinator that skips the Revoked
+        /// barrier (skip-revoked-barrier, needs --assignment cooperative-sticky).
         #[arg(long, value_enum, default_value_t = CheckVariant::Recommended)]
         variant: CheckVariant,
+        /// How a rebalance deals partitions: range (eager: everything is
+        /// revoked from everyone) or cooperative-sticky (incremental: an
+        /// owner keeps its partitions, one that moves is revoked first).
+        #[arg(long, value_enum, default_value_t = CheckAssignment::Range)]
+        assignment: CheckAssignment,
         /// Turn the membership proof off (goNELI).
         #[arg(long)]
         no_membership_proof: bool,
@@ -248,6 +256,15 @@ enum CheckVariant {
     Recommended,
     LeaseFromReceipt,
     AnyRecordCounts,
+    /// The coordinator hands a moving partition to its new owner in the
+    /// rebalance that tells its old owner to revoke it.
+    SkipRevokedBarrier,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CheckAssignment {
+    Range,
+    CooperativeSticky,
 }
 
 fn fail(msg: impl std::fmt::Display) -> ExitCode {
@@ -1140,6 +1157,7 @@ fn main() -> ExitCode {
             grace,
             ticks,
             variant,
+            assignment,
             no_membership_proof,
             pauses,
             crashes,
@@ -1171,10 +1189,12 @@ fn main() -> ExitCode {
                 grace,
                 ticks,
                 membership_proof: !no_membership_proof,
+                incremental: assignment == CheckAssignment::CooperativeSticky,
                 variant: neli::core::UnsafeVariant {
                     lease_from_receipt: matches!(variant, CheckVariant::LeaseFromReceipt),
                     any_record_counts: matches!(variant, CheckVariant::AnyRecordCounts),
                 },
+                skip_revoked_barrier: matches!(variant, CheckVariant::SkipRevokedBarrier),
                 pauses,
                 crashes,
                 isolations,

@@ -3,6 +3,7 @@
 
 mod bfs;
 mod hazards;
+mod incremental;
 mod replay;
 mod safe;
 mod scenario;

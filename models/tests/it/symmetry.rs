@@ -83,7 +83,18 @@ fn permutations(n: u8) -> Vec<Vec<u8>> {
 /// member order (see `neli_models::election::deal`).
 #[test]
 fn reachable_states_are_closed_under_renaming() {
-    for (mode, cfg) in modes(Faults { pauses: 1, ..Faults::default() }) {
+    let eager = modes(Faults { pauses: 1, ..Faults::default() });
+    // Incremental assignment breaks ties between equally loaded members by
+    // every order of the members (`neli_models::election::sticky_deal`).
+    // (At these bounds no partition moves; deeper, multi-role exclusive
+    // with `T` = 1, `S` = 2 and 3 ticks, 794,993 states, where one does, was
+    // also closed, but takes 40 s in release.)
+    let incremental = eager.clone().into_iter().map(|(mode, mut cfg)| {
+        cfg.incremental = true;
+        (mode, cfg)
+    });
+    for (mode, cfg) in eager.into_iter().chain(incremental) {
+        let mode = if cfg.incremental { format!("{mode}, incremental") } else { mode.to_owned() };
         let model = cfg.into_model();
         let mut seen: HashSet<ElectionState> = HashSet::new();
         let mut queue: VecDeque<ElectionState> = model.init_states().into();

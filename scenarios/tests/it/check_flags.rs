@@ -390,3 +390,61 @@ fn check_exits_0_on_the_recommended_core_in_every_mode() {
         assert!(text.contains("verdict   PASS"), "{args:?}:\n{text}");
     }
 }
+
+#[test]
+fn assignment_changes_the_count() {
+    changes_the_count(&[("--assignment", "cooperative-sticky")]);
+}
+
+// Issue 13: under incremental assignment the recommended core passes the
+// default bounds, and the header says which assignment was explored.
+#[test]
+fn check_passes_with_cooperative_sticky_assignment() {
+    let out = scratch("check_flags/cooperative_sticky");
+    let out = out.display().to_string();
+    let o = lab(&["check", "--assignment", "cooperative-sticky", "--sim-seeds", "0", "--out", &out]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}{}", stderr(&o));
+    assert!(text.contains("membership proof on, assignment cooperative-sticky, variant recommended\n"), "{text}");
+    assert!(text.contains("\nverdict   PASS\n"), "{text}");
+}
+
+// Issue 13: a coordinator that hands a moving partition on without waiting
+// for its old owner's revocation gives two leaders of one role (2 members,
+// 2 roles, a pause past S), and the counterexample scenario is written for
+// a cooperative-sticky election.
+#[test]
+fn check_catches_a_coordinator_that_skips_the_revoked_barrier() {
+    let dir = scratch("check_flags/skip_revoked_barrier");
+    let out = dir.display().to_string();
+    let o = lab(&[
+        "check",
+        "--assignment",
+        "cooperative-sticky",
+        "--mode",
+        "multi-role",
+        "--ticks",
+        "4",
+        "--variant",
+        "skip-revoked-barrier",
+        "--sim-seeds",
+        "0",
+        "--out",
+        &out,
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}{}", stderr(&o));
+    assert!(text.contains("variant skip-revoked-barrier\n"), "{text}");
+    assert!(text.contains("\nVIOLATED  at most one leader per role\n"), "{text}");
+    let scenario = std::fs::read_to_string(dir.join("check-at-most-one-leader-per-role.toml")).expect("scenario file");
+    assert!(scenario.contains("assignment = \"cooperative-sticky\""), "{scenario}");
+}
+
+#[test]
+fn assignment_and_its_variant_refuse_bad_input_naming_the_flag() {
+    refused(&["--variant", "skip-revoked-barrier"], "--variant");
+    let o = lab(&["check", "--assignment", "sticky"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--assignment"), "{err}");
+}
