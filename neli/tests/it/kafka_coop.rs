@@ -96,7 +96,6 @@ fn follower_churn(name: &str, assignment: &str) -> Option<Churn> {
     let slot = e.members.0.iter().position(|c| c.id() == leader).expect("the leader is one of ours");
     let log = e.logs[slot].clone();
     let followers: Vec<usize> = (0..e.members.0.len()).filter(|i| *i != slot).collect();
-    let before = generations_seen(&log);
     unsafe {
         libc::kill(e.members.0[followers[0]].id() as i32, libc::SIGKILL);
     }
@@ -106,17 +105,14 @@ fn follower_churn(name: &str, assignment: &str) -> Option<Churn> {
         libc::kill(e.members.0[followers[1]].id() as i32, libc::SIGTERM);
     }
     std::thread::sleep(rebalance());
+    let before = generations_seen(&log);
     e.spawn();
-    // The last change must have reached the leader: it is assigned a new
-    // generation each time the group changes, or the test proved nothing.
+    // The last change must have reached the leader as a new generation, or
+    // the test proved nothing. (Earlier changes may share a rebalance: tansu
+    // holds a join while the killed member's session runs out.)
     let limit = budget(rebalance());
-    let seen = wait_until(limit, || (generations_seen(&log) >= before + 3).then_some(()));
-    assert!(
-        seen.is_some(),
-        "the leader saw 3 more generations within {limit:?} (it saw {}){}",
-        generations_seen(&log) - before,
-        what_happened(&e.file)
-    );
+    let seen = wait_until(limit, || (generations_seen(&log) > before).then_some(()));
+    assert!(seen.is_some(), "the last join reached the leader within {limit:?}{}", what_happened(&e.file));
     std::thread::sleep(2 * T_DUR);
     let tokens: Vec<u64> = ticks(&e.file).iter().map(|t| t.2).collect();
     assert!(tokens.windows(2).all(|w| w[0] <= w[1]), "tokens only increase: {tokens:?}");
