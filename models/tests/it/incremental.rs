@@ -5,15 +5,16 @@
 //! (docs/cooperative-rebalance.md). A coordinator that hands it on at once
 //! gives two leaders.
 
-use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::collections::BTreeSet;
 
 use neli_models::bfs::SymmetricBfs;
 use neli_models::election::{Callback, sticky_deal};
-use neli_models::{ElectionModelCfg, ElectionState, Faults, counterexample_to_scenario, cut_at_violation};
+use neli_models::{ElectionModelCfg, Faults, counterexample_to_scenario, cut_at_violation};
 use neli_sim::scenario::AssignmentName;
-use stateright::{Checker, HasDiscoveries, Model};
+use stateright::{Checker, HasDiscoveries};
 
-use crate::{ELECTED, HANDOVER, LIVENESS, ONE_LEADER, OWN_TOKENS, RESOURCE, TOKENS, check, counterexample, small};
+use crate::safe::assert_safe;
+use crate::{ONE_LEADER, check, reachable, small};
 
 fn incremental(faults: Faults) -> ElectionModelCfg {
     let mut cfg = small(faults);
@@ -29,22 +30,6 @@ fn balancing(ticks: u8) -> ElectionModelCfg {
     let mut cfg = incremental(Faults { pauses: 1, ..Faults::default() });
     (cfg.roles, cfg.partitions, cfg.max_ticks) = (2, 2, ticks);
     cfg
-}
-
-/// Every safety property holds, liveness too, and the witnesses are
-/// reachable; returns the unique state count.
-fn assert_safe(cfg: ElectionModelCfg) -> usize {
-    let (model, checker) = check(cfg);
-    for p in [ONE_LEADER, TOKENS, OWN_TOKENS, RESOURCE, LIVENESS] {
-        if checker.discovery(p).is_some() {
-            counterexample(&model, &checker, p);
-        }
-        checker.assert_no_discovery(p);
-    }
-    checker.assert_any_discovery(ELECTED);
-    checker.assert_any_discovery(HANDOVER);
-    println!("states {} unique {}", checker.state_count(), checker.unique_state_count());
-    checker.unique_state_count()
 }
 
 /// The dealing rules, as the simulator's `sticky_assignment` pins them:
@@ -88,30 +73,20 @@ fn incremental_exclusive_survives_a_pause_and_an_isolation() {
 fn incremental_multi_role_hands_a_moving_partition_on_after_the_barrier() {
     assert_eq!(assert_safe(balancing(6)), 68_630);
     let model = balancing(5).into_model();
-    let mut seen: HashSet<ElectionState> = HashSet::new();
-    let mut queue: VecDeque<ElectionState> = model.init_states().into();
-    let mut actions = Vec::new();
-    let mut withheld = 0;
-    while let Some(s) = queue.pop_front() {
-        let told_to_revoke = s.slots.iter().any(|slot| {
-            slot.callbacks.iter().any(|cb| match cb {
-                Callback::Assigned { partitions, .. } => {
-                    slot.core().is_some_and(|c| c.assigned().iter().any(|p| !partitions.contains(p)))
-                }
-                _ => false,
+    let seen = reachable(&model);
+    let withheld = seen
+        .iter()
+        .filter(|s| {
+            s.slots.iter().any(|slot| {
+                slot.callbacks.iter().any(|cb| match cb {
+                    Callback::Assigned { partitions, .. } => {
+                        slot.core().is_some_and(|c| c.assigned().iter().any(|p| !partitions.contains(p)))
+                    }
+                    _ => false,
+                })
             })
-        });
-        withheld += usize::from(told_to_revoke);
-        actions.clear();
-        model.actions(&s, &mut actions);
-        for a in actions.drain(..) {
-            if let Some(next) = model.next_state(&s, a)
-                && seen.insert(next.clone())
-            {
-                queue.push_back(next);
-            }
-        }
-    }
+        })
+        .count();
     println!("{} reachable states, {withheld} with a withheld partition about to be revoked", seen.len());
     assert!(withheld > 0, "no rebalance ever moved a partition: the barrier was never exercised");
 }

@@ -40,6 +40,27 @@ pub fn three_members(faults: Faults) -> ElectionModelCfg {
     cfg
 }
 
+/// Every state `model` reaches, breadth first, without stateright: for
+/// checks over the whole reachable set (closure under renaming, a state of
+/// some kind exists).
+pub fn reachable(model: &ElectionModel) -> std::collections::HashSet<neli_models::ElectionState> {
+    let mut seen: std::collections::HashSet<neli_models::ElectionState> = model.init_states().into_iter().collect();
+    let mut queue: std::collections::VecDeque<neli_models::ElectionState> = seen.iter().cloned().collect();
+    let mut actions = Vec::new();
+    while let Some(s) = queue.pop_front() {
+        actions.clear();
+        model.actions(&s, &mut actions);
+        for a in actions.drain(..) {
+            if let Some(next) = model.next_state(&s, a)
+                && seen.insert(next.clone())
+            {
+                queue.push_back(next);
+            }
+        }
+    }
+    seen
+}
+
 /// Exhaustive BFS on one thread (deterministic counts).
 pub fn check(cfg: ElectionModelCfg) -> (ElectionModel, impl Checker<ElectionModel>) {
     let model = cfg.into_model();

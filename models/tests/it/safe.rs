@@ -9,7 +9,7 @@ use crate::{ELECTED, HANDOVER, LIVENESS, ONE_LEADER, OWN_TOKENS, RESOURCE, TOKEN
 
 /// Asserts every safety property holds, liveness holds, and the witnesses
 /// are reachable (not vacuous); returns the unique state count.
-fn assert_safe(cfg: ElectionModelCfg) -> usize {
+pub(crate) fn assert_safe(cfg: ElectionModelCfg) -> usize {
     // Only a fault that removes the leader can move the role.
     let moves = cfg.faults.pauses + cfg.faults.crashes + cfg.faults.isolations > 0;
     let (model, checker) = check(cfg);

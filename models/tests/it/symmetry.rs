@@ -9,14 +9,14 @@
 //! without symmetry and DFS with it give the same verdict, on a number of
 //! states between `full / n!` and `full`.
 
-use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::collections::BTreeSet;
 
 use neli::core::UnsafeVariant;
 use neli_models::election::{rename_members, representative};
-use neli_models::{ElectionModelCfg, ElectionState, Faults};
+use neli_models::{ElectionModelCfg, Faults};
 use stateright::{Checker, HasDiscoveries, Model};
 
-use crate::{HANDOVER, LIVENESS, ONE_LEADER, RESOURCE, TOKENS, small, three_members};
+use crate::{HANDOVER, LIVENESS, ONE_LEADER, RESOURCE, TOKENS, reachable, small, three_members};
 
 /// Proves the reduction is sound on the safe side (no property flips) and
 /// pins how much it saves for 3 interchangeable members.
@@ -96,21 +96,7 @@ fn reachable_states_are_closed_under_renaming() {
     for (mode, cfg) in eager.into_iter().chain(incremental) {
         let mode = if cfg.incremental { format!("{mode}, incremental") } else { mode.to_owned() };
         let model = cfg.into_model();
-        let mut seen: HashSet<ElectionState> = HashSet::new();
-        let mut queue: VecDeque<ElectionState> = model.init_states().into();
-        seen.extend(queue.iter().cloned());
-        let mut actions = Vec::new();
-        while let Some(s) = queue.pop_front() {
-            actions.clear();
-            model.actions(&s, &mut actions);
-            for a in actions.drain(..) {
-                if let Some(next) = model.next_state(&s, a)
-                    && seen.insert(next.clone())
-                {
-                    queue.push_back(next);
-                }
-            }
-        }
+        let seen = reachable(&model);
         let perms = permutations(model.cfg.members);
         let missing = seen.iter().filter(|s| perms.iter().any(|p| !seen.contains(&rename_members(s, p)))).count();
         println!("{mode}: {} reachable states, {missing} with an unreachable renaming", seen.len());
