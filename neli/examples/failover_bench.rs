@@ -10,6 +10,8 @@
 //!
 //! Usage: cargo build -p neli --bin neli --example failover_bench &&
 //!        target/debug/examples/failover_bench [mock|tansu|both] [runs] [sessions, e.g. 1,3,6] [failover,handover]
+//! `NELI_BENCH_ASSIGNMENT=cooperative-sticky` runs the members with that
+//! assignment strategy (default: range).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -43,6 +45,7 @@ fn spawn(bootstrap: &str, group: &str, s: Duration, file: &Path) -> Child {
             "--session-timeout",
             &format!("{}ms", s.as_millis()),
         ])
+        .args(["--assignment", &std::env::var("NELI_BENCH_ASSIGNMENT").unwrap_or_else(|_| "range".into())])
         .args([
             "--stop-timeout",
             "1s",

@@ -71,8 +71,10 @@ struct ClientState {
     owned_generation: u64,
     /// A JoinGroup is on its way or held by the coordinator: librdkafka
     /// sends it on the one coordinator connection its commits use, and a
-    /// broker answers one connection's requests in order, so a commit waits
-    /// behind it (docs/cooperative-rebalance.md, "One coordinator connection").
+    /// broker answers one connection's requests in order, so an eager
+    /// member's commit waits behind it (a cooperative member's proof has a
+    /// connection of its own: docs/cooperative-rebalance.md, "One coordinator
+    /// connection").
     join_in_flight: bool,
     /// Cooperative: the assignment to take once the app acked the revocation
     /// of what it no longer contains.
@@ -575,11 +577,13 @@ impl neli::Broker for SimBroker {
             // The client moved on; the driver learns of it at its next poll.
             return Ok(Membership::Undetermined);
         }
-        // Queued behind the member's own JoinGroup on the coordinator
-        // connection: no answer until the coordinator answers the join.
+        // Eager: queued behind the member's own JoinGroup on librdkafka's
+        // coordinator connection, no answer until the coordinator answers
+        // the join. Cooperative: neli sends the proof on a connection of its
+        // own (docs/cooperative-rebalance.md, "One coordinator connection").
         let timeout = self.timeout();
         let queued = self.clock.now();
-        loop {
+        while !cooperative {
             let joined = self.shared.joined.notified();
             if !self.shared.lock().join_in_flight {
                 break;

@@ -200,6 +200,16 @@ impl ElectionContext {
 /// librdkafka's serialized group metadata (`"CGMDv2:" <i32 generation> ...`,
 /// native endian; rdkafka does not expose the generation otherwise).
 fn read_generation(consumer: &BaseConsumer<ElectionContext>) -> Option<u64> {
+    group_metadata(consumer).and_then(|bytes| parse_generation(&bytes))
+}
+
+/// The generation id librdkafka would put in its own commit, as the broker
+/// numbers it (tansu starts at 0): what the proof's own connection sends.
+pub(crate) fn wire_generation(consumer: &BaseConsumer<ElectionContext>) -> Option<i32> {
+    group_metadata(consumer).and_then(|bytes| parse_raw_generation(&bytes)).filter(|g| *g >= 0)
+}
+
+fn group_metadata(consumer: &BaseConsumer<ElectionContext>) -> Option<Vec<u8>> {
     // SAFETY: the pointers come from librdkafka and are released with the
     // matching librdkafka functions; the buffer is read within its length.
     unsafe {
@@ -218,18 +228,37 @@ fn read_generation(consumer: &BaseConsumer<ElectionContext>) -> Option<u64> {
         }
         let bytes = std::slice::from_raw_parts(buf as *const u8, size).to_vec();
         rdkafka_sys::rd_kafka_mem_free(rk, buf);
-        parse_generation(&bytes)
+        Some(bytes)
+    }
+}
+
+/// The member id librdkafka holds for this consumer (None before it joined).
+pub(crate) fn member_id(consumer: &BaseConsumer<ElectionContext>) -> Option<String> {
+    // SAFETY: librdkafka returns a NUL-terminated copy (or NULL) that the
+    // caller frees with rd_kafka_mem_free.
+    unsafe {
+        let rk = consumer.client().native_ptr();
+        let raw = rdkafka_sys::rd_kafka_memberid(rk);
+        if raw.is_null() {
+            return None;
+        }
+        let id = std::ffi::CStr::from_ptr(raw).to_string_lossy().into_owned();
+        rdkafka_sys::rd_kafka_mem_free(rk, raw as *mut std::ffi::c_void);
+        Some(id).filter(|id| !id.is_empty())
     }
 }
 
 pub(crate) fn parse_generation(bytes: &[u8]) -> Option<u64> {
+    parse_raw_generation(bytes).and_then(|g| u64::try_from(g).ok()).filter(|g| *g > 0)
+}
+
+fn parse_raw_generation(bytes: &[u8]) -> Option<i32> {
     let magic = b"CGMDv2:";
     if bytes.len() < magic.len() + 4 || &bytes[..magic.len()] != magic {
         return None;
     }
     let raw: [u8; 4] = bytes[magic.len()..magic.len() + 4].try_into().ok()?;
-    let generation = i32::from_ne_bytes(raw);
-    u64::try_from(generation).ok().filter(|g| *g > 0)
+    Some(i32::from_ne_bytes(raw))
 }
 
 /// Producer context: delivery failures are logged (the lease simply does

@@ -4,7 +4,7 @@
 
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 
-use crate::broker::ErrorKind;
+use crate::broker::{BrokerError, ErrorKind, Membership};
 
 /// Whether `error` can never heal by retrying.
 pub fn classify(error: &KafkaError) -> ErrorKind {
@@ -59,6 +59,28 @@ pub(crate) fn is_rebalance_answer(code: RDKafkaErrorCode) -> bool {
     matches!(code, C::IllegalGeneration | C::RebalanceInProgress)
 }
 
+/// What an OffsetCommit answer sent on the proof's own connection says
+/// (the same reading as librdkafka's commit errors above).
+pub(crate) fn membership_of_answer(code: i16, incremental: bool) -> Result<Membership, BrokerError> {
+    use super::wire::code as k;
+    match code {
+        k::NONE => Ok(Membership::Confirmed),
+        k::ILLEGAL_GENERATION | k::REBALANCE_IN_PROGRESS if incremental => Ok(Membership::Undetermined),
+        k::ILLEGAL_GENERATION | k::REBALANCE_IN_PROGRESS | k::UNKNOWN_MEMBER_ID | k::FENCED_INSTANCE_ID => {
+            Ok(Membership::Rejected)
+        }
+        k::GROUP_AUTHORIZATION_FAILED | k::TOPIC_AUTHORIZATION_FAILED => Err(BrokerError::fatal(format!(
+            "membership commit: not authorized (Kafka error {code}: {})",
+            if code == k::GROUP_AUTHORIZATION_FAILED {
+                "GROUP_AUTHORIZATION_FAILED"
+            } else {
+                "TOPIC_AUTHORIZATION_FAILED"
+            }
+        ))),
+        other => Err(BrokerError::retriable(format!("membership commit: Kafka error {other}"))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,5 +97,20 @@ mod tests {
         assert!(!is_membership_rejection(RDKafkaErrorCode::RequestTimedOut));
         assert!(is_rebalance_answer(RDKafkaErrorCode::RebalanceInProgress));
         assert!(!is_rebalance_answer(RDKafkaErrorCode::UnknownMemberId), "an unknown member is evicted");
+    }
+
+    #[test]
+    fn own_connection_answers_read_like_librdkafkas() {
+        assert_eq!(membership_of_answer(0, true).unwrap(), Membership::Confirmed);
+        assert_eq!(membership_of_answer(27, true).unwrap(), Membership::Undetermined);
+        assert_eq!(membership_of_answer(22, true).unwrap(), Membership::Undetermined);
+        assert_eq!(
+            membership_of_answer(27, false).unwrap(),
+            Membership::Rejected,
+            "eager: the rebalance took everything"
+        );
+        assert_eq!(membership_of_answer(25, true).unwrap(), Membership::Rejected, "an unknown member was evicted");
+        assert_eq!(membership_of_answer(30, true).unwrap_err().kind, ErrorKind::Fatal);
+        assert_eq!(membership_of_answer(15, true).unwrap_err().kind, ErrorKind::Retriable);
     }
 }

@@ -19,15 +19,19 @@
 //!   heartbeat's own send time on the member's monotonic clock, because tansu
 //!   and the librdkafka mock ignore LogAppendTime and broker time is not
 //!   comparable with a monotonic clock anyway (docs/background.md, Protocol semantics).
-//! - **Group protocol.** Classic, eager, `range` assignment (forced keys): a
+//! - **Group protocol.** Classic; eager `range` by default, or
+//!   `cooperative-sticky` ([`crate::Assignment`], neli/KAFKA.md): a
 //!   revocation is a barrier. Our rebalance callback forwards `Revoked` and
 //!   blocks librdkafka's poll thread until the driver calls
 //!   [`Broker::ack_revoked`], i.e. until the application's Revoked handler
 //!   has finished; only then is the partition unassigned. A *lost*
 //!   assignment (session timeout, eviction) becomes [`BrokerEvent::Lost`].
-//! - **Membership proof.** A synchronous offset commit: librdkafka sends the
-//!   consumer's current generation and member id, and the coordinator
-//!   rejects it for an evicted member or an old generation.
+//! - **Membership proof.** A synchronous offset commit carrying the
+//!   consumer's current generation and member id, which the coordinator
+//!   rejects for an evicted member or an old generation. Under eager `range`
+//!   librdkafka sends it; under `cooperative-sticky` on a plaintext listener
+//!   neli sends it on a connection of its own (`kafka/wire.rs`), so a JoinGroup held
+//!   on librdkafka's coordinator connection does not hold the proof back.
 //! - **Offsets.** Assignments start at the log end: only fresh heartbeats
 //!   matter and a restarted member never replays history.
 //! - **Ending.** [`end_election`] first creates an end marker topic
@@ -46,6 +50,7 @@
 mod client;
 mod errors;
 pub mod mock;
+mod wire;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc as std_mpsc};
@@ -157,6 +162,19 @@ pub struct KafkaBroker {
     /// cooperative-sticky: partitions are kept through rebalances, and so is
     /// the membership proof (docs/cooperative-rebalance.md, "Proof").
     incremental: bool,
+    /// The proof's own coordinator connection, under cooperative-sticky on
+    /// a plaintext listener (docs/cooperative-rebalance.md, "One coordinator
+    /// connection"); otherwise the proof goes through librdkafka.
+    proof: Option<Arc<OwnProof>>,
+}
+
+/// What the proof's own connection needs besides the consumer.
+struct OwnProof {
+    group: String,
+    conn: Mutex<wire::ProofConnection>,
+    /// Set once the broker turned out unable to take it (no common protocol
+    /// version): from then on the proof goes through librdkafka.
+    unusable: AtomicBool,
 }
 
 /// Clears the in-flight flag when the commit worker finishes (or panics).
@@ -234,6 +252,8 @@ impl KafkaBroker {
                 .spawn(move || watch_topic(producer, topic, stop, tx, recreate))
                 .map_err(|e| BrokerError::fatal(format!("cannot start the topic watcher: {e}")))?;
         }
+        let incremental = cfg.assignment == crate::config::Assignment::CooperativeSticky;
+        let proof = own_proof(&cfg, incremental);
         Ok(KafkaBroker {
             topic: cfg.topic.clone(),
             partitions,
@@ -249,7 +269,8 @@ impl KafkaBroker {
             commit_in_flight: Arc::new(AtomicBool::new(false)),
             redactor,
             call_timeout: cfg.heartbeat_timeout.max(Duration::from_secs(1)),
-            incremental: cfg.assignment == crate::config::Assignment::CooperativeSticky,
+            incremental,
+            proof,
         })
     }
 
@@ -360,6 +381,7 @@ impl Broker for KafkaBroker {
         let in_flight = InFlight(self.commit_in_flight.clone());
         let (consumer, shared) = (self.consumer()?, self.shared.clone());
         let redactor = self.redactor.clone();
+        let (proof, topic) = (self.proof.clone(), self.topic.clone());
         self.blocking("membership commit", move || {
             let _in_flight = in_flight;
             let assignment = consumer.assignment().map_err(|e| broker_err(&redactor, "assignment", &e))?;
@@ -380,6 +402,12 @@ impl Broker for KafkaBroker {
                     })
                     .unwrap_or(0);
                 let _ = offsets.add_partition_offset(e.topic(), e.partition(), Offset::Offset(at));
+            }
+            if let Some(proof) = proof.filter(|p| !p.unusable.load(Ordering::SeqCst))
+                && let (Some(member_id), Some(wire_generation)) =
+                    (client::member_id(&consumer), client::wire_generation(&consumer))
+            {
+                return own_commit(&proof, &topic, &offsets, wire_generation, &member_id, incremental);
             }
             match consumer.commit(&offsets, CommitMode::Sync) {
                 Ok(()) => Ok(Membership::Confirmed),
@@ -471,6 +499,63 @@ impl Drop for KafkaBroker {
 /// properties it rejects.
 fn broker_err(redactor: &Redactor, what: &str, e: &KafkaError) -> BrokerError {
     BrokerError { kind: classify(e), message: redactor.redact(&format!("{what}: {e}")) }
+}
+
+/// The proof's own connection, where it helps and can be had: under
+/// cooperative-sticky (under eager range the member's own rebalance revokes
+/// the lease anyway) on a plaintext listener (TLS and SASL stay with
+/// librdkafka).
+fn own_proof(cfg: &ResolvedConfig, incremental: bool) -> Option<Arc<OwnProof>> {
+    if !incremental {
+        return None;
+    }
+    let protocol = cfg.kafka_config.get("security.protocol").map(|p| p.to_ascii_lowercase());
+    if protocol.as_deref().is_some_and(|p| p != "plaintext") {
+        tracing::info!(
+            "membership proof goes through librdkafka's coordinator connection (security.protocol is not plaintext): \
+             the leader's lease may lapse while its own JoinGroup is held (neli/KAFKA.md, \"Assignment strategy\")"
+        );
+        return None;
+    }
+    let bootstrap = cfg.kafka_config.get("bootstrap.servers")?;
+    let client_id = format!("neli-proof-{}", cfg.name);
+    let timeout = cfg.heartbeat_timeout.max(Duration::from_secs(1));
+    Some(Arc::new(OwnProof {
+        group: cfg.group_id.clone(),
+        conn: Mutex::new(wire::ProofConnection::new(bootstrap, &client_id, timeout)),
+        unusable: AtomicBool::new(false),
+    }))
+}
+
+/// The membership proof on its own connection: the same commit librdkafka
+/// would send, answered by the coordinator even while this member's JoinGroup
+/// is held on librdkafka's connection.
+fn own_commit(
+    proof: &OwnProof,
+    topic: &str,
+    offsets: &TopicPartitionList,
+    generation: i32,
+    member_id: &str,
+    incremental: bool,
+) -> Result<Membership, BrokerError> {
+    let offsets: Vec<(i32, i64)> = offsets
+        .elements()
+        .iter()
+        .filter(|e| e.topic() == topic)
+        .map(|e| (e.partition(), e.offset().to_raw().unwrap_or(0)))
+        .collect();
+    let commit = wire::Commit { group: &proof.group, generation, member_id, topic, offsets: &offsets };
+    let answer = proof.conn.lock().expect("proof connection lock").commit(&commit);
+    tracing::trace!(generation, member_id, ?answer, "membership commit on the proof's own connection");
+    match answer {
+        Ok(code) => errors::membership_of_answer(code, incremental),
+        Err(e @ wire::WireError::Unsupported { .. }) => {
+            proof.unusable.store(true, Ordering::SeqCst);
+            tracing::warn!(error = %e, "the membership proof's own connection cannot be used; it goes through librdkafka from now on");
+            Err(BrokerError::retriable(format!("membership commit: {e}")))
+        }
+        Err(e) => Err(BrokerError::retriable(format!("membership commit (own connection): {e}"))),
+    }
 }
 
 /// The user's client properties plus the election's forced ones.
