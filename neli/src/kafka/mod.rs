@@ -407,7 +407,11 @@ impl Broker for KafkaBroker {
                 && let (Some(member_id), Some(wire_generation)) =
                     (client::member_id(&consumer), client::wire_generation(&consumer))
             {
-                return own_commit(&proof, &topic, &offsets, wire_generation, &member_id, incremental);
+                let answer = own_commit(&proof, &topic, &offsets, wire_generation, &member_id, incremental)?;
+                // librdkafka may have moved on (a lost assignment and a new
+                // membership) while the commit was out: then the answer is
+                // about another membership than the one asked about.
+                return Ok(verdict(shared.generation.load(Ordering::SeqCst)).unwrap_or(answer));
             }
             match consumer.commit(&offsets, CommitMode::Sync) {
                 Ok(()) => Ok(Membership::Confirmed),
@@ -544,9 +548,25 @@ fn own_commit(
         .filter(|e| e.topic() == topic)
         .map(|e| (e.partition(), e.offset().to_raw().unwrap_or(0)))
         .collect();
+    let mut conn = proof.conn.lock().expect("proof connection lock");
     let commit = wire::Commit { group: &proof.group, generation, member_id, topic, offsets: &offsets };
-    let answer = proof.conn.lock().expect("proof connection lock").commit(&commit);
+    let mut answer = conn.commit(&commit);
     tracing::trace!(generation, member_id, ?answer, "membership commit on the proof's own connection");
+    if incremental && matches!(answer, Ok(wire::code::ILLEGAL_GENERATION)) {
+        // The group may have formed its next generation with this member in
+        // it while librdkafka still waits for the join answer (tansu holds
+        // a member's JoinGroup after the group formed). A commit accepted
+        // for that generation proves membership just as well: the check is
+        // member known and generation current (docs/cooperative-rebalance.md,
+        // "One coordinator connection"). Otherwise the first answer stands.
+        let next = wire::Commit { generation: generation.saturating_add(1), ..commit };
+        let probe = conn.commit(&next);
+        tracing::trace!(generation = next.generation, member_id, answer = ?probe, "membership commit for the next generation");
+        if matches!(probe, Ok(wire::code::NONE)) {
+            answer = probe;
+        }
+    }
+    drop(conn);
     match answer {
         Ok(code) => errors::membership_of_answer(code, incremental),
         Err(e @ wire::WireError::Unsupported { .. }) => {

@@ -52,6 +52,7 @@ pub(crate) enum WireError {
 }
 
 /// One commit's worth of partitions: (partition, offset).
+#[derive(Clone, Copy)]
 pub(crate) struct Commit<'a> {
     pub group: &'a str,
     pub generation: i32,
@@ -374,6 +375,34 @@ mod tests {
         assert_eq!(r.nullable_str().unwrap(), None);
         let mut r = Reader::new(&[0x7f, 0xff, 0xff, 0xff]);
         assert!(r.len().is_err(), "an absurd array length is refused before allocating");
+    }
+
+    /// The encoding against a real implementation of the protocol: the
+    /// librdkafka mock accepts a commit to a group it does not know, answers
+    /// a partition that does not exist with UNKNOWN_TOPIC_OR_PART (3), and
+    /// an injected error with that error.
+    #[test]
+    fn commits_round_trip_through_the_librdkafka_mock() {
+        let mock = crate::kafka::mock::MockKafka::start(1).expect("mock cluster");
+        mock.create_topic("t", 2).expect("topic");
+        let mut conn = ProofConnection::new(&mock.bootstrap_servers(), "neli-test", Duration::from_secs(5));
+        let commit =
+            |offsets: &'static [(i32, i64)]| Commit { group: "g", generation: 3, member_id: "", topic: "t", offsets };
+        assert_eq!(conn.commit(&commit(&[(0, 5), (1, 7)])).unwrap(), code::NONE);
+        assert_eq!(conn.commit(&commit(&[(9, 1)])).unwrap(), 3, "the per-partition error is read");
+        mock.fail_commits(1, rdkafka::types::RDKafkaRespErr::RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS);
+        assert_eq!(conn.commit(&commit(&[(0, 5)])).unwrap(), code::REBALANCE_IN_PROGRESS);
+        assert_eq!(conn.commit(&commit(&[(0, 6)])).unwrap(), code::NONE, "the same connection serves the next commit");
+    }
+
+    #[test]
+    fn a_closed_port_is_an_io_error_and_the_next_call_tries_again() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut conn = ProofConnection::new(&format!("127.0.0.1:{port}"), "neli-test", Duration::from_millis(500));
+        let commit = Commit { group: "g", generation: 1, member_id: "m", topic: "t", offsets: &[(0, 0)] };
+        assert!(matches!(conn.commit(&commit), Err(WireError::Io(_))));
+        assert!(conn.coordinator.is_none());
+        assert!(matches!(conn.commit(&commit), Err(WireError::Io(_))));
     }
 
     #[test]

@@ -184,6 +184,40 @@ fn cooperative_paused_leader_that_returns_does_not_take_leadership_back() {
         what_happened(&e.file)
     );
     crate::kafka_tansu::assert_one_at_a_time(&e.file);
+    // The returning member's rejoin is a follower change for the successor:
+    // its CMD runs on without a break.
+    let iv = intervals(&e.file);
+    assert_eq!(iv.len(), 2, "the first leader's CMD and the successor's, neither restarted: {iv:?}");
+}
+
+#[test]
+fn cooperative_leader_that_crashes_and_restarts_costs_one_handover() {
+    let Some(mut e) = election("coop-restart", "cooperative-sticky") else { return };
+    let (neli, _) = wait_until(formation(), || current_leader(&e.file, None))
+        .unwrap_or_else(|| panic!("a first leader within {:?}{}", formation(), what_happened(&e.file)));
+    // SAFETY: a plain signal to a child we started (its CMD dies with it).
+    unsafe {
+        libc::kill(neli as i32, libc::SIGKILL);
+    }
+    let (successor, _) = wait_until(takeover(), || current_leader(&e.file, Some(neli)))
+        .unwrap_or_else(|| panic!("a new leader within {:?}{}", takeover(), what_happened(&e.file)));
+    // The restarted instance is a new member: it joins and gets nothing.
+    let slot = e.members.0.iter().position(|c| c.id() == successor).expect("the successor is one of ours");
+    let log = e.logs[slot].clone();
+    let before = generations_seen(&log);
+    e.spawn();
+    let limit = budget(rebalance());
+    let seen = wait_until(limit, || (generations_seen(&log) > before).then_some(()));
+    assert!(
+        seen.is_some(),
+        "the restarted member's join reached the leader within {limit:?}{}",
+        what_happened(&e.file)
+    );
+    std::thread::sleep(2 * T_DUR);
+    assert_eq!(leader_changes(&e.file), vec![neli, successor], "one handover for one crash{}", what_happened(&e.file));
+    crate::kafka_tansu::assert_one_at_a_time(&e.file);
+    let iv = intervals(&e.file);
+    assert_eq!(iv.len(), 2, "the successor's CMD ran on through the restarted member's join: {iv:?}");
 }
 
 mod mock {

@@ -144,7 +144,8 @@ fn spawn_exec_running(bootstrap: &str, group: &str, file: &Path, extra: &[String
         .args(["--", "sh", "-c", script, "cmd"])
         .arg(file)
         .arg(env!("CARGO_BIN_EXE_neli"))
-        .env("RUST_LOG", "neli=info")
+        // NELI_IT_LOG=neli=debug for more than the lifecycle.
+        .env("RUST_LOG", std::env::var("NELI_IT_LOG").unwrap_or_else(|_| "neli=info".into()))
         .stdout(Stdio::null())
         .stderr(stderr)
         .spawn()
@@ -262,6 +263,11 @@ pub(crate) mod tempdir {
     }
     impl Drop for Dir {
         fn drop(&mut self) {
+            // NELI_IT_KEEP=1 keeps the members' logs and the tick file.
+            if std::env::var_os("NELI_IT_KEEP").is_some() {
+                eprintln!("kept {}", self.0.display());
+                return;
+            }
             let _ = std::fs::remove_dir_all(&self.0);
         }
     }
