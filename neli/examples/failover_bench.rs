@@ -11,7 +11,9 @@
 //! Usage: cargo build -p neli --bin neli --example failover_bench &&
 //!        target/debug/examples/failover_bench [mock|tansu|both] [runs] [sessions, e.g. 1,3,6] [failover,handover]
 //! `NELI_BENCH_ASSIGNMENT=cooperative-sticky` runs the members with that
-//! assignment strategy (default: range).
+//! assignment strategy (default: range). Run i of N sends its signal
+//! i/N s later than run 0, so the runs cover every phase of the broker's
+//! once-a-second checks.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -78,7 +80,7 @@ fn now_ms() -> u64 {
 }
 
 /// One run; returns the time from the signal to the next CMD start.
-fn run(bootstrap: &str, group: &str, s: Duration, signal: i32, file: &Path) -> Option<Duration> {
+fn run(bootstrap: &str, group: &str, s: Duration, signal: i32, file: &Path, phase: Duration) -> Option<Duration> {
     let _ = std::fs::write(file, "");
     let mut kids: Vec<Child> = (0..3).map(|_| spawn(bootstrap, group, s, file)).collect();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -89,8 +91,11 @@ fn run(bootstrap: &str, group: &str, s: Duration, signal: i32, file: &Path) -> O
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        // Let the group settle (late joiners rebalance once).
-        std::thread::sleep(s + Duration::from_secs(4));
+        // Let the group settle (late joiners rebalance once), then wait
+        // `phase` more: brokers act on whole seconds (tansu looks at held
+        // joins once a second) and members heartbeat on a fixed beat, so a
+        // signal sent at one fixed offset would measure one phase only.
+        std::thread::sleep(s + Duration::from_secs(4) + phase);
         let (leader, _) = *starts(file).last()?;
         let before = starts(file).len();
         let at = now_ms();
@@ -133,7 +138,9 @@ fn bench(broker: &str, bootstrap: &dyn Fn(&str) -> String, runs: usize, sessions
             let mut failed = 0;
             for i in 0..runs {
                 let group = format!("bench-{broker}-{s_secs}-{}-{i}-{}", signal, std::process::id());
-                let result = run(&bootstrap(&group), &group, s, signal, &file);
+                // The runs' signals spread evenly over one second.
+                let phase = Duration::from_millis((i * 1000 / runs) as u64);
+                let result = run(&bootstrap(&group), &group, s, signal, &file, phase);
                 eprintln!("{group}: {result:?}");
                 match result {
                     Some(d) => times.push(d),
