@@ -96,6 +96,11 @@ pub struct Common {
     /// or `cooperative-sticky` (only a partition that moves is revoked).
     #[arg(long, value_parser = parse_assignment, default_value = "range")]
     pub assignment: crate::config::Assignment,
+    /// Turn the membership proof off (goNELI): the lease then rests on the
+    /// member's own heartbeats alone, and a resumed zombie may lead until
+    /// its client learns of the eviction (docs/background.md, Hazards 2).
+    #[arg(long)]
+    pub no_membership_proof: bool,
     /// Extra librdkafka property (repeatable), e.g. -X security.protocol=SSL;
     /// -X @FILE reads KEY=VALUE lines from FILE.
     #[arg(short = 'X', value_name = "KEY=VALUE|@FILE")]
@@ -205,6 +210,7 @@ impl Common {
             .group(self.group.clone())
             .heartbeat_timeout(self.heartbeat_timeout)
             .assignment(self.assignment)
+            .membership_proof(!self.no_membership_proof)
             .min_poll_interval(Duration::from_millis(20))
             .kafka("log_level", "3");
         if let Some(t) = &self.topic {
@@ -243,5 +249,26 @@ impl Common {
             }
         })?;
         Ok((config, properties))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::{Cli, Cmd};
+
+    fn exec_config(extra: &[&str]) -> crate::Config {
+        let mut args = vec!["neli", "exec", "--bootstrap-servers", "h:1", "--group", "g"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", "true"]);
+        let Cmd::Exec(e) = Cli::try_parse_from(args).expect("parses").command else { panic!("exec") };
+        e.common.config(Vec::new()).expect("a valid configuration").0
+    }
+
+    #[test]
+    fn the_membership_proof_is_on_unless_turned_off() {
+        assert!(exec_config(&[]).membership_proof);
+        assert!(!exec_config(&["--no-membership-proof"]).membership_proof);
     }
 }

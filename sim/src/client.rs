@@ -583,9 +583,9 @@ impl neli::Broker for SimBroker {
         // own (docs/cooperative-rebalance.md, "One coordinator connection").
         let timeout = self.timeout();
         let queued = self.clock.now();
-        while !cooperative {
+        loop {
             let joined = self.shared.joined.notified();
-            if !self.shared.lock().join_in_flight {
+            if cooperative || !self.shared.lock().join_in_flight {
                 break;
             }
             let waited = Duration::from_millis(self.clock.now().as_millis().saturating_sub(queued.as_millis()));

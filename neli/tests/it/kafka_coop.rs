@@ -6,8 +6,8 @@
 //! tick file of `kafka_tansu` (one interval per CMD that acted as leader).
 //! The membership proof is on for tansu (it goes on a connection of its own,
 //! docs/cooperative-rebalance.md, "One coordinator connection").
-//! librdkafka's mock: in-process members with the membership proof off,
-//! since the mock answers every commit REBALANCE_IN_PROGRESS while a
+//! librdkafka's mock: the same stories with `neli exec` processes over TCP,
+//! and in-process members, all with the membership proof off, since the mock answers every commit REBALANCE_IN_PROGRESS while a
 //! rebalance is joining (S - 1 s) without refreshing the member's session,
 //! which proves nothing, so a proven lease of T < S lapses on every
 //! rebalance there (neli/KAFKA.md, "Assignment strategy").
@@ -41,21 +41,51 @@ fn generations_seen(log: &Path) -> usize {
 }
 
 struct Election {
-    _tansu: crate::kafka_tansu::Tansu,
+    /// tansu's process or the in-process mock cluster, kept alive.
+    _broker: Box<dyn std::any::Any>,
     bootstrap: String,
     group: String,
     members: Reap,
     /// Each member's stderr log, in `members` order.
     logs: Vec<std::path::PathBuf>,
-    assignment: String,
+    /// `neli exec` flags of every member.
+    args: Vec<String>,
+    /// Time to leave between two membership changes.
+    spacing: Duration,
     file: std::path::PathBuf,
     _dir: tempdir::Dir,
 }
 
 impl Election {
+    fn new(
+        name: &str,
+        broker: Box<dyn std::any::Any>,
+        bootstrap: String,
+        args: &[&str],
+        spacing: Duration,
+    ) -> Election {
+        let dir = tempdir::Dir::new(name);
+        let file = dir.0.join("leader.log");
+        std::fs::write(&file, "").unwrap();
+        let mut e = Election {
+            _broker: broker,
+            bootstrap,
+            group: format!("{name}-{}", std::process::id()),
+            members: Reap(Vec::new()),
+            logs: Vec::new(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            spacing,
+            file,
+            _dir: dir,
+        };
+        for _ in 0..3 {
+            e.spawn();
+        }
+        e
+    }
+
     fn spawn(&mut self) {
-        let args = ["--assignment".to_owned(), self.assignment.clone()];
-        let (child, log) = spawn_exec_logged(&self.bootstrap, &self.group, &self.file, &args);
+        let (child, log) = spawn_exec_logged(&self.bootstrap, &self.group, &self.file, &self.args);
         self.members.0.push(child);
         self.logs.push(log);
     }
@@ -65,23 +95,23 @@ impl Election {
 fn election(name: &str, assignment: &str) -> Option<Election> {
     let bin = tansu_bin()?;
     let tansu = start_tansu(&bin);
-    let dir = tempdir::Dir::new(name);
-    let file = dir.0.join("leader.log");
-    std::fs::write(&file, "").unwrap();
-    let mut e = Election {
-        bootstrap: tansu.bootstrap.clone(),
-        _tansu: tansu,
-        group: format!("{name}-{}", std::process::id()),
-        members: Reap(Vec::new()),
-        logs: Vec::new(),
-        assignment: assignment.to_owned(),
-        file,
-        _dir: dir,
-    };
-    for _ in 0..3 {
-        e.spawn();
-    }
-    Some(e)
+    let bootstrap = tansu.bootstrap.clone();
+    Some(Election::new(name, Box::new(tansu), bootstrap, &["--assignment", assignment], rebalance()))
+}
+
+/// The librdkafka mock (in this process, members over TCP) and three
+/// cooperative-sticky `neli exec` members with the membership proof off:
+/// the mock refuses every commit while a rebalance is joining (see the
+/// module docs).
+fn mock_election(name: &str) -> Election {
+    let mock = neli::kafka::mock::MockKafka::start(1).expect("mock cluster");
+    mock.create_topic(&format!("{name}-{}.neli", std::process::id()), 1).expect("topic");
+    let bootstrap = mock.bootstrap_servers();
+    // The mock finds an expired session within a second, then holds the
+    // join S - 1 s; T for the leader's new generation to reach it.
+    let spacing = S + Duration::from_secs(1) + S + T_DUR;
+    let args = ["--assignment", "cooperative-sticky", "--no-membership-proof"];
+    Election::new(name, Box::new(mock), bootstrap, &args, spacing)
 }
 
 /// The first leader's neli pid, the neli pids that led in order, and the
@@ -92,8 +122,7 @@ type Churn = (u32, Vec<u32>, Vec<(u64, u64, u32, u64)>);
 /// member joins), another leaves (SIGTERM), another joins. Returns the
 /// first leader's neli pid and the tick file's CMD intervals, once the
 /// leader has seen all three changes as new generations.
-fn follower_churn(name: &str, assignment: &str) -> Option<Churn> {
-    let mut e = election(name, assignment)?;
+fn follower_churn(mut e: Election) -> Churn {
     let (leader, _) = wait_until(formation(), || current_leader(&e.file, None))
         .unwrap_or_else(|| panic!("a first leader within {:?}{}", formation(), what_happened(&e.file)));
     let slot = e.members.0.iter().position(|c| c.id() == leader).expect("the leader is one of ours");
@@ -103,29 +132,30 @@ fn follower_churn(name: &str, assignment: &str) -> Option<Churn> {
         libc::kill(e.members.0[followers[0]].id() as i32, libc::SIGKILL);
     }
     e.spawn();
-    std::thread::sleep(rebalance());
+    std::thread::sleep(e.spacing);
     unsafe {
         libc::kill(e.members.0[followers[1]].id() as i32, libc::SIGTERM);
     }
-    std::thread::sleep(rebalance());
+    std::thread::sleep(e.spacing);
     let before = generations_seen(&log);
     e.spawn();
     // The last change must have reached the leader as a new generation, or
     // the test proved nothing. (Earlier changes may share a rebalance: tansu
     // holds a join while the killed member's session runs out.)
-    let limit = budget(rebalance());
+    let limit = budget(e.spacing);
     let seen = wait_until(limit, || (generations_seen(&log) > before).then_some(()));
     assert!(seen.is_some(), "the last join reached the leader within {limit:?}{}", what_happened(&e.file));
     std::thread::sleep(2 * T_DUR);
     let tokens: Vec<u64> = ticks(&e.file).iter().map(|t| t.2).collect();
     assert!(tokens.windows(2).all(|w| w[0] <= w[1]), "tokens only increase: {tokens:?}");
     crate::kafka_tansu::assert_one_at_a_time(&e.file);
-    Some((leader, leader_changes(&e.file), intervals(&e.file)))
+    (leader, leader_changes(&e.file), intervals(&e.file))
 }
 
 #[test]
 fn cooperative_followers_join_leave_and_restart_without_stopping_the_leader() {
-    let Some((leader, changes, iv)) = follower_churn("coop-churn", "cooperative-sticky") else { return };
+    let Some(e) = election("coop-churn", "cooperative-sticky") else { return };
+    let (leader, changes, iv) = follower_churn(e);
     eprintln!("cooperative-sticky churn on tansu: {} CMD interval(s), leader changes 0: {iv:?}", iv.len());
     assert_eq!(changes, vec![leader], "the leader stayed the leader while followers came and went");
     // The membership proof goes on a connection of its own, so the leader's
@@ -138,7 +168,8 @@ fn cooperative_followers_join_leave_and_restart_without_stopping_the_leader() {
 fn range_stops_the_leader_when_followers_come_and_go() {
     // The baseline cooperative-sticky is measured against: eager range
     // revokes partition 0 in every rebalance.
-    let Some((_, changes, iv)) = follower_churn("range-churn", "range") else { return };
+    let Some(e) = election("range-churn", "range") else { return };
+    let (_, changes, iv) = follower_churn(e);
     eprintln!("range churn on tansu: {} CMD interval(s), leaders {changes:?}: {iv:?}", iv.len());
     assert!(iv.len() >= 2, "a follower's join or leave revoked the leader's partition: {iv:?}");
 }
@@ -158,6 +189,12 @@ fn leader_changes(file: &Path) -> Vec<u32> {
 #[test]
 fn cooperative_paused_leader_that_returns_does_not_take_leadership_back() {
     let Some(e) = election("coop-return", "cooperative-sticky") else { return };
+    paused_leader_returns(e);
+}
+
+/// SIGSTOP the leader (neli and CMD) past S, SIGCONT it once another
+/// member leads: exactly one handover, and the successor's CMD runs on.
+fn paused_leader_returns(e: Election) {
     let (neli, cmd) = wait_until(formation(), || current_leader(&e.file, None))
         .unwrap_or_else(|| panic!("a first leader within {:?}{}", formation(), what_happened(&e.file)));
     unsafe {
@@ -176,7 +213,7 @@ fn cooperative_paused_leader_that_returns_does_not_take_leadership_back() {
         libc::kill(-(cmd as i32), libc::SIGCONT);
     }
     // It rejoins (a rebalance) and must get nothing while the successor leads.
-    std::thread::sleep(rebalance() + join_wait() + 2 * T_DUR);
+    std::thread::sleep(e.spacing + join_wait() + 2 * T_DUR);
     assert_eq!(
         leader_changes(&e.file),
         vec![neli, successor],
@@ -192,7 +229,31 @@ fn cooperative_paused_leader_that_returns_does_not_take_leadership_back() {
 
 #[test]
 fn cooperative_leader_that_crashes_and_restarts_costs_one_handover() {
-    let Some(mut e) = election("coop-restart", "cooperative-sticky") else { return };
+    let Some(e) = election("coop-restart", "cooperative-sticky") else { return };
+    crashed_leader_restarts(e);
+}
+
+#[test]
+fn mock_cooperative_followers_join_leave_and_restart_without_stopping_the_leader() {
+    let (leader, changes, iv) = follower_churn(mock_election("mock-churn"));
+    eprintln!("cooperative-sticky churn on the mock, proof off: {} CMD interval(s): {iv:?}", iv.len());
+    assert_eq!(changes, vec![leader], "the leader stayed the leader while followers came and went");
+    assert_eq!(iv.len(), 1, "the leader's CMD ran without a break through three follower changes: {iv:?}");
+}
+
+#[test]
+fn mock_cooperative_paused_leader_that_returns_does_not_take_leadership_back() {
+    paused_leader_returns(mock_election("mock-return"));
+}
+
+#[test]
+fn mock_cooperative_leader_that_crashes_and_restarts_costs_one_handover() {
+    crashed_leader_restarts(mock_election("mock-restart"));
+}
+
+/// SIGKILL the leader, then start a new member in its place: exactly one
+/// handover, and the successor's CMD runs on through the new member's join.
+fn crashed_leader_restarts(mut e: Election) {
     let (neli, _) = wait_until(formation(), || current_leader(&e.file, None))
         .unwrap_or_else(|| panic!("a first leader within {:?}{}", formation(), what_happened(&e.file)));
     // SAFETY: a plain signal to a child we started (its CMD dies with it).
