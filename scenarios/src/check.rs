@@ -56,14 +56,27 @@ pub enum Mode {
     NonExclusive,
 }
 
+impl Mode {
+    /// (T, S) in ticks when the flags are not given: T < S where one leader
+    /// per role is promised, T > S where overlap is allowed (that is what
+    /// makes a mode non-exclusive).
+    pub fn default_timeouts(self) -> (u8, u8) {
+        match self {
+            Mode::Exclusive | Mode::MultiRole => (2, 4),
+            Mode::NonExclusive => (5, 3),
+        }
+    }
+}
+
 /// What the user asked for, flag by flag (`None`: the flag was not given).
 #[derive(Debug, Clone)]
 pub struct Request {
     pub members: u8,
     pub mode: Mode,
     pub roles: Option<u32>,
-    pub heartbeat_timeout: u8,
-    pub session_timeout: u8,
+    /// T and S in ticks; `None`: the mode's default ([`Mode::default_timeouts`]).
+    pub heartbeat_timeout: Option<u8>,
+    pub session_timeout: Option<u8>,
     pub grace: u8,
     pub ticks: u8,
     pub membership_proof: bool,
@@ -93,11 +106,19 @@ impl Request {
         if self.members == 0 {
             return Err("--members 0: need at least 1 member".into());
         }
-        if self.heartbeat_timeout == 0 {
+        let (default_t, default_s) = self.mode.default_timeouts();
+        let (t, s) = (self.heartbeat_timeout.unwrap_or(default_t), self.session_timeout.unwrap_or(default_s));
+        if t == 0 {
             return Err("--heartbeat-timeout 0: must be at least 1 tick".into());
         }
-        if self.session_timeout == 0 {
+        if s == 0 {
             return Err("--session-timeout 0: must be at least 1 tick".into());
+        }
+        if self.mode == Mode::NonExclusive && t <= s {
+            return Err(format!(
+                "--mode non-exclusive needs T > S (that is what lets leases overlap), got --heartbeat-timeout {t} \
+                 and --session-timeout {s} ticks: raise T or lower S, or use --mode multi-role"
+            ));
         }
         if self.threads == 0 {
             return Err("--threads 0: need at least 1 checker thread".into());
@@ -140,10 +161,10 @@ impl Request {
         c.roles = roles;
         c.partitions = roles;
         c.exclusive = self.mode != Mode::NonExclusive;
-        c.heartbeat_timeout = self.heartbeat_timeout;
-        c.session_timeout = self.session_timeout;
+        c.heartbeat_timeout = t;
+        c.session_timeout = s;
         c.grace = self.grace;
-        c.heartbeat_interval = (self.heartbeat_timeout / 2).max(1);
+        c.heartbeat_interval = (t / 2).max(1);
         c.max_ticks = self.ticks;
         c.membership_proof = self.membership_proof;
         c.incremental = self.incremental;

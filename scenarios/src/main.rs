@@ -152,12 +152,13 @@ enum Cmd {
         /// (default 2); refused in exclusive mode.
         #[arg(long)]
         roles: Option<u32>,
-        /// T in model ticks (a tick is 500 ms when replayed).
-        #[arg(long, default_value_t = 2)]
-        heartbeat_timeout: u8,
-        /// S in model ticks.
-        #[arg(long, default_value_t = 4)]
-        session_timeout: u8,
+        /// T in model ticks (a tick is 500 ms when replayed); default 2, or 5
+        /// in non-exclusive mode (which is T > S).
+        #[arg(long)]
+        heartbeat_timeout: Option<u8>,
+        /// S in model ticks; default 4, or 3 in non-exclusive mode.
+        #[arg(long)]
+        session_timeout: Option<u8>,
         /// G in model ticks.
         #[arg(long, default_value_t = 0)]
         grace: u8,

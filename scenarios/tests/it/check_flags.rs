@@ -180,6 +180,9 @@ fn ineffective_flags_are_refused_with_the_flag_named() {
     refused(&["--threads", "0"], "--threads");
     refused(&["--members", "0"], "--members");
     refused(&["--heartbeat-timeout", "0"], "--heartbeat-timeout");
+    // Non-exclusive mode is T > S; with T <= S it would explore multi-role.
+    refused(&["--mode", "non-exclusive", "--heartbeat-timeout", "2"], "--mode");
+    refused(&["--mode", "non-exclusive", "--session-timeout", "5"], "--mode");
 }
 
 // The four searches explore the same space: DFS visits exactly BFS's
