@@ -3,8 +3,9 @@
 //! every shipped scenario over `NELI_GATE_SEEDS` seeds (default 30), also
 //! with each layer of the lease off (`--ablate`: the heartbeat rules carry
 //! weight where the proof is off), and `check` with its defaults in each of
-//! the three modes must pass. On the unmutated code both do; a
-//! mutant that makes either fail is "caught by the harness".
+//! the three modes must pass; every broken scenario and each unsafe variant
+//! in the model must fail. On the unmutated code all of that holds; a
+//! mutant that breaks any of it is "caught by the harness".
 
 use crate::{lab, stdout};
 
@@ -37,5 +38,30 @@ fn the_harness_passes_explore_all_and_check() {
         let out = stdout(&check);
         assert!(check.status.success(), "check --mode {mode} failed ({}):\n{out}", check.status);
         assert!(out.contains("verdict   PASS"), "check --mode {mode} printed no PASS verdict:\n{out}");
+    }
+    // A scenario that must fail is a test too: each broken configuration
+    // (scenarios/broken/) and each unsafe variant in the model must still be
+    // caught, or the switch that turns it on has stopped working.
+    let broken = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("broken");
+    let mut files: Vec<_> = std::fs::read_dir(&broken)
+        .expect("scenarios/broken")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no broken scenarios in {}", broken.display());
+    for file in files {
+        let file = file.display().to_string();
+        let o = lab(&["explore", &file, "--seeds", &seeds]);
+        assert_eq!(o.status.code(), Some(1), "{file} must fail in one of {seeds} seeds:\n{}", stdout(&o));
+    }
+    for variant in ["lease-from-receipt", "any-record-counts"] {
+        let o = lab(&["check", "--variant", variant, "--no-membership-proof", "--sim-seeds", "0"]);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "check --variant {variant} --no-membership-proof must fail:\n{}",
+            stdout(&o)
+        );
     }
 }
