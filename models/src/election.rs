@@ -392,9 +392,12 @@ impl ElectionState {
 
     /// The token slot `i` leads `role` with now, if it leads it.
     fn leads(&self, i: usize, role: u32) -> Option<u64> {
-        // `Member::is_leader`: the lease has not ended on the member's clock.
-        let (until, token) = self.slots[i].lease(role)?;
-        (Time::from_millis(self.local(i)) < until).then_some(token)
+        // The cached view rules out the members without a lease cheaply; the
+        // answer itself is the core's own `is_leader` on the member's clock,
+        // the call an application of the sans-IO core makes.
+        let (_, token) = self.slots[i].lease(role)?;
+        let core = self.slots[i].core()?;
+        core.is_leader(role, Time::from_millis(self.local(i))).then_some(token)
     }
 
     /// Slot `i` for a change: copied first if another state shares it.
