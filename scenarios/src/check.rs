@@ -57,6 +57,26 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// Members when `--members` is not given: three in exclusive mode, where
+    /// it takes a third member to see a handover race a returning member;
+    /// two in the multi-role modes, whose state space three would take
+    /// minutes to exhaust (BENCHMARKS.md, "check's defaults").
+    pub fn default_members(self) -> u8 {
+        match self {
+            Mode::Exclusive => 3,
+            Mode::MultiRole | Mode::NonExclusive => 2,
+        }
+    }
+
+    /// Isolations when `--isolations` is not given (the asymmetric partition,
+    /// hazard 3): one in exclusive mode, none in the multi-role modes.
+    pub fn default_isolations(self) -> u8 {
+        match self {
+            Mode::Exclusive => 1,
+            Mode::MultiRole | Mode::NonExclusive => 0,
+        }
+    }
+
     /// (T, S) in ticks when the flags are not given: T < S where one leader
     /// per role is promised, T > S where overlap is allowed (that is what
     /// makes a mode non-exclusive).
@@ -71,7 +91,8 @@ impl Mode {
 /// What the user asked for, flag by flag (`None`: the flag was not given).
 #[derive(Debug, Clone)]
 pub struct Request {
-    pub members: u8,
+    /// `None`: the mode's default ([`Mode::default_members`]).
+    pub members: Option<u8>,
     pub mode: Mode,
     pub roles: Option<u32>,
     /// T and S in ticks; `None`: the mode's default ([`Mode::default_timeouts`]).
@@ -88,7 +109,8 @@ pub struct Request {
     pub skip_revoked_barrier: bool,
     pub pauses: u8,
     pub crashes: u8,
-    pub isolations: u8,
+    /// `None`: the mode's default ([`Mode::default_isolations`]).
+    pub isolations: Option<u8>,
     pub clock_steps: u8,
     pub max_skew: Option<u8>,
     pub log_losses: u8,
@@ -103,7 +125,8 @@ impl Request {
     /// meaning (each message names the flag): every flag `check` accepts
     /// changes what is explored, or is refused.
     pub fn config(&self) -> Result<ElectionModelCfg, String> {
-        if self.members == 0 {
+        let members = self.members.unwrap_or(self.mode.default_members());
+        if members == 0 {
             return Err("--members 0: need at least 1 member".into());
         }
         let (default_t, default_s) = self.mode.default_timeouts();
@@ -157,7 +180,7 @@ impl Request {
                  rebalance revokes everything before it deals): add --assignment cooperative-sticky"
                 .into());
         }
-        let mut c = ElectionModelCfg::exclusive(self.members);
+        let mut c = ElectionModelCfg::exclusive(members);
         c.roles = roles;
         c.partitions = roles;
         c.exclusive = self.mode != Mode::NonExclusive;
@@ -173,7 +196,7 @@ impl Request {
         c.faults = Faults {
             pauses: self.pauses,
             crashes: self.crashes,
-            isolations: self.isolations,
+            isolations: self.isolations.unwrap_or(self.mode.default_isolations()),
             clock_steps: self.clock_steps,
             max_skew,
             log_losses: self.log_losses,

@@ -144,8 +144,9 @@ enum Cmd {
     /// Model-check the election (stateright, the real core, exhaustive within
     /// bounds); counterexamples become scenario files that `run` replays.
     Check {
-        #[arg(long, default_value_t = 2)]
-        members: u8,
+        /// Members (default 3 in exclusive mode, 2 in the multi-role modes).
+        #[arg(long)]
+        members: Option<u8>,
         #[arg(long, value_enum, default_value_t = CheckMode::Exclusive)]
         mode: CheckMode,
         /// Roles (and partitions) in multi-role and non-exclusive mode
@@ -182,8 +183,10 @@ enum Cmd {
         pauses: u8,
         #[arg(long, default_value_t = 0)]
         crashes: u8,
-        #[arg(long, default_value_t = 0)]
-        isolations: u8,
+        /// A member cut off from the group coordinator (default 1 in
+        /// exclusive mode, 0 in the multi-role modes).
+        #[arg(long)]
+        isolations: Option<u8>,
         /// One-tick clock steps (a member's clock jumps or stands still).
         #[arg(long, default_value_t = 0)]
         clock_steps: u8,
@@ -200,11 +203,11 @@ enum Cmd {
         /// Where counterexample scenario files go.
         #[arg(long, default_value = "target/neli-lab/check")]
         out: PathBuf,
-        /// Treat members as interchangeable (symmetry reduction): breadth
-        /// first, level by level, so counterexamples are still the shortest;
-        /// with --dfs, depth first.
+        /// Tell members apart (no symmetry reduction). By default members
+        /// are interchangeable, still breadth first, level by level, so
+        /// counterexamples stay the shortest.
         #[arg(long)]
-        symmetry: bool,
+        no_symmetry: bool,
         /// Depth-first search (counterexamples are not the shortest).
         #[arg(long)]
         dfs: bool,
@@ -1168,7 +1171,7 @@ fn main() -> ExitCode {
             log_losses,
             threads,
             out,
-            symmetry,
+            no_symmetry,
             dfs,
             simulate,
             seed,
@@ -1204,8 +1207,10 @@ fn main() -> ExitCode {
                 log_losses,
                 threads,
             };
-            let search = match (simulate, symmetry, dfs, seed) {
-                (true, true, _, _) => return fail("--symmetry has no effect with --simulate (random walks)"),
+            let search = match (simulate, !no_symmetry, dfs, seed) {
+                (true, false, _, _) => {
+                    return fail("--no-symmetry has no effect with --simulate (random walks merge no states)");
+                }
                 (true, _, true, _) => return fail("--dfs has no effect with --simulate (random walks)"),
                 (true, _, _, seed) => neli_lab::check::Search::Simulate { seed: seed.unwrap_or(0) },
                 (false, _, _, Some(s)) => {

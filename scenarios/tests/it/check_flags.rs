@@ -9,7 +9,7 @@ use crate::{lab, scratch, stderr, stdout};
 
 /// The base bound: 2 members, 4 ticks, one pause (2,452 unique states; the
 /// timing flags only matter once a fault can make a lease run out).
-const BASE: &[(&str, &str)] = &[("--members", "2"), ("--ticks", "4"), ("--pauses", "1")];
+const BASE: &[(&str, &str)] = &[("--members", "2"), ("--ticks", "4"), ("--pauses", "1"), ("--isolations", "0")];
 
 /// Unique states `check` explored with `BASE` plus `extra` (an `extra` flag
 /// replaces the base's value); also asserts the header shape.
@@ -62,7 +62,8 @@ fn refused(args: &[&str], flag: &str) {
 // and the header prints the bounds after defaults, the skew bound included.
 #[test]
 fn check_header_names_the_build_and_the_bounds_explored() {
-    let o = lab(&["check", "--members", "2", "--ticks", "3", "--pauses", "0", "--clock-steps", "1"]);
+    let o =
+        lab(&["check", "--members", "2", "--ticks", "3", "--pauses", "0", "--isolations", "0", "--clock-steps", "1"]);
     let out = stdout(&o);
     let first = out.lines().next().unwrap_or_default();
     let words: Vec<&str> = first.split_whitespace().collect();
@@ -79,7 +80,7 @@ fn check_header_names_the_build_and_the_bounds_explored() {
         out.contains("\nfaults    pauses 0, crashes 0, isolations 0, clock steps 1 (max skew 1), log losses 0\n"),
         "{out}"
     );
-    assert!(out.contains("\nsearch    BFS, 2 thread(s)\n"), "{out}");
+    assert!(out.contains("\nsearch    BFS + symmetry, 2 thread(s)\n"), "{out}");
     // `--version` names the same commit.
     let v = stdout(&lab(&["--version"]));
     assert!(v.starts_with(&format!("neli-lab {} (commit {commit}, ", env!("CARGO_PKG_VERSION"))), "{v}");
@@ -186,19 +187,20 @@ fn ineffective_flags_are_refused_with_the_flag_named() {
 }
 
 // The four searches explore the same space: DFS visits exactly BFS's
-// states, BFS + symmetry exactly DFS + symmetry's, between a half and all
-// of them (2 members), and the header names the search that ran.
+// states, BFS + symmetry (the default) exactly DFS + symmetry's, between a
+// half and all of them (2 members), and the header names the search that ran.
 #[test]
 fn search_flags_agree_and_are_named() {
-    let (bfs, dfs) = (unique(&[]), unique(&[("--dfs", "")]));
-    let (sym, dfs_sym) = (unique(&[("--symmetry", "")]), unique(&[("--symmetry", ""), ("--dfs", "")]));
+    let (bfs, dfs) = (unique(&[("--no-symmetry", "")]), unique(&[("--no-symmetry", ""), ("--dfs", "")]));
+    let (sym, dfs_sym) = (unique(&[]), unique(&[("--dfs", "")]));
     assert_eq!(bfs, dfs, "DFS and BFS must visit the same states");
     assert_eq!(sym, dfs_sym, "BFS and DFS with symmetry must visit the same representatives");
     assert!(sym <= bfs && sym * 2 >= bfs, "symmetry {sym} vs {bfs}");
     for (flags, name) in [
-        (&["--dfs"][..], "DFS"),
-        (&["--symmetry"][..], "BFS + symmetry"),
-        (&["--symmetry", "--dfs"][..], "DFS + symmetry"),
+        (&["--no-symmetry", "--dfs"][..], "DFS"),
+        (&["--no-symmetry"][..], "BFS"),
+        (&[][..], "BFS + symmetry"),
+        (&["--dfs"][..], "DFS + symmetry"),
     ] {
         let mut args = vec!["check", "--members", "2", "--ticks", "2"];
         args.extend_from_slice(flags);
@@ -268,7 +270,7 @@ fn simulate_seed_1_of_a_wide_bound_finds_no_token_regression() {
 #[test]
 fn simulate_refuses_flags_it_would_ignore() {
     refused(&["--seed", "3"], "--seed");
-    refused(&["--simulate", "--symmetry"], "--symmetry");
+    refused(&["--simulate", "--no-symmetry"], "--no-symmetry");
     refused(&["--simulate", "--dfs"], "--dfs");
     refused(&["--simulate", "--threads", "4"], "--threads");
 }
@@ -321,6 +323,10 @@ fn a_violation_before_the_limit_is_still_a_fail() {
     let out_arg = out_dir.display().to_string();
     let o = lab(&[
         "check",
+        "--members",
+        "2",
+        "--isolations",
+        "0",
         "--no-membership-proof",
         "--variant",
         "lease-from-receipt",
@@ -385,7 +391,8 @@ fn check_exits_0_on_the_recommended_core_in_every_mode() {
     ] {
         let out = scratch(&format!("check_modes/{mode}"));
         let out = out.display().to_string();
-        let mut args = vec!["check", "--mode", mode, "--ticks", "6", "--sim-seeds", "0", "--out", &out];
+        let mut args =
+            vec!["check", "--mode", mode, "--members", "2", "--ticks", "6", "--sim-seeds", "0", "--out", &out];
         args.extend_from_slice(extra);
         let o = lab(&args);
         let text = stdout(&o);
@@ -405,7 +412,19 @@ fn assignment_changes_the_count() {
 fn check_passes_with_cooperative_sticky_assignment() {
     let out = scratch("check_flags/cooperative_sticky");
     let out = out.display().to_string();
-    let o = lab(&["check", "--assignment", "cooperative-sticky", "--sim-seeds", "0", "--out", &out]);
+    let o = lab(&[
+        "check",
+        "--assignment",
+        "cooperative-sticky",
+        "--members",
+        "2",
+        "--isolations",
+        "0",
+        "--sim-seeds",
+        "0",
+        "--out",
+        &out,
+    ]);
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{text}{}", stderr(&o));
     assert!(text.contains("membership proof on, assignment cooperative-sticky, variant recommended\n"), "{text}");

@@ -193,11 +193,17 @@ fn check_passes_recommended_and_writes_counterexamples() {
     assert_eq!(ok.status.code(), Some(0), "{out}{}", stderr(&ok));
     assert!(out.contains("holds     at most one leader per role"), "{out}");
     assert!(out.contains("verdict   PASS"), "{out}");
-    let sym = lab(&["check", "--members", "2", "--ticks", "5", "--symmetry"]);
+    let plain = lab(&["check", "--members", "2", "--ticks", "5", "--no-symmetry"]);
+    assert_eq!(plain.status.code(), Some(0), "{}", stdout(&plain));
+    let sym = lab(&["check", "--members", "2", "--ticks", "5"]);
     assert_eq!(sym.status.code(), Some(0), "{}", stdout(&sym));
     let dir = scratch("check");
     let bad = lab(&[
         "check",
+        "--members",
+        "2",
+        "--isolations",
+        "0",
         "--variant",
         "lease-from-receipt",
         "--no-membership-proof",

@@ -275,6 +275,10 @@ fn check_junit_and_json_name_the_counterexample() {
     let dir = scratch("check_formats");
     let args = [
         "check",
+        "--members",
+        "2",
+        "--isolations",
+        "0",
         "--variant",
         "lease-from-receipt",
         "--no-membership-proof",
