@@ -139,6 +139,7 @@ pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figur
             failovers(log, &hs, settle, &mut f);
             churn(log, &hs, settle, end, &mut f);
             told_while_leading(s, log, &hs, &mut v);
+            elected(s, &hs, end, &mut v);
         }
     }
     events(log, &mut f, &mut v);
@@ -295,6 +296,27 @@ fn events(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
                 *held = false;
             }
         }
+    }
+}
+
+/// Somebody leads at all: every safety oracle holds trivially in a run
+/// where no member ever publishes a lease (a driver that stops telling, a
+/// core that stops electing), so a run long enough for the group to form
+/// and one lease to be proven must see role 0 held at least once. Scenarios
+/// where nobody may lead end sooner than that.
+fn elected(s: &Scenario, hs: &[Hold], end: u64, v: &mut Vec<String>) {
+    let e = &s.election;
+    let bound = s.cluster.profile.initial_delay_ms
+        + s.cluster.profile.rebalance_pause_ms
+        + 2 * e.session_timeout.ms()
+        + 2 * e.heartbeat_timeout.ms()
+        + 4 * e.poll_interval.ms();
+    if hs.is_empty() && end > bound {
+        v.push(format!(
+            "rule leader-elected: no member held role 0 in {} (a run longer than {} must elect: the group forms, a lease is proven)",
+            secs(end),
+            secs(bound)
+        ));
     }
 }
 

@@ -97,3 +97,23 @@ fn a_leader_whose_application_is_never_told_it_leads_is_a_violation() {
     assert!(v.iter().any(|v| v.starts_with("rule told-while-leading: m0 held role 0 for 5.000s in total")), "{v:?}");
     assert!(untold(1).iter().all(|v| !v.contains("told-while-leading")), "{:?}", untold(1));
 }
+
+/// A run long enough to elect in which nobody ever published a lease: every
+/// safety oracle holds trivially there, so it is a violation of its own (a
+/// core whose `leading_roles` answered nothing passed every other oracle).
+/// A run too short to elect is not judged so.
+#[test]
+fn a_run_long_enough_to_elect_that_elects_nobody_is_a_violation() {
+    let nobody = |duration: &str, end: u64| {
+        let s = scenario(&format!(
+            "name = \"nobody\"\nduration = \"{duration}\"\n[election]\nmembers = 2\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n"
+        ));
+        let mut log = Log::default();
+        log.slots.insert("m0".into(), 0);
+        judge(&s, &log, &[ClockModel::new(0), ClockModel::new(0)], end).1
+    };
+    let v = nobody("30s", 30_000);
+    assert!(v.iter().any(|v| v.starts_with("rule leader-elected: no member held role 0 in 30.000s")), "{v:?}");
+    let short = nobody("5s", 5_000);
+    assert!(short.iter().all(|v| !v.contains("leader-elected")), "{short:?}");
+}
