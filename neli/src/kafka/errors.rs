@@ -41,43 +41,39 @@ pub(crate) fn is_fatal_code(code: RDKafkaErrorCode) -> bool {
     )
 }
 
-/// Commit errors meaning "the coordinator does not count this member in this
-/// generation" (the membership proof failed, not the transport).
-pub(crate) fn is_membership_rejection(code: RDKafkaErrorCode) -> bool {
+/// What a membership commit's answer says, one reading for both paths:
+/// librdkafka's commit errors (broker codes, plus its local `State` and
+/// `Fenced`) and the proof's own connection (docs/cooperative-rebalance.md,
+/// "Proof"). `None`: not an answer about membership (transport, authorization,
+/// anything else), for the caller to turn into an error.
+pub(crate) fn membership_of_code(code: i32, incremental: bool) -> Option<Membership> {
     use RDKafkaErrorCode as C;
-    matches!(
-        code,
-        C::IllegalGeneration | C::UnknownMemberId | C::RebalanceInProgress | C::FencedInstanceId | C::State | C::Fenced
-    )
+    let is = |c: RDKafkaErrorCode| code == c as i32;
+    if is(C::NoError) {
+        Some(Membership::Confirmed)
+    } else if is(C::IllegalGeneration) || is(C::RebalanceInProgress) {
+        // Incremental: the member keeps its partitions through a rebalance
+        // and commits through it; a commit that races the rebalance's phases
+        // is answered so, neither confirming nor evicting.
+        Some(if incremental { Membership::Undetermined } else { Membership::Rejected })
+    } else if is(C::UnknownMemberId) || is(C::FencedInstanceId) || is(C::State) || is(C::Fenced) {
+        Some(Membership::Rejected)
+    } else {
+        None
+    }
 }
 
-/// Commit errors a member that keeps its partitions through a cooperative
-/// rebalance gets while the rebalance runs: the coordinator answers for a
-/// generation that is being replaced, neither confirming nor evicting.
-pub(crate) fn is_rebalance_answer(code: RDKafkaErrorCode) -> bool {
-    use RDKafkaErrorCode as C;
-    matches!(code, C::IllegalGeneration | C::RebalanceInProgress)
-}
-
-/// What an OffsetCommit answer sent on the proof's own connection says
-/// (the same reading as librdkafka's commit errors above).
+/// What an OffsetCommit answer sent on the proof's own connection says.
 pub(crate) fn membership_of_answer(code: i16, incremental: bool) -> Result<Membership, BrokerError> {
-    use super::wire::code as k;
-    match code {
-        k::NONE => Ok(Membership::Confirmed),
-        k::ILLEGAL_GENERATION | k::REBALANCE_IN_PROGRESS if incremental => Ok(Membership::Undetermined),
-        k::ILLEGAL_GENERATION | k::REBALANCE_IN_PROGRESS | k::UNKNOWN_MEMBER_ID | k::FENCED_INSTANCE_ID => {
-            Ok(Membership::Rejected)
-        }
-        k::GROUP_AUTHORIZATION_FAILED | k::TOPIC_AUTHORIZATION_FAILED => Err(BrokerError::fatal(format!(
-            "membership commit: not authorized (Kafka error {code}: {})",
-            if code == k::GROUP_AUTHORIZATION_FAILED {
-                "GROUP_AUTHORIZATION_FAILED"
-            } else {
-                "TOPIC_AUTHORIZATION_FAILED"
-            }
-        ))),
-        other => Err(BrokerError::retriable(format!("membership commit: Kafka error {other}"))),
+    use RDKafkaErrorCode as C;
+    if let Some(m) = membership_of_code(code.into(), incremental) {
+        return Ok(m);
+    }
+    let named =
+        [C::GroupAuthorizationFailed, C::TopicAuthorizationFailed].into_iter().find(|c| *c as i32 == i32::from(code));
+    match named {
+        Some(c) => Err(BrokerError::fatal(format!("membership commit: not authorized (Kafka error {code}: {c})"))),
+        None => Err(BrokerError::retriable(format!("membership commit: Kafka error {code}"))),
     }
 }
 
@@ -93,10 +89,19 @@ mod tests {
         assert_eq!(classify(&down), ErrorKind::Retriable);
         let commit = KafkaError::ConsumerCommit(RDKafkaErrorCode::IllegalGeneration);
         assert_eq!(classify(&commit), ErrorKind::Retriable, "a rejected commit is a membership answer, not fatal");
-        assert!(is_membership_rejection(RDKafkaErrorCode::UnknownMemberId));
-        assert!(!is_membership_rejection(RDKafkaErrorCode::RequestTimedOut));
-        assert!(is_rebalance_answer(RDKafkaErrorCode::RebalanceInProgress));
-        assert!(!is_rebalance_answer(RDKafkaErrorCode::UnknownMemberId), "an unknown member is evicted");
+        let eager = |c: RDKafkaErrorCode| membership_of_code(c as i32, false);
+        let incremental = |c: RDKafkaErrorCode| membership_of_code(c as i32, true);
+        assert_eq!(eager(RDKafkaErrorCode::UnknownMemberId), Some(Membership::Rejected));
+        assert_eq!(eager(RDKafkaErrorCode::RequestTimedOut), None, "a transport error is no membership answer");
+        assert_eq!(incremental(RDKafkaErrorCode::RebalanceInProgress), Some(Membership::Undetermined));
+        assert_eq!(
+            incremental(RDKafkaErrorCode::UnknownMemberId),
+            Some(Membership::Rejected),
+            "an unknown member is evicted"
+        );
+        // librdkafka's own local answers for a member it already dropped.
+        assert_eq!(incremental(RDKafkaErrorCode::State), Some(Membership::Rejected));
+        assert_eq!(incremental(RDKafkaErrorCode::Fenced), Some(Membership::Rejected));
     }
 
     #[test]

@@ -415,15 +415,12 @@ impl Broker for KafkaBroker {
             }
             match consumer.commit(&offsets, CommitMode::Sync) {
                 Ok(()) => Ok(Membership::Confirmed),
-                Err(e) => match e.rdkafka_error_code() {
-                    // Incremental: the member keeps its partitions through a
-                    // rebalance and commits through it; a commit that races
-                    // the rebalance's phases is answered so, and the lease
-                    // stays bounded by the last accepted proof.
-                    Some(code) if incremental && errors::is_rebalance_answer(code) => Ok(Membership::Undetermined),
-                    Some(code) if errors::is_membership_rejection(code) => Ok(Membership::Rejected),
-                    _ => Err(broker_err(&redactor, "membership commit", &e)),
-                },
+                Err(e) => {
+                    match e.rdkafka_error_code().and_then(|c| errors::membership_of_code(c as i32, incremental)) {
+                        Some(m) => Ok(m),
+                        None => Err(broker_err(&redactor, "membership commit", &e)),
+                    }
+                }
             }
         })
         .await

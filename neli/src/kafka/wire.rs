@@ -22,18 +22,16 @@ const API_OFFSET_COMMIT: i16 = 8;
 const API_FIND_COORDINATOR: i16 = 10;
 const API_VERSIONS: i16 = 18;
 
-/// Kafka error codes the proof tells apart.
+/// Kafka error codes the connection itself acts on (rdkafka's numbering,
+/// which for broker errors is Kafka's).
 pub(crate) mod code {
-    pub const NONE: i16 = 0;
-    pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
-    pub const COORDINATOR_NOT_AVAILABLE: i16 = 15;
-    pub const NOT_COORDINATOR: i16 = 16;
-    pub const ILLEGAL_GENERATION: i16 = 22;
-    pub const UNKNOWN_MEMBER_ID: i16 = 25;
-    pub const REBALANCE_IN_PROGRESS: i16 = 27;
-    pub const TOPIC_AUTHORIZATION_FAILED: i16 = 29;
-    pub const GROUP_AUTHORIZATION_FAILED: i16 = 30;
-    pub const FENCED_INSTANCE_ID: i16 = 82;
+    use rdkafka::error::RDKafkaErrorCode as C;
+
+    pub const NONE: i16 = C::NoError as i16;
+    pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = C::CoordinatorLoadInProgress as i16;
+    pub const COORDINATOR_NOT_AVAILABLE: i16 = C::CoordinatorNotAvailable as i16;
+    pub const NOT_COORDINATOR: i16 = C::NotCoordinator as i16;
+    pub const ILLEGAL_GENERATION: i16 = C::IllegalGeneration as i16;
 }
 
 /// What went wrong on the proof connection. `Io` and `Protocol` are worth a
@@ -391,7 +389,10 @@ mod tests {
         assert_eq!(conn.commit(&commit(&[(0, 5), (1, 7)])).unwrap(), code::NONE);
         assert_eq!(conn.commit(&commit(&[(9, 1)])).unwrap(), 3, "the per-partition error is read");
         mock.fail_commits(1, rdkafka::types::RDKafkaRespErr::RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS);
-        assert_eq!(conn.commit(&commit(&[(0, 5)])).unwrap(), code::REBALANCE_IN_PROGRESS);
+        assert_eq!(
+            conn.commit(&commit(&[(0, 5)])).unwrap(),
+            rdkafka::error::RDKafkaErrorCode::RebalanceInProgress as i16
+        );
         assert_eq!(conn.commit(&commit(&[(0, 6)])).unwrap(), code::NONE, "the same connection serves the next commit");
     }
 
