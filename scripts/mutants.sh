@@ -4,18 +4,26 @@
 # judged by tests only, its config validation) and asks two test commands
 # whether each mutant is caught:
 #   harness  the mutation gate, scenarios/tests/it/mutation_gate.rs:
-#            `neli-lab explore --all --seeds N` and `neli-lab check`, release build
+#            `neli-lab check` in each mode, the broken scenarios and unsafe
+#            variants, then `neli-lab explore --all --seeds N --ablate
+#            --fail-fast`, built with the `mutants` profile (release code,
+#            incremental: a mutant rebuilds in seconds, not a minute)
 #   tests    `cargo test -p neli` (unit and integration tests, no real broker)
 # and prints one table: generated, unviable, caught by the harness, caught
 # only by tests, missed by both. Each mutant costs a rebuild: hours for the
 # whole set on 2 cores, so it is a documented command, not part of CI.
 #
-#   scripts/mutants.sh [--seeds N] [--shard K/N] [--re REGEX] [--out DIR] [--only harness|tests] [FILE...]
+#   scripts/mutants.sh [--seeds N] [--shard K/N] [--re REGEX] [--out DIR] [--only harness|tests]
+#                      [--iterate] [--in-place] [FILE...]
 #
 # FILEs default to neli/src/core/*.rs and neli/src/driver.rs (harness and
 # tests) plus neli/src/config.rs (tests only). --shard K/N runs every N-th
 # mutant from K (cargo-mutants --shard), to split a run over sessions;
-# --re keeps the mutants whose name matches (e.g. 'handle_record').
+# --re keeps the mutants whose name matches (e.g. 'handle_record');
+# --iterate tries again only what an earlier run into the same --out did not
+# catch (after the gate got stronger); --in-place mutates this checkout
+# instead of a copy (faster: the incremental build cache is reused; run it
+# in a worktree of its own, since the tree is edited while it runs).
 # Needs cargo-mutants (`cargo install cargo-mutants --locked`; installed on
 # first use). cargo-mutants builds each mutant in a scratch copy of the tree
 # (starting from a copy of target/), so a mutated build never lands in the
@@ -26,7 +34,9 @@ set -u
 seeds=30
 shard=""
 re=""
-out="target/mutants"
+out="target/mutation-runs"
+iterate=""
+in_place=""
 only=""
 files=()
 while [ $# -gt 0 ]; do
@@ -35,8 +45,10 @@ while [ $# -gt 0 ]; do
     --shard) [ $# -ge 2 ] || { echo "mutants: --shard needs K/N" >&2; exit 2; }; shard="$2"; shift 2 ;;
     --re) [ $# -ge 2 ] || { echo "mutants: --re needs a regex" >&2; exit 2; }; re="$2"; shift 2 ;;
     --out) [ $# -ge 2 ] || { echo "mutants: --out needs a directory" >&2; exit 2; }; out="$2"; shift 2 ;;
+    --iterate) iterate=1; shift ;;
+    --in-place) in_place=1; shift ;;
     --only) [ $# -ge 2 ] || { echo "mutants: --only needs harness or tests" >&2; exit 2; }; only="$2"; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "mutants: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     *) [ -f "$1" ] || { echo "mutants: no such file '$1'" >&2; exit 2; }; files+=("$1"); shift ;;
   esac
@@ -62,7 +74,9 @@ mkdir -p "$out" || exit 2
 # the mutated package (neli), where they match no test, and then derive a
 # timeout from that empty run; so the harness baseline runs here, and each
 # mutant gets a fixed timeout well above the gate's own time (under a minute).
-common=(--package neli --no-shuffle --copy-target true)
+common=(--package neli --no-shuffle)
+if [ -n "$in_place" ]; then common+=(--in-place); else common+=(--copy-target true); fi
+[ -n "$iterate" ] && common+=(--iterate)
 [ -n "$shard" ] && common+=(--shard "$shard")
 [ -n "$re" ] && common+=(--re "$re")
 as_files() { for f in "$@"; do printf -- '--file\n%s\n' "$f"; done; }
@@ -76,11 +90,11 @@ run() { # name, test package, extra cargo args..., -- test args
 
 if [ "$only" != tests ]; then
   echo "mutants: harness baseline (the unmutated tree must pass the gate)" >&2
-  NELI_GATE_SEEDS="$seeds" cargo test --release -p neli-scenarios --test it mutation_gate -- --include-ignored >&2 ||
+  NELI_GATE_SEEDS="$seeds" cargo test --profile mutants -p neli-scenarios --test it mutation_gate -- --include-ignored >&2 ||
     { echo "mutants: the unmutated tree fails the mutation gate; fix that first" >&2; exit 2; }
   targets=("${rules[@]}")
-  run harness --baseline skip --timeout 600 --build-timeout 900 --test-package neli-scenarios \
-    --cargo-arg=--release -- --test it mutation_gate -- --include-ignored
+  run harness --baseline skip --timeout 300 --build-timeout 900 --test-package neli-scenarios \
+    --profile mutants -- --test it mutation_gate -- --include-ignored
 fi
 if [ "$only" != harness ]; then
   targets=("${rules[@]}" "${config[@]}")

@@ -95,6 +95,11 @@ enum Cmd {
         /// seeds of the range (default: all of them), to keep the cost down.
         #[arg(long, value_name = "N", requires = "ablate")]
         ablate_seeds: Option<u64>,
+        /// Stop after the first scenario (or ablated run) with a failing
+        /// seed that must pass: the summary covers the scenarios run so
+        /// far. For a quick red/green, e.g. in mutation testing.
+        #[arg(long)]
+        fail_fast: bool,
     },
     /// Combine the JSON reports of `explore --shard i/n --format json` into
     /// the output one run over all seeds gives, with its exit code.
@@ -442,6 +447,7 @@ fn cmd_explore(
     time_budget: Option<String>,
     ablate: bool,
     ablate_seeds: Option<u64>,
+    fail_fast: bool,
 ) -> ExitCode {
     let names = match (all, names.is_empty()) {
         (true, true) => match catalog::names() {
@@ -524,6 +530,7 @@ fn cmd_explore(
     // stop after the same seed.
     let chunk = if budget.is_some() { explore::budget_chunk(jobs) } else { seed_list.len() };
     let mut stopped = false;
+    let mut failed_at = None;
     for (k, seeds) in seed_list.chunks(chunk.max(1)).enumerate() {
         if k > 0 && budget.is_some_and(|d| t0.elapsed() >= d) {
             stopped = true;
@@ -536,13 +543,33 @@ fn cmd_explore(
         // range: with the same shard stride, a prefix of every chunk.
         let ablation_end = ablate_seeds.map_or(u64::MAX, |n| start.saturating_add(n));
         let ablation_seeds: Vec<u64> = seeds.iter().copied().filter(|s| *s < ablation_end).collect();
-        for ((e, (rs, wall)), ablated) in entries.iter().zip(per.iter_mut()).zip(&ablated_entry) {
+        for (i, ((e, (rs, wall)), ablated)) in entries.iter().zip(per.iter_mut()).zip(&ablated_entry).enumerate() {
             let seeds = if ablated.is_some() { &ablation_seeds[..] } else { seeds };
             b.set_prefix(e.scenario.name.clone());
             let ts = Instant::now();
             rs.extend(explore::explore(&e.scenario, seeds, jobs, &b));
             *wall += ts.elapsed().as_secs_f64();
+            let must_pass = expect_fail[i] == (false, false);
+            if fail_fast && must_pass && rs.iter().any(|r| !r.violations.is_empty()) {
+                failed_at = Some(i);
+                break;
+            }
         }
+        if failed_at.is_some() {
+            break;
+        }
+    }
+    // --fail-fast: report the scenarios run so far, the failing one last.
+    if let Some(i) = failed_at {
+        let not_run = entries.len() - i - 1;
+        entries.truncate(i + 1);
+        per.truncate(i + 1);
+        expect_fail.truncate(i + 1);
+        ablated_entry.truncate(i + 1);
+        eprintln!(
+            "neli-lab: --fail-fast: stopped after {} failed; {not_run} scenario run(s) after it not started",
+            entries[i].scenario.name
+        );
     }
     let scenarios = entries
         .iter()
@@ -1136,9 +1163,21 @@ fn main() -> ExitCode {
             time_budget,
             ablate,
             ablate_seeds,
-        } => {
-            cmd_explore(scenarios, all, seeds, start, jobs, shard, format, artifacts, time_budget, ablate, ablate_seeds)
-        }
+            fail_fast,
+        } => cmd_explore(
+            scenarios,
+            all,
+            seeds,
+            start,
+            jobs,
+            shard,
+            format,
+            artifacts,
+            time_budget,
+            ablate,
+            ablate_seeds,
+            fail_fast,
+        ),
         Cmd::Merge { files, format } => cmd_merge(&files, format),
         Cmd::Shrink { scenario, seed, out, budget, without } => cmd_shrink(&scenario, without, seed, out, budget),
         Cmd::Tune {

@@ -16,32 +16,44 @@ fn seeds() -> String {
 #[test]
 #[ignore = "the mutation gate, about a minute in a release build; scripts/mutants.sh runs it, and by hand: cargo test --release -p neli-scenarios --test it mutation_gate -- --include-ignored"]
 fn the_harness_passes_explore_all_and_check() {
+    // Cheapest first, and explore stops at its first failing scenario: a
+    // caught mutant costs seconds, so a whole mutation run fits a session
+    // (BENCHMARKS.md, "Mutation testing").
     let seeds = seeds();
-    let explore = lab(&["explore", "--all", "--seeds", &seeds, "--ablate"]);
-    let out = stdout(&explore);
-    assert!(
-        explore.status.success(),
-        "explore --all --seeds {seeds} --ablate failed ({}):\n{}",
-        explore.status,
-        out.lines()
-            .filter(|l| l.contains(" of ") || l.contains("must fail") || l.starts_with("verdict"))
-            .take(8)
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    assert!(out.contains("verdict   PASS"), "explore printed no PASS verdict:\n{out}");
     // `check` with its defaults in each mode: non-exclusive mode is the one
     // where a resumed member drains still-fresh heartbeats (T > S), so only
     // it needs the proof to be newer than the evidence.
-    for mode in ["exclusive", "multi-role", "non-exclusive"] {
+    for mode in ["non-exclusive", "multi-role", "exclusive"] {
         let check = lab(&["check", "--mode", mode, "--sim-seeds", "0"]);
         let out = stdout(&check);
         assert!(check.status.success(), "check --mode {mode} failed ({}):\n{out}", check.status);
         assert!(out.contains("verdict   PASS"), "check --mode {mode} printed no PASS verdict:\n{out}");
     }
-    // A scenario that must fail is a test too: each broken configuration
-    // (scenarios/broken/) and each unsafe variant in the model must still be
+    // A scenario that must fail is a test too: each unsafe variant in the
+    // model and each broken configuration (scenarios/broken/) must still be
     // caught, or the switch that turns it on has stopped working.
+    for variant in ["lease-from-receipt", "any-record-counts"] {
+        // Two members and no isolation find each in a tenth of a second
+        // (the defaults take 9 s to reach a counterexample).
+        let o = lab(&[
+            "check",
+            "--variant",
+            variant,
+            "--no-membership-proof",
+            "--members",
+            "2",
+            "--isolations",
+            "0",
+            "--sim-seeds",
+            "0",
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "check --variant {variant} --no-membership-proof must fail:\n{}",
+            stdout(&o)
+        );
+    }
     let broken = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("broken");
     let mut files: Vec<_> = std::fs::read_dir(&broken)
         .expect("scenarios/broken")
@@ -55,13 +67,17 @@ fn the_harness_passes_explore_all_and_check() {
         let o = lab(&["explore", &file, "--seeds", &seeds]);
         assert_eq!(o.status.code(), Some(1), "{file} must fail in one of {seeds} seeds:\n{}", stdout(&o));
     }
-    for variant in ["lease-from-receipt", "any-record-counts"] {
-        let o = lab(&["check", "--variant", variant, "--no-membership-proof", "--sim-seeds", "0"]);
-        assert_eq!(
-            o.status.code(),
-            Some(1),
-            "check --variant {variant} --no-membership-proof must fail:\n{}",
-            stdout(&o)
-        );
-    }
+    let explore = lab(&["explore", "--all", "--seeds", &seeds, "--ablate", "--fail-fast"]);
+    let out = stdout(&explore);
+    assert!(
+        explore.status.success(),
+        "explore --all --seeds {seeds} --ablate failed ({}):\n{}",
+        explore.status,
+        out.lines()
+            .filter(|l| l.contains(" of ") || l.contains("must fail") || l.starts_with("verdict"))
+            .take(8)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(out.contains("verdict   PASS"), "explore printed no PASS verdict:\n{out}");
 }
