@@ -119,6 +119,7 @@ impl Shared {
             }
             BrokerEvent::Revoked { partitions } => Some(AssignmentChange::Revoked(partitions.clone())),
             BrokerEvent::Lost { partitions } => Some(AssignmentChange::Lost(partitions.clone())),
+            BrokerEvent::LogLost => Some(AssignmentChange::LogLost),
             _ => None,
         });
         let mut log = self.rec.lock();

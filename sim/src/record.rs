@@ -102,9 +102,15 @@ pub struct AssignmentObs {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AssignmentChange {
-    Assigned { generation: u64, partitions: Vec<u32> },
+    Assigned {
+        generation: u64,
+        partitions: Vec<u32>,
+    },
     Revoked(Vec<u32>),
     Lost(Vec<u32>),
+    /// The topic watcher found the election log lost (`BrokerEvent::LogLost`):
+    /// the driver must report a higher log epoch from then on.
+    LogLost,
 }
 
 /// The leases a member's driver had published when its `pulse` returned:

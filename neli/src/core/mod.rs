@@ -342,7 +342,6 @@ impl Member {
         }
     }
 
-    /// The fencing token of the current term of `role`, if leading.
     /// How many times this member saw the election log lost or truncated
     /// (told by [`Member::handle_log_lost`], or found by itself). Fencing
     /// tokens restart with each: compare `(log_epoch, token)`.
@@ -358,6 +357,8 @@ impl Member {
         self.log_epoch += 1;
     }
 
+    /// The fencing token of the current term of `role`, if leading (lease
+    /// possibly expired but not yet processed, as [`Member::leading_roles`]).
     pub fn token(&self, role: u32) -> Option<Token> {
         match self.roles.get(&role)? {
             RoleState::Leader { token, .. } => Some(*token),
@@ -368,10 +369,9 @@ impl Member {
     /// Roles this member currently holds as leader (lease possibly expired
     /// but not yet processed by [`Member::handle_timeout`]).
     pub fn leading_roles(&self) -> impl Iterator<Item = (u32, Token)> + '_ {
-        self.roles.iter().filter_map(|(r, s)| match s {
-            RoleState::Leader { token, .. } => Some((*r, *token)),
-            _ => None,
-        })
+        // One answer to "which token, if leading": the driver publishes
+        // these, and each heartbeat's `lease` field says the same.
+        self.roles.keys().filter_map(|r| self.token(*r).map(|t| (*r, t)))
     }
 
     /// The partitions were assigned in `generation`: the full assignment

@@ -31,6 +31,7 @@ pub const MEMBERSHIP_PROOF: &str = "membership-proof";
 pub const TOKEN_ORDER: &str = "token-order";
 pub const LOST_IS_FENCED: &str = "lost-is-fenced";
 pub const REVOKED_BARRIER: &str = "revoked-barrier";
+pub const LOG_EPOCH: &str = "log-epoch";
 
 /// Collects violations per rule: the first one in full, then a count.
 #[derive(Default)]
@@ -66,6 +67,12 @@ struct Knows {
     last_token: BTreeMap<u32, (u64, u64)>,
     /// Role -> the lease last claimed (to judge only changes).
     claimed: BTreeMap<u32, (u64, u64)>,
+    /// How many times its client told it the election log was lost.
+    told_lost: u64,
+    /// The highest log epoch it published.
+    max_epoch: u64,
+    /// New terms seen in its claims.
+    terms: u64,
 }
 
 /// Judges every lease claim against the rules that bound it; returns
@@ -112,11 +119,26 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
                             k.last_change.insert(*p, what.clone());
                         }
                     }
+                    AssignmentChange::LogLost => k.told_lost += 1,
                 }
             }
             Fact::Claim(c) => {
                 let m = c.member.as_str();
                 let k = knows.entry(m).or_default();
+                // Each loss its client told it of starts a new log epoch in
+                // what it publishes (tokens restart with the log; downstream
+                // orders on (log_epoch, token): neli/KAFKA.md, "Fencing
+                // tokens after a broker lost its log").
+                k.max_epoch = k.max_epoch.max(c.log_epoch);
+                if c.log_epoch < k.told_lost {
+                    let (told, at) = (k.told_lost, secs(c.at));
+                    found.add(LOG_EPOCH, || {
+                        format!(
+                            "{m} published log epoch {} at {at} after its client told it {told} time(s) that the election log was lost: each told loss must raise the log epoch, or downstream takes the new log's tokens for stale ones",
+                            c.log_epoch
+                        )
+                    });
+                }
                 for (&role, lease) in &c.leading {
                     let before = k.claimed.insert(role, (lease.token, lease.until));
                     if before == Some((lease.token, lease.until)) {
@@ -124,6 +146,7 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
                     }
                     // A lease that was not claimed at the last pulse is a new term.
                     let acquired = before.is_none();
+                    k.terms += u64::from(acquired);
                     let p = role % partitions;
                     let at = secs(c.at);
                     let Some(&since) = k.owned_since.get(&p) else {
@@ -204,6 +227,24 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
                 }
                 k.claimed.retain(|role, _| c.leading.contains_key(role));
             }
+        }
+    }
+    // Nor does the epoch run ahead of the losses: beyond the told ones, a
+    // member finds one by itself only when it acquires a role (its own
+    // heartbeat came back at or below a token it led with).
+    for (m, k) in &knows {
+        // Acquired events are recorded by a subscriber, claims after each
+        // pulse: either may miss one the other saw, so the larger count.
+        let events = log.events.iter().filter(|e| e.member == *m && matches!(e.event, Event::Acquired { .. })).count();
+        let acquired = k.terms.max(events as u64);
+        let most = k.told_lost + acquired;
+        if k.max_epoch > most {
+            found.add(LOG_EPOCH, || {
+                format!(
+                    "{m} published log epoch {} but was told of {} lost log(s) and acquired {acquired} term(s): a new epoch only per lost log",
+                    k.max_epoch, k.told_lost
+                )
+            });
         }
     }
     lost_is_fenced(log, s.roles(), partitions, &mut found);

@@ -117,3 +117,30 @@ fn a_run_long_enough_to_elect_that_elects_nobody_is_a_violation() {
     let short = nobody("5s", 5_000);
     assert!(short.iter().all(|v| !v.contains("leader-elected")), "{short:?}");
 }
+
+/// m0's client tells its driver once that the election log was lost, then
+/// m0 publishes `epoch`: the told loss must show in the published log epoch
+/// (a core whose `handle_log_lost` did nothing passed every other oracle:
+/// tokens are compared within the simulator's own log epochs), and the
+/// epoch may not run ahead of the losses either.
+fn after_one_told_loss(epoch: u64) -> Vec<String> {
+    use neli_sim::record::{AssignmentChange, AssignmentObs, ClaimObs};
+    let s = scenario(
+        "name = \"told-loss\"\nduration = \"2s\"\n[election]\nmembers = 1\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n",
+    );
+    let mut log = Log::default();
+    log.slots.insert("m0".into(), 0);
+    log.assignments.push(AssignmentObs { seq: 1, at: 500, member: "m0".into(), change: AssignmentChange::LogLost });
+    log.claims.push(ClaimObs { seq: 2, at: 600, member: "m0".into(), log_epoch: epoch, leading: Default::default() });
+    let v = judge(&s, &log, &[ClockModel::new(0)], 2000).1;
+    v.into_iter().filter(|v| v.starts_with("rule log-epoch")).collect()
+}
+
+#[test]
+fn a_told_log_loss_must_raise_the_published_log_epoch_once() {
+    assert_eq!(after_one_told_loss(1), Vec::<String>::new());
+    let v = after_one_told_loss(0);
+    assert!(v[0].contains("m0 published log epoch 0 at 0.600s after its client told it 1 time(s)"), "{v:?}");
+    let v = after_one_told_loss(2);
+    assert!(v[0].contains("m0 published log epoch 2 but was told of 1 lost log(s) and acquired 0 term(s)"), "{v:?}");
+}
