@@ -216,13 +216,38 @@ pub enum Fault {
     CloseAndWaitInHandler { target: Target },
 }
 
-/// A fault and when it starts, on the simulated clock from the run's start.
+/// A fault and when it starts, on the simulated clock from the run's start:
+/// at `at`, or with `on`, at the first moment from `at` on when that
+/// happens to its target member.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "RawFault")]
 pub struct TimedFault {
     pub at: Dur,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on: Option<Trigger>,
     #[serde(flatten)]
     pub fault: Fault,
+}
+
+/// An event of the target member that starts a fault (`on = "..."`): a
+/// fault aimed at a moment of the protocol rather than at a time, as a
+/// model checker's counterexample aims it (`scenarios/FORMAT.md`, "Faults").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Trigger {
+    /// Its client handed the driver an assignment.
+    Assigned,
+    /// The coordinator accepted a membership proof it sent.
+    ProofAccepted,
+}
+
+impl fmt::Display for Trigger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Trigger::Assigned => "assigned",
+            Trigger::ProofAccepted => "proof-accepted",
+        })
+    }
 }
 
 /// The random values one drawn fault may use. `schedule.rs` draws all of
@@ -460,6 +485,7 @@ impl Fault {
 #[serde(deny_unknown_fields)]
 struct RawFault {
     at: Dur,
+    on: Option<Trigger>,
     kind: FaultKind,
     target: Option<Host>,
     duration: Option<Dur>,
@@ -581,6 +607,16 @@ impl TryFrom<RawFault> for TimedFault {
             ));
         }
         fault.check()?;
-        Ok(TimedFault { at: r.at, fault })
+        if let Some(on) = r.on {
+            // The trigger is an event of one member: the fault must name it.
+            let aimed = fault.hosts().into_iter().find(|(field, _)| *field == "target").map(|(_, h)| h);
+            if !matches!(aimed, Some(Host::Member(_))) {
+                let got = aimed.map_or("no target".to_owned(), |h| format!("target = \"{h}\""));
+                return Err(format!(
+                    "faults.on = \"{on}\": kind \"{kind}\" with {got}; a triggered fault needs a member target (m0, m1, ...), whose event starts it"
+                ));
+            }
+        }
+        Ok(TimedFault { at: r.at, on: r.on, fault })
     }
 }

@@ -12,7 +12,7 @@ use toml::Spanned;
 
 pub use crate::profile::Profile;
 pub use dur::Dur;
-pub use fault::{BrokerId, Fault, FaultKind, Host, Picks, Target, TimedFault};
+pub use fault::{BrokerId, Fault, FaultKind, Host, Picks, Target, TimedFault, Trigger};
 pub use limits::*;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -351,7 +351,7 @@ impl Scenario {
 
     /// Appends a fault (one not read from a file: no line to point at).
     pub fn push_fault(&mut self, at: Dur, fault: Fault) {
-        self.faults.push(Spanned::new(0..0, TimedFault { at, fault }));
+        self.faults.push(Spanned::new(0..0, TimedFault { at, on: None, fault }));
     }
 
     /// The faults, without their places in the file.

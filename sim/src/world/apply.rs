@@ -23,8 +23,8 @@ use super::member::{MemberParams, Slot, foreign_main, member_main};
 use super::{MAX_LATENCY, MIN_LATENCY, PlayedFault, RunReport, TICK};
 use crate::clock::ClockModel;
 use crate::oracle;
-use crate::record::{FaultObs, Recorder, format_line};
-use crate::scenario::{Fault, FaultKind, Host, Scenario, TimedFault};
+use crate::record::{AssignmentChange, FaultObs, Recorder, format_line};
+use crate::scenario::{Fault, FaultKind, Host, Scenario, TimedFault, Trigger};
 use crate::server::{BrokerCtx, BrokerState};
 
 /// A follow-up a fault schedules for later.
@@ -67,6 +67,9 @@ pub(super) struct World<'a> {
     slow: BTreeMap<(String, String), u32>,
     /// Restarts still due per crashed host; it comes back with the last.
     restarts_due: BTreeMap<String, u32>,
+    /// Faults waiting for their trigger (`on`): the fault, its trigger, its
+    /// member slot, and how often that had happened when it was armed.
+    armed: Vec<(Fault, Trigger, usize, usize)>,
 }
 
 /// A two-way link's key: the same for (a, b) and (b, a).
@@ -159,6 +162,7 @@ impl World<'_> {
             one_way: BTreeMap::new(),
             slow: BTreeMap::new(),
             restarts_due: BTreeMap::new(),
+            armed: Vec::new(),
         }
     }
 
@@ -182,6 +186,40 @@ impl World<'_> {
             if let Err(err) = self.sim.step() {
                 return Some(format!("simulation error: {err}"));
             }
+            if !self.armed.is_empty() {
+                self.fire_triggered();
+            }
+        }
+    }
+
+    /// Starts each armed fault whose trigger happened since it was armed.
+    fn fire_triggered(&mut self) {
+        let now = self.now();
+        let mut k = 0;
+        while k < self.armed.len() {
+            let (_, trigger, slot, before) = self.armed[k];
+            if self.happened(trigger, slot) > before {
+                let (fault, ..) = self.armed.remove(k);
+                self.rec.trace(now, "sim", format!("m{slot}: {trigger}"));
+                self.start(now, &fault);
+            } else {
+                k += 1;
+            }
+        }
+    }
+
+    /// How many times `trigger` happened to member slot `slot` so far, over
+    /// all its incarnations.
+    fn happened(&self, trigger: Trigger, slot: usize) -> usize {
+        let log = self.rec.lock();
+        let of_slot = |m: &str| log.slots.get(m) == Some(&slot);
+        match trigger {
+            Trigger::Assigned => log
+                .assignments
+                .iter()
+                .filter(|a| matches!(a.change, AssignmentChange::Assigned { .. }) && of_slot(&a.member))
+                .count(),
+            Trigger::ProofAccepted => log.proofs.iter().filter(|p| of_slot(&p.member)).count(),
         }
     }
 
@@ -192,7 +230,19 @@ impl World<'_> {
 
     fn act(&mut self, now: u64, action: Action) {
         match action {
-            Action::Start(f) => self.start(now, &f.fault),
+            Action::Start(TimedFault { on: None, fault, .. }) => self.start(now, &fault),
+            Action::Start(TimedFault { on: Some(trigger), fault, .. }) => {
+                // Parsing made sure a triggered fault names one member.
+                let slot = fault.hosts().into_iter().find_map(|(field, h)| match (field, h) {
+                    ("target", Host::Member(i)) => Some(i as usize),
+                    _ => None,
+                });
+                if let Some(slot) = slot.filter(|i| *i < self.slots.len()) {
+                    let before = self.happened(trigger, slot);
+                    self.rec.trace(now, "sim", format!("armed: {} on m{slot}: {trigger}", fault.kind().name()));
+                    self.armed.push((fault, trigger, slot, before));
+                }
+            }
             Action::ResumePause(i, process) => {
                 // Nested pauses: the member runs again when the last ends.
                 // A crash since the pause began already ended it.

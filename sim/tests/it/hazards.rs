@@ -298,3 +298,45 @@ fn hazard5_broken_rebalance_timeout_below_lease_overlaps_on_a_poll_stall() {
         assert_survives(&valid, seed);
     }
 }
+
+/// A fault aimed at a moment of the protocol (`on`, scenarios/FORMAT.md):
+/// armed at `at`, it starts when the target's first membership proof after
+/// that is accepted, not at `at` (m0 gets partition 0 and proves; a member
+/// with no partition sends no proof, and its fault would never start); it round-trips through the file format,
+/// and the same seed plays it at the same instant.
+#[test]
+fn a_triggered_pause_starts_when_the_targets_proof_is_accepted() {
+    let s = crate::scenario(
+        r#"
+name = "triggered-pause"
+duration = "12s"
+
+[election]
+members = 2
+heartbeat_timeout = "1s"
+session_timeout = "3s"
+
+[[faults]]
+at = "0s"
+on = "proof-accepted"
+kind = "pause"
+target = "m0"
+duration = "500ms"
+"#,
+    );
+    let back = neli_sim::Scenario::parse(&s.to_toml(&[]).expect("writable"), "back.toml").expect("reads back");
+    assert_eq!(back.timed_faults().collect::<Vec<_>>(), s.timed_faults().collect::<Vec<_>>());
+    let r = crate::assert_survives(&s, 3);
+    let at = |needle: &str| {
+        r.trace.iter().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle:?} in the trace")).clone()
+    };
+    let armed = at("armed: pause on m0: proof-accepted");
+    let fired = at("sim m0: proof-accepted");
+    let paused = at("sim pause m0 for 500ms");
+    assert!(armed.trim_start().starts_with("0.000s"), "{armed}");
+    // The group forms after a few seconds: the pause waits for it.
+    let secs = |l: &str| l.trim_start().split('s').next().and_then(|t| t.parse::<f64>().ok()).expect("a time");
+    assert!(secs(&fired) > 1.0, "fired before any proof could be accepted: {fired}");
+    assert_eq!(secs(&fired), secs(&paused), "{fired} / {paused}");
+    assert_eq!(crate::assert_survives(&s, 3).trace, r.trace, "the same seed plays the same trace");
+}

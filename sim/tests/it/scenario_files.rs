@@ -142,6 +142,15 @@ fn fault_fields_are_exactly_the_kinds() {
         ),
         ("kind = \"crash\"\ntarget = \"b7\"", "needs a member"),
         ("kind = \"drop-connections\"\ntarget = \"b7\"", "faults.target = \"b7\": no such broker"),
+        (
+            "on = \"proof-accepted\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"1s\"",
+            "faults.on = \"proof-accepted\": kind \"pause\" with target = \"leader\"; a triggered fault needs a member target",
+        ),
+        (
+            "on = \"assigned\"\nkind = \"foreign-writer\"\npartition = 0\ncount = 1",
+            "a triggered fault needs a member target",
+        ),
+        ("on = \"soon\"\nkind = \"pause\"\ntarget = \"m0\"\nduration = \"1s\"", "unknown variant `soon`"),
     ];
     for (body, want) in cases {
         let err = Scenario::parse(&fault(body), "k.toml").map(|_| ()).unwrap_err().to_string();
