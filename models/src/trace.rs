@@ -5,7 +5,9 @@
 use std::fmt::Write;
 
 use neli_sim::Scenario;
-use neli_sim::scenario::{AssignmentName, BrokerId, Cluster, Dur, Election, Expect, Fault, ModeName, Target, Variant};
+use neli_sim::scenario::{
+    AssignmentName, BrokerId, Cluster, Dur, Election, Expect, Fault, ModeName, Target, Trigger, Variant,
+};
 use stateright::Model;
 use stateright::Path;
 
@@ -182,7 +184,8 @@ pub fn counterexample_to_scenario(
         election,
         faults: Vec::new(),
         random: None,
-        expect: Expect { max_overlap: Some(Dur(0)), ..Expect::default() },
+        // Non-exclusive mode promises token order, not exclusivity.
+        expect: Expect { max_overlap: (c.exclusive || exclusive_one_role).then_some(Dur(0)), ..Expect::default() },
     };
     let mut notes = Vec::new();
     if c.skip_revoked_barrier {
@@ -214,12 +217,48 @@ pub fn counterexample_to_scenario(
             _ => Fault::IsolateCoordinator { target, duration },
         }
     };
+    // A pause of a member whose last step was the poll that handed it an
+    // assignment (and so sent its heartbeat and membership proof), before
+    // it read anything back: a window of milliseconds in the simulator, so
+    // the pause is aimed at the moment its proof is accepted, not at a time.
+    let right_after_assignment = |k: usize, m: u8| {
+        let mine = steps[..k].iter().rposition(|(_, a)| a.is_some_and(|a| actor(&a) == Some(m)));
+        mine.is_some_and(|j| {
+            steps[j].1 == Some(Poll(m))
+                && steps[j].0.now == steps[k].0.now
+                && steps[j + 1].0.slots[m as usize].core().is_some_and(|c| !c.assigned().is_empty())
+        })
+    };
     // Open faults (pause, crash, isolation) end at the matching healing step.
     let mut open: Vec<(ElectionAction, u64, Target)> = Vec::new();
-    for w in steps.windows(2) {
+    let mut skip_resume: Vec<usize> = Vec::new();
+    for (k, w) in steps.windows(2).enumerate() {
         let (action, t) = (w[0].1.expect("non-final step"), u64::from(w[0].0.now));
         match action {
+            Pause(m) if right_after_assignment(k, m) => {
+                let resume = steps[k..].iter().position(|(_, a)| *a == Some(Resume(m))).map(|i| k + i);
+                let until = resume.map_or(end + 1, |i| u64::from(steps[i].0.now));
+                let length = ticks((until - t).max(1));
+                let member = Target::Member(u32::from(sim[m as usize]));
+                scenario.push_fault(ticks(t), Fault::Pause { target: member, duration: length });
+                // The model's client hears of its eviction only when it
+                // polls; librdkafka's background heartbeat (and the
+                // simulator's) hears at once after a pause. Cut the member
+                // off the coordinator for the pause and T after it, so the
+                // resumed member acts on what it read first, as in the path.
+                let cut = Dur(length.0 + ticks(c.heartbeat_timeout.into()).0);
+                scenario.cluster.brokers = 2;
+                scenario.cluster.partition_leader = BrokerId(1);
+                scenario.push_fault(ticks(t), Fault::IsolateCoordinator { target: member, duration: cut });
+                for f in scenario.faults.iter_mut().rev().take(2) {
+                    f.get_mut().on = Some(Trigger::ProofAccepted);
+                }
+                if let Some(i) = resume {
+                    skip_resume.push(i);
+                }
+            }
             Pause(m) | Crash(m) | Isolate(m) => open.push((action, t, target(&w[0].0, m))),
+            Resume(_) if skip_resume.contains(&k) => {}
             Resume(m) | Restart(m) | Heal(m) => {
                 let opener = |a: &ElectionAction| match (a, action) {
                     (Pause(x), Resume(_)) | (Crash(x), Restart(_)) | (Isolate(x), Heal(_)) => *x == m,

@@ -129,6 +129,16 @@ impl Shared {
         }
     }
 
+    /// A membership proof of `generation` was rejected: noted for the
+    /// oracles (the member's assignment ends), and answered.
+    fn rejected(&self, generation: u64) -> Membership {
+        let mut log = self.rec.lock();
+        let (seq, member) = (log.next_seq(), self.cfg.name.clone());
+        let change = AssignmentChange::ProofRejected { generation };
+        log.assignments.push(AssignmentObs { seq, at: global_ms(), member, change });
+        Membership::Rejected
+    }
+
     fn lock(&self) -> MutexGuard<'_, ClientState> {
         self.st.lock().expect("client lock")
     }
@@ -571,7 +581,7 @@ impl neli::Broker for SimBroker {
             (st.member_id.clone(), st.generation)
         };
         let Some(member_id) = member_id else {
-            return Ok(Membership::Rejected);
+            return Ok(self.shared.rejected(generation));
         };
         let cooperative = self.shared.cfg.cooperative;
         if cooperative && current.is_some_and(|g| g > generation) {
@@ -616,7 +626,9 @@ impl neli::Broker for SimBroker {
             Ok(Response::Error(GroupError::IllegalGeneration | GroupError::RebalanceInProgress)) if cooperative => {
                 Ok(Membership::Undetermined)
             }
-            Ok(Response::Error(GroupError::UnknownMember | GroupError::IllegalGeneration)) => Ok(Membership::Rejected),
+            Ok(Response::Error(GroupError::UnknownMember | GroupError::IllegalGeneration)) => {
+                Ok(self.shared.rejected(generation))
+            }
             Ok(other) => Err(BrokerError::retriable(format!("commit failed: {other:?}"))),
             Err(e) => Err(BrokerError::retriable(format!("commit failed: {e}"))),
         }

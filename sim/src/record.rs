@@ -79,6 +79,9 @@ pub struct HeartbeatClaim {
     pub term: u64,
     /// Send time on the author's own clock (ms).
     pub sent_at: u64,
+    /// The token of the term the author said it led the role in when it
+    /// sent this heartbeat (what `neli watch` shows), if it said so.
+    pub lease: Option<u64>,
 }
 
 /// A generation-checked commit (the membership proof) the coordinator
@@ -111,6 +114,14 @@ pub enum AssignmentChange {
     /// The topic watcher found the election log lost (`BrokerEvent::LogLost`):
     /// the driver must report a higher log epoch from then on.
     LogLost,
+    /// The coordinator rejected a membership proof of this generation
+    /// (unknown member or stale generation): the member's assignment ends.
+    ProofRejected {
+        generation: u64,
+    },
+    /// Not from the client: the application resigned (`Neli::resign`
+    /// returned Ok), so the member holds no assignment until it rejoins.
+    Resigned,
 }
 
 /// The leases a member's driver had published when its `pulse` returned:
@@ -124,6 +135,8 @@ pub struct ClaimObs {
     pub member: String,
     /// The driver's published log epoch (how many log losses it reported).
     pub log_epoch: u64,
+    /// The generation of the assignment its status reports, if any.
+    pub generation: Option<u64>,
     pub leading: BTreeMap<u32, LeaseView>,
 }
 

@@ -295,6 +295,7 @@ impl BrokerCtx {
             role: hb.role,
             term: hb.term,
             sent_at: hb.sent_at.as_millis(),
+            lease: hb.lease.map(|t| t.0),
         });
         log.push(WireRecord { offset, timestamp, payload });
         {

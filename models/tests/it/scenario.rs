@@ -31,3 +31,35 @@ fn lease_from_receipt_counterexample_writes_a_pause_scenario() {
     let back = neli_sim::Scenario::parse(&text, "<model>").unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(back.timed_faults().collect::<Vec<_>>(), faults);
 }
+
+/// A pause that lands right after a member's assignment poll, before it
+/// read anything back, is aimed at the moment the simulator's coordinator
+/// accepts that member's membership proof (`on = "proof-accepted"`), not at
+/// a time: the window is milliseconds wide in the simulator. The member is
+/// also cut off the coordinator for the pause and T after it, since the
+/// model's client hears of its eviction only when it polls. A fault aimed
+/// at the first assignment is not moved past the group's forming.
+#[test]
+fn a_pause_right_after_an_assignment_is_aimed_at_the_proof() {
+    use neli_models::election::ElectionAction::*;
+    use neli_sim::scenario::{Fault, Target, Trigger};
+    use stateright::Model;
+    let model = small(Faults { pauses: 1, ..Faults::default() }).into_model();
+    let init = model.init_states().remove(0);
+    let actions = [Sync { deal: 0 }, Poll(0), Pause(0), Poll(1), Tick { slow: None }, Tick { slow: None }, Resume(0)];
+    let path = stateright::Path::from_actions(&model, init, &actions).expect("the model enables these steps");
+    let replay = counterexample_to_scenario(&model, "aimed", &path);
+    let faults: Vec<_> = replay.scenario.timed_faults().cloned().collect();
+    assert_eq!(faults.len(), 2, "{faults:?}");
+    assert!(faults.iter().all(|f| f.on == Some(Trigger::ProofAccepted) && f.at == Dur(0)), "{faults:?}");
+    assert_eq!(faults[0].fault, Fault::Pause { target: Target::Member(0), duration: Dur(1000) });
+    assert_eq!(faults[1].fault, Fault::IsolateCoordinator { target: Target::Member(0), duration: Dur(2000) });
+    // The same pause after the member read its heartbeat back is a timed one.
+    let actions = [Sync { deal: 0 }, Poll(0), Read(0, 0), Pause(0), Poll(1), Tick { slow: None }, Resume(0)];
+    let init = model.init_states().remove(0);
+    let path = stateright::Path::from_actions(&model, init, &actions).expect("the model enables these steps");
+    let replay = counterexample_to_scenario(&model, "timed", &path);
+    let faults: Vec<_> = replay.scenario.timed_faults().collect();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(faults[0].on, None);
+}

@@ -32,6 +32,8 @@ pub const TOKEN_ORDER: &str = "token-order";
 pub const LOST_IS_FENCED: &str = "lost-is-fenced";
 pub const REVOKED_BARRIER: &str = "revoked-barrier";
 pub const LOG_EPOCH: &str = "log-epoch";
+pub const STATUS_GENERATION: &str = "status-generation";
+pub const HEARTBEAT_LEASE: &str = "heartbeat-lease";
 
 /// Collects violations per rule: the first one in full, then a count.
 #[derive(Default)]
@@ -73,6 +75,12 @@ struct Knows {
     max_epoch: u64,
     /// New terms seen in its claims.
     terms: u64,
+    /// The generation its status must report: that of the last assignment
+    /// it took, none after it resigned (until it takes one again).
+    reports: Option<u64>,
+    /// It resigned through this generation: a later hand-over of an
+    /// assignment of this generation or an older one is not taken.
+    resigned_through: Option<u64>,
 }
 
 /// Judges every lease claim against the rules that bound it; returns
@@ -106,6 +114,9 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
                 let what = format!("{:?} at {}", a.change, secs(a.at));
                 match &a.change {
                     AssignmentChange::Assigned { generation, partitions: ps } => {
+                        if k.resigned_through.is_none_or(|g| *generation > g) {
+                            k.reports = Some(*generation);
+                        }
                         k.generation = Some(*generation);
                         k.owned_since.retain(|p, _| ps.contains(p));
                         for p in ps {
@@ -120,6 +131,15 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
                         }
                     }
                     AssignmentChange::LogLost => k.told_lost += 1,
+                    AssignmentChange::ProofRejected { generation } => {
+                        if k.reports == Some(*generation) {
+                            k.reports = None;
+                        }
+                    }
+                    AssignmentChange::Resigned => {
+                        k.resigned_through = Some(k.reports.unwrap_or(0));
+                        k.reports = None;
+                    }
                 }
             }
             Fact::Claim(c) => {
@@ -129,6 +149,18 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
                 // what it publishes (tokens restart with the log; downstream
                 // orders on (log_epoch, token): neli/KAFKA.md, "Fencing
                 // tokens after a broker lost its log").
+                // The status reports the generation of the assignment the
+                // member took (what a cooperative user reads to tell its
+                // lease moved to a new generation), none once it resigned.
+                if c.generation != k.reports {
+                    let (want, at) = (k.reports, secs(c.at));
+                    found.add(STATUS_GENERATION, || {
+                        format!(
+                            "{m}'s status reported generation {:?} at {at}, where the last assignment it took (none after it resigned, nor one of a generation it resigned through) was {want:?}",
+                            c.generation
+                        )
+                    });
+                }
                 k.max_epoch = k.max_epoch.max(c.log_epoch);
                 if c.log_epoch < k.told_lost {
                     let (told, at) = (k.told_lost, secs(c.at));
@@ -247,9 +279,60 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
             });
         }
     }
+    heartbeat_lease(log, t, &mut found);
     lost_is_fenced(log, s.roles(), partitions, &mut found);
     revoked_barrier(log, &mut found);
     found.into_violations()
+}
+
+/// Each heartbeat says whether its sender led the role when it sent it, and
+/// with which token (what `neli watch` shows): a heartbeat may claim only a
+/// term its sender published, sent before that lease ended on its clock,
+/// and a term held for 2T or more is claimed by some heartbeat (a leader
+/// sends several while it holds a lease that long).
+fn heartbeat_lease(log: &Log, t: u64, found: &mut Found) {
+    // (member, role, token) -> (first and last claim, latest lease end).
+    let mut terms: BTreeMap<(&str, u32, u64), (u64, u64, u64)> = BTreeMap::new();
+    for c in &log.claims {
+        for (&role, lease) in &c.leading {
+            let e = terms.entry((c.member.as_str(), role, lease.token)).or_insert((c.at, c.at, lease.until));
+            e.1 = e.1.max(c.at);
+            e.2 = e.2.max(lease.until);
+        }
+    }
+    let mut claimed: BTreeSet<(&str, u32, u64)> = BTreeSet::new();
+    for a in &log.appends {
+        let Some(hb) = a.heartbeat else { continue };
+        let (Some(token), true) = (hb.lease, log.slots.contains_key(&a.author)) else { continue };
+        let m = a.author.as_str();
+        claimed.insert((m, hb.role, token));
+        match terms.get(&(m, hb.role, token)) {
+            None => found.add(HEARTBEAT_LEASE, || {
+                format!(
+                    "{m}'s heartbeat sent at {}ms on its clock (offset {} of partition {}) says it leads role {} with token {token}, a term it never published",
+                    hb.sent_at, a.offset, a.partition, hb.role
+                )
+            }),
+            Some(&(_, _, until)) if hb.sent_at >= until => found.add(HEARTBEAT_LEASE, || {
+                format!(
+                    "{m}'s heartbeat sent at {}ms on its clock says it leads role {} with token {token}, but that lease ended at {until}ms: a lease is over at its end",
+                    hb.sent_at, hb.role
+                )
+            }),
+            Some(_) => {}
+        }
+    }
+    for (&(m, role, token), &(first, last, _)) in &terms {
+        if last - first >= 2 * t && !claimed.contains(&(m, role, token)) {
+            found.add(HEARTBEAT_LEASE, || {
+                format!(
+                    "{m} held role {role} with token {token} from {} to {} but none of its heartbeats said so: `neli watch` would show no leader",
+                    secs(first),
+                    secs(last)
+                )
+            });
+        }
+    }
 }
 
 /// Which rule a token that is not the member's own current-term heartbeat breaks.

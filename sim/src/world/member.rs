@@ -15,7 +15,9 @@ use tokio::sync::Notify;
 use crate::client::{ClientCfg, SimBroker};
 use crate::clock::{ClockModel, Gate, SimClock, global_ms};
 use crate::proto::{Conn, Request};
-use crate::record::{ClaimObs, EventObs, LeaseObs, LeaseView, Recorder, Told, WriteObs};
+use crate::record::{
+    AssignmentChange, AssignmentObs, ClaimObs, EventObs, LeaseObs, LeaseView, Recorder, Told, WriteObs,
+};
 use crate::scenario::{Dur, ModeName, Scenario, Variant};
 
 /// What faults ask of a member's application; read by its loop and handler.
@@ -324,8 +326,8 @@ struct Incarnation {
     clock: SimClock,
     control: neli::Control,
     name: String,
-    /// The last `ClaimObs` recorded: (log epoch, leases).
-    claimed: Option<(u64, BTreeMap<u32, LeaseView>)>,
+    /// The last `ClaimObs` recorded: (log epoch, generation, leases).
+    claimed: Option<(u64, Option<u64>, BTreeMap<u32, LeaseView>)>,
 }
 
 impl Incarnation {
@@ -351,7 +353,16 @@ impl Incarnation {
                 return;
             }
             if resign {
-                let _ = self.neli.resign().await;
+                if self.neli.resign().await.is_ok() {
+                    let mut log = rec.lock();
+                    let seq = log.next_seq();
+                    log.assignments.push(AssignmentObs {
+                        seq,
+                        at: global_ms(),
+                        member: name.clone(),
+                        change: AssignmentChange::Resigned,
+                    });
+                }
                 rec.trace(global_ms(), &name, "resigned");
             }
             let pulsed = self.neli.pulse(p.poll).await;
@@ -393,14 +404,14 @@ impl Incarnation {
             .iter()
             .map(|(r, l)| (*r, LeaseView { token: l.token.0, until: l.until.as_millis() }))
             .collect();
-        let claim = (status.log_epoch, leading);
+        let claim = (status.log_epoch, status.generation, leading);
         if self.claimed.as_ref() == Some(&claim) {
             return;
         }
         let mut log = rec.lock();
         let seq = log.next_seq();
-        let (log_epoch, leading) = claim.clone();
-        log.claims.push(ClaimObs { seq, at: global_ms(), member: self.name.clone(), log_epoch, leading });
+        let (log_epoch, generation, leading) = claim.clone();
+        log.claims.push(ClaimObs { seq, at: global_ms(), member: self.name.clone(), log_epoch, generation, leading });
         self.claimed = Some(claim);
     }
 }

@@ -131,7 +131,15 @@ fn after_one_told_loss(epoch: u64) -> Vec<String> {
     let mut log = Log::default();
     log.slots.insert("m0".into(), 0);
     log.assignments.push(AssignmentObs { seq: 1, at: 500, member: "m0".into(), change: AssignmentChange::LogLost });
-    log.claims.push(ClaimObs { seq: 2, at: 600, member: "m0".into(), log_epoch: epoch, leading: Default::default() });
+    let claim = ClaimObs {
+        seq: 2,
+        at: 600,
+        member: "m0".into(),
+        log_epoch: epoch,
+        generation: None,
+        leading: Default::default(),
+    };
+    log.claims.push(claim);
     let v = judge(&s, &log, &[ClockModel::new(0)], 2000).1;
     v.into_iter().filter(|v| v.starts_with("rule log-epoch")).collect()
 }

@@ -38,7 +38,7 @@ fn change(log: &mut Log, at: u64, member: &str, change: AssignmentChange) {
 
 fn heartbeat(log: &mut Log, at: u64, offset: u64, author: &str, term: u64, sent_at: u64) {
     let seq = log.next_seq();
-    let heartbeat = Some(HeartbeatClaim { role: 0, term, sent_at });
+    let heartbeat = Some(HeartbeatClaim { role: 0, term, sent_at, lease: None });
     log.appends.push(AppendObs { seq, at, partition: 0, offset, author: author.into(), heartbeat });
 }
 
@@ -50,7 +50,17 @@ fn proof(log: &mut Log, member: &str, generation: u64, sent_local: u64) {
 fn claim(log: &mut Log, at: u64, member: &str, token: u64, until: u64, log_epoch: u64) {
     let seq = log.next_seq();
     let leading = BTreeMap::from([(0, LeaseView { token, until })]);
-    log.claims.push(ClaimObs { seq, at, member: member.into(), log_epoch, leading });
+    let generation = taken(log, member);
+    log.claims.push(ClaimObs { seq, at, member: member.into(), log_epoch, generation, leading });
+}
+
+/// The generation of the last assignment handed to `member` (what its
+/// status reports).
+fn taken(log: &Log, member: &str) -> Option<u64> {
+    log.assignments.iter().rev().filter(|a| a.member == member).find_map(|a| match a.change {
+        AssignmentChange::Assigned { generation, .. } => Some(generation),
+        _ => None,
+    })
 }
 
 /// m0 is assigned partition 0 in generation 1, writes its heartbeat (offset
@@ -158,7 +168,15 @@ fn a_members_tokens_only_increase_unless_it_says_the_log_restarted() {
     let renewed = |token, epoch| {
         let mut log = keeps_every_rule();
         let seq = log.next_seq();
-        log.claims.push(ClaimObs { seq, at: 125, member: "m0".into(), log_epoch: 0, leading: BTreeMap::new() });
+        let generation = taken(&log, "m0");
+        log.claims.push(ClaimObs {
+            seq,
+            at: 125,
+            member: "m0".into(),
+            log_epoch: 0,
+            generation,
+            leading: BTreeMap::new(),
+        });
         heartbeat(&mut log, 130, token, "m0", 1, 1100);
         proof(&mut log, "m0", 1, 1110);
         claim(&mut log, 140, "m0", token, 2100, epoch);
@@ -233,4 +251,83 @@ fn a_kept_partitions_proof_counts_across_generations() {
     heartbeat(&mut log, 110, 5, "m0", 2, 1000);
     claim(&mut log, 120, "m0", 5, 2000, 0);
     assert_eq!(judged(&log), Vec::<String>::new());
+}
+
+/// The status reports the generation of the assignment the member took:
+/// none after it resigned or its proof was rejected, and an assignment of a
+/// generation it resigned through is not taken (a core whose `generation()`
+/// answered None or a constant passed every other oracle).
+#[test]
+fn the_status_reports_the_generation_of_the_assignment_taken() {
+    let status = |log: &mut Log, at: u64, generation: Option<u64>| {
+        let seq = log.next_seq();
+        log.claims.push(ClaimObs { seq, at, member: "m0".into(), log_epoch: 0, generation, leading: BTreeMap::new() });
+    };
+    let of_rule = |log: &Log| -> Vec<String> {
+        judged(log).into_iter().filter(|v| v.starts_with("rule status-generation")).collect()
+    };
+    let mut log = keeps_every_rule();
+    status(&mut log, 130, Some(1));
+    assert_eq!(of_rule(&log), Vec::<String>::new());
+    status(&mut log, 140, None);
+    let v = of_rule(&log);
+    assert!(v[0].contains("m0's status reported generation None at 0.140s"), "{v:?}");
+    assert!(v[0].contains("was Some(1)"), "{v:?}");
+
+    // Resigned, then handed a late assignment of the generation it resigned
+    // through: it reports none.
+    let mut log = keeps_every_rule();
+    change(&mut log, 130, "m0", AssignmentChange::Resigned);
+    assigned(&mut log, 135, "m0", 1);
+    status(&mut log, 140, None);
+    assert_eq!(of_rule(&log), Vec::<String>::new());
+    assigned(&mut log, 150, "m0", 2);
+    status(&mut log, 160, Some(2));
+    assert_eq!(of_rule(&log), Vec::<String>::new());
+
+    // A rejected proof of its generation ends the assignment.
+    let mut log = keeps_every_rule();
+    change(&mut log, 130, "m0", AssignmentChange::ProofRejected { generation: 1 });
+    status(&mut log, 140, None);
+    assert_eq!(of_rule(&log), Vec::<String>::new());
+}
+
+/// Each heartbeat's `lease` (what `neli watch` shows) tells the truth: it
+/// claims only a term its sender published, sent before that lease ended,
+/// and a term held for 2T has some heartbeat that says so (a core whose
+/// `is_leader` compared the lease end the wrong way passed every other
+/// oracle: only these heartbeats and the model read it).
+#[test]
+fn heartbeats_say_who_leads_and_only_while_it_does() {
+    let leased = |log: &mut Log, sent_at: u64, token: u64| {
+        let seq = log.next_seq();
+        let heartbeat = Some(HeartbeatClaim { role: 0, term: 1, sent_at, lease: Some(token) });
+        log.appends.push(AppendObs { seq, at: 150, partition: 0, offset: 6, author: "m0".into(), heartbeat });
+    };
+    let of_rule = |log: &Log| -> Vec<String> {
+        judged(log).into_iter().filter(|v| v.starts_with("rule heartbeat-lease")).collect()
+    };
+    let base = || {
+        let mut log = keeps_every_rule();
+        log.slots.insert("m0".into(), 0);
+        leased(&mut log, 1500, 5);
+        log
+    };
+    assert_eq!(of_rule(&base()), Vec::<String>::new());
+    let mut at_end = base();
+    leased(&mut at_end, 2000, 5);
+    let v = of_rule(&at_end);
+    assert!(v[0].contains("says it leads role 0 with token 5, but that lease ended at 2000ms"), "{v:?}");
+    let mut unknown = base();
+    leased(&mut unknown, 1500, 9);
+    assert!(of_rule(&unknown)[0].contains("with token 9, a term it never published"), "{:?}", of_rule(&unknown));
+    // Held from 0.120 s to 2.120 s (2T) with no heartbeat claiming it.
+    let mut silent = keeps_every_rule();
+    silent.slots.insert("m0".into(), 0);
+    claim(&mut silent, 2120, "m0", 5, 3000, 0);
+    let v = of_rule(&silent);
+    assert!(
+        v[0].contains("m0 held role 0 with token 5 from 0.120s to 2.120s but none of its heartbeats said so"),
+        "{v:?}"
+    );
 }
