@@ -171,6 +171,9 @@ pub struct Log {
     pub log_epoch: u64,
     /// Current incarnation per slot.
     pub current: BTreeMap<usize, String>,
+    /// Times the application's handles disagreed on whether it leads:
+    /// (global ms, incarnation, what each answered).
+    pub disagreements: Vec<(u64, String, String)>,
     /// The per-rule oracles' facts (`oracle/rules.rs`), ordered by `seq`.
     pub appends: Vec<AppendObs>,
     pub proofs: Vec<ProofObs>,

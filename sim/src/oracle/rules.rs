@@ -34,6 +34,7 @@ pub const REVOKED_BARRIER: &str = "revoked-barrier";
 pub const LOG_EPOCH: &str = "log-epoch";
 pub const STATUS_GENERATION: &str = "status-generation";
 pub const HEARTBEAT_LEASE: &str = "heartbeat-lease";
+pub const HANDLES_AGREE: &str = "handles-agree";
 
 /// Collects violations per rule: the first one in full, then a count.
 #[derive(Default)]
@@ -280,6 +281,11 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
         }
     }
     heartbeat_lease(log, t, &mut found);
+    for (at, m, what) in &log.disagreements {
+        found.add(HANDLES_AGREE, || {
+            format!("{m}'s handles disagreed at {} on whether it leads role 0: {what}", secs(*at))
+        });
+    }
     lost_is_fenced(log, s.roles(), partitions, &mut found);
     revoked_barrier(log, &mut found);
     found.into_violations()

@@ -367,6 +367,13 @@ impl Incarnation {
             }
             let pulsed = self.neli.pulse(p.poll).await;
             self.note_claims(rec);
+            if let Ok(said @ neli::Pulse::Running { .. }) = pulsed
+                && said.is_leader() != self.neli.is_leader()
+            {
+                let what =
+                    format!("pulse() said leader = {}, is_leader() = {}", said.is_leader(), self.neli.is_leader());
+                rec.lock().disagreements.push((global_ms(), name.clone(), what));
+            }
             match pulsed {
                 Ok(neli::Pulse::Running { .. }) => {}
                 Ok(neli::Pulse::Finished(_)) => {
@@ -427,6 +434,21 @@ fn write_if_told(
     rec: &Recorder,
     name: &str,
 ) -> bool {
+    // Every handle answers from the same published status and clock, so
+    // they agree at one instant (`neli::Status::is_leader_of`).
+    let asked = [
+        ("Neli::token", neli.token().is_some()),
+        ("Neli::is_leader", neli.is_leader()),
+        ("Neli::is_leader_of(0)", neli.is_leader_of(0)),
+        ("Control::token", control.token().is_some()),
+        ("Control::is_leader", control.is_leader()),
+        ("Control::is_leader_of(0)", control.is_leader_of(0)),
+    ];
+    if asked.iter().any(|(_, a)| *a != asked[0].1) || control.token() != neli.token() {
+        let what = asked.iter().map(|(h, a)| format!("{h} {a}")).collect::<Vec<_>>().join(", ");
+        let what = format!("{what}; tokens {:?} and {:?}", neli.token(), control.token());
+        rec.lock().disagreements.push((global_ms(), name.to_owned(), what));
+    }
     let Some(token) = neli.token() else {
         return false;
     };

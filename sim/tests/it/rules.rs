@@ -331,3 +331,21 @@ fn heartbeats_say_who_leads_and_only_while_it_does() {
         "{v:?}"
     );
 }
+
+/// The application's handles (`Neli`, its `Control`, a pulse's answer) read
+/// one published status on one clock: a disagreement at one instant is a
+/// violation of its own (a `Control::is_leader` that answered true passed
+/// every other oracle, since the simulated application writes by `token()`).
+#[test]
+fn handles_that_disagree_on_leadership_are_a_violation() {
+    let mut log = keeps_every_rule();
+    assert!(judged(&log).iter().all(|v| !v.contains("handles-agree")));
+    log.disagreements.push((1500, "m0".into(), "Neli::is_leader false, Control::is_leader true".into()));
+    let v: Vec<String> = judged(&log).into_iter().filter(|v| v.starts_with("rule handles-agree")).collect();
+    assert_eq!(
+        v,
+        [
+            "rule handles-agree: m0's handles disagreed at 1.500s on whether it leads role 0: Neli::is_leader false, Control::is_leader true"
+        ]
+    );
+}
