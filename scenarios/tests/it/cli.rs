@@ -283,3 +283,25 @@ fn interrupted_explore_prints_a_partial_summary_and_exits_130() {
     assert!(stdout.contains("swarm") && stdout.contains("verdict"), "a summary of what ran: {stdout}");
     assert!(stderr.contains("interrupted after") && stderr.contains("of 100000 run(s)"), "{stderr}");
 }
+
+// --fail-fast stops after the first scenario that must pass and failed:
+// the broken one runs, the passing one after it does not, and stderr says so.
+#[test]
+fn explore_fail_fast_stops_at_the_first_failing_scenario() {
+    let broken = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("broken/receipt-time-lease.toml");
+    let broken = broken.to_str().expect("utf-8 path");
+    let o = lab(&["explore", broken, &fixture("tiny-pause"), "--seeds", "2", "--fail-fast"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(out.lines().any(|l| l.starts_with("receipt-time-lease ")), "{out}");
+    assert!(!out.lines().any(|l| l.starts_with("tiny-pause ")), "the scenario after the failing one ran:\n{out}");
+    assert!(
+        stderr(&o)
+            .contains("--fail-fast: stopped after receipt-time-lease failed; 1 scenario run(s) after it not started"),
+        "{}",
+        stderr(&o)
+    );
+    // Without it, both run.
+    let all = lab(&["explore", broken, &fixture("tiny-pause"), "--seeds", "2"]);
+    assert!(stdout(&all).lines().any(|l| l.starts_with("tiny-pause ")), "{}", stdout(&all));
+}
