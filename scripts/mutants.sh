@@ -23,7 +23,8 @@
 # --iterate tries again only what an earlier run into the same --out did not
 # catch (after the gate got stronger); --in-place mutates this checkout
 # instead of a copy (faster: the incremental build cache is reused; run it
-# in a worktree of its own, since the tree is edited while it runs).
+# in a worktree of its own, since the tree is edited while it runs; a run
+# killed mid-mutant may leave it mutated: `git checkout neli/src` there).
 # Needs cargo-mutants (`cargo install cargo-mutants --locked`; installed on
 # first use). cargo-mutants builds each mutant in a scratch copy of the tree
 # (starting from a copy of target/), so a mutated build never lands in the
