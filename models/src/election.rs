@@ -175,6 +175,14 @@ pub struct Slot {
     /// log losses are on (without them offsets only grow, so it would split
     /// states for nothing).
     pub acquired: BTreeMap<u32, (u8, u64, u64)>,
+    /// Per role whose partition is assigned: the send time (member clock)
+    /// of the newest heartbeat this incarnation wrote and read back, of any
+    /// term. The `send-time` property bounds every lease by it + T.
+    pub own_read: BTreeMap<u32, u64>,
+    /// While anything is assigned: the send time of the newest membership
+    /// proof the coordinator accepted from this incarnation. The
+    /// `membership-proof` property bounds every lease by it + T.
+    pub proof_sent: Option<u64>,
 }
 
 /// Roles and partitions whose lease and assignment [`View`] keeps; a
@@ -223,6 +231,8 @@ impl Slot {
             read: BTreeMap::new(),
             outbox: Vec::new(),
             acquired: BTreeMap::new(),
+            own_read: BTreeMap::new(),
+            proof_sent: None,
         };
         slot.set_core(core.map(Arc::new));
         slot
@@ -277,7 +287,7 @@ impl Hash for Slot {
     fn hash<H: Hasher>(&self, h: &mut H) {
         self.core_fp.hash(h);
         (self.inc, self.offset, self.paused, self.isolated, self.in_group, self.coord_ok).hash(h);
-        (&self.callbacks, &self.read, &self.outbox, &self.acquired).hash(h);
+        (&self.callbacks, &self.read, &self.outbox, &self.acquired, &self.own_read, self.proof_sent).hash(h);
     }
 }
 
@@ -336,6 +346,12 @@ pub struct ElectionState {
     /// previous one (across log losses too).
     pub own_token_regressed: bool,
     pub resource_regressed: bool,
+    /// Some member held a lease ending later than its newest own heartbeat
+    /// read back + T (the core's send-time rule, [`Slot::own_read`]).
+    pub send_time_broken: bool,
+    /// With the proof on, some member held a lease ending later than its
+    /// newest accepted membership proof's send time + T ([`Slot::proof_sent`]).
+    pub proof_cap_broken: bool,
     pub handover: bool,
     /// Per role: consecutive ticks, all faults healed, without a leader.
     pub calm_leaderless: Vec<u8>,
@@ -548,12 +564,38 @@ impl ElectionModel {
             slot.read.entry(*p).or_insert(end);
         }
         slot.read.retain(|p, _| core.assigned().contains(p));
+        // Facts about an ownership that ended cannot justify a later lease
+        // (and kept would split states the core no longer tells apart).
+        let cfg = core.config();
+        slot.own_read.retain(|role, _| core.assigned().contains(&cfg.partition_of(*role)));
+        if core.assigned().is_empty() {
+            slot.proof_sent = None;
+        }
         slot.set_core(Some(shared));
+        self.judge_lease_rules(s, i);
         if self.cfg.faults.message_delay == 0 {
             while !s.slots[i].outbox.is_empty() {
                 self.deliver(s, i, 0);
             }
         }
+    }
+
+    /// Holds every lease slot `i`'s core reports to the rules the core
+    /// promises, each on its own (docs/background.md, "Per-rule oracles"):
+    /// with the other layers on, a lease that breaks one of them may still
+    /// never overlap another, and the end-result properties would pass.
+    fn judge_lease_rules(&self, s: &mut ElectionState, i: usize) {
+        let slot = &s.slots[i];
+        let t = u64::from(self.cfg.heartbeat_timeout);
+        let (mut send_time, mut proof_cap) = (false, false);
+        for role in 0..self.cfg.roles {
+            let Some((until, _)) = slot.lease(role) else { continue };
+            let until = until.as_millis();
+            send_time |= slot.own_read.get(&role).is_none_or(|sent| until > sent + t);
+            proof_cap |= self.cfg.membership_proof && slot.proof_sent.is_none_or(|sent| until > sent + t);
+        }
+        s.send_time_broken |= send_time;
+        s.proof_cap_broken |= proof_cap;
     }
 
     fn deliver(&self, s: &mut ElectionState, i: usize, idx: usize) {
@@ -568,6 +610,9 @@ impl ElectionModel {
                 let expiry = s.now + self.cfg.session_timeout;
                 let accepted = s.coord.generation == generation
                     && s.coord.members.get_mut(&key).map(|m| m.expiry = expiry).is_some();
+                if accepted && s.slots[i].proof_sent.is_none_or(|p| p < sent_at) {
+                    s.slot_mut(i).proof_sent = Some(sent_at);
+                }
                 let sent = Time::from_millis(sent_at);
                 self.run(s, i, |core, now| core.handle_membership(now, generation, sent, accepted));
             }
@@ -682,6 +727,8 @@ impl Model for ElectionModel {
             token_regressed: false,
             own_token_regressed: false,
             resource_regressed: false,
+            send_time_broken: false,
+            proof_cap_broken: false,
             handover: false,
             calm_leaderless: vec![0; c.roles as usize],
         }]
@@ -870,14 +917,23 @@ impl Model for ElectionModel {
                 let i = m as usize;
                 let offset = s_.slots[i].read[&p];
                 let (base, recs) = &s_.logs[p as usize];
-                let payload = match recs[(offset - base) as usize] {
+                let key = key(s_, m);
+                let rec = recs[(offset - base) as usize];
+                let payload = match rec {
                     Some((role, term, sent_at, writer)) => {
                         let sent_at = Time::from_millis(sent_at);
                         Heartbeat { role, term, seq: 0, sent_at, lease: None, name: self.name(writer) }.encode()
                     }
                     None => b"not a heartbeat".to_vec(),
                 };
-                s_.slot_mut(i).read.insert(p, offset + 1);
+                let slot = s_.slot_mut(i);
+                slot.read.insert(p, offset + 1);
+                if let Some((role, _, sent_at, writer)) = rec
+                    && writer == key
+                    && slot.own_read.get(&role).is_none_or(|s| *s < sent_at)
+                {
+                    slot.own_read.insert(role, sent_at);
+                }
                 let record = Record { partition: p, offset, timestamp: None, payload };
                 self.run(s_, i, |core, now| core.handle_record(now, &record));
             }
@@ -900,6 +956,8 @@ impl Model for ElectionModel {
                 slot.read.clear();
                 slot.outbox.clear();
                 slot.acquired.clear();
+                slot.own_read.clear();
+                slot.proof_sent = None;
                 s_.used.crashes += 1;
             }
             Restart(m) => {
@@ -963,6 +1021,16 @@ impl Model for ElectionModel {
             Property::always(
                 "resource never sees an older token after a newer one",
                 |m: &ElectionModel, s: &ElectionState| !m.cfg.exclusive || !s.resource_regressed,
+            ),
+            // The core's lease rules one by one, in every mode: the layers
+            // cover for each other, so a weakened rule may never show as an
+            // overlap within the bounds (docs/background.md, "Per-rule oracles").
+            Property::always("send-time: a lease ends by its newest own heartbeat read + T", |_, s: &ElectionState| {
+                !s.send_time_broken
+            }),
+            Property::always(
+                "membership-proof: a lease ends by its newest accepted proof's send time + T",
+                |_, s: &ElectionState| !s.proof_cap_broken,
             ),
             Property::always(
                 "a leader within the liveness bound once faults heal",

@@ -5,7 +5,10 @@
 use neli_models::{ElectionModelCfg, Faults};
 use stateright::Checker;
 
-use crate::{ELECTED, HANDOVER, LIVENESS, ONE_LEADER, OWN_TOKENS, RESOURCE, TOKENS, check, counterexample, small};
+use crate::{
+    ELECTED, HANDOVER, LIVENESS, ONE_LEADER, OWN_TOKENS, PROOF_CAP, RESOURCE, SEND_TIME, TOKENS, check, counterexample,
+    small,
+};
 
 /// Asserts every safety property holds, liveness holds, and the witnesses
 /// are reachable (not vacuous); returns the unique state count.
@@ -13,7 +16,7 @@ pub(crate) fn assert_safe(cfg: ElectionModelCfg) -> usize {
     // Only a fault that removes the leader can move the role.
     let moves = cfg.faults.pauses + cfg.faults.crashes + cfg.faults.isolations > 0;
     let (model, checker) = check(cfg);
-    for p in [ONE_LEADER, TOKENS, OWN_TOKENS, RESOURCE, LIVENESS] {
+    for p in [ONE_LEADER, TOKENS, OWN_TOKENS, RESOURCE, SEND_TIME, PROOF_CAP, LIVENESS] {
         if checker.discovery(p).is_some() {
             counterexample(&model, &checker, p);
         }
@@ -36,7 +39,7 @@ fn recommended_survives_a_pause() {
 fn recommended_survives_two_pauses() {
     let mut cfg = small(Faults { pauses: 2, ..Faults::default() });
     cfg.max_ticks = 7;
-    assert_eq!(assert_safe(cfg), 133_146);
+    assert_eq!(assert_safe(cfg), 133_370);
 }
 
 #[test]
@@ -53,7 +56,7 @@ fn recommended_survives_crash_and_restart() {
 fn recommended_survives_message_delay_reorder_and_loss() {
     let mut cfg = small(Faults { message_delay: 1, reorder: true, losses: 1, ..Faults::default() });
     cfg.max_ticks = 6;
-    assert_eq!(assert_safe(cfg), 7_167);
+    assert_eq!(assert_safe(cfg), 7_279);
 }
 
 #[test]

@@ -401,6 +401,31 @@ fn check_exits_0_on_the_recommended_core_in_every_mode() {
     }
 }
 
+/// Issue 11: `check` exits 1 on each unsafe lease variant with its
+/// defaults (membership proof on). No leader overlaps another there, since
+/// the proof caps every lease; the model holds each lease to the send-time
+/// rule on its own, and the counterexample replays as a scenario the
+/// simulator fails on the same rule.
+#[test]
+fn check_exits_1_on_each_unsafe_lease_variant_with_its_defaults() {
+    for variant in ["lease-from-receipt", "any-record-counts"] {
+        let dir = scratch(&format!("check_flags/variant_{variant}"));
+        let out = dir.display().to_string();
+        let o = lab(&["check", "--variant", variant, "--threads", "1", "--sim-seeds", "5", "--out", &out]);
+        let text = stdout(&o);
+        assert_eq!(o.status.code(), Some(1), "--variant {variant} must fail:\n{text}{}", stderr(&o));
+        assert!(text.contains(&format!("membership proof on, assignment range, variant {variant}\n")), "{text}");
+        assert!(text.contains("\nholds     at most one leader per role\n"), "{text}");
+        assert!(text.contains("\nVIOLATED  send-time: a lease ends by its newest own heartbeat read + T\n"), "{text}");
+        let replay = text.lines().find(|l| l.starts_with("replay ")).expect("a replay line");
+        assert!(replay.contains("REPRODUCED") && replay.contains("rule send-time"), "--variant {variant}: {replay}");
+        let scenario =
+            std::fs::read_to_string(dir.join("check-send-time-a-lease-ends-by-its-newest-own-heartbeat-read-t.toml"));
+        let scenario = scenario.unwrap_or_else(|e| panic!("--variant {variant}: no scenario file ({e}):\n{text}"));
+        assert!(scenario.contains(&format!("variant = \"{variant}\"")), "{scenario}");
+    }
+}
+
 #[test]
 fn assignment_changes_the_count() {
     changes_the_count(&[("--assignment", "cooperative-sticky")]);

@@ -3,8 +3,8 @@
 //! every shipped scenario over `NELI_GATE_SEEDS` seeds (default 30), also
 //! with each layer of the lease off (`--ablate`: the heartbeat rules carry
 //! weight where the proof is off), and `check` with its defaults in each of
-//! the three modes must pass; every broken scenario and each unsafe variant
-//! in the model must fail. On the unmutated code all of that holds; a
+//! the three modes must pass; `check --variant X` for each unsafe lease
+//! variant and every broken scenario must fail. On the unmutated code all of that holds; a
 //! mutant that breaks any of it is "caught by the harness".
 
 use crate::{lab, stdout};
@@ -32,13 +32,20 @@ fn the_harness_passes_explore_all_and_check() {
         assert!(check.status.success(), "check --mode {mode} failed ({}):\n{out}", check.status);
         assert!(out.contains("verdict   PASS"), "check --mode {mode} printed no PASS verdict:\n{out}");
     }
+    // Each unsafe lease variant with `check`'s defaults, proof on: the
+    // overlap properties cannot see them (the proof caps the lease), the
+    // model's send-time property can, so a switch that stops turning a
+    // variant on is noticed by the model as well as by the simulator.
+    for variant in ["lease-from-receipt", "any-record-counts"] {
+        let check = lab(&["check", "--variant", variant, "--sim-seeds", "0"]);
+        let out = stdout(&check);
+        assert_eq!(check.status.code(), Some(1), "check --variant {variant} must fail:\n{out}");
+        assert!(out.contains("VIOLATED  send-time"), "check --variant {variant}: no send-time violation:\n{out}");
+    }
     // A scenario that must fail is a test too: each broken configuration
     // (scenarios/broken/) must still be caught. Those broken only by their
     // unsafe variant must also pass with variant = "recommended", or they do
-    // not test the switch that turns the variant on. (`check --variant X
-    // --no-membership-proof` is no such test: without the proof the model
-    // fails on the recommended core too, as its client has no local
-    // session expiry; with the proof on it cannot tell the variants apart.)
+    // not test the switch that turns the variant on.
     let broken = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("broken");
     let mut files: Vec<_> = std::fs::read_dir(&broken)
         .expect("scenarios/broken")
