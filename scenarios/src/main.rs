@@ -63,44 +63,7 @@ enum Cmd {
         without: Option<Layer>,
     },
     /// Run many seeds of scenarios across threads; summary table per scenario.
-    Explore {
-        /// Scenario names or paths.
-        scenarios: Vec<String>,
-        /// Every shipped scenario (not those under broken/).
-        #[arg(long)]
-        all: bool,
-        #[command(flatten)]
-        range: SeedRange,
-        /// Run only every n-th seed, starting with the i-th (1-based): `--shard 2/4`.
-        #[arg(long, value_name = "i/n")]
-        shard: Option<String>,
-        /// Output: text tables, one JSON document (input to `merge`) or JUnit XML.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
-        /// For every failing seed write DIR/<scenario>-seed<N>.toml (fails
-        /// under `run`), .trace.txt and .svg (timeline).
-        #[arg(long, value_name = "DIR")]
-        artifacts: Option<PathBuf>,
-        /// Stop starting seeds after this long (`10m`, `90s`, `1h`): seeds run
-        /// in order, every scenario the same ones; the summary says how many.
-        #[arg(long, value_name = "DURATION")]
-        time_budget: Option<String>,
-        /// Layer ablation: also run each scenario once per layer of the lease
-        /// with that layer off (`<name>-without-<layer>`). Each must pass,
-        /// unless the scenario lists the layer in `expect.fails_without`:
-        /// then it must fail in some seed.
-        #[arg(long)]
-        ablate: bool,
-        /// With --ablate: run the ablated scenarios on only the first N
-        /// seeds of the range (default: all of them), to keep the cost down.
-        #[arg(long, value_name = "N", requires = "ablate")]
-        ablate_seeds: Option<u64>,
-        /// Stop after the first scenario (or ablated run) with a failing
-        /// seed that must pass: the summary covers the scenarios run so
-        /// far. For a quick red/green, e.g. in mutation testing.
-        #[arg(long)]
-        fail_fast: bool,
-    },
+    Explore(ExploreArgs),
     /// Combine the JSON reports of `explore --shard i/n --format json` into
     /// the output one run over all seeds gives, with its exit code.
     Merge {
@@ -281,6 +244,47 @@ fn fail(msg: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// `explore`'s arguments, handed to [`cmd_explore`] whole.
+#[derive(clap::Args)]
+struct ExploreArgs {
+    /// Scenario names or paths.
+    scenarios: Vec<String>,
+    /// Every shipped scenario (not those under broken/).
+    #[arg(long)]
+    all: bool,
+    #[command(flatten)]
+    range: SeedRange,
+    /// Run only every n-th seed, starting with the i-th (1-based): `--shard 2/4`.
+    #[arg(long, value_name = "i/n")]
+    shard: Option<String>,
+    /// Output: text tables, one JSON document (input to `merge`) or JUnit XML.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// For every failing seed write DIR/<scenario>-seed<N>.toml (fails
+    /// under `run`), .trace.txt and .svg (timeline).
+    #[arg(long, value_name = "DIR")]
+    artifacts: Option<PathBuf>,
+    /// Stop starting seeds after this long (`10m`, `90s`, `1h`): seeds run
+    /// in order, every scenario the same ones; the summary says how many.
+    #[arg(long, value_name = "DURATION")]
+    time_budget: Option<String>,
+    /// Layer ablation: also run each scenario once per layer of the lease
+    /// with that layer off (`<name>-without-<layer>`). Each must pass,
+    /// unless the scenario lists the layer in `expect.fails_without`:
+    /// then it must fail in some seed.
+    #[arg(long)]
+    ablate: bool,
+    /// With --ablate: run the ablated scenarios on only the first N
+    /// seeds of the range (default: all of them), to keep the cost down.
+    #[arg(long, value_name = "N", requires = "ablate")]
+    ablate_seeds: Option<u64>,
+    /// Stop after the first scenario (or ablated run) with a failing
+    /// seed that must pass: the summary covers the scenarios run so
+    /// far. For a quick red/green, e.g. in mutation testing.
+    #[arg(long)]
+    fail_fast: bool,
+}
+
 /// The seeds of a multi-seed command and the threads that run them.
 #[derive(clap::Args)]
 struct SeedRange {
@@ -435,20 +439,19 @@ fn cmd_replay(arg: &str, without: Option<Layer>, seed: u64) -> ExitCode {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn cmd_explore(
-    names: Vec<String>,
-    all: bool,
-    seeds: u64,
-    start: u64,
-    j: Option<usize>,
-    shard: Option<String>,
-    format: Format,
-    artifacts: Option<PathBuf>,
-    time_budget: Option<String>,
-    ablate: bool,
-    ablate_seeds: Option<u64>,
-    fail_fast: bool,
-) -> ExitCode {
+fn cmd_explore(args: ExploreArgs) -> ExitCode {
+    let ExploreArgs {
+        scenarios: names,
+        all,
+        range: SeedRange { seeds, start, jobs: j },
+        shard,
+        format,
+        artifacts,
+        time_budget,
+        ablate,
+        ablate_seeds,
+        fail_fast,
+    } = args;
     let names = match (all, names.is_empty()) {
         (true, true) => match catalog::names() {
             v if v.is_empty() => {
@@ -1153,31 +1156,7 @@ fn main() -> ExitCode {
             cmd_run(&scenario, without, seed, trace, timeline, format, artifacts)
         }
         Cmd::Replay { scenario, seed, without } => cmd_replay(&scenario, without, seed),
-        Cmd::Explore {
-            scenarios,
-            all,
-            range: SeedRange { seeds, start, jobs },
-            shard,
-            format,
-            artifacts,
-            time_budget,
-            ablate,
-            ablate_seeds,
-            fail_fast,
-        } => cmd_explore(
-            scenarios,
-            all,
-            seeds,
-            start,
-            jobs,
-            shard,
-            format,
-            artifacts,
-            time_budget,
-            ablate,
-            ablate_seeds,
-            fail_fast,
-        ),
+        Cmd::Explore(args) => cmd_explore(args),
         Cmd::Merge { files, format } => cmd_merge(&files, format),
         Cmd::Shrink { scenario, seed, out, budget, without } => cmd_shrink(&scenario, without, seed, out, budget),
         Cmd::Tune {
