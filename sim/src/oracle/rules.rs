@@ -35,6 +35,7 @@ pub const LOG_EPOCH: &str = "log-epoch";
 pub const STATUS_GENERATION: &str = "status-generation";
 pub const HEARTBEAT_LEASE: &str = "heartbeat-lease";
 pub const HANDLES_AGREE: &str = "handles-agree";
+pub const GRACE: &str = "grace";
 
 /// Collects violations per rule: the first one in full, then a count.
 #[derive(Default)]
@@ -64,6 +65,10 @@ struct Knows {
     /// Partition -> the first generation of its current uninterrupted
     /// ownership (evidence from that generation on is "current term").
     owned_since: BTreeMap<u32, u64>,
+    /// Partition -> when (global time) the assignment that started its
+    /// current uninterrupted ownership was handed over: the acquisition
+    /// grace G runs from then.
+    owned_at: BTreeMap<u32, u64>,
     /// The last change per partition, for the violation text.
     last_change: BTreeMap<u32, String>,
     /// Role -> the token of its last claimed lease and the log epoch then.
@@ -96,6 +101,12 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
     let mut at_offset: BTreeMap<(u32, u64), Vec<&AppendObs>> = BTreeMap::new();
     let mut newest_sent: BTreeMap<(&str, u32, u32, u64), u64> = BTreeMap::new();
     let mut newest_proof: BTreeMap<(&str, u64), u64> = BTreeMap::new();
+    // G is judged on the global clock, which equals the member's own in
+    // rate only when no clock fault can strike: a stepped or drifting
+    // clock reaches G sooner or later, as the member's clock is the one
+    // the core counts on.
+    let grace = s.election.grace.ms();
+    let judge_grace = grace > 0 && !clock_faults(s);
 
     for fact in facts(log) {
         match fact {
@@ -120,14 +131,17 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
                         }
                         k.generation = Some(*generation);
                         k.owned_since.retain(|p, _| ps.contains(p));
+                        k.owned_at.retain(|p, _| ps.contains(p));
                         for p in ps {
                             k.owned_since.entry(*p).or_insert(*generation);
+                            k.owned_at.entry(*p).or_insert(a.at);
                             k.last_change.insert(*p, what.clone());
                         }
                     }
                     AssignmentChange::Revoked(ps) | AssignmentChange::Lost(ps) => {
                         for p in ps {
                             k.owned_since.remove(p);
+                            k.owned_at.remove(p);
                             k.last_change.insert(*p, what.clone());
                         }
                     }
@@ -191,6 +205,20 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
                         });
                         continue;
                     };
+                    // A new assignment leads only G after it was handed over.
+                    if acquired
+                        && judge_grace
+                        && let Some(&handed) = k.owned_at.get(&p)
+                        && c.at < handed + grace
+                    {
+                        found.add(GRACE, || {
+                            format!(
+                                "{m} took a new lease of role {role} at {at}, {}ms after partition {p} was handed to it at {}: a new assignment may lead only G = {grace}ms after it",
+                                c.at - handed,
+                                secs(handed)
+                            )
+                        });
+                    }
                     let generation = k.generation.unwrap_or(since);
                     let terms = since..=generation;
                     // The token is the offset of the heartbeat that confirmed
@@ -289,6 +317,16 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
     lost_is_fenced(log, s.roles(), partitions, &mut found);
     revoked_barrier(log, &mut found);
     found.into_violations()
+}
+
+/// Whether a member clock can be stepped or drift in this scenario.
+fn clock_faults(s: &Scenario) -> bool {
+    use crate::scenario::{Fault, FaultKind};
+    let listed = s.timed_faults().any(|f| matches!(f.fault, Fault::ClockStep { .. } | Fault::ClockDrift { .. }));
+    let random = s.random.as_ref().is_some_and(|r| {
+        r.faults > 0 && r.kinds.iter().any(|k| matches!(k, FaultKind::ClockStep | FaultKind::ClockDrift))
+    });
+    listed || random
 }
 
 /// Each heartbeat says whether its sender led the role when it sent it, and

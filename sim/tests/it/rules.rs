@@ -349,3 +349,29 @@ fn handles_that_disagree_on_leadership_are_a_violation() {
         ]
     );
 }
+
+/// G = 1 s: the story of `keeps_every_rule`, whose lease is claimed 20 ms
+/// after the assignment, breaks the acquisition grace; claimed 1 s after
+/// the assignment it keeps it. With a clock fault in the scenario the rule
+/// is not judged (G runs on the member's clock, which may then run ahead).
+#[test]
+fn a_lease_taken_sooner_than_g_after_the_assignment_breaks_grace() {
+    let with = |extra: &str| {
+        scenario(&format!(
+            "name = \"rules\"\nduration = \"10s\"\n[election]\nmembers = 2\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\ngrace = \"1s\"\n{extra}"
+        ))
+    };
+    let early = keeps_every_rule();
+    let text = only(rules::judge(&with(""), &early), rules::GRACE);
+    assert!(text.contains("20ms after partition 0 was handed to it") && text.contains("G = 1000ms"), "{text}");
+
+    let mut late = Log::default();
+    assigned(&mut late, 100, "m0", 1);
+    heartbeat(&mut late, 1090, 5, "m0", 1, 1000);
+    proof(&mut late, "m0", 1, 1010);
+    claim(&mut late, 1100, "m0", 5, 2000, 0);
+    assert_eq!(rules::judge(&with(""), &late), Vec::<String>::new());
+
+    let step = "[[faults]]\nat = \"5s\"\nkind = \"clock-step\"\ntarget = \"m0\"\nby = \"1s\"\n";
+    assert_eq!(rules::judge(&with(step), &early), Vec::<String>::new());
+}
