@@ -114,15 +114,28 @@ fn mock_election(name: &str) -> Election {
     Election::new(name, Box::new(mock), bootstrap, &args, spacing)
 }
 
-/// The first leader's neli pid, the neli pids that led in order, and the
-/// CMD intervals ([`intervals`]).
-type Churn = (u32, Vec<u32>, Vec<(u64, u64, u32, u64)>);
+/// The first leader's neli pid, the neli pids that led in order, the CMD
+/// intervals ([`intervals`]) and how many times the first leader was told
+/// `Revoked`.
+type Churn = (u32, Vec<u32>, Vec<(u64, u64, u32, u64)>, usize);
+
+/// What [`follower_churn`] waits for after the last change.
+#[derive(Clone, Copy, PartialEq)]
+enum LastJoin {
+    /// The last join must reach the leader as a new generation: a claim that
+    /// the leader was never stopped is empty unless every change reached it.
+    MustReachTheLeader,
+    /// Stop T after it: the claim (the leader was stopped) rests on changes
+    /// already seen, and tansu once took more than 22 s to form the group
+    /// after a follower's leave (neli/KAFKA.md, "tansu's group coordinator").
+    DoNotWait,
+}
 
 /// Three members under `assignment`; a follower restarts (SIGKILL, a new
 /// member joins), another leaves (SIGTERM), another joins. Returns the
 /// first leader's neli pid and the tick file's CMD intervals, once the
-/// leader has seen all three changes as new generations.
-fn follower_churn(mut e: Election) -> Churn {
+/// leader has seen the last change as a new generation (if `last` says so).
+fn follower_churn(mut e: Election, last: LastJoin) -> Churn {
     let (leader, _) = wait_until(formation(), || current_leader(&e.file, None))
         .unwrap_or_else(|| panic!("a first leader within {:?}{}", formation(), what_happened(&e.file)));
     let slot = e.members.0.iter().position(|c| c.id() == leader).expect("the leader is one of ours");
@@ -142,20 +155,23 @@ fn follower_churn(mut e: Election) -> Churn {
     // The last change must have reached the leader as a new generation, or
     // the test proved nothing. (Earlier changes may share a rebalance: tansu
     // holds a join while the killed member's session runs out.)
-    let limit = budget(e.spacing);
-    let seen = wait_until(limit, || (generations_seen(&log) > before).then_some(()));
-    assert!(seen.is_some(), "the last join reached the leader within {limit:?}{}", what_happened(&e.file));
+    if last == LastJoin::MustReachTheLeader {
+        let limit = budget(e.spacing);
+        let seen = wait_until(limit, || (generations_seen(&log) > before).then_some(()));
+        assert!(seen.is_some(), "the last join reached the leader within {limit:?}{}", what_happened(&e.file));
+    }
     std::thread::sleep(2 * T_DUR);
     let tokens: Vec<u64> = ticks(&e.file).iter().map(|t| t.2).collect();
     assert!(tokens.windows(2).all(|w| w[0] <= w[1]), "tokens only increase: {tokens:?}");
     crate::kafka_tansu::assert_one_at_a_time(&e.file);
-    (leader, leader_changes(&e.file), intervals(&e.file))
+    let revoked = std::fs::read_to_string(&log).unwrap_or_default().matches("event=Revoked").count();
+    (leader, leader_changes(&e.file), intervals(&e.file), revoked)
 }
 
 #[test]
 fn cooperative_followers_join_leave_and_restart_without_stopping_the_leader() {
     let Some(e) = election("coop-churn", "cooperative-sticky") else { return };
-    let (leader, changes, iv) = follower_churn(e);
+    let (leader, changes, iv, _) = follower_churn(e, LastJoin::MustReachTheLeader);
     eprintln!("cooperative-sticky churn on tansu: {} CMD interval(s), leader changes 0: {iv:?}", iv.len());
     assert_eq!(changes, vec![leader], "the leader stayed the leader while followers came and went");
     // The membership proof goes on a connection of its own, so the leader's
@@ -169,9 +185,11 @@ fn range_stops_the_leader_when_followers_come_and_go() {
     // The baseline cooperative-sticky is measured against: eager range
     // revokes partition 0 in every rebalance.
     let Some(e) = election("range-churn", "range") else { return };
-    let (_, changes, iv) = follower_churn(e);
+    let (_, changes, iv, revoked) = follower_churn(e, LastJoin::DoNotWait);
     eprintln!("range churn on tansu: {} CMD interval(s), leaders {changes:?}: {iv:?}", iv.len());
-    assert!(iv.len() >= 2, "a follower's join or leave revoked the leader's partition: {iv:?}");
+    // Eager range revokes at the start of every rebalance, whenever the
+    // group forms again: the first change is enough to show it.
+    assert!(revoked >= 1, "a follower's join or leave revoked the leader's partition (CMD intervals {iv:?})");
 }
 
 /// The neli pids that led, in order, each listed once per term run: a
@@ -235,7 +253,7 @@ fn cooperative_leader_that_crashes_and_restarts_costs_one_handover() {
 
 #[test]
 fn mock_cooperative_followers_join_leave_and_restart_without_stopping_the_leader() {
-    let (leader, changes, iv) = follower_churn(mock_election("mock-churn"));
+    let (leader, changes, iv, _) = follower_churn(mock_election("mock-churn"), LastJoin::MustReachTheLeader);
     eprintln!("cooperative-sticky churn on the mock, proof off: {} CMD interval(s): {iv:?}", iv.len());
     assert_eq!(changes, vec![leader], "the leader stayed the leader while followers came and went");
     assert_eq!(iv.len(), 1, "the leader's CMD ran without a break through three follower changes: {iv:?}");
