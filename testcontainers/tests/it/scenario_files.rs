@@ -15,6 +15,7 @@ const RUNNABLE: &[&str] = &[
     "close-during-rebalance",
     "foreign-writer",
     "leader-pause",
+    "resign-and-lead-again",
     "rolling-restart",
     "short-pause",
     "zombie-heartbeats",
@@ -114,6 +115,33 @@ fn close_during_rebalance_hands_over_without_overlap() {
         );
         let on_tansu = std::env::var("NELI_BROKER_IMAGE").map_or(true, |i| i.is_empty());
         assert!(on_tansu, "no takeover after the leader closed: {f:?}");
+    }
+}
+
+/// The leader resigns (LeaveGroup), its successor is SIGKILLed, and the
+/// member that resigned must lead again. Judged by the oracles without the
+/// file's `max_gap`: a resign is a departure tansu 0.6.0 may strand the
+/// group on (the bug of `close_during_rebalance_hands_over_without_overlap`),
+/// and then nobody can lead again, so on tansu a run without the comeback
+/// only says so; on another broker it fails.
+#[test]
+fn a_member_that_resigned_leads_again_once_its_successor_is_gone() {
+    let mut s = scenario_file("resign-and-lead-again");
+    s.expect.max_gap = None;
+    let steps = neli_testcontainers::plan(&s).expect("runnable");
+    let first = s.faults.iter().map(|f| f.get_ref().at.ms()).min().unwrap_or(0);
+    let Some(out) = run_real_with(&s, steps, s.duration.ms() - first, false) else { return };
+    assert_eq!(out.violations, Vec::<String>::new(), "oracle violations on the real broker");
+    let f = out.figures;
+    if !(f.acquisitions >= 3 && f.leader_at_end) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "NOTICE: resign-and-lead-again: no comeback on {} ({f:?}); with tansu 0.6.0 this is its stranded-group bug \
+             (neli/KAFKA.md, \"A group tansu never forms again\")",
+            std::env::var("NELI_BROKER_IMAGE").unwrap_or("tansu".into())
+        );
+        let on_tansu = std::env::var("NELI_BROKER_IMAGE").map_or(true, |i| i.is_empty());
+        assert!(on_tansu, "the member that resigned did not lead again: {f:?}");
     }
 }
 
