@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::{lab, scratch, stderr, stdout};
+use crate::{WIDE_WALK, lab, scratch, stderr, stdout};
 
 /// The base bound: 2 members, 4 ticks, one pause (2,452 unique states; the
 /// timing flags only matter once a fault can make a lease run out).
@@ -238,28 +238,7 @@ fn simulate_is_seeded_reproducible_and_never_a_proof() {
 // nothing (exit 3: random walks prove nothing, but they found no violation).
 #[test]
 fn simulate_seed_1_of_a_wide_bound_finds_no_token_regression() {
-    let args = [
-        "check",
-        "--members",
-        "3",
-        "--ticks",
-        "30",
-        "--pauses",
-        "2",
-        "--isolations",
-        "2",
-        "--clock-steps",
-        "2",
-        "--crashes",
-        "1",
-        "--heartbeat-timeout",
-        "2",
-        "--session-timeout",
-        "6",
-        "--simulate",
-        "--seed",
-        "1",
-    ];
+    let args = [&WIDE_WALK[..], &["--sim-seeds", "0"]].concat();
     let o = lab(&args);
     let out = stdout(&o);
     assert!(!out.contains("VIOLATED"), "{out}");

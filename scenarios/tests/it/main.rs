@@ -21,6 +21,32 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 /// Runs `neli-lab` with `args`; scenario names resolve in the repo's `scenarios/`.
+/// `check`'s random walks, seed 1, on a bound far past the exhaustive ones:
+/// the walk that found a candidate keeping an older term's evidence across
+/// a new generation (BENCHMARKS.md, "Random walks").
+pub const WIDE_WALK: [&str; 20] = [
+    "check",
+    "--members",
+    "3",
+    "--ticks",
+    "30",
+    "--pauses",
+    "2",
+    "--isolations",
+    "2",
+    "--clock-steps",
+    "2",
+    "--crashes",
+    "1",
+    "--heartbeat-timeout",
+    "2",
+    "--session-timeout",
+    "6",
+    "--simulate",
+    "--seed",
+    "1",
+];
+
 pub fn lab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_neli-lab"))
         .args(args)

@@ -33,34 +33,9 @@ fn the_harness_passes_explore_all_and_check() {
         assert!(check.status.success(), "check --mode {mode} failed ({}):\n{out}", check.status);
         assert!(out.contains("verdict   PASS"), "check --mode {mode} printed no PASS verdict:\n{out}");
     }
-    // Random walks far past the exhaustive bound (1.5 s): seed 1 is the walk
-    // that found a candidate keeping an older term's evidence across a new
-    // generation (BENCHMARKS.md, "Random walks"), a path no exhaustive
-    // default bound and no shipped scenario reaches.
-    let walk = [
-        "check",
-        "--members",
-        "3",
-        "--ticks",
-        "30",
-        "--pauses",
-        "2",
-        "--isolations",
-        "2",
-        "--clock-steps",
-        "2",
-        "--crashes",
-        "1",
-        "--heartbeat-timeout",
-        "2",
-        "--session-timeout",
-        "6",
-        "--simulate",
-        "--seed",
-        "1",
-        "--sim-seeds",
-        "0",
-    ];
+    // Random walks far past the exhaustive bound, 1.5 s: a path no
+    // exhaustive default bound and no shipped scenario reaches.
+    let walk = [&crate::WIDE_WALK[..], &["--sim-seeds", "0"]].concat();
     let o = lab(&walk);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(3), "check --simulate --seed 1 must find nothing (exit 3, INCOMPLETE):\n{out}");
