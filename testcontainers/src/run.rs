@@ -619,8 +619,10 @@ fn foreign_write(bootstrap: &str, topic: &str, partition: u32, count: u32, garba
         let payload = if garbage {
             format!("garbage-{seq}").into_bytes()
         } else {
+            // Four roles, as the simulator's stranger: some records name a
+            // role the election may not have (scenarios/FORMAT.md).
             neli::core::Heartbeat {
-                role: 0,
+                role: (seq % 4) as u32,
                 term: 1_000_000 + seq,
                 seq,
                 sent_at: neli::Time::from_millis(mono_ms()),

@@ -490,9 +490,11 @@ pub(super) async fn foreign_main(
             } else {
                 // A second deployment sharing the topic: its group's
                 // generations (small numbers) collide with ours, so only the
-                // name tells its heartbeats apart.
+                // name tells its heartbeats apart; it has four roles, so
+                // some of its records name a role ours may not have (a
+                // misplaced record, which counts for nothing either).
                 Heartbeat {
-                    role: 0,
+                    role: (seq % 4) as u32,
                     term: 1 + seq % 8,
                     seq,
                     // Its host has been up far longer than ours (member
