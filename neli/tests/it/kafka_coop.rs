@@ -22,6 +22,8 @@ use crate::kafka_tansu::{
 use crate::support::budget;
 
 const T_DUR: Duration = Duration::from_secs(1);
+/// T of the `neli exec` members on librdkafka's mock (see [`mock_election`]).
+const MOCK_T: Duration = Duration::from_secs(2);
 
 /// tansu holds a JoinGroup until S/2 has passed, looking once a second.
 fn join_wait() -> Duration {
@@ -52,6 +54,8 @@ struct Election {
     args: Vec<String>,
     /// Time to leave between two membership changes.
     spacing: Duration,
+    /// The members' heartbeat timeout T (`--heartbeat-timeout`).
+    t: Duration,
     file: std::path::PathBuf,
     _dir: tempdir::Dir,
 }
@@ -63,6 +67,7 @@ impl Election {
         bootstrap: String,
         args: &[&str],
         spacing: Duration,
+        t: Duration,
     ) -> Election {
         let dir = tempdir::Dir::new(name);
         let file = dir.0.join("leader.log");
@@ -73,8 +78,13 @@ impl Election {
             group: format!("{name}-{}", std::process::id()),
             members: Reap(Vec::new()),
             logs: Vec::new(),
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            args: args
+                .iter()
+                .map(|a| (*a).to_owned())
+                .chain(["--heartbeat-timeout".to_owned(), format!("{}ms", t.as_millis())])
+                .collect(),
             spacing,
+            t,
             file,
             _dir: dir,
         };
@@ -82,6 +92,15 @@ impl Election {
             e.spawn();
         }
         e
+    }
+
+    /// [`formation`] and [`takeover`] assume T = 1 s; a longer T adds its excess.
+    fn formation(&self) -> Duration {
+        formation() + budget(self.t.saturating_sub(T_DUR))
+    }
+
+    fn takeover(&self) -> Duration {
+        takeover() + budget(self.t.saturating_sub(T_DUR))
     }
 
     fn spawn(&mut self) {
@@ -96,7 +115,7 @@ fn election(name: &str, assignment: &str) -> Option<Election> {
     let bin = tansu_bin()?;
     let tansu = start_tansu(&bin);
     let bootstrap = tansu.bootstrap.clone();
-    Some(Election::new(name, Box::new(tansu), bootstrap, &["--assignment", assignment], rebalance()))
+    Some(Election::new(name, Box::new(tansu), bootstrap, &["--assignment", assignment], rebalance(), T_DUR))
 }
 
 /// The librdkafka mock (in this process, members over TCP) and three
@@ -107,11 +126,16 @@ fn mock_election(name: &str) -> Election {
     let mock = neli::kafka::mock::MockKafka::start(1).expect("mock cluster");
     mock.create_topic(&format!("{name}-{}.neli", std::process::id()), 1).expect("topic");
     let bootstrap = mock.bootstrap_servers();
+    // With the proof off, the kept leader's lease rests on reading its own
+    // heartbeats back through the mock's held join (S - 1 s); T = 1 s left
+    // too little room beside a CPU hog (its lease lapsed once in 4 runs), so
+    // the mock's members take T = 2 s, still below S.
+    let t = MOCK_T;
     // The mock finds an expired session within a second, then holds the
     // join S - 1 s; T for the leader's new generation to reach it.
-    let spacing = S + Duration::from_secs(1) + S + T_DUR;
+    let spacing = S + Duration::from_secs(1) + S + t;
     let args = ["--assignment", "cooperative-sticky", "--no-membership-proof"];
-    Election::new(name, Box::new(mock), bootstrap, &args, spacing)
+    Election::new(name, Box::new(mock), bootstrap, &args, spacing, t)
 }
 
 /// The first leader's neli pid, the neli pids that led in order, the CMD
@@ -136,8 +160,8 @@ enum LastJoin {
 /// first leader's neli pid and the tick file's CMD intervals, once the
 /// leader has seen the last change as a new generation (if `last` says so).
 fn follower_churn(mut e: Election, last: LastJoin) -> Churn {
-    let (leader, _) = wait_until(formation(), || current_leader(&e.file, None))
-        .unwrap_or_else(|| panic!("a first leader within {:?}{}", formation(), what_happened(&e.file)));
+    let (leader, _) = wait_until(e.formation(), || current_leader(&e.file, None))
+        .unwrap_or_else(|| panic!("a first leader within {:?}{}", e.formation(), what_happened(&e.file)));
     let slot = e.members.0.iter().position(|c| c.id() == leader).expect("the leader is one of ours");
     let log = e.logs[slot].clone();
     let followers: Vec<usize> = (0..e.members.0.len()).filter(|i| *i != slot).collect();
@@ -160,7 +184,7 @@ fn follower_churn(mut e: Election, last: LastJoin) -> Churn {
         let seen = wait_until(limit, || (generations_seen(&log) > before).then_some(()));
         assert!(seen.is_some(), "the last join reached the leader within {limit:?}{}", what_happened(&e.file));
     }
-    std::thread::sleep(2 * T_DUR);
+    std::thread::sleep(2 * e.t);
     let tokens: Vec<u64> = ticks(&e.file).iter().map(|t| t.2).collect();
     assert!(tokens.windows(2).all(|w| w[0] <= w[1]), "tokens only increase: {tokens:?}");
     crate::kafka_tansu::assert_one_at_a_time(&e.file);
@@ -213,16 +237,16 @@ fn cooperative_paused_leader_that_returns_does_not_take_leadership_back() {
 /// SIGSTOP the leader (neli and CMD) past S, SIGCONT it once another
 /// member leads: exactly one handover, and the successor's CMD runs on.
 fn paused_leader_returns(e: Election) {
-    let (neli, cmd) = wait_until(formation(), || current_leader(&e.file, None))
-        .unwrap_or_else(|| panic!("a first leader within {:?}{}", formation(), what_happened(&e.file)));
+    let (neli, cmd) = wait_until(e.formation(), || current_leader(&e.file, None))
+        .unwrap_or_else(|| panic!("a first leader within {:?}{}", e.formation(), what_happened(&e.file)));
     unsafe {
         libc::kill(-(neli as i32), libc::SIGSTOP);
         libc::kill(-(cmd as i32), libc::SIGSTOP);
         libc::kill(neli as i32, libc::SIGSTOP);
     }
     let paused = Instant::now();
-    let (successor, _) = wait_until(takeover(), || current_leader(&e.file, Some(neli)))
-        .unwrap_or_else(|| panic!("a new leader within {:?} while paused{}", takeover(), what_happened(&e.file)));
+    let (successor, _) = wait_until(e.takeover(), || current_leader(&e.file, Some(neli)))
+        .unwrap_or_else(|| panic!("a new leader within {:?} while paused{}", e.takeover(), what_happened(&e.file)));
     // Past S, so the coordinator dropped it: a zombie, not a slow member.
     let past_s = S.saturating_sub(paused.elapsed());
     std::thread::sleep(past_s);
@@ -231,7 +255,7 @@ fn paused_leader_returns(e: Election) {
         libc::kill(-(cmd as i32), libc::SIGCONT);
     }
     // It rejoins (a rebalance) and must get nothing while the successor leads.
-    std::thread::sleep(e.spacing + join_wait() + 2 * T_DUR);
+    std::thread::sleep(e.spacing + join_wait() + 2 * e.t);
     assert_eq!(
         leader_changes(&e.file),
         vec![neli, successor],
@@ -272,27 +296,27 @@ fn mock_cooperative_leader_that_crashes_and_restarts_costs_one_handover() {
 /// SIGKILL the leader, then start a new member in its place: exactly one
 /// handover, and the successor's CMD runs on through the new member's join.
 fn crashed_leader_restarts(mut e: Election) {
-    let (neli, _) = wait_until(formation(), || current_leader(&e.file, None))
-        .unwrap_or_else(|| panic!("a first leader within {:?}{}", formation(), what_happened(&e.file)));
+    let (neli, _) = wait_until(e.formation(), || current_leader(&e.file, None))
+        .unwrap_or_else(|| panic!("a first leader within {:?}{}", e.formation(), what_happened(&e.file)));
     // SAFETY: a plain signal to a child we started (its CMD dies with it).
     unsafe {
         libc::kill(neli as i32, libc::SIGKILL);
     }
-    let (successor, _) = wait_until(takeover(), || current_leader(&e.file, Some(neli)))
-        .unwrap_or_else(|| panic!("a new leader within {:?}{}", takeover(), what_happened(&e.file)));
+    let (successor, _) = wait_until(e.takeover(), || current_leader(&e.file, Some(neli)))
+        .unwrap_or_else(|| panic!("a new leader within {:?}{}", e.takeover(), what_happened(&e.file)));
     // The restarted instance is a new member: it joins and gets nothing.
     let slot = e.members.0.iter().position(|c| c.id() == successor).expect("the successor is one of ours");
     let log = e.logs[slot].clone();
     let before = generations_seen(&log);
     e.spawn();
-    let limit = budget(rebalance());
+    let limit = budget(rebalance() + e.t);
     let seen = wait_until(limit, || (generations_seen(&log) > before).then_some(()));
     assert!(
         seen.is_some(),
         "the restarted member's join reached the leader within {limit:?}{}",
         what_happened(&e.file)
     );
-    std::thread::sleep(2 * T_DUR);
+    std::thread::sleep(2 * e.t);
     assert_eq!(leader_changes(&e.file), vec![neli, successor], "one handover for one crash{}", what_happened(&e.file));
     crate::kafka_tansu::assert_one_at_a_time(&e.file);
     let iv = intervals(&e.file);

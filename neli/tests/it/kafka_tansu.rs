@@ -137,8 +137,11 @@ fn spawn_exec_running(bootstrap: &str, group: &str, file: &Path, extra: &[String
     let n = MEMBERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let log = file.with_file_name(format!("neli-{n}.stderr"));
     let stderr = std::fs::File::create(&log).map(Stdio::from).unwrap_or_else(|_| Stdio::null());
+    // `extra` may set its own T; clap refuses a flag given twice.
+    let t: &[&str] = if extra.iter().any(|a| a == "--heartbeat-timeout") { &[] } else { &["--heartbeat-timeout", T] };
     let child = Command::new(env!("CARGO_BIN_EXE_neli"))
-        .args(["exec", "--bootstrap-servers", bootstrap, "--group", group, "--heartbeat-timeout", T])
+        .args(["exec", "--bootstrap-servers", bootstrap, "--group", group])
+        .args(t)
         .args(["--session-timeout", &format!("{}ms", S.as_millis()), "--stop-timeout", "2s"])
         .args(extra)
         .args(["--", "sh", "-c", script, "cmd"])
