@@ -173,6 +173,7 @@ pub fn counterexample_to_scenario(
         // again, so a member resumed from a pause acts on what its core
         // answers then, as the model judges it (FORMAT.md, `app_work`).
         app_work: Some(Dur((c.tick_ms / 2).max(1) as i64)),
+        app_asks_at_lease_end: false,
         revoked_work: None,
     };
     let mut scenario = Scenario {

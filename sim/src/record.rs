@@ -165,6 +165,10 @@ pub struct Log {
     pub faults: Vec<FaultObs>,
     /// Incarnation name -> global time it stopped (crash, close).
     pub ends: BTreeMap<String, u64>,
+    /// Incarnation name -> global time its application first asked the
+    /// election to close (`Neli::close` or `Control::close`): the
+    /// `close-finishes` rule holds it to ending within the close timeout.
+    pub close_asked: BTreeMap<String, u64>,
     /// Incarnation name -> member slot.
     pub slots: BTreeMap<String, usize>,
     /// Bumped when a broker loses its log: fencing tokens restart.

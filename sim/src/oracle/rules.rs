@@ -310,9 +310,7 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
     }
     heartbeat_lease(log, t, &mut found);
     for (at, m, what) in &log.disagreements {
-        found.add(HANDLES_AGREE, || {
-            format!("{m}'s handles disagreed at {} on whether it leads role 0: {what}", secs(*at))
-        });
+        found.add(HANDLES_AGREE, || format!("{m}'s handles disagreed at {}: {what}", secs(*at)));
     }
     lost_is_fenced(log, s.roles(), partitions, &mut found);
     revoked_barrier(log, &mut found);

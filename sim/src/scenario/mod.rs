@@ -193,6 +193,12 @@ pub struct Election {
     /// asks `is_leader()` again, without pulsing, before writing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app_work: Option<Dur>,
+    /// Extension to v1: after each pulse that says it leads, the application
+    /// works until the very millisecond its published lease ends (on its own
+    /// clock) and asks `is_leader()` again there: the lease's last instant
+    /// is not the leader's (scenarios/FORMAT.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub app_asks_at_lease_end: bool,
     /// Extension to v1: how long the application's Revoked handler keeps
     /// finishing work (writing with its old token every 50 ms) before it
     /// returns; default 250 ms.
@@ -474,6 +480,11 @@ impl Scenario {
             && w.0 <= 0
         {
             return err(format!("election.app_work = \"{w}\": must be positive"));
+        }
+        if e.app_asks_at_lease_end && e.app_work.is_some() {
+            return err(
+                "election: app_work and app_asks_at_lease_end both say when the application asks again; set one".into(),
+            );
         }
         if let Some(w) = e.revoked_work
             && (w.0 < 0 || w.ms() >= e.max_poll_ms())

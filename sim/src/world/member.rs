@@ -77,6 +77,7 @@ pub(super) struct MemberParams {
     variant: UnsafeVariant,
     max_poll_ms: u64,
     app_work: Option<Duration>,
+    app_asks_at_lease_end: bool,
     revoked_work: Duration,
     session_expiry: bool,
     assignment: neli::Assignment,
@@ -106,6 +107,7 @@ impl MemberParams {
             },
             max_poll_ms: e.max_poll_ms(),
             app_work: e.app_work.map(Dur::duration),
+            app_asks_at_lease_end: e.app_asks_at_lease_end,
             revoked_work: e.revoked_work.map_or(DEFAULT_REVOKED_WORK, Dur::duration),
             session_expiry: e.client_session_expiry,
             assignment: e.assignment.neli(),
@@ -245,12 +247,14 @@ fn install_barrier(neli: &mut Neli<SimBroker, SimClock>, slot: &Slot, rec: &Reco
         async move {
             if close {
                 rec.trace(global_ms(), &name, "Revoked handler calls close()");
+                rec.lock().close_asked.entry(name.clone()).or_insert(global_ms());
                 control.close();
             }
             if close_and_wait {
                 // Broken on purpose: the loop waits for this handler and
                 // this handler waits for the loop to close (goNELI).
                 rec.trace(global_ms(), &name, "Revoked handler calls close() and waits for it");
+                rec.lock().close_asked.entry(name.clone()).or_insert(global_ms());
                 control.close();
                 let mut status = control.status();
                 let _ = status.wait_for(|s| s.state == neli::State::Closed).await;
@@ -347,23 +351,29 @@ impl Incarnation {
                 continue;
             }
             if close {
+                rec.lock().close_asked.entry(name.clone()).or_insert(global_ms());
                 let r = self.neli.close().await;
-                rec.trace(global_ms(), &name, format!("closed ({})", if r.is_ok() { "ok" } else { "error" }));
-                rec.lock().ends.insert(name.clone(), global_ms());
-                return;
+                rec.trace(global_ms(), &name, format!("close() returned ({})", if r.is_ok() { "ok" } else { "error" }));
+                // The loop goes on as an application's would: its next pulse
+                // must say the election finished (rule close-finishes).
+                continue;
             }
-            if resign {
-                if self.neli.resign().await.is_ok() {
-                    let mut log = rec.lock();
-                    let seq = log.next_seq();
-                    log.assignments.push(AssignmentObs {
-                        seq,
-                        at: global_ms(),
-                        member: name.clone(),
-                        change: AssignmentChange::Resigned,
-                    });
-                }
-                rec.trace(global_ms(), &name, "resigned");
+            if resign && self.control.end().is_none() {
+                // Asked from outside the loop, as an application's admin
+                // task would: the next pulse gives up leadership before it
+                // polls, so the rules see the resign before anything the
+                // client hands over in that pulse.
+                self.control.resign();
+                let mut log = rec.lock();
+                let seq = log.next_seq();
+                log.assignments.push(AssignmentObs {
+                    seq,
+                    at: global_ms(),
+                    member: name.clone(),
+                    change: AssignmentChange::Resigned,
+                });
+                drop(log);
+                rec.trace(global_ms(), &name, "asked to resign (Control::resign)");
             }
             let pulsed = self.neli.pulse(p.poll).await;
             self.note_claims(rec);
@@ -376,7 +386,13 @@ impl Incarnation {
             }
             match pulsed {
                 Ok(neli::Pulse::Running { .. }) => {}
-                Ok(neli::Pulse::Finished(_)) => {
+                Ok(neli::Pulse::Finished(outcome)) => {
+                    // Every handle tells how the election ended alike.
+                    let end = self.control.end();
+                    if !matches!(&end, Some(Ok(o)) if *o == outcome) {
+                        let what = format!("pulse() said the election finished ({outcome}), Control::end() = {end:?}");
+                        rec.lock().disagreements.push((global_ms(), name.clone(), what));
+                    }
                     rec.trace(global_ms(), &name, "closed (ok)");
                     rec.lock().ends.insert(name.clone(), global_ms());
                     return;
@@ -395,6 +411,17 @@ impl Incarnation {
                 && leading
             {
                 self.clock.sleep(work).await;
+                write_if_told(&self.neli, &self.clock, &self.control, rec, &name);
+            }
+            // Working right up to the lease's end: at its last millisecond
+            // the answer must already be no (a lease ends at `until`, not
+            // after it: docs/background.md, Protocol semantics).
+            let until =
+                p.app_asks_at_lease_end.then(|| self.control.status().borrow().leading.get(&0).map(|l| l.until));
+            if let Some(until) = until.flatten()
+                && leading
+            {
+                self.clock.sleep(until.saturating_since(self.clock.now())).await;
                 write_if_told(&self.neli, &self.clock, &self.control, rec, &name);
             }
         }
