@@ -36,6 +36,7 @@ pub const STATUS_GENERATION: &str = "status-generation";
 pub const HEARTBEAT_LEASE: &str = "heartbeat-lease";
 pub const HANDLES_AGREE: &str = "handles-agree";
 pub const GRACE: &str = "grace";
+pub const RESIGN_HOLDS_OFF: &str = "resign-holds-off";
 
 /// Collects violations per rule: the first one in full, then a count.
 #[derive(Default)]
@@ -87,6 +88,8 @@ struct Knows {
     /// It resigned through this generation: a later hand-over of an
     /// assignment of this generation or an older one is not taken.
     resigned_through: Option<u64>,
+    /// When it last resigned, until its next assignment.
+    resigned_at: Option<u64>,
 }
 
 /// Judges every lease claim against the rules that bound it; returns
@@ -107,6 +110,10 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
     // the core counts on.
     let grace = s.election.grace.ms();
     let judge_grace = grace > 0 && !clock_faults(s);
+    // A member that resigned stays out of the group for 2S + T (neli's
+    // `resign_hold_off`: a held rebalance and its successor's evidence), on
+    // its own clock: judged on the global one only without clock faults.
+    let hold_off = (!clock_faults(s)).then(|| 2 * s.election.session_timeout.ms() + t);
 
     for fact in facts(log) {
         match fact {
@@ -126,6 +133,19 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
                 let what = format!("{:?} at {}", a.change, secs(a.at));
                 match &a.change {
                     AssignmentChange::Assigned { generation, partitions: ps } => {
+                        if let (Some(resigned), Some(hold)) = (k.resigned_at.take(), hold_off)
+                            && a.at < resigned + hold
+                        {
+                            found.add(RESIGN_HOLDS_OFF, || {
+                                format!(
+                                    "{} was assigned generation {generation} at {}, {}ms after it resigned at {}: a member that resigned stays out of the group for 2S + T = {hold}ms so another takes over",
+                                    a.member,
+                                    secs(a.at),
+                                    a.at - resigned,
+                                    secs(resigned)
+                                )
+                            });
+                        }
                         if k.resigned_through.is_none_or(|g| *generation > g) {
                             k.reports = Some(*generation);
                         }
@@ -152,6 +172,7 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
                         }
                     }
                     AssignmentChange::Resigned => {
+                        k.resigned_at = Some(a.at);
                         k.resigned_through = Some(k.reports.unwrap_or(0));
                         k.reports = None;
                     }
