@@ -174,6 +174,7 @@ pub fn counterexample_to_scenario(
         // answers then, as the model judges it (FORMAT.md, `app_work`).
         app_work: Some(Dur((c.tick_ms / 2).max(1) as i64)),
         app_asks_at_lease_end: false,
+        app_loop: Default::default(),
         revoked_work: None,
     };
     let mut scenario = Scenario {

@@ -174,6 +174,25 @@ pub struct SimBroker {
 }
 
 impl SimBroker {
+    /// Leaves the group (LeaveGroup), forgetting the assignment.
+    async fn leave_group(&mut self) -> Result<(), BrokerError> {
+        let member = {
+            let mut st = self.shared.lock();
+            st.phase = Phase::Idle;
+            st.generation = None;
+            st.after_revoke = None;
+            st.assigned.clear();
+            st.positions.clear();
+            st.fetch_epoch += 1;
+            st.member_id.take()
+        };
+        if let Some(member_id) = member {
+            let timeout = self.timeout();
+            let _ = self.commit.call(&Request::Leave { member_id }, timeout).await;
+        }
+        Ok(())
+    }
+
     /// Starts the client's background tasks on the current host.
     pub fn start(cfg: ClientCfg, clock: SimClock, gate: Gate, rec: Recorder) -> SimBroker {
         let now = global_ms();
@@ -664,21 +683,17 @@ impl neli::Broker for SimBroker {
     }
 
     async fn leave(&mut self) -> Result<(), BrokerError> {
-        let member = {
-            let mut st = self.shared.lock();
-            st.phase = Phase::Idle;
-            st.generation = None;
-            st.after_revoke = None;
-            st.assigned.clear();
-            st.positions.clear();
-            st.fetch_epoch += 1;
-            st.member_id.take()
-        };
-        if let Some(member_id) = member {
-            let timeout = self.timeout();
-            let _ = self.commit.call(&Request::Leave { member_id }, timeout).await;
+        // Only a resign leaves the group and stays in the election: the
+        // rules see it here, where it happens, in order with what the
+        // client hands the driver (`close` leaves by `leave_group`).
+        {
+            let mut log = self.shared.rec.lock();
+            let seq = log.next_seq();
+            let member = self.shared.cfg.name.clone();
+            log.assignments.push(AssignmentObs { seq, at: global_ms(), member, change: AssignmentChange::Resigned });
         }
-        Ok(())
+        self.shared.trace("left the group (resign)");
+        self.leave_group().await
     }
 
     async fn partition_count(&mut self) -> Result<u32, BrokerError> {
@@ -693,7 +708,7 @@ impl neli::Broker for SimBroker {
     }
 
     async fn close(&mut self) -> Result<(), BrokerError> {
-        self.leave().await?;
+        self.leave_group().await?;
         self.shared.lock().phase = Phase::Closed;
         Ok(())
     }

@@ -21,7 +21,7 @@ pub mod record;
 pub mod scenario;
 mod seed;
 pub mod server;
-mod world;
+pub(crate) mod world;
 
 pub use oracle::Figures;
 pub use scenario::{Scenario, ScenarioError, schedule};

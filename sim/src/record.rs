@@ -2,7 +2,7 @@
 //! the raw observations (lease status changes, events, resource writes,
 //! incarnation ends, faults) the oracles judge.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use neli::Event;
@@ -169,6 +169,14 @@ pub struct Log {
     /// election to close (`Neli::close` or `Control::close`): the
     /// `close-finishes` rule holds it to ending within the close timeout.
     pub close_asked: BTreeMap<String, u64>,
+    /// (global ms, incarnation): its application asked to resign
+    /// (`Control::resign`, `Background::resign`); the client notes the
+    /// resign itself when the member leaves the group (rule
+    /// `resign-takes-effect`).
+    pub resign_asked: Vec<(u64, String)>,
+    /// Incarnations whose application runs the election with
+    /// `Neli::background` (no claims in line with its polls).
+    pub background: BTreeSet<String>,
     /// Incarnation name -> member slot.
     pub slots: BTreeMap<String, usize>,
     /// Bumped when a broker loses its log: fencing tokens restart.

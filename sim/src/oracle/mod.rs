@@ -143,6 +143,7 @@ pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figur
         }
     }
     close_finishes(s, log, end, &mut v);
+    resign_takes_effect(s, log, end, &mut v);
     events(log, &mut f, &mut v);
     writes(log, &mut f, &mut v);
     v.extend(rules::judge(s, log));
@@ -339,6 +340,38 @@ fn close_finishes(s: &Scenario, log: &Log, end: u64, v: &mut Vec<String>) {
                 "rule close-finishes: {member}'s application asked to close at {} but its loop {} (due by {}: the close timeout, two polls and its faults)",
                 secs(asked),
                 ended.map_or("was never told the election finished".to_owned(), |e| format!("ended only at {}", secs(e))),
+                secs(due)
+            ));
+        }
+    }
+}
+
+/// The time the faults that targeted `member` held it (a paused or stalled
+/// application asks and acts late).
+fn held_by_faults(log: &Log, member: &str) -> u64 {
+    log.faults.iter().filter(|f| f.member.as_deref() == Some(member)).map(|f| f.until - f.at).sum()
+}
+
+/// A resign the application asked for (`Control::resign`,
+/// `Background::resign`) takes effect: the member leaves the group within
+/// two polls and a second, plus its Revoked handler's work (the leave waits
+/// for that barrier) and the time its faults held it, unless it stopped
+/// first. Else a resign would be a no-op that no other rule sees
+/// (docs/background.md, "Per-rule oracles").
+fn resign_takes_effect(s: &Scenario, log: &Log, end: u64, v: &mut Vec<String>) {
+    use crate::record::AssignmentChange;
+    for (asked, member) in &log.resign_asked {
+        let handler =
+            s.election.revoked_work.map_or(crate::world::member::DEFAULT_REVOKED_WORK.as_millis() as u64, |w| w.ms());
+        let due = asked + 2 * s.election.poll_interval.ms() + 1_000 + handler + held_by_faults(log, member);
+        let left = log.assignments.iter().any(|a| {
+            a.member == *member && matches!(a.change, AssignmentChange::Resigned) && (*asked..=due).contains(&a.at)
+        });
+        let stopped = log.ends.get(member).is_some_and(|e| *e <= due);
+        if due <= end && !left && !stopped {
+            v.push(format!(
+                "rule resign-takes-effect: {member}'s application asked to resign at {} but it had not left the group by {} (two polls and a second, plus its Revoked handler's work and its faults)",
+                secs(*asked),
                 secs(due)
             ));
         }

@@ -368,6 +368,11 @@ fn heartbeat_lease(log: &Log, t: u64, found: &mut Found) {
         let Some(hb) = a.heartbeat else { continue };
         let (Some(token), true) = (hb.lease, log.slots.contains_key(&a.author)) else { continue };
         let m = a.author.as_str();
+        // A background member's terms are not claims (world/member.rs,
+        // `run_background`): nothing here to hold its heartbeats to.
+        if log.background.contains(m) {
+            continue;
+        }
         claimed.insert((m, hb.role, token));
         match terms.get(&(m, hb.role, token)) {
             None => found.add(HEARTBEAT_LEASE, || {

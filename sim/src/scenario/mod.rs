@@ -23,6 +23,23 @@ pub enum ModeName {
     MultiRole,
 }
 
+/// How a member's application runs the election (`election.app_loop`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AppLoop {
+    /// Its own loop of `pulse()` calls.
+    #[default]
+    Pulse,
+    /// `Neli::background()`, asking the `Background` handle.
+    Background,
+}
+
+impl AppLoop {
+    fn is_default(&self) -> bool {
+        *self == AppLoop::Pulse
+    }
+}
+
 /// `[election] assignment`: the partition assignment strategy every member
 /// uses (neli's `Assignment`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -199,6 +216,11 @@ pub struct Election {
     /// is not the leader's (scenarios/FORMAT.md).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub app_asks_at_lease_end: bool,
+    /// Extension to v1: how the application runs the election: its own
+    /// loop of `pulse()` calls (default) or `Neli::background()`, asking
+    /// the `Background` handle before each write (scenarios/FORMAT.md).
+    #[serde(default, skip_serializing_if = "AppLoop::is_default")]
+    pub app_loop: AppLoop,
     /// Extension to v1: how long the application's Revoked handler keeps
     /// finishing work (writing with its old token every 50 ms) before it
     /// returns; default 250 ms.
@@ -480,6 +502,9 @@ impl Scenario {
             && w.0 <= 0
         {
             return err(format!("election.app_work = \"{w}\": must be positive"));
+        }
+        if e.app_loop == AppLoop::Background && (e.app_work.is_some() || e.app_asks_at_lease_end) {
+            return err("election.app_loop = \"background\": app_work and app_asks_at_lease_end time the asks of the application's own pulse loop; leave them out".into());
         }
         if e.app_asks_at_lease_end && e.app_work.is_some() {
             return err(

@@ -15,9 +15,7 @@ use tokio::sync::Notify;
 use crate::client::{ClientCfg, SimBroker};
 use crate::clock::{ClockModel, Gate, SimClock, global_ms};
 use crate::proto::{Conn, Request};
-use crate::record::{
-    AssignmentChange, AssignmentObs, ClaimObs, EventObs, LeaseObs, LeaseView, Recorder, Told, WriteObs,
-};
+use crate::record::{ClaimObs, EventObs, LeaseObs, LeaseView, Recorder, Told, WriteObs};
 use crate::scenario::{Dur, ModeName, Scenario, Variant};
 
 /// What faults ask of a member's application; read by its loop and handler.
@@ -78,6 +76,8 @@ pub(super) struct MemberParams {
     max_poll_ms: u64,
     app_work: Option<Duration>,
     app_asks_at_lease_end: bool,
+    /// The application runs the election with `Neli::background`.
+    background: bool,
     revoked_work: Duration,
     session_expiry: bool,
     assignment: neli::Assignment,
@@ -108,6 +108,7 @@ impl MemberParams {
             max_poll_ms: e.max_poll_ms(),
             app_work: e.app_work.map(Dur::duration),
             app_asks_at_lease_end: e.app_asks_at_lease_end,
+            background: e.app_loop == crate::scenario::AppLoop::Background,
             revoked_work: e.revoked_work.map_or(DEFAULT_REVOKED_WORK, Dur::duration),
             session_expiry: e.client_session_expiry,
             assignment: e.assignment.neli(),
@@ -200,15 +201,99 @@ pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> t
     let mut neli = if p.variant.is_any() { neli.with_unsafe_variant(p.variant) } else { neli };
     let control = neli.control();
     install_barrier(&mut neli, &slot, &rec, &name, p.revoked_work);
-    record_status(&control, &rec, &name, slot.idx);
-    let member = Incarnation { neli, clock, control, name, claimed: None };
-    member.run(&slot, &p, &rec).await;
+    if p.background {
+        // Subscribed before the task first runs (it starts at the next
+        // yield), so no event is missed.
+        rec.lock().background.insert(name.clone());
+        let bg = neli.background();
+        record_status(bg.status(), bg.events(), &rec, &name, slot.idx);
+        run_background(bg, clock, control, name, &slot, &p, &rec).await;
+    } else {
+        record_status(control.status(), control.events(), &rec, &name, slot.idx);
+        let member = Incarnation { neli, clock, control, name, claimed: None };
+        member.run(&slot, &p, &rec).await;
+    }
     Ok(())
+}
+
+/// The application runs the election on a task of its own
+/// (`Neli::background`, `election.app_loop = "background"`) and asks the
+/// `Background` handle before each write, once a poll interval. A stalled
+/// application stalls only itself here: the election goes on. Its leases
+/// are not claims in line with its polls (the loop inside neli is not
+/// observable), so the per-rule oracles of `oracle/rules.rs` do not judge
+/// them; the end-result oracles and the handle rules do.
+async fn run_background(
+    bg: neli::Background,
+    clock: SimClock,
+    control: neli::Control,
+    name: String,
+    slot: &Slot,
+    p: &MemberParams,
+    rec: &Recorder,
+) {
+    let disagree = |what: String| rec.lock().disagreements.push((global_ms(), name.clone(), what));
+    loop {
+        let (stall_until, close, resign) = {
+            let mut c = slot.ctl();
+            (c.stall_until, std::mem::take(&mut c.close), std::mem::take(&mut c.resign))
+        };
+        let now = global_ms();
+        if stall_until > now {
+            tokio::time::sleep(Duration::from_millis(stall_until - now)).await;
+            slot.gate.pass().await;
+            continue;
+        }
+        if close {
+            rec.lock().close_asked.entry(name.clone()).or_insert(global_ms());
+            let out = bg.close().await;
+            // Closing waits for the loop, so it has ended and says how.
+            let end = control.end();
+            rec.trace(global_ms(), &name, format!("Background::close returned {out:?}"));
+            if let Ok(o) = &out
+                && !matches!(&end, Some(Ok(e)) if e == o)
+            {
+                disagree(format!("Background::close returned Ok({o}), Control::end() = {end:?}"));
+            }
+            if end.is_some() {
+                rec.lock().ends.insert(name.clone(), global_ms());
+            }
+            return;
+        }
+        if resign && control.end().is_none() {
+            bg.resign();
+            rec.lock().resign_asked.push((global_ms(), name.clone()));
+            rec.trace(global_ms(), &name, "asked to resign (Background::resign)");
+        }
+        let same_status = *bg.status().borrow() == *control.status().borrow();
+        if bg.state() != control.state() || !same_status || bg.error() != control.error() {
+            disagree(format!(
+                "Background says state {:?}, error {:?}; Control says {:?}, {:?}; same status: {same_status}",
+                bg.state(),
+                bg.error(),
+                control.state(),
+                control.error()
+            ));
+        }
+        write_if_told(Handle::Background(&bg), &clock, &control, rec, &name);
+        if let Some(end) = control.end() {
+            // The election ended by itself (a fatal error, `neli end`):
+            // awaiting the handle says how.
+            let joined = bg.await;
+            if joined != end {
+                disagree(format!("awaiting Background gave {joined:?}, Control::end() = {end:?}"));
+            }
+            rec.lock().ends.insert(name.clone(), global_ms());
+            return;
+        }
+        clock.sleep(p.poll).await;
+        slot.gate.pass().await;
+    }
 }
 
 /// How long the application's Revoked handler works unless the scenario
 /// says (`election.revoked_work`), and how often it writes meanwhile.
-const DEFAULT_REVOKED_WORK: Duration = Duration::from_millis(250);
+pub(crate) const DEFAULT_REVOKED_WORK: Duration = Duration::from_millis(250);
 const HANDLER_WRITE_EVERY: Duration = Duration::from_millis(50);
 
 /// The application's handler. On Revoked it finishes its work (`revoked_work`),
@@ -287,8 +372,13 @@ fn install_barrier(neli: &mut Neli<SimBroker, SimClock>, slot: &Slot, rec: &Reco
 
 /// Records every lease status the driver publishes and every event it
 /// emits, for the oracles and the trace.
-fn record_status(control: &neli::Control, rec: &Recorder, name: &str, idx: usize) {
-    let mut status = control.status();
+fn record_status(
+    mut status: tokio::sync::watch::Receiver<neli::Status>,
+    mut events: tokio_stream::wrappers::UnboundedReceiverStream<neli::Event>,
+    rec: &Recorder,
+    name: &str,
+    idx: usize,
+) {
     let (rec2, name2) = (rec.clone(), name.to_owned());
     tokio::task::spawn_local(async move {
         let (rec, name) = (rec2, name2);
@@ -302,7 +392,6 @@ fn record_status(control: &neli::Control, rec: &Recorder, name: &str, idx: usize
             rec.lock().leases.push(LeaseObs { at: global_ms(), member: name.clone(), slot: idx, leading });
         }
     });
-    let mut events = control.events();
     let (rec2, name2) = (rec.clone(), name.to_owned());
     tokio::task::spawn_local(async move {
         let (rec, name) = (rec2, name2);
@@ -361,18 +450,9 @@ impl Incarnation {
             if resign && self.control.end().is_none() {
                 // Asked from outside the loop, as an application's admin
                 // task would: the next pulse gives up leadership before it
-                // polls, so the rules see the resign before anything the
-                // client hands over in that pulse.
+                // polls (the client notes the resign when it leaves).
                 self.control.resign();
-                let mut log = rec.lock();
-                let seq = log.next_seq();
-                log.assignments.push(AssignmentObs {
-                    seq,
-                    at: global_ms(),
-                    member: name.clone(),
-                    change: AssignmentChange::Resigned,
-                });
-                drop(log);
+                rec.lock().resign_asked.push((global_ms(), name.clone()));
                 rec.trace(global_ms(), &name, "asked to resign (Control::resign)");
             }
             let pulsed = self.neli.pulse(p.poll).await;
@@ -403,7 +483,7 @@ impl Incarnation {
                 }
             }
             // The token-guarded shared resource: write while leading.
-            let leading = write_if_told(&self.neli, &self.clock, &self.control, rec, &name);
+            let leading = write_if_told(Handle::Pulsed(&self.neli), &self.clock, &self.control, rec, &name);
             // With `app_work`, the application works between pulses and asks
             // `is_leader()` again before writing: the answer must already be
             // false if the lease ran out meanwhile (a pause can land here).
@@ -411,7 +491,7 @@ impl Incarnation {
                 && leading
             {
                 self.clock.sleep(work).await;
-                write_if_told(&self.neli, &self.clock, &self.control, rec, &name);
+                write_if_told(Handle::Pulsed(&self.neli), &self.clock, &self.control, rec, &name);
             }
             // Working right up to the lease's end: at its last millisecond
             // the answer must already be no (a lease ends at `until`, not
@@ -422,7 +502,7 @@ impl Incarnation {
                 && leading
             {
                 self.clock.sleep(until.saturating_since(self.clock.now())).await;
-                write_if_told(&self.neli, &self.clock, &self.control, rec, &name);
+                write_if_told(Handle::Pulsed(&self.neli), &self.clock, &self.control, rec, &name);
             }
         }
     }
@@ -450,33 +530,57 @@ impl Incarnation {
     }
 }
 
+/// The handles an application may ask whether it leads role 0: the one
+/// it pulses (`Neli`) or the one it runs in the background (`Background`).
+enum Handle<'a> {
+    Pulsed(&'a Neli<SimBroker, SimClock>),
+    Background(&'a neli::Background),
+}
+
+impl Handle<'_> {
+    /// (handle, "do I lead role 0?") for each of the handle's own methods,
+    /// and the token it gives.
+    fn ask(&self) -> (Vec<(&'static str, bool)>, Option<neli::Token>) {
+        match self {
+            Handle::Pulsed(n) => (
+                vec![
+                    ("Neli::token", n.token().is_some()),
+                    ("Neli::is_leader", n.is_leader()),
+                    ("Neli::is_leader_of(0)", n.is_leader_of(0)),
+                ],
+                n.token(),
+            ),
+            Handle::Background(b) => (
+                vec![
+                    ("Background::token", b.token().is_some()),
+                    ("Background::is_leader", b.is_leader()),
+                    ("Background::control().token", b.control().token().is_some()),
+                ],
+                b.token(),
+            ),
+        }
+    }
+}
+
 /// Asks `token()` (`is_leader()`'s answer) and, if told it leads, writes to
 /// the token-guarded resource. What the application is told is recorded
 /// with the member's clock reading and the lease its driver published, for
 /// the oracle. Returns whether it was told it leads.
-fn write_if_told(
-    neli: &Neli<SimBroker, SimClock>,
-    clock: &SimClock,
-    control: &neli::Control,
-    rec: &Recorder,
-    name: &str,
-) -> bool {
+fn write_if_told(handle: Handle<'_>, clock: &SimClock, control: &neli::Control, rec: &Recorder, name: &str) -> bool {
     // Every handle answers from the same published status and clock, so
     // they agree at one instant (`neli::Status::is_leader_of`).
-    let asked = [
-        ("Neli::token", neli.token().is_some()),
-        ("Neli::is_leader", neli.is_leader()),
-        ("Neli::is_leader_of(0)", neli.is_leader_of(0)),
+    let (mut asked, token) = handle.ask();
+    asked.extend([
         ("Control::token", control.token().is_some()),
         ("Control::is_leader", control.is_leader()),
         ("Control::is_leader_of(0)", control.is_leader_of(0)),
-    ];
-    if asked.iter().any(|(_, a)| *a != asked[0].1) || control.token() != neli.token() {
+    ]);
+    if asked.iter().any(|(_, a)| *a != asked[0].1) || control.token() != token {
         let what = asked.iter().map(|(h, a)| format!("{h} {a}")).collect::<Vec<_>>().join(", ");
-        let what = format!("{what}; tokens {:?} and {:?}", neli.token(), control.token());
+        let what = format!("{what}; tokens {token:?} and {:?}", control.token());
         rec.lock().disagreements.push((global_ms(), name.to_owned(), what));
     }
-    let Some(token) = neli.token() else {
+    let Some(token) = token else {
         return false;
     };
     let told = Told {

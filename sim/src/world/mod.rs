@@ -6,7 +6,7 @@
 //! function of (scenario, seed, code).
 
 mod apply;
-mod member;
+pub(crate) mod member;
 
 use std::time::Duration;
 
