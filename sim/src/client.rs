@@ -107,6 +107,8 @@ struct Shared {
     gate: Gate,
     rec: Recorder,
     cfg: ClientCfg,
+    /// A `fatal-error` fault: every poll fails fatally from now on.
+    fatal: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Shared {
@@ -194,7 +196,13 @@ impl SimBroker {
     }
 
     /// Starts the client's background tasks on the current host.
-    pub fn start(cfg: ClientCfg, clock: SimClock, gate: Gate, rec: Recorder) -> SimBroker {
+    pub fn start(
+        cfg: ClientCfg,
+        clock: SimClock,
+        gate: Gate,
+        rec: Recorder,
+        fatal: Arc<std::sync::atomic::AtomicBool>,
+    ) -> SimBroker {
         let now = global_ms();
         let st = ClientState {
             phase: Phase::Idle,
@@ -222,6 +230,7 @@ impl SimBroker {
             gate,
             rec,
             cfg,
+            fatal,
         });
         // On the host's LocalSet, not `tokio::spawn`: a crash drops these
         // tasks (and closes their connections) in spawn order, not in the
@@ -559,6 +568,9 @@ impl neli::Broker for SimBroker {
 
     async fn poll(&mut self, timeout: Duration) -> Result<Vec<BrokerEvent>, BrokerError> {
         self.shared.gate.pass().await;
+        if self.shared.fatal.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(BrokerError::fatal("the client failed fatally (scenario fault fatal-error)"));
+        }
         let empty = self.shared.lock().queue.is_empty();
         if empty {
             tokio::select! {

@@ -174,6 +174,9 @@ pub struct Log {
     /// resign itself when the member leaves the group (rule
     /// `resign-takes-effect`).
     pub resign_asked: Vec<(u64, String)>,
+    /// Incarnation name -> global time a `fatal-error` fault hit its client:
+    /// the election must end (rule `close-finishes`).
+    pub fatal_at: BTreeMap<String, u64>,
     /// Incarnations whose application runs the election with
     /// `Neli::background` (no claims in line with its polls).
     pub background: BTreeSet<String>,

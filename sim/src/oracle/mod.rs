@@ -322,8 +322,9 @@ fn elected(s: &Scenario, hs: &[Hold], end: u64, v: &mut Vec<String>) {
     }
 }
 
-/// A close the application asked for takes effect: the member's loop is
-/// told the election finished (`Pulse::Finished`) within the close timeout
+/// A close the application asked for, or a fatal error of its client,
+/// ends the election: the member's loop is told it finished
+/// (`Pulse::Finished`, or the fatal error) within the close timeout
 /// (docs/background.md, "Per-rule oracles"). Else a member asked to stop
 /// from a handler (`Control::close`) would run on, leading, and a closed
 /// one would poll forever. The timeout runs on the member's clock, so a
@@ -331,14 +332,15 @@ fn elected(s: &Scenario, hs: &[Hold], end: u64, v: &mut Vec<String>) {
 /// (a paused loop asks nothing); an ask too close to the end is not judged.
 fn close_finishes(s: &Scenario, log: &Log, end: u64, v: &mut Vec<String>) {
     let limit = neli::config::DEFAULT_CLOSE_TIMEOUT.as_millis() as u64 + 2 * s.election.poll_interval.ms() + 1_000;
-    for (member, &asked) in &log.close_asked {
-        let held: u64 = log.faults.iter().filter(|f| f.member.as_deref() == Some(member)).map(|f| f.until - f.at).sum();
-        let due = asked + limit + held;
+    let asked = log.close_asked.iter().map(|(m, at)| (m, *at, "its application asked to close"));
+    let failed = log.fatal_at.iter().map(|(m, at)| (m, *at, "its client failed fatally"));
+    for (member, at, why) in asked.chain(failed) {
+        let due = at + limit + held_by_faults(log, member);
         let ended = log.ends.get(member).copied();
         if due <= end && ended.is_none_or(|e| e > due) {
             v.push(format!(
-                "rule close-finishes: {member}'s application asked to close at {} but its loop {} (due by {}: the close timeout, two polls and its faults)",
-                secs(asked),
+                "rule close-finishes: {why} ({member}, at {}) but its loop {} (due by {}: the close timeout, two polls and its faults)",
+                secs(at),
                 ended.map_or("was never told the election finished".to_owned(), |e| format!("ended only at {}", secs(e))),
                 secs(due)
             ));

@@ -152,6 +152,7 @@ pub enum FaultKind {
     Resign,
     CloseInHandler,
     CloseAndWaitInHandler,
+    FatalError,
 }
 
 /// One fault. Field meanings: `scenarios/FORMAT.md`, "Faults".
@@ -207,6 +208,10 @@ pub enum Fault {
     Close { target: Target },
     /// The member resigns its leadership.
     Resign { target: Target },
+    /// The member's client fails fatally from its next poll on (as
+    /// librdkafka's fatal errors do): the election must end, and the
+    /// member leave the group.
+    FatalError { target: Target },
     /// Extension: arm a Revoked handler that calls `close()` (a barrier
     /// handler closing the election; goNELI deadlocks here).
     CloseInHandler { target: Target },
@@ -291,6 +296,7 @@ impl FaultKind {
             FaultKind::Resign => "resign",
             FaultKind::CloseInHandler => "close-in-handler",
             FaultKind::CloseAndWaitInHandler => "close-and-wait-in-handler",
+            FaultKind::FatalError => "fatal-error",
         }
     }
 
@@ -320,6 +326,7 @@ impl FaultKind {
             FaultKind::Resign => Fault::Resign { target },
             FaultKind::CloseInHandler => Fault::CloseInHandler { target },
             FaultKind::CloseAndWaitInHandler => Fault::CloseAndWaitInHandler { target },
+            FaultKind::FatalError => Fault::FatalError { target },
         }
     }
 }
@@ -349,6 +356,7 @@ impl Fault {
             Fault::Resign { .. } => FaultKind::Resign,
             Fault::CloseInHandler { .. } => FaultKind::CloseInHandler,
             Fault::CloseAndWaitInHandler { .. } => FaultKind::CloseAndWaitInHandler,
+            Fault::FatalError { .. } => FaultKind::FatalError,
         }
     }
 
@@ -364,7 +372,8 @@ impl Fault {
             | Fault::Close { target }
             | Fault::Resign { target }
             | Fault::CloseInHandler { target }
-            | Fault::CloseAndWaitInHandler { target } => Some(target),
+            | Fault::CloseAndWaitInHandler { target }
+            | Fault::FatalError { target } => Some(target),
             Fault::DropConnections { target: Host::Leader } => Some(Target::Leader),
             Fault::DropConnections { target: Host::Member(i) } => Some(Target::Member(i)),
             _ => None,
@@ -386,6 +395,7 @@ impl Fault {
                 | Fault::Resign { .. }
                 | Fault::CloseInHandler { .. }
                 | Fault::CloseAndWaitInHandler { .. }
+                | Fault::FatalError { .. }
         )
     }
 
@@ -600,6 +610,7 @@ impl TryFrom<RawFault> for TimedFault {
             FaultKind::Resign => Fault::Resign { target: member(kind, r.target.take())? },
             FaultKind::CloseInHandler => Fault::CloseInHandler { target: member(kind, r.target.take())? },
             FaultKind::CloseAndWaitInHandler => Fault::CloseAndWaitInHandler { target: member(kind, r.target.take())? },
+            FaultKind::FatalError => Fault::FatalError { target: member(kind, r.target.take())? },
         };
         if let Some(field) = r.stray() {
             return Err(format!(

@@ -469,6 +469,12 @@ impl World<'_> {
             Fault::CloseInHandler { .. } => self.control(member, |c| c.close_in_handler = true),
             Fault::CloseAndWaitInHandler { .. } => self.control(member, |c| c.close_and_wait_in_handler = true),
             Fault::Resign { .. } => self.control(member, |c| c.resign = true),
+            Fault::FatalError { .. } => {
+                if let (Some(i), Some(m)) = (member, incarnation) {
+                    self.slots[i].fatal.store(true, std::sync::atomic::Ordering::SeqCst);
+                    self.rec.lock().fatal_at.entry(m).or_insert(now);
+                }
+            }
         }
     }
 

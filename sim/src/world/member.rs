@@ -4,7 +4,7 @@
 //! ([`MemberCtl`]), and the stranger that writes to the election topic.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -37,6 +37,9 @@ pub(super) struct Slot {
     pub gate: Gate,
     pub ctl: Arc<Mutex<MemberCtl>>,
     pub incarnations: Arc<AtomicU64>,
+    /// Set by a `fatal-error` fault: the client of the running incarnation
+    /// fails fatally from its next poll on (a restart clears it).
+    pub fatal: Arc<AtomicBool>,
     /// Seeded start delay of the first incarnation, so members' timers run
     /// out of phase and seeds explore different interleavings.
     pub start_delay_ms: u64,
@@ -51,6 +54,7 @@ impl Slot {
             gate: Gate::default(),
             ctl: Arc::new(Mutex::new(MemberCtl::default())),
             incarnations: Arc::new(AtomicU64::new(0)),
+            fatal: Arc::new(AtomicBool::new(false)),
             start_delay_ms: crate::mix(seed, 100 + idx as u64) % 1000,
         }
     }
@@ -183,7 +187,8 @@ pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> t
     *slot.ctl() = MemberCtl::default();
     rec.trace(global_ms(), &name, "started");
     let clock = SimClock::new(slot.clock.clone(), slot.gate.clone());
-    let broker = SimBroker::start(p.client(&name), clock.clone(), slot.gate.clone(), rec.clone());
+    slot.fatal.store(false, Ordering::SeqCst);
+    let broker = SimBroker::start(p.client(&name), clock.clone(), slot.gate.clone(), rec.clone(), slot.fatal.clone());
     let config = match p.config(&name) {
         Ok(c) => c,
         Err(e) => {
@@ -479,6 +484,14 @@ impl Incarnation {
                 }
                 Err(e) => {
                     rec.trace(global_ms(), &name, format!("pulse failed: {e}"));
+                    if self.control.error().is_some() {
+                        // Fatal: every later pulse fails alike. The
+                        // application closes, so the member leaves the group.
+                        let r = self.neli.close().await;
+                        rec.trace(global_ms(), &name, format!("closed after a fatal error ({r:?})"));
+                        rec.lock().ends.insert(name.clone(), global_ms());
+                        return;
+                    }
                     self.clock.sleep(p.poll).await;
                 }
             }
