@@ -104,6 +104,12 @@ pub fn plan(s: &Scenario) -> Result<Vec<Step>, String> {
     if e.revoked_work.is_some() {
         return Err("revoked_work: neli-tc-member's Revoked handler does no timed work".into());
     }
+    if e.app_work.is_some() || e.app_asks_at_lease_end {
+        return Err("app_work/app_asks_at_lease_end: neli-tc-member's application asks once per pulse".into());
+    }
+    if e.app_loop != neli_sim::scenario::AppLoop::Pulse {
+        return Err("app_loop = background: neli-tc-member runs its own pulse loop".into());
+    }
     if s.cluster.brokers != 1 {
         return Err(format!("{} brokers: the suite runs one broker container", s.cluster.brokers));
     }
