@@ -273,3 +273,20 @@ async fn invalid_config_is_refused_before_touching_the_broker() {
     assert!(cluster.calls().is_empty());
     let _ = clock.now();
 }
+
+// Closing is best effort against a broker that hiccups: a retriable error
+// while leaving is not the application's problem, a fatal one is reported.
+#[tokio::test(start_paused = true)]
+async fn close_survives_a_retriable_broker_error_and_reports_a_fatal_one() {
+    let cluster = FakeCluster::new(1);
+    let mut a = member(&cluster, "a").await;
+    pulse_all(&mut [&mut a], 2).await;
+    cluster.fail_next("a", BrokerError::retriable("leave timed out"));
+    assert_eq!(a.close().await, Ok(()));
+    assert_eq!(a.state(), State::Closed);
+    let mut b = member(&cluster, "b").await;
+    pulse_all(&mut [&mut b], 2).await;
+    cluster.fail_next("b", BrokerError::fatal("group authorization failed"));
+    assert_eq!(b.close().await, Err(Error::Broker(BrokerError::fatal("group authorization failed"))));
+    assert_eq!(b.state(), State::Closed);
+}
