@@ -59,6 +59,25 @@ impl Slot {
         }
     }
 
+    /// What the faults ask of the application now (close, resign), once a
+    /// stall of its loop is over: a stalled loop asks nothing, while the
+    /// client's background work goes on, and a request made meanwhile
+    /// waits for it (it used to be dropped).
+    async fn asks(&self) -> (bool, bool) {
+        loop {
+            let stalled = {
+                let mut c = self.ctl();
+                let now = global_ms();
+                if c.stall_until <= now {
+                    return (std::mem::take(&mut c.close), std::mem::take(&mut c.resign));
+                }
+                c.stall_until - now
+            };
+            tokio::time::sleep(Duration::from_millis(stalled)).await;
+            self.gate.pass().await;
+        }
+    }
+
     pub fn ctl(&self) -> std::sync::MutexGuard<'_, MemberCtl> {
         self.ctl.lock().expect("ctl lock")
     }
@@ -239,16 +258,7 @@ async fn run_background(
 ) {
     let disagree = |what: String| rec.lock().disagreements.push((global_ms(), name.clone(), what));
     loop {
-        let (stall_until, close, resign) = {
-            let mut c = slot.ctl();
-            (c.stall_until, std::mem::take(&mut c.close), std::mem::take(&mut c.resign))
-        };
-        let now = global_ms();
-        if stall_until > now {
-            tokio::time::sleep(Duration::from_millis(stall_until - now)).await;
-            slot.gate.pass().await;
-            continue;
-        }
+        let (close, resign) = slot.asks().await;
         if close {
             rec.lock().close_asked.entry(name.clone()).or_insert(global_ms());
             let out = bg.close().await;
@@ -433,17 +443,7 @@ impl Incarnation {
     async fn run(mut self, slot: &Slot, p: &MemberParams, rec: &Recorder) {
         let name = self.name.clone();
         loop {
-            let (stall_until, close, resign) = {
-                let mut c = slot.ctl();
-                (c.stall_until, std::mem::take(&mut c.close), std::mem::take(&mut c.resign))
-            };
-            let now = global_ms();
-            if stall_until > now {
-                // The application loop is stuck; the client's background work goes on.
-                tokio::time::sleep(Duration::from_millis(stall_until - now)).await;
-                slot.gate.pass().await;
-                continue;
-            }
+            let (close, resign) = slot.asks().await;
             if close {
                 rec.lock().close_asked.entry(name.clone()).or_insert(global_ms());
                 let r = self.neli.close().await;
