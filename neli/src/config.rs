@@ -163,6 +163,15 @@ pub fn group_heartbeat_interval(session_timeout: Duration) -> Duration {
     Duration::from_millis((session_timeout.as_millis() / 5).clamp(100, 3000) as u64)
 }
 
+/// How long a member that resigned stays out of the group: the others
+/// rejoin within S, the coordinator may hold the rebalance up to another S,
+/// then T for the successor's evidence. Back sooner, the resigner could take
+/// the role back in the next eager rebalance (neli/KAFKA.md "Resign"). The
+/// simulator's `resign-holds-off` rule holds members to it.
+pub fn resign_hold_off(session_timeout: Duration, heartbeat_timeout: Duration) -> Duration {
+    2 * session_timeout + heartbeat_timeout
+}
+
 pub use crate::secrets::is_secret_key;
 
 impl fmt::Debug for Config {
@@ -336,11 +345,7 @@ impl ResolvedConfig {
             heartbeat_interval: self.heartbeat_interval,
             grace: self.grace,
             membership_proof: self.membership_proof,
-            // The others rejoin within S, the coordinator may hold the
-            // rebalance up to another S, then T for the successor's evidence:
-            // back sooner, the resigner could take the role back in the next
-            // eager rebalance (neli/KAFKA.md "Resign").
-            resign_hold_off: 2 * self.session_timeout + self.heartbeat_timeout,
+            resign_hold_off: resign_hold_off(self.session_timeout, self.heartbeat_timeout),
             incremental: self.assignment == Assignment::CooperativeSticky,
             #[cfg(feature = "unsafe-variants")]
             unsafe_variant: UnsafeVariant::default(),

@@ -110,10 +110,14 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
     // the core counts on.
     let grace = s.election.grace.ms();
     let judge_grace = grace > 0 && !clock_faults(s);
-    // A member that resigned stays out of the group for 2S + T (neli's
-    // `resign_hold_off`: a held rebalance and its successor's evidence), on
-    // its own clock: judged on the global one only without clock faults.
-    let hold_off = (!clock_faults(s)).then(|| 2 * s.election.session_timeout.ms() + t);
+    // A member that resigned stays out of the group for 2S + T
+    // (`neli::config::resign_hold_off`: a held rebalance and its
+    // successor's evidence), on its own clock: judged on the global one
+    // only without clock faults.
+    let hold_off = (!clock_faults(s)).then(|| {
+        let e = &s.election;
+        neli::config::resign_hold_off(e.session_timeout.duration(), e.heartbeat_timeout.duration()).as_millis() as u64
+    });
 
     for fact in facts(log) {
         match fact {
