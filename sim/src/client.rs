@@ -177,7 +177,9 @@ pub struct SimBroker {
 
 impl SimBroker {
     /// Leaves the group (LeaveGroup), forgetting the assignment.
-    async fn leave_group(&mut self) -> Result<(), BrokerError> {
+    /// Leaves the group; false when the member had joined and its
+    /// LeaveGroup request got no answer (its session then ends by timeout).
+    async fn leave_group(&mut self) -> bool {
         let member = {
             let mut st = self.shared.lock();
             st.phase = Phase::Idle;
@@ -190,9 +192,9 @@ impl SimBroker {
         };
         if let Some(member_id) = member {
             let timeout = self.timeout();
-            let _ = self.commit.call(&Request::Leave { member_id }, timeout).await;
+            return self.commit.call(&Request::Leave { member_id }, timeout).await.is_ok();
         }
-        Ok(())
+        true
     }
 
     /// Starts the client's background tasks on the current host.
@@ -705,7 +707,10 @@ impl neli::Broker for SimBroker {
             log.assignments.push(AssignmentObs { seq, at: global_ms(), member, change: AssignmentChange::Resigned });
         }
         self.shared.trace("left the group (resign)");
-        self.leave_group().await
+        // A resign whose LeaveGroup got no answer is still a resign: the
+        // member stops polling, so its session ends by timeout.
+        self.leave_group().await;
+        Ok(())
     }
 
     async fn partition_count(&mut self) -> Result<u32, BrokerError> {
@@ -720,8 +725,18 @@ impl neli::Broker for SimBroker {
     }
 
     async fn close(&mut self) -> Result<(), BrokerError> {
-        self.leave_group().await?;
+        let left = self.leave_group().await;
         self.shared.lock().phase = Phase::Closed;
-        Ok(())
+        // As librdkafka's consumer close reports a fatal error raised
+        // before it, and as a real client's close can fail retriably (the
+        // rdkafka backend: its close thread did not start). The driver
+        // passes the first on and not the second (rule close-reports).
+        if self.shared.fatal.load(std::sync::atomic::Ordering::SeqCst) {
+            Err(BrokerError::fatal("the client failed fatally (scenario fault fatal-error)"))
+        } else if left {
+            Ok(())
+        } else {
+            Err(BrokerError::retriable("the LeaveGroup request on close got no answer"))
+        }
     }
 }

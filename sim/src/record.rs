@@ -156,6 +156,33 @@ pub struct FaultObs {
     pub held_role0: bool,
 }
 
+/// What one close the application made (`Neli::close`,
+/// `Background::close`) returned.
+#[derive(Debug, Clone)]
+pub struct CloseResult {
+    /// Global ms when the close returned.
+    pub at: u64,
+    pub member: String,
+    /// `Ok`, or the error as `Debug` prints it.
+    pub result: Result<(), String>,
+    /// The error was `CloseTimedOut`.
+    pub timed_out: bool,
+    /// The error was a fatal broker error.
+    pub fatal: bool,
+}
+
+impl CloseResult {
+    pub fn new(member: &str, r: Result<(), &neli::Error>) -> CloseResult {
+        CloseResult {
+            at: crate::clock::global_ms(),
+            member: member.to_owned(),
+            result: r.map_err(|e| format!("{e:?}")),
+            timed_out: matches!(r, Err(neli::Error::CloseTimedOut(_))),
+            fatal: matches!(r, Err(neli::Error::Broker(b)) if b.is_fatal()),
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Log {
     pub trace: Vec<(u64, String, String)>,
@@ -177,6 +204,11 @@ pub struct Log {
     /// Incarnation name -> global time a `fatal-error` fault hit its client:
     /// the election must end (rule `close-finishes`).
     pub fatal_at: BTreeMap<String, u64>,
+    /// What each close the application made returned (rule `close-reports`).
+    pub close_results: Vec<CloseResult>,
+    /// Incarnation name -> the `State` its `status()` subscriber was last
+    /// woken with (rule `handles-agree`: it is woken for every change).
+    pub watched_state: BTreeMap<String, neli::State>,
     /// Incarnations whose application runs the election with
     /// `Neli::background` (no claims in line with its polls).
     pub background: BTreeSet<String>,

@@ -144,6 +144,7 @@ pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figur
     }
     close_finishes(s, log, end, &mut v);
     resign_takes_effect(s, log, end, &mut v);
+    close_reports(log, &mut v);
     events(log, &mut f, &mut v);
     writes(log, &mut f, &mut v);
     v.extend(rules::judge(s, log));
@@ -343,6 +344,28 @@ fn close_finishes(s: &Scenario, log: &Log, end: u64, v: &mut Vec<String>) {
                 secs(at),
                 ended.map_or("was never told the election finished".to_owned(), |e| format!("ended only at {}", secs(e))),
                 secs(due)
+            ));
+        }
+    }
+}
+
+/// A close reports what the application can act on: `Ok` (also when the
+/// client's own close failed retriably: the member has left the group, by
+/// its leave or by its session's timeout, either way), the close timeout, or,
+/// once the client failed fatally, that fatal error; never a retriable
+/// broker error, and never `Ok` after a fatal one (docs/background.md,
+/// "Per-rule oracles").
+fn close_reports(log: &Log, v: &mut Vec<String>) {
+    for c in &log.close_results {
+        let failed = log.fatal_at.get(&c.member).is_some_and(|f| *f <= c.at);
+        let right = c.timed_out || if failed { c.fatal } else { c.result.is_ok() };
+        if !right {
+            let expected = if failed { "the client's fatal error" } else { "Ok (its client never failed fatally)" };
+            v.push(format!(
+                "rule close-reports: {}'s close returned {:?} at {}; expected {expected} or CloseTimedOut",
+                c.member,
+                c.result,
+                secs(c.at)
             ));
         }
     }

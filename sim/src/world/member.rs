@@ -15,7 +15,7 @@ use tokio::sync::Notify;
 use crate::client::{ClientCfg, SimBroker};
 use crate::clock::{ClockModel, Gate, SimClock, global_ms};
 use crate::proto::{Conn, Request};
-use crate::record::{ClaimObs, EventObs, LeaseObs, LeaseView, Recorder, Told, WriteObs};
+use crate::record::{ClaimObs, CloseResult, EventObs, LeaseObs, LeaseView, Recorder, Told, WriteObs};
 use crate::scenario::{Dur, ModeName, Scenario, Variant};
 
 /// What faults ask of a member's application; read by its loop and handler.
@@ -240,6 +240,23 @@ pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> t
     Ok(())
 }
 
+/// The member's election finished and its application loop ends. A
+/// `status()` subscriber is woken for every change, so one tick later the
+/// recorder's subscriber has seen the final state, `Closed` (rule
+/// `handles-agree`; a driver that woke subscribers only on publishes that
+/// changed nothing kept them waiting forever for `Closed`).
+async fn finished(rec: &Recorder, name: &str) {
+    rec.lock().ends.insert(name.to_owned(), global_ms());
+    tokio::time::sleep(crate::world::TICK).await;
+    let mut log = rec.lock();
+    let seen = log.watched_state.get(name).copied();
+    if seen != Some(neli::State::Closed) {
+        let what =
+            format!("the election finished but its status() subscriber was last woken with state {seen:?}, not Closed");
+        log.disagreements.push((global_ms(), name.to_owned(), what));
+    }
+}
+
 /// The application runs the election on a task of its own
 /// (`Neli::background`, `election.app_loop = "background"`) and asks the
 /// `Background` handle before each write, once a poll interval. A stalled
@@ -265,13 +282,14 @@ async fn run_background(
             // Closing waits for the loop, so it has ended and says how.
             let end = control.end();
             rec.trace(global_ms(), &name, format!("Background::close returned {out:?}"));
+            rec.lock().close_results.push(CloseResult::new(&name, out.as_ref().map(|_| ())));
             if let Ok(o) = &out
                 && !matches!(&end, Some(Ok(e)) if e == o)
             {
                 disagree(format!("Background::close returned Ok({o}), Control::end() = {end:?}"));
             }
             if end.is_some() {
-                rec.lock().ends.insert(name.clone(), global_ms());
+                finished(rec, &name).await;
             }
             return;
         }
@@ -298,7 +316,7 @@ async fn run_background(
             if joined != end {
                 disagree(format!("awaiting Background gave {joined:?}, Control::end() = {end:?}"));
             }
-            rec.lock().ends.insert(name.clone(), global_ms());
+            finished(rec, &name).await;
             return;
         }
         clock.sleep(p.poll).await;
@@ -398,13 +416,18 @@ fn record_status(
     tokio::task::spawn_local(async move {
         let (rec, name) = (rec2, name2);
         while status.changed().await.is_ok() {
-            let leading = status
-                .borrow_and_update()
-                .leading
-                .iter()
-                .map(|(r, l)| (*r, LeaseView { token: l.token.0, until: l.until.as_millis() }))
-                .collect();
-            rec.lock().leases.push(LeaseObs { at: global_ms(), member: name.clone(), slot: idx, leading });
+            let (state, leading) = {
+                let s = status.borrow_and_update();
+                let leading = s
+                    .leading
+                    .iter()
+                    .map(|(r, l)| (*r, LeaseView { token: l.token.0, until: l.until.as_millis() }))
+                    .collect();
+                (s.state, leading)
+            };
+            let mut log = rec.lock();
+            log.watched_state.insert(name.clone(), state);
+            log.leases.push(LeaseObs { at: global_ms(), member: name.clone(), slot: idx, leading });
         }
     });
     let (rec2, name2) = (rec.clone(), name.to_owned());
@@ -448,6 +471,7 @@ impl Incarnation {
                 rec.lock().close_asked.entry(name.clone()).or_insert(global_ms());
                 let r = self.neli.close().await;
                 rec.trace(global_ms(), &name, format!("close() returned ({})", if r.is_ok() { "ok" } else { "error" }));
+                rec.lock().close_results.push(CloseResult::new(&name, r.as_ref().copied()));
                 // The loop goes on as an application's would: its next pulse
                 // must say the election finished (rule close-finishes).
                 continue;
@@ -479,7 +503,7 @@ impl Incarnation {
                         rec.lock().disagreements.push((global_ms(), name.clone(), what));
                     }
                     rec.trace(global_ms(), &name, "closed (ok)");
-                    rec.lock().ends.insert(name.clone(), global_ms());
+                    finished(rec, &name).await;
                     return;
                 }
                 Err(e) => {
@@ -489,7 +513,8 @@ impl Incarnation {
                         // application closes, so the member leaves the group.
                         let r = self.neli.close().await;
                         rec.trace(global_ms(), &name, format!("closed after a fatal error ({r:?})"));
-                        rec.lock().ends.insert(name.clone(), global_ms());
+                        rec.lock().close_results.push(CloseResult::new(&name, r.as_ref().copied()));
+                        finished(rec, &name).await;
                         return;
                     }
                     self.clock.sleep(p.poll).await;
