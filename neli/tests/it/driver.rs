@@ -290,3 +290,44 @@ async fn close_survives_a_retriable_broker_error_and_reports_a_fatal_one() {
     assert_eq!(b.close().await, Err(Error::Broker(BrokerError::fatal("group authorization failed"))));
     assert_eq!(b.state(), State::Closed);
 }
+
+/// A clock that panics once armed: a bug inside the election task itself
+/// (a `Broker` or `Clock` implementation's), not in a handler, which runs
+/// on a task of its own.
+#[derive(Clone)]
+struct ArmedClock {
+    inner: SystemClock,
+    armed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Clock for ArmedClock {
+    fn now(&self) -> neli::Time {
+        if self.armed.load(std::sync::atomic::Ordering::SeqCst) {
+            std::panic::panic_any("clock bug");
+        }
+        self.inner.now()
+    }
+    fn sleep(&self, duration: Duration) -> impl std::future::Future<Output = ()> + Send {
+        self.inner.sleep(duration)
+    }
+}
+
+/// A panic inside the election task is the application's bug: awaiting or
+/// closing the `Background` handle resumes it instead of reporting an
+/// ordinary close.
+#[tokio::test(start_paused = true)]
+async fn a_panic_in_the_background_task_reaches_whoever_awaits_it() {
+    use futures::FutureExt;
+    let cluster = FakeCluster::new(1);
+    let armed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let clock = ArmedClock { inner: SystemClock::new(), armed: armed.clone() };
+    let a = Neli::new(&config("a"), cluster.broker("a", clock.clone()), clock).await.expect("member starts");
+    let a = a.background();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(a.is_leader());
+    armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let closed = std::panic::AssertUnwindSafe(a.close()).catch_unwind().await;
+    let payload = closed.expect_err("closing the handle must resume the task's panic");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"clock bug"));
+}
