@@ -14,7 +14,7 @@
 # whole set on 2 cores, so it is a documented command, not part of CI.
 #
 #   scripts/mutants.sh [--seeds N] [--shard K/N] [--re REGEX] [--out DIR] [--only harness|tests]
-#                      [--iterate] [--in-place] [FILE...]
+#                      [--iterate] [--in-place] [--skip-kafka] [FILE...]
 #
 # FILEs default to neli/src/core/*.rs and neli/src/driver.rs (harness and
 # tests) plus neli/src/config.rs (tests only). --shard K/N runs every N-th
@@ -25,6 +25,10 @@
 # instead of a copy (faster: the incremental build cache is reused; run it
 # in a worktree of its own, since the tree is edited while it runs; a run
 # killed mid-mutant may leave it mutated: `git checkout neli/src` there).
+# --skip-kafka leaves the broker suites (tests named kafka_*: a mock broker,
+# tansu, TLS; two thirds of `cargo test -p neli`'s time) out of the tests
+# run: for config.rs, whose rules the unit, bad-input and CLI tests judge; a
+# mutant it misses is then tried with the full suite (--iterate without it).
 # Needs cargo-mutants (`cargo install cargo-mutants --locked`; installed on
 # first use). cargo-mutants builds each mutant in a scratch copy of the tree
 # (starting from a copy of target/), so a mutated build never lands in the
@@ -39,6 +43,7 @@ out="target/mutation-runs"
 iterate=""
 in_place=""
 only=""
+skip_kafka=""
 files=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -48,8 +53,9 @@ while [ $# -gt 0 ]; do
     --out) [ $# -ge 2 ] || { echo "mutants: --out needs a directory" >&2; exit 2; }; out="$2"; shift 2 ;;
     --iterate) iterate=1; shift ;;
     --in-place) in_place=1; shift ;;
+    --skip-kafka) skip_kafka=1; shift ;;
     --only) [ $# -ge 2 ] || { echo "mutants: --only needs harness or tests" >&2; exit 2; }; only="$2"; shift 2 ;;
-    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "mutants: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     *) [ -f "$1" ] || { echo "mutants: no such file '$1'" >&2; exit 2; }; files+=("$1"); shift ;;
   esac
@@ -99,7 +105,11 @@ if [ "$only" != tests ]; then
 fi
 if [ "$only" != harness ]; then
   targets=("${rules[@]}" "${config[@]}")
-  run tests --baseline run --test-package neli
+  if [ -n "$skip_kafka" ]; then
+    run tests --baseline run --test-package neli -- --lib --test it -- --skip kafka_
+  else
+    run tests --baseline run --test-package neli
+  fi
 fi
 
 # One table from cargo-mutants' caught/missed lists (one mutant per line).
