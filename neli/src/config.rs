@@ -733,4 +733,66 @@ mod tests {
         let err = b().kafka("max.poll.interval.ms", "soon").build().unwrap_err();
         assert_eq!(err, ConfigError::NotANumber { field: "max.poll.interval.ms", value: "soon".into() });
     }
+
+    // What each setter and derived value feeds: the core's configuration,
+    // the client's, the CLI's and the scenarios' texts (cargo-mutants found
+    // setters and derivations no test looked at; BENCHMARKS.md).
+    #[test]
+    fn every_setter_reaches_the_resolved_config_and_the_core() {
+        let multi = Mode::MultiRole { roles: 5, partitions: 3, exclusive: true };
+        let r = base()
+            .heartbeat_timeout(Duration::from_secs(2))
+            .session_timeout(Duration::from_secs(6))
+            .heartbeat_interval(Duration::from_millis(300))
+            .grace(Duration::from_millis(700))
+            .membership_proof(false)
+            .mode(multi)
+            .assignment(Assignment::CooperativeSticky)
+            .build()
+            .unwrap()
+            .resolve()
+            .unwrap();
+        assert_eq!(r.heartbeat_interval, Duration::from_millis(300));
+        assert_eq!(r.grace, Duration::from_millis(700));
+        let core = r.core(3);
+        assert_eq!((core.roles, core.partitions), (5, 3));
+        assert_eq!(core.heartbeat_timeout, Duration::from_secs(2));
+        assert_eq!(core.heartbeat_interval, Duration::from_millis(300));
+        assert_eq!(core.grace, Duration::from_millis(700));
+        assert!(!core.membership_proof);
+        assert!(core.incremental, "cooperative-sticky assignment is incremental");
+        let range = base().build().unwrap().resolve().unwrap();
+        assert!(!range.core(1).incremental, "range assignment is eager");
+    }
+
+    #[test]
+    fn modes_count_their_roles_and_partitions() {
+        assert_eq!((Mode::Exclusive.roles(), Mode::Exclusive.partitions()), (1, 1));
+        let multi = Mode::MultiRole { roles: 5, partitions: 3, exclusive: false };
+        assert_eq!((multi.roles(), multi.partitions()), (5, 3));
+    }
+
+    #[test]
+    fn group_heartbeat_interval_is_a_fifth_of_the_session_within_bounds() {
+        assert_eq!(group_heartbeat_interval(Duration::from_secs(3)), Duration::from_millis(600));
+        assert_eq!(group_heartbeat_interval(Duration::from_millis(7_000)), Duration::from_millis(1_400));
+        assert_eq!(group_heartbeat_interval(Duration::from_millis(300)), Duration::from_millis(100));
+        assert_eq!(group_heartbeat_interval(Duration::from_secs(60)), Duration::from_secs(3));
+    }
+
+    #[test]
+    fn assignment_names_round_trip_through_display_and_parse() {
+        for a in [Assignment::Range, Assignment::CooperativeSticky] {
+            assert_eq!(Assignment::parse(&a.to_string()), Ok(a));
+        }
+        assert_eq!(Assignment::CooperativeSticky.to_string(), "cooperative-sticky");
+    }
+
+    #[test]
+    fn the_redactor_hides_the_configurations_secret_values() {
+        let r = base().kafka("sasl.password", "hunter2-secret").build().unwrap().resolve().unwrap();
+        let text = r.redactor().redact("authentication with hunter2-secret failed");
+        assert!(!text.contains("hunter2-secret"), "{text}");
+        assert!(text.contains("authentication with"), "{text}");
+    }
 }
