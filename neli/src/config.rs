@@ -795,4 +795,28 @@ mod tests {
         assert!(!text.contains("hunter2-secret"), "{text}");
         assert!(text.contains("authentication with"), "{text}");
     }
+
+    #[test]
+    fn name_lengths_are_refused_just_past_their_limits() {
+        // The topic is set: by default it is the group plus ".neli", 5 more.
+        let at = |n: usize| base().topic("t").group("g".repeat(n)).build();
+        assert!(at(249).is_ok());
+        assert_eq!(
+            at(250).unwrap_err().to_string(),
+            format!("group '{}' is invalid: must be at most 249 characters", "g".repeat(250))
+        );
+        let named = |n: usize| base().name("n".repeat(n)).build();
+        assert!(named(1024).is_ok());
+        assert!(named(1025).unwrap_err().to_string().ends_with("must be at most 1024 bytes"));
+        assert!(named(3000).is_err());
+    }
+
+    #[test]
+    fn default_name_starts_with_the_kernels_host_name() {
+        let host =
+            std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_owned()).unwrap_or_default();
+        if !host.is_empty() {
+            assert!(default_name().starts_with(&format!("{host}_")), "{} vs host {host}", default_name());
+        }
+    }
 }
