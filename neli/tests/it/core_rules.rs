@@ -390,3 +390,36 @@ fn incremental_lost_clears_the_proof() {
     assert!(l.take_events().is_empty(), "no proof of the new membership yet");
     assert!(!l.member.is_leader(0, ms(205)));
 }
+
+// The driver sleeps until `poll_timeout`. A deadline left out of it is acted
+// on only at the next one it does give (a heartbeat, up to an interval
+// later): Fenced and Acquired would come late. The harness cannot see that
+// (the published lease, which the application asks, still ends on time),
+// so these pin it (BENCHMARKS.md, the core under cargo-mutants).
+#[test]
+fn the_next_deadline_is_the_lease_end_when_it_comes_before_the_next_heartbeat() {
+    let mut cfg = CoreConfig::exclusive("me", dur(1000));
+    cfg.heartbeat_interval = dur(300);
+    let mut l = Loop::with(cfg);
+    l.assign(ms(0), 1, &[0]);
+    l.read_back(ms(5));
+    assert!(matches!(l.take_events()[..], [Event::Acquired { .. }]));
+    // Heartbeats go out at 300, 600 and 900 but none is read back.
+    for t in [300, 600, 900] {
+        l.tick(ms(t));
+    }
+    assert_eq!(l.member.poll_timeout(), Some(ms(1000)), "the lease ends before the heartbeat due at 1200");
+    l.tick(ms(1000));
+    assert!(matches!(l.take_events()[..], [Event::Fenced { role: 0 }]));
+}
+
+#[test]
+fn the_next_deadline_is_the_grace_end_when_it_comes_before_the_next_heartbeat() {
+    let mut cfg = CoreConfig::exclusive("me", dur(1000));
+    cfg.grace = dur(100);
+    let mut l = Loop::with(cfg);
+    l.assign(ms(0), 1, &[0]);
+    l.read_back(ms(5));
+    assert!(l.take_events().is_empty());
+    assert_eq!(l.member.poll_timeout(), Some(ms(100)), "grace ends before the heartbeat due at 250");
+}
