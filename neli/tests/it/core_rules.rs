@@ -234,7 +234,9 @@ fn resign_revokes_leaves_and_ignores_the_old_generation() {
 #[test]
 fn close_revokes_and_ignores_later_input() {
     let mut l = elected();
+    assert!(!l.member.is_closed());
     l.member.close(ms(100));
+    assert!(l.member.is_closed());
     l.drain(ms(100));
     assert_eq!(l.take_events(), vec![Event::Revoked { role: 0 }]);
     l.assign(ms(200), 2, &[0]);
