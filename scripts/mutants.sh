@@ -14,7 +14,7 @@
 # whole set on 2 cores, so it is a documented command, not part of CI.
 #
 #   scripts/mutants.sh [--seeds N] [--shard K/N] [--re REGEX] [--out DIR] [--only harness|tests]
-#                      [--iterate] [--in-place] [--skip-kafka] [FILE...]
+#                      [--iterate] [--in-place] [--skip-kafka] [--timeout SECS] [FILE...]
 #
 # FILEs default to neli/src/core/*.rs and neli/src/driver.rs (harness and
 # tests) plus neli/src/config.rs (tests only). --shard K/N runs every N-th
@@ -29,6 +29,9 @@
 # tansu, TLS; two thirds of `cargo test -p neli`'s time) out of the tests
 # run: for config.rs, whose rules the unit, bad-input and CLI tests judge; a
 # mutant it misses is then tried with the full suite (--iterate without it).
+# --timeout SECS bounds each mutant's gate run (default 300; the gate takes
+# about 70 s on 2 cores with nothing beside it): a mutant that hangs the
+# gate (the model check never ends) counts as caught, after that long.
 # Needs cargo-mutants (`cargo install cargo-mutants --locked`; installed on
 # first use). cargo-mutants builds each mutant in a scratch copy of the tree
 # (starting from a copy of target/), so a mutated build never lands in the
@@ -44,6 +47,7 @@ iterate=""
 in_place=""
 only=""
 skip_kafka=""
+timeout=300
 files=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -54,13 +58,15 @@ while [ $# -gt 0 ]; do
     --iterate) iterate=1; shift ;;
     --in-place) in_place=1; shift ;;
     --skip-kafka) skip_kafka=1; shift ;;
+    --timeout) [ $# -ge 2 ] || { echo "mutants: --timeout needs seconds" >&2; exit 2; }; timeout="$2"; shift 2 ;;
     --only) [ $# -ge 2 ] || { echo "mutants: --only needs harness or tests" >&2; exit 2; }; only="$2"; shift 2 ;;
-    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "mutants: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     *) [ -f "$1" ] || { echo "mutants: no such file '$1'" >&2; exit 2; }; files+=("$1"); shift ;;
   esac
 done
 case "$seeds" in ''|*[!0-9]*) echo "mutants: --seeds must be a positive integer, got '$seeds'" >&2; exit 2 ;; esac
+case "$timeout" in ''|*[!0-9]*|0) echo "mutants: --timeout must be a positive number of seconds, got '$timeout'" >&2; exit 2 ;; esac
 case "$shard" in ''|[0-9]*/[0-9]*) ;; *) echo "mutants: --shard must look like 0/4, got '$shard'" >&2; exit 2 ;; esac
 case "$only" in ''|harness|tests) ;; *) echo "mutants: --only must be harness or tests, got '$only'" >&2; exit 2 ;; esac
 
@@ -80,7 +86,7 @@ mkdir -p "$out" || exit 2
 # cargo-mutants' own baseline would run the harness's test arguments against
 # the mutated package (neli), where they match no test, and then derive a
 # timeout from that empty run; so the harness baseline runs here, and each
-# mutant gets a fixed timeout well above the gate's own time (under a minute).
+# mutant gets a fixed timeout (--timeout) well above the gate's own time.
 common=(--package neli --no-shuffle)
 if [ -n "$in_place" ]; then common+=(--in-place); else common+=(--copy-target true); fi
 [ -n "$iterate" ] && common+=(--iterate)
@@ -100,7 +106,7 @@ if [ "$only" != tests ]; then
   NELI_GATE_SEEDS="$seeds" cargo test --profile mutants -p neli-scenarios --test it mutation_gate -- --include-ignored >&2 ||
     { echo "mutants: the unmutated tree fails the mutation gate; fix that first" >&2; exit 2; }
   targets=("${rules[@]}")
-  run harness --baseline skip --timeout 300 --build-timeout 900 --test-package neli-scenarios \
+  run harness --baseline skip --timeout "$timeout" --build-timeout 900 --test-package neli-scenarios \
     --profile mutants -- --test it mutation_gate -- --include-ignored
 fi
 if [ "$only" != harness ]; then

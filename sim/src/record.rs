@@ -286,7 +286,9 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn lock(&self) -> MutexGuard<'_, Log> {
-        self.inner.lock().expect("recorder lock")
+        // A run whose code panicked (a mutant of the core, say) is still
+        // judged and reported from what it recorded (`run_scenario`).
+        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     pub fn trace(&self, at: u64, host: &str, text: impl Into<String>) {

@@ -638,6 +638,45 @@ fn write_if_told(handle: Handle<'_>, clock: &SimClock, control: &neli::Control, 
     true
 }
 
+/// Where the stranger cuts its truncated heartbeats, most telling first:
+/// just short of a whole version-2 record's fixed part (44 bytes), of
+/// version 1's (35), shorter than the magic and version (5), nothing. A
+/// decoder whose length checks are off reads past the end of one of them
+/// and panics (the run then fails).
+const GARBAGE_CUTS: [usize; 12] = [43, 42, 40, 36, 28, 4, 0, 31, 27, 19, 5, 2];
+
+/// The stranger's garbage, in turn: a heartbeat cut short, plain bytes, a
+/// heartbeat of an unknown version, one whose name length claims a byte
+/// more than it has.
+fn garbage_record(seq: u64) -> Vec<u8> {
+    let mut whole = Heartbeat {
+        role: 0,
+        term: 1,
+        seq,
+        sent_at: Time::from_millis(global_ms()),
+        lease: None,
+        name: crate::server::STRANGER.into(),
+    }
+    .encode();
+    let name_len_at = whole.len() - crate::server::STRANGER.len() - 2;
+    match seq % 8 {
+        0 | 2 | 4 | 6 => {
+            let cut = GARBAGE_CUTS[(seq / 2 - 1) as usize % GARBAGE_CUTS.len()].min(whole.len() - 1);
+            whole.truncate(cut);
+            whole
+        }
+        3 => {
+            whole[4] = 9;
+            whole
+        }
+        7 => {
+            whole[name_len_at + 1] += 1;
+            whole
+        }
+        _ => format!("garbage-{seq}").into_bytes(),
+    }
+}
+
 /// A stranger on the election topic.
 pub(super) async fn foreign_main(
     leader: String,
@@ -655,7 +694,7 @@ pub(super) async fn foreign_main(
         for _ in 0..count {
             seq += 1;
             let payload = if garbage {
-                format!("garbage-{seq}").into_bytes()
+                garbage_record(seq)
             } else {
                 // A second deployment sharing the topic: its group's
                 // generations (small numbers) collide with ours, so only the

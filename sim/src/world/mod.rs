@@ -57,10 +57,20 @@ impl RunReport {
 
 /// Runs `scenario` with `seed` and judges it. A `[random]` table is drawn
 /// first (`scenario::schedule`, the generator every command shares). Never
-/// panics on a scenario that passed validation.
+/// panics on a scenario that passed validation: a panic inside the
+/// simulated code (the driver, the core) ends the run with a violation
+/// that quotes it, so `explore` names the seed instead of dying.
 pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
     let scenario = schedule::materialize(scenario, seed);
     let mut world = World::build(&scenario, seed);
-    let stopped = world.play(scenario.duration.ms());
+    let played = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| world.play(scenario.duration.ms())));
+    let stopped = played.unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a non-text panic".to_owned());
+        Some(format!("the simulation panicked: {what}"))
+    });
     world.finish(&scenario, seed, stopped)
 }
