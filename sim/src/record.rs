@@ -204,6 +204,9 @@ pub struct Log {
     /// Incarnation name -> global time a `fatal-error` fault hit its client:
     /// the election must end (rule `close-finishes`).
     pub fatal_at: BTreeMap<String, u64>,
+    /// Incarnations whose application loop was told the election finished
+    /// (a close, a fatal error, the election ended), not killed.
+    pub finished: BTreeSet<String>,
     /// What each close the application made returned (rule `close-reports`).
     pub close_results: Vec<CloseResult>,
     /// Incarnation name -> the `State` its `status()` subscriber was last

@@ -257,7 +257,8 @@ fn interrupts(log: &Log, h: &Hold, settle: u64, end: u64) -> bool {
 }
 
 /// Events are well formed (no Acquired twice, no loss of what was not
-/// held) and tokens strictly increase per role (within one log epoch: a
+/// held, no role held in silence when the election finished) and tokens
+/// strictly increase per role (within one log epoch: a
 /// broker that lost its log restarts offsets, which the token contract
 /// excludes; the rules judge each member's own tokens across epochs).
 fn events(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
@@ -298,6 +299,16 @@ fn events(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
                 }
                 *held = false;
             }
+        }
+    }
+    // A finished election gave up what it held with an event: a close
+    // revokes every role (its Revoked handler runs before the member
+    // leaves), so no lease the application was told of ends in silence.
+    for ((member, role), held) in state {
+        if held && log.finished.contains(member) {
+            v.push(format!(
+                "ill-formed events: {member}'s election finished while it held role {role} and it was never told Revoked or Fenced"
+            ));
         }
     }
 }

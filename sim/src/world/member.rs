@@ -246,7 +246,11 @@ pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> t
 /// `handles-agree`; a driver that woke subscribers only on publishes that
 /// changed nothing kept them waiting forever for `Closed`).
 async fn finished(rec: &Recorder, name: &str) {
-    rec.lock().ends.insert(name.to_owned(), global_ms());
+    {
+        let mut log = rec.lock();
+        log.ends.insert(name.to_owned(), global_ms());
+        log.finished.insert(name.to_owned());
+    }
     tokio::time::sleep(crate::world::TICK).await;
     let mut log = rec.lock();
     let seen = log.watched_state.get(name).copied();
