@@ -707,8 +707,9 @@ impl neli::Broker for SimBroker {
             log.assignments.push(AssignmentObs { seq, at: global_ms(), member, change: AssignmentChange::Resigned });
         }
         self.shared.trace("left the group (resign)");
-        // A resign whose LeaveGroup got no answer is still a resign: the
-        // member stops polling, so its session ends by timeout.
+        // A resign whose LeaveGroup got no answer still takes the member
+        // out: it has forgotten its membership and sends the coordinator no
+        // more group heartbeats, so its session ends by timeout.
         self.leave_group().await;
         Ok(())
     }
