@@ -91,9 +91,24 @@ where
         };
         let handle = std::thread::Builder::new()
             .name("bfs".into())
-            .spawn(move || search.run())
+            .spawn(move || {
+                // A panic of the checked code (the core inside the model)
+                // ends the search too: the caller, waiting for `done`, then
+                // joins the thread and sees the panic instead of hanging.
+                let _done = DoneOnDrop(Arc::clone(&search.shared));
+                search.run()
+            })
             .expect("spawn the search thread");
         SymmetricBfs { model, shared, symmetry: self.symmetry, handle: Some(handle) }
+    }
+}
+
+/// Marks the search done when the search thread ends, however it ends.
+struct DoneOnDrop(Arc<Shared>);
+
+impl Drop for DoneOnDrop {
+    fn drop(&mut self) {
+        self.0.done.store(true, Ordering::Release);
     }
 }
 
