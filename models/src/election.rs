@@ -67,6 +67,11 @@ pub struct ElectionModelCfg {
     pub skip_revoked_barrier: bool,
     pub faults: Faults,
     pub max_ticks: u8,
+    /// Forget, after every step, what no property and no later step can
+    /// tell apart any more ([`ElectionModel::forget`]), so that such states
+    /// merge. On by default; off only to test that forgetting merges and
+    /// never splits.
+    pub forget: bool,
     /// Milliseconds per tick when a counterexample is written as a scenario.
     pub tick_ms: u64,
 }
@@ -90,6 +95,7 @@ impl ElectionModelCfg {
             skip_revoked_barrier: false,
             faults: Faults::default(),
             max_ticks: 10,
+            forget: true,
             tick_ms: 500,
         }
     }
@@ -694,6 +700,31 @@ impl ElectionModel {
     }
 }
 
+impl ElectionModel {
+    /// Forgets what no property and no future step can tell apart any
+    /// more, so that states differing only in it merge. Each rule reads the
+    /// state alone, never the path to it: a rule that depended on the path
+    /// would split one state in two (pinned by `models/tests/it/forget.rs`).
+    /// - a leaderless-ticks counter that cannot pass the liveness bound
+    ///   before the last tick, whatever comes, counts as 0 (both values
+    ///   then stay within the bound to the end);
+    /// - the tick of the last log loss once its window (T + skew) has passed:
+    ///   no acquisition can rest on the lost log any more.
+    pub fn forget(&self, s: &mut ElectionState) {
+        let left = self.cfg.max_ticks.saturating_sub(s.now);
+        let bound = self.cfg.liveness_bound();
+        for counter in s.calm_leaderless.iter_mut() {
+            if u16::from(*counter) + u16::from(left) <= u16::from(bound) {
+                *counter = 0;
+            }
+        }
+        let window = u16::from(self.cfg.heartbeat_timeout) + u16::from(self.cfg.faults.max_skew);
+        if s.log_lost_at.is_some_and(|at| u16::from(s.now) >= u16::from(at) + window) {
+            s.log_lost_at = None;
+        }
+    }
+}
+
 /// The log epoch of a token acquired so soon after a log loss that its
 /// evidence may come from the lost log (see `ElectionState::log_lost_at`).
 const UNKNOWN_LOG: u8 = u8::MAX;
@@ -1000,6 +1031,9 @@ impl Model for ElectionModel {
             s_.calm_leaderless.iter_mut().for_each(|c| *c = 0);
         }
         self.settle(s_);
+        if self.cfg.forget {
+            self.forget(s_);
+        }
         Some(s)
     }
 

@@ -2,6 +2,7 @@
 //! asserts discovery or absence of discovery, with pinned state counts.
 
 mod bfs;
+mod forget;
 mod hazards;
 mod incremental;
 mod replay;

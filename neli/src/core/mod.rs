@@ -237,7 +237,6 @@ pub struct Member {
     /// When the last membership proof was requested.
     proof_requested: Option<Time>,
     next_heartbeat: Option<Time>,
-    seq: u64,
     /// Assignments with a generation at or below this are ignored (resigned).
     resigned_through: Option<u64>,
     last_now: Time,
@@ -292,7 +291,6 @@ impl Member {
             membership_sent: None,
             proof_requested: None,
             next_heartbeat: None,
-            seq: 0,
             resigned_through: None,
             last_now: Time::ZERO,
             closed: false,
@@ -699,10 +697,13 @@ impl Member {
             if matches!(state, RoleState::Idle) {
                 continue;
             }
-            self.seq += 1;
-            let lease = leases.get(role).copied().flatten();
-            let hb = Heartbeat { role: *role, term, seq: self.seq, sent_at: now, lease, name: self.cfg.name.clone() };
+            // The sequence number is the count of heartbeats sent: it
+            // decides nothing, so it lives with the statistics (it would
+            // otherwise tell apart members that behave alike).
             self.counters.heartbeats_sent += 1;
+            let seq = self.counters.heartbeats_sent;
+            let lease = leases.get(role).copied().flatten();
+            let hb = Heartbeat { role: *role, term, seq, sent_at: now, lease, name: self.cfg.name.clone() };
             self.outputs.push_back(Output::Produce { partition: self.cfg.partition_of(*role), payload: hb.encode() });
         }
         if self.cfg.membership_proof {
