@@ -10,7 +10,7 @@
 use std::time::Instant;
 
 use neli_models::bfs::SymmetricBfs;
-use neli_models::election::representative;
+use neli_models::election::{canonical_fingerprint, representative};
 use neli_models::{ElectionModel, ElectionModelCfg, Faults, format_path};
 use stateright::{Checker, Model};
 
@@ -41,7 +41,7 @@ fn main() {
     let start = Instant::now();
     let mut builder = model.clone().checker().threads(threads);
     if sym && !dfs {
-        let bfs = SymmetricBfs::builder(model.clone()).threads(threads).symmetry_fn(representative);
+        let bfs = SymmetricBfs::builder(model.clone()).threads(threads).symmetry_fn(canonical_fingerprint);
         return report(&model, bfs.spawn().join(), start);
     }
     if sym {

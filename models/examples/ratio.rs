@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 use neli_models::bfs::SymmetricBfs;
-use neli_models::election::representative;
+use neli_models::election::{canonical_fingerprint, representative};
 use neli_models::{ElectionModelCfg, Faults};
 use stateright::{Checker, Model, Property};
 
@@ -172,7 +172,7 @@ fn main() {
     let sym = model.clone().checker().threads(threads).symmetry_fn(representative).spawn_dfs().join();
     let sym_rate = line("election bound A, stateright DFS + symmetry", figures(&sym, start));
     let start = Instant::now();
-    let bfs = SymmetricBfs::builder(model.clone()).threads(threads).symmetry_fn(representative).spawn().join();
+    let bfs = SymmetricBfs::builder(model.clone()).threads(threads).symmetry_fn(canonical_fingerprint).spawn().join();
     let bfs_rate = line("election bound A, neli_models::bfs + symmetry", figures(&bfs, start));
     for (name, rate) in [("DFS", dfs_rate), ("DFS + symmetry", sym_rate), ("BFS + symmetry", bfs_rate)] {
         println!("ratio election {name} / 2PC DFS: {:.2}", rate / tpc_rate);

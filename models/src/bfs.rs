@@ -29,8 +29,11 @@ use stateright::{Checker, Expectation, HasDiscoveries, Model, Path};
 /// A state's identity in the search: a 64-bit hash of its representative.
 pub type Fingerprint = u64;
 
-/// The representative function of a symmetry reduction.
-pub type Representative<M> = fn(&<M as Model>::State) -> <M as Model>::State;
+/// A symmetry reduction as the fingerprint of a state's representative
+/// (equal for two states exactly when their representatives are equal, up
+/// to 64-bit collisions): hashing the representative without building it
+/// spares a copy of every generated state.
+pub type Canonical<M> = fn(&<M as Model>::State) -> Fingerprint;
 
 /// A level's unit of work: states with their fingerprints.
 type Chunk<M> = Vec<(<M as Model>::State, Fingerprint)>;
@@ -42,7 +45,7 @@ type Expanded<M> = (Chunk<M>, Vec<(usize, Fingerprint)>);
 pub struct Builder<M: Model> {
     model: M,
     threads: usize,
-    symmetry: Option<Representative<M>>,
+    symmetry: Option<Canonical<M>>,
     finish_when: HasDiscoveries,
     target_state_count: Option<usize>,
 }
@@ -58,10 +61,12 @@ where
         self
     }
 
-    /// Visit one state per class of `representative` (see the module docs
-    /// for when that is sound).
-    pub fn symmetry_fn(mut self, representative: fn(&M::State) -> M::State) -> Self {
-        self.symmetry = Some(representative);
+    /// Visit one state per class of a representative function, given as
+    /// `canonical`, the fingerprint of a state's representative (see the
+    /// module docs for when that is sound; the election model's is
+    /// `election::canonical_fingerprint`).
+    pub fn symmetry_fn(mut self, canonical: Canonical<M>) -> Self {
+        self.symmetry = Some(canonical);
         self
     }
 
@@ -116,7 +121,7 @@ impl Drop for DoneOnDrop {
 pub struct SymmetricBfs<M: Model> {
     model: Arc<M>,
     shared: Arc<Shared>,
-    symmetry: Option<Representative<M>>,
+    symmetry: Option<Canonical<M>>,
     handle: Option<JoinHandle<()>>,
 }
 
@@ -198,11 +203,11 @@ impl Hasher for Identity {
 }
 
 /// The fingerprint of `state` (of its representative with symmetry).
-fn fingerprint<S: Hash>(state: &S, symmetry: Option<fn(&S) -> S>) -> Fingerprint {
+fn fingerprint<S: Hash>(state: &S, symmetry: Option<fn(&S) -> Fingerprint>) -> Fingerprint {
     // Fixed keys: the same state has the same fingerprint in every run.
     let hasher = ahash::RandomState::with_seeds(0x6e65_6c69, 0x6266_7321, 0x5eed, 0x0bad_cafe);
     let fp = match symmetry {
-        Some(representative) => hasher.hash_one(representative(state)),
+        Some(canonical) => canonical(state),
         None => hasher.hash_one(state),
     };
     fp.max(1) // 0 marks "no parent"
@@ -212,7 +217,7 @@ struct Search<M: Model> {
     model: Arc<M>,
     shared: Arc<Shared>,
     threads: usize,
-    symmetry: Option<Representative<M>>,
+    symmetry: Option<Canonical<M>>,
     finish_when: HasDiscoveries,
     target: usize,
 }
@@ -310,24 +315,28 @@ where
                         let Some(chunk) = chunks.get(i) else { break };
                         let chunk = std::mem::take(&mut *chunk.lock().expect("chunk lock"));
                         let (mut states, mut found) = (Vec::new(), Vec::new());
+                        // Counted per state expanded, not per state
+                        // generated: the threads share the counters.
                         for (s, fp) in chunk {
                             if sh.states.load(Ordering::Relaxed) >= self.target {
                                 break;
                             }
+                            let (mut generated, unique) = (0, states.len());
                             self.model.actions(&s, &mut actions);
                             for a in actions.drain(..) {
                                 let Some(n) = self.model.next_state(&s, a) else { continue };
                                 if !self.model.within_boundary(&n) {
                                     continue;
                                 }
-                                sh.states.fetch_add(1, Ordering::Relaxed);
+                                generated += 1;
                                 let nfp = fingerprint(&n, self.symmetry);
                                 if sh.visited.insert(nfp, fp) {
-                                    sh.unique.fetch_add(1, Ordering::Relaxed);
                                     self.judge(properties, &n, nfp, &mut found);
                                     states.push((n, nfp));
                                 }
                             }
+                            sh.states.fetch_add(generated, Ordering::Relaxed);
+                            sh.unique.fetch_add(states.len() - unique, Ordering::Relaxed);
                         }
                         // Work units of about CHUNK states for the next level.
                         *results[i].lock().expect("result lock") = (states, found);
@@ -342,11 +351,12 @@ where
                 out.push((states, found));
                 continue;
             }
+            // Each state moves once (splitting off the tail again and
+            // again would copy the rest of a large result every time).
             let mut found = Some(found);
-            let mut rest = states;
-            while !rest.is_empty() {
-                let tail = rest.split_off(rest.len().min(CHUNK));
-                out.push((std::mem::replace(&mut rest, tail), found.take().unwrap_or_default()));
+            let mut rest = states.into_iter().peekable();
+            while rest.peek().is_some() {
+                out.push((rest.by_ref().take(CHUNK).collect(), found.take().unwrap_or_default()));
             }
         }
         out

@@ -164,6 +164,11 @@ pub struct Slot {
     core: Option<Arc<Member>>,
     /// `fingerprint(core)`, kept with it (see [`Slot::core_fp`]).
     core_fp: u64,
+    /// A fingerprint of the whole slot, core included, brought up to date
+    /// at the end of every step that changed the slot ([`ElectionState::seal`]):
+    /// states are hashed by their slots' fingerprints, and symmetry orders
+    /// slots by them, so no slot is hashed field by field more than once.
+    fp: u64,
     /// What every state asks of the core, read once when it changes.
     view: View,
     pub inc: u8,
@@ -226,6 +231,7 @@ impl Slot {
         let mut slot = Slot {
             core: None,
             core_fp: 0,
+            fp: 0,
             view: View::default(),
             inc,
             offset: 0,
@@ -241,7 +247,18 @@ impl Slot {
             proof_sent: None,
         };
         slot.set_core(core.map(Arc::new));
+        slot.fp = slot.fingerprint();
         slot
+    }
+
+    /// The slot's fields hashed (with the core by its fingerprint): what
+    /// [`Slot::fp`] keeps.
+    fn fingerprint(&self) -> u64 {
+        let mut h = hasher();
+        self.core_fp.hash(&mut h);
+        (self.inc, self.offset, self.paused, self.isolated, self.in_group, self.coord_ok).hash(&mut h);
+        (&self.callbacks, &self.read, &self.outbox, &self.acquired, &self.own_read, self.proof_sent).hash(&mut h);
+        h.finish()
     }
 
     /// The member's core (anonymous: see the field's docs), if it runs.
@@ -259,7 +276,7 @@ impl Slot {
 
     fn set_core(&mut self, core: Option<Arc<Member>>) {
         self.core_fp = core.as_deref().map_or(0, |c| {
-            let mut h = std::hash::DefaultHasher::new();
+            let mut h = hasher();
             c.hash(&mut h);
             h.finish() | 1
         });
@@ -289,12 +306,19 @@ impl Slot {
 }
 
 impl Hash for Slot {
-    /// Every field, with the core by its fingerprint (see [`Slot::core_fp`]).
+    /// Every field, through the slot's fingerprint (see [`Slot::fp`]).
     fn hash<H: Hasher>(&self, h: &mut H) {
-        self.core_fp.hash(h);
-        (self.inc, self.offset, self.paused, self.isolated, self.in_group, self.coord_ok).hash(h);
-        (&self.callbacks, &self.read, &self.outbox, &self.acquired, &self.own_read, self.proof_sent).hash(h);
+        h.write_u64(self.fp);
     }
+}
+
+/// The hasher of every fingerprint the model keeps: fixed keys, so a state
+/// has the same fingerprint in every run and on every thread, and 64 bits
+/// of good quality, since two states with one fingerprint are one state to
+/// the checker.
+fn hasher() -> ahash::AHasher {
+    use std::hash::BuildHasher;
+    ahash::RandomState::with_seeds(0x6e65_6c69, 0x6d6f_6465, 0x6c73, 0x5eed).build_hasher()
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -325,16 +349,17 @@ pub struct Coordinator {
 /// A heartbeat in the log: (role, term, sent_at, writer), or `None` for garbage.
 pub type LogRec = Option<(u32, u64, u64, Key)>;
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ElectionState {
     pub now: u8,
     /// Per member slot, shared between states until a step changes it:
     /// most steps touch one member, so a state's clone copies no slot.
     pub slots: Vec<Arc<Slot>>,
-    pub coord: Coordinator,
+    /// Shared between states until a step changes it, like the slots.
+    pub coord: Arc<Coordinator>,
     /// Per partition: offset of the first kept record and the records from it
-    /// (a prefix nobody can read any more is trimmed).
-    pub logs: Vec<(u64, Vec<LogRec>)>,
+    /// (a prefix nobody can read any more is trimmed). Shared like `coord`.
+    pub logs: Arc<Vec<(u64, Vec<LogRec>)>>,
     pub used: Faults,
     /// How many times the logs were lost: tokens are comparable only
     /// within one epoch (or as `(epoch, token)`).
@@ -391,7 +416,65 @@ pub enum ElectionAction {
     LogLoss,
 }
 
+impl Hash for ElectionState {
+    /// One 64-bit digest of every field, slots by their fingerprints: the
+    /// checkers hash each state they generate, and a digest costs them one
+    /// word instead of the state's every byte.
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u64(self.digest());
+    }
+}
+
 impl ElectionState {
+    fn digest(&self) -> u64 {
+        let mut identity = [0u8; 256];
+        identity.iter_mut().enumerate().for_each(|(i, p)| *p = i as u8);
+        self.digest_renamed(&identity[..self.slots.len()])
+    }
+
+    /// The digest of `rename_members(self, perm)`, without building it.
+    fn digest_renamed(&self, perm: &[u8]) -> u64 {
+        let map = |k: &Key| (perm[usize::from(k.0)], k.1);
+        let mut h = hasher();
+        self.now.hash(&mut h);
+        let mut order = [0usize; 256];
+        perm.iter().enumerate().for_each(|(old, new)| order[usize::from(*new)] = old);
+        order[..perm.len()].iter().for_each(|old| h.write_u64(self.slots[*old].fp));
+        // The coordinator's table in the order of the renamed keys.
+        (self.coord.generation, self.coord.rebalance).hash(&mut h);
+        let mut members: Vec<(Key, &GroupMember)> = self.coord.members.iter().map(|(k, m)| (map(k), m)).collect();
+        members.sort_unstable_by_key(|(k, _)| *k);
+        members.hash(&mut h);
+        for (base, recs) in self.logs.iter() {
+            (base, recs.len()).hash(&mut h);
+            recs.iter().for_each(|r| r.map(|(role, term, sent, writer)| (role, term, sent, map(&writer))).hash(&mut h));
+        }
+        (self.used, self.log_epoch, self.log_lost_at).hash(&mut h);
+        self.last_acquired.iter().for_each(|l| l.map(|(e, t, k)| (e, t, map(&k))).hash(&mut h));
+        (&self.resource, &self.calm_leaderless).hash(&mut h);
+        let flags = [
+            self.token_regressed,
+            self.own_token_regressed,
+            self.resource_regressed,
+            self.send_time_broken,
+            self.proof_cap_broken,
+            self.handover,
+        ];
+        flags.hash(&mut h);
+        h.finish()
+    }
+
+    /// Brings the fingerprint of every slot a step changed up to date (a
+    /// slot still shared with `before` is unchanged).
+    fn seal(&mut self, before: &ElectionState) {
+        for (slot, old) in self.slots.iter_mut().zip(&before.slots) {
+            if !Arc::ptr_eq(slot, old) {
+                let fp = slot.fingerprint();
+                Arc::make_mut(slot).fp = fp;
+            }
+        }
+    }
+
     /// The member clock of `slot` at the global tick.
     pub fn local(&self, slot: usize) -> u64 {
         (i16::from(self.now) + i16::from(self.slots[slot].offset)).max(0) as u64
@@ -425,6 +508,16 @@ impl ElectionState {
     /// Slot `i` for a change: copied first if another state shares it.
     fn slot_mut(&mut self, i: usize) -> &mut Slot {
         Arc::make_mut(&mut self.slots[i])
+    }
+
+    /// The coordinator for a change: copied first if another state shares it.
+    fn coord_mut(&mut self) -> &mut Coordinator {
+        Arc::make_mut(&mut self.coord)
+    }
+
+    /// The logs for a change: copied first if another state shares them.
+    fn logs_mut(&mut self) -> &mut Vec<(u64, Vec<LogRec>)> {
+        Arc::make_mut(&mut self.logs)
     }
 
     fn faults_active(&self) -> bool {
@@ -608,14 +701,16 @@ impl ElectionModel {
         let key = (i as u8, s.slots[i].inc);
         match s.slot_mut(i).outbox.remove(idx) {
             Msg::Produce { partition, hb: (role, term, sent_at) } => {
-                s.logs[partition as usize].1.push(Some((role, term, sent_at, key)))
+                s.logs_mut()[partition as usize].1.push(Some((role, term, sent_at, key)))
             }
             // An isolated member's commit times out: the driver tells the core nothing.
             Msg::Commit { .. } if s.slots[i].isolated => {}
             Msg::Commit { generation, sent_at } => {
                 let expiry = s.now + self.cfg.session_timeout;
-                let accepted = s.coord.generation == generation
-                    && s.coord.members.get_mut(&key).map(|m| m.expiry = expiry).is_some();
+                let accepted = s.coord.generation == generation && s.coord.members.contains_key(&key);
+                if accepted && s.coord.members[&key].expiry != expiry {
+                    s.coord_mut().members.get_mut(&key).expect("a member of the group").expiry = expiry;
+                }
                 if accepted && s.slots[i].proof_sent.is_none_or(|p| p < sent_at) {
                     s.slot_mut(i).proof_sent = Some(sent_at);
                 }
@@ -628,10 +723,12 @@ impl ElectionModel {
     /// Membership changed: enter PreparingRebalance; everyone but `joiner` must rejoin.
     fn start_rebalance(&self, s: &mut ElectionState, joiner: Option<Key>) {
         if s.coord.members.is_empty() {
-            s.coord.rebalance = None;
+            s.coord_mut().rebalance = None;
         } else if s.coord.rebalance.is_none() {
-            s.coord.rebalance = Some(s.now + self.cfg.session_timeout);
-            for (k, m) in s.coord.members.iter_mut() {
+            let deadline = s.now + self.cfg.session_timeout;
+            let coord = s.coord_mut();
+            coord.rebalance = Some(deadline);
+            for (k, m) in coord.members.iter_mut() {
                 m.rejoined = Some(*k) == joiner;
             }
         }
@@ -676,9 +773,11 @@ impl ElectionModel {
             let readers = s.slots.iter().filter_map(|sl| sl.read.get(&(p as u32)).copied());
             let end = s.logs[p].0 + s.logs[p].1.len() as u64;
             let keep_from = readers.min().unwrap_or(end);
-            let (base, recs) = &mut s.logs[p];
-            recs.drain(..(keep_from - *base) as usize);
-            *base = keep_from;
+            if keep_from > s.logs[p].0 {
+                let (base, recs) = &mut s.logs_mut()[p];
+                recs.drain(..(keep_from - *base) as usize);
+                *base = keep_from;
+            }
         }
         for role in 0..self.cfg.roles {
             for i in 0..s.slots.len() {
@@ -744,12 +843,12 @@ impl Model for ElectionModel {
             now: 0,
             slots: (0..c.members).map(slot).collect(),
             // Every member has joined; the first rebalance is pending.
-            coord: Coordinator {
+            coord: Arc::new(Coordinator {
                 generation: 0,
                 rebalance: Some(c.session_timeout),
                 members: (0..c.members).map(|i| ((i, 0), GroupMember::joined(c.session_timeout))).collect(),
-            },
-            logs: vec![(0, Vec::new()); c.partitions as usize],
+            }),
+            logs: Arc::new(vec![(0, Vec::new()); c.partitions as usize]),
             used: Faults::default(),
             log_epoch: 0,
             log_lost_at: None,
@@ -844,20 +943,21 @@ impl Model for ElectionModel {
                 }
                 let now = s_.now;
                 let mut expired = Vec::new();
-                for (k, gm) in s_.coord.members.iter_mut() {
+                let rebalance = s_.coord.rebalance;
+                for (k, gm) in s_.coord_mut().members.iter_mut() {
                     let slot = &last.slots[k.0 as usize];
                     if slot.inc == k.1 && slot.core.is_some() && !slot.paused && !slot.isolated && slot.in_group {
                         gm.expiry = now + self.cfg.session_timeout;
                     } else if gm.expiry <= now {
                         expired.push(*k);
                     }
-                    if s_.coord.rebalance.is_some_and(|d| d <= now) && !gm.rejoined {
+                    if rebalance.is_some_and(|d| d <= now) && !gm.rejoined {
                         expired.push(*k);
                     }
                 }
                 if !expired.is_empty() {
                     for k in &expired {
-                        s_.coord.members.remove(k);
+                        s_.coord_mut().members.remove(k);
                     }
                     // Starts a rebalance unless one is on (its timeout then
                     // completes it without the stragglers).
@@ -868,13 +968,14 @@ impl Model for ElectionModel {
                 let k = key(s_, m);
                 // A joining member owns nothing (it comes back after Lost
                 // or a restart), so under incremental assignment it claims nothing.
-                s_.coord.members.insert(k, GroupMember::joined(s_.now + self.cfg.session_timeout));
+                let expiry = s_.now + self.cfg.session_timeout;
+                s_.coord_mut().members.insert(k, GroupMember::joined(expiry));
                 s_.slot_mut(m as usize).in_group = true;
                 self.start_rebalance(s_, Some(k));
             }
             Sync { deal: number } => {
-                s_.coord.generation += 1;
-                s_.coord.rebalance = None;
+                s_.coord_mut().generation += 1;
+                s_.coord_mut().rebalance = None;
                 let keys: Vec<Key> = s_.coord.members.keys().copied().collect();
                 let dealt: Vec<Vec<u32>> = if self.cfg.incremental {
                     let order = deal(keys.len(), keys.len(), number as usize);
@@ -924,7 +1025,7 @@ impl Model for ElectionModel {
                         let owned = s_.slots[i].core().map_or_else(Vec::new, assigned);
                         let owned_generation = s_.slots[i].core().and_then(Member::generation).unwrap_or(0);
                         let rebalancing = s_.coord.rebalance.is_some();
-                        match s_.coord.members.get_mut(&k) {
+                        match s_.coord_mut().members.get_mut(&k) {
                             Some(gm) => {
                                 (gm.owned, gm.owned_generation, gm.rejoined) = (owned, owned_generation, true);
                                 if !rebalancing {
@@ -936,7 +1037,7 @@ impl Model for ElectionModel {
                     }
                     Callback::Rejoin => {
                         self.run(s_, i, |core, now| core.handle_revoked(now, &assigned(core)));
-                        match s_.coord.members.get_mut(&k) {
+                        match s_.coord_mut().members.get_mut(&k) {
                             Some(gm) => gm.rejoined = true,
                             None => s_.slot_mut(i).in_group = false,
                         }
@@ -1008,13 +1109,13 @@ impl Model for ElectionModel {
                 s_.used.clock_steps += 1;
             }
             Foreign => {
-                s_.logs[0].1.push(None);
+                s_.logs_mut()[0].1.push(None);
                 s_.used.foreign_writes += 1;
             }
             LogLoss => {
                 // A fresh, empty log per partition; consumers whose position
                 // is past its end start again from its beginning.
-                for log in s_.logs.iter_mut() {
+                for log in s_.logs_mut().iter_mut() {
                     *log = (0, Vec::new());
                 }
                 for i in 0..s_.slots.len() {
@@ -1034,6 +1135,7 @@ impl Model for ElectionModel {
         if self.cfg.forget {
             self.forget(s_);
         }
+        s.seal(last);
         Some(s)
     }
 
@@ -1187,19 +1289,41 @@ pub fn sticky_deal(claims: &[(&[u32], u64)], partitions: u32, order: &[usize], w
 /// tokens) has the same value on it. Ties keep index order, which costs
 /// reduction, never soundness. No core is copied: slots move as they are.
 pub fn representative(s: &ElectionState) -> ElectionState {
+    match canonical_renaming(s) {
+        Some(perm) => rename_members(s, &perm[..s.slots.len()]),
+        None => s.clone(),
+    }
+}
+
+/// The fingerprint of `s`'s [`representative`], computed without building
+/// it: what the breadth-first search keys its visited set by, so that a
+/// generated state costs no copy of a state (pinned equal to hashing the
+/// representative by `models/tests/it/symmetry.rs`).
+pub fn canonical_fingerprint(s: &ElectionState) -> u64 {
+    match canonical_renaming(s) {
+        Some(perm) => s.digest_renamed(&perm[..s.slots.len()]),
+        None => s.digest(),
+    }
+}
+
+/// The renaming that takes `s` to its representative (slot `i` becomes
+/// `perm[i]`), or `None` if `s` is its own representative.
+fn canonical_renaming(s: &ElectionState) -> Option<[u8; 256]> {
     let n = s.slots.len();
     let key = |i: usize| {
         let slot = &s.slots[i];
         let mut h = Mix::default();
-        slot.hash(&mut h);
+        h.write_u64(slot.fp);
         s.coord.members.get(&(i as u8, slot.inc)).hash(&mut h);
         h.finish()
     };
+    let mut perm = [0u8; 256];
     let mut keyed: [(u64, usize); 8] = [(0, 0); 8];
     if n > keyed.len() {
         let mut order: Vec<(u64, usize)> = (0..n).map(|i| (key(i), i)).collect();
         order.sort_unstable();
-        return permuted(s, order.iter().map(|(_, i)| *i));
+        order.iter().enumerate().for_each(|(new, (_, old))| perm[*old] = new as u8);
+        return Some(perm);
     }
     for (i, k) in keyed.iter_mut().enumerate().take(n) {
         *k = (key(i), i);
@@ -1207,18 +1331,10 @@ pub fn representative(s: &ElectionState) -> ElectionState {
     let keyed = &mut keyed[..n];
     keyed.sort_unstable();
     if keyed.iter().enumerate().all(|(new, (_, old))| new == *old) {
-        return s.clone();
+        return None;
     }
-    permuted(s, keyed.iter().map(|(_, i)| *i))
-}
-
-/// `s` with the slot at `order[new]` moved to `new`.
-fn permuted(s: &ElectionState, order: impl Iterator<Item = usize>) -> ElectionState {
-    let mut perm = [0u8; 256];
-    for (new, old) in order.enumerate() {
-        perm[old] = new as u8;
-    }
-    rename_members(s, &perm[..s.slots.len()])
+    keyed.iter().enumerate().for_each(|(new, (_, old))| perm[*old] = new as u8);
+    Some(perm)
 }
 
 /// `s` with member slot `i` renamed to slot `perm[i]` everywhere a member is
@@ -1235,8 +1351,8 @@ pub fn rename_members(s: &ElectionState, perm: &[u8]) -> ElectionState {
     let map = |k: Key| (perm[k.0 as usize], k.1);
     let mut out = s.clone();
     out.slots = slots;
-    out.coord.members = s.coord.members.iter().map(|(k, v)| (map(*k), v.clone())).collect();
-    for (_, recs) in out.logs.iter_mut() {
+    Arc::make_mut(&mut out.coord).members = s.coord.members.iter().map(|(k, v)| (map(*k), v.clone())).collect();
+    for (_, recs) in Arc::make_mut(&mut out.logs).iter_mut() {
         for rec in recs.iter_mut().flatten() {
             rec.3 = map(rec.3);
         }

@@ -405,7 +405,7 @@ pub fn check(
             let bfs = neli_models::bfs::SymmetricBfs::builder(model.clone())
                 .threads(threads.max(1))
                 .target_state_count(limits.max_states)
-                .symmetry_fn(representative);
+                .symmetry_fn(neli_models::election::canonical_fingerprint);
             drive(&model, bfs.spawn(), deadline, out)?
         }
         Search::DfsSymmetry => drive(&model, builder.symmetry_fn(representative).spawn_dfs(), deadline, out)?,

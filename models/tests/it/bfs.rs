@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use neli::core::UnsafeVariant;
 use neli_models::bfs::SymmetricBfs;
-use neli_models::election::representative;
+use neli_models::election::{canonical_fingerprint, representative};
 use neli_models::{Faults, cut_at_violation};
 use stateright::{Checker, HasDiscoveries, Model};
 
@@ -24,7 +24,7 @@ fn bfs_with_symmetry_visits_the_states_dfs_with_symmetry_visits() {
     for threads in [1, 2] {
         let bfs = SymmetricBfs::builder(model.clone())
             .threads(threads)
-            .symmetry_fn(representative)
+            .symmetry_fn(canonical_fingerprint)
             .finish_when(never.clone())
             .spawn()
             .join();
@@ -75,7 +75,7 @@ fn bfs_with_symmetry_finds_every_hazard_at_its_shortest_length() {
         let plain = plain.discovery(ONE_LEADER).unwrap_or_else(|| panic!("{name}: not found"));
         let reduced = SymmetricBfs::builder(model.clone())
             .threads(2)
-            .symmetry_fn(representative)
+            .symmetry_fn(canonical_fingerprint)
             .finish_when(until)
             .spawn()
             .join();

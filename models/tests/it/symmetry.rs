@@ -12,7 +12,7 @@
 use std::collections::BTreeSet;
 
 use neli::core::UnsafeVariant;
-use neli_models::election::{rename_members, representative};
+use neli_models::election::{canonical_fingerprint, rename_members, representative};
 use neli_models::{ElectionModelCfg, Faults};
 use stateright::{Checker, HasDiscoveries, Model};
 
@@ -101,6 +101,33 @@ fn reachable_states_are_closed_under_renaming() {
         let missing = seen.iter().filter(|s| perms.iter().any(|p| !seen.contains(&rename_members(s, p)))).count();
         println!("{mode}: {} reachable states, {missing} with an unreachable renaming", seen.len());
         assert_eq!(missing, 0, "{mode}: renaming members leaves the reachable states");
+    }
+}
+
+/// The breadth-first search keys states by `canonical_fingerprint`, which
+/// hashes a state's representative without building it: it must be the
+/// representative's own fingerprint (else the search merges the wrong
+/// states), and tell every two representatives apart here (a 64-bit
+/// collision would merge two). Members in every mode, and crashes (keys
+/// with a second incarnation), log losses and isolations (fields that only
+/// some states set).
+#[test]
+fn the_canonical_fingerprint_is_the_representatives_own() {
+    let crash = Faults { crashes: 1, ..Faults::default() };
+    let log_loss = Faults { isolations: 1, log_losses: 1, ..Faults::default() };
+    for (mode, cfg) in modes(crash).into_iter().chain(modes(log_loss)) {
+        let seen = reachable(&cfg.into_model());
+        let mut representatives = std::collections::HashSet::new();
+        let mut fingerprints = std::collections::HashSet::new();
+        for s in &seen {
+            let r = representative(s);
+            assert_eq!(canonical_fingerprint(s), canonical_fingerprint(&r), "{mode}: {s:?}");
+            fingerprints.insert(canonical_fingerprint(&r));
+            representatives.insert(r);
+        }
+        println!("{mode}: {} states, {} representatives", seen.len(), representatives.len());
+        assert!(representatives.len() < seen.len(), "{mode}: no two states share a representative");
+        assert_eq!(fingerprints.len(), representatives.len(), "{mode}: two representatives share a fingerprint");
     }
 }
 
