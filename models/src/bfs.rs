@@ -314,7 +314,7 @@ where
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(chunk) = chunks.get(i) else { break };
                         let chunk = std::mem::take(&mut *chunk.lock().expect("chunk lock"));
-                        let (mut states, mut found) = (Vec::new(), Vec::new());
+                        let (mut states, mut found) = (Vec::with_capacity(2 * chunk.len()), Vec::new());
                         // Counted per state expanded, not per state
                         // generated: the threads share the counters.
                         for (s, fp) in chunk {
