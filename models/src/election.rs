@@ -1344,17 +1344,19 @@ fn canonical_renaming(s: &ElectionState) -> Option<[u8; 256]> {
 pub fn rename_members(s: &ElectionState, perm: &[u8]) -> ElectionState {
     let n = s.slots.len();
     assert_eq!(perm.len(), n, "a permutation of every member slot");
-    let mut slots = s.slots.clone();
-    for (old, &new) in perm.iter().enumerate() {
-        slots[new as usize] = Arc::clone(&s.slots[old]);
-    }
     let map = |k: Key| (perm[k.0 as usize], k.1);
     let mut out = s.clone();
-    out.slots = slots;
-    Arc::make_mut(&mut out.coord).members = s.coord.members.iter().map(|(k, v)| (map(*k), v.clone())).collect();
-    for (_, recs) in Arc::make_mut(&mut out.logs).iter_mut() {
-        for rec in recs.iter_mut().flatten() {
-            rec.3 = map(rec.3);
+    for (old, &new) in perm.iter().enumerate() {
+        out.slots[new as usize] = Arc::clone(&s.slots[old]);
+    }
+    let members = s.coord.members.iter().map(|(k, v)| (map(*k), v.clone())).collect();
+    out.coord = Arc::new(Coordinator { generation: s.coord.generation, rebalance: s.coord.rebalance, members });
+    let moved = |rec: &LogRec| rec.is_some_and(|r| map(r.3) != r.3);
+    if s.logs.iter().any(|(_, recs)| recs.iter().any(moved)) {
+        for (_, recs) in Arc::make_mut(&mut out.logs).iter_mut() {
+            for rec in recs.iter_mut().flatten() {
+                rec.3 = map(rec.3);
+            }
         }
     }
     for last in out.last_acquired.iter_mut().flatten() {
