@@ -8,13 +8,65 @@
 //! scenario must fail. On the unmutated code all of that holds; a
 //! mutant that breaks any of it is "caught by the harness".
 
-use crate::{lab, stdout};
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::stdout;
 
 /// Broken scenarios that fail only because of their `variant` line.
 const VARIANT_ONLY: [&str; 3] = ["receipt-time-lease", "foreign-record-counts", "garbage-counts"];
 
 fn seeds() -> String {
     std::env::var("NELI_GATE_SEEDS").unwrap_or_else(|_| "30".into())
+}
+
+/// How long the whole gate may take (`NELI_GATE_TIMEOUT` seconds; default
+/// 1200, several times its time on 2 cores). scripts/mutants.sh sets it
+/// below cargo-mutants' own per-mutant timeout: a mutant that makes
+/// `neli-lab` spin (a zero-length timer, a model step that never ends)
+/// then fails the gate, and its `neli-lab` is killed here, instead of
+/// outliving cargo-mutants' timeout in a process group of its own.
+fn gate_budget() -> Duration {
+    let secs = std::env::var("NELI_GATE_TIMEOUT").ok().and_then(|s| s.parse::<u64>().ok()).unwrap_or(1200);
+    Duration::from_secs(secs.max(1))
+}
+
+/// `neli-lab args`, killed once `deadline` passes (the test then fails,
+/// naming the command and the budget it ran out of).
+fn lab_until(args: &[&str], deadline: Instant) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neli-lab"))
+        .args(args)
+        .env("NELI_LAB_SCENARIOS", env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("neli-lab runs");
+    // Drained while it runs, so a full pipe never stalls it.
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            pipe.read_to_end(&mut bytes).map(|_| bytes).unwrap_or_default()
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("piped stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("piped stderr")));
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("neli-lab's status") {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "neli-lab {} did not finish within the gate's budget of {:?} (NELI_GATE_TIMEOUT): killed",
+                args.join(" "),
+                gate_budget()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Output { status, stdout: out.join().expect("stdout reader"), stderr: err.join().expect("stderr reader") }
 }
 
 #[test]
@@ -24,6 +76,8 @@ fn the_harness_passes_explore_all_and_check() {
     // caught mutant costs seconds, so a whole mutation run fits a session
     // (BENCHMARKS.md, "Mutation testing").
     let seeds = seeds();
+    let deadline = Instant::now() + gate_budget();
+    let lab = |args: &[&str]| lab_until(args, deadline);
     // `check` with its defaults in each mode: non-exclusive mode is the one
     // where a resumed member drains still-fresh heartbeats (T > S), so only
     // it needs the proof to be newer than the evidence.
@@ -90,4 +144,20 @@ fn the_harness_passes_explore_all_and_check() {
             .join("\n")
     );
     assert!(out.contains("verdict   PASS"), "explore printed no PASS verdict:\n{out}");
+}
+
+/// A `neli-lab` still running at the gate's deadline is killed and the gate
+/// fails naming it, instead of waiting for it (a spinning mutant's run
+/// outlived cargo-mutants' timeout before). The bound here (pause,
+/// isolation, clock step and log loss together) runs far past the instant
+/// deadline given.
+#[test]
+fn a_gate_run_past_its_deadline_is_killed_and_named() {
+    let args =
+        ["check", "--members", "3", "--ticks", "10", "--clock-steps", "1", "--log-losses", "1", "--sim-seeds", "0"];
+    let run = std::panic::catch_unwind(|| lab_until(&args, Instant::now()));
+    let panic = run.expect_err("a run past its deadline must fail the gate");
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(message.contains("did not finish within the gate's budget"), "{message}");
+    assert!(message.contains("--log-losses 1"), "the message must name the command: {message}");
 }
