@@ -434,6 +434,10 @@ impl ElectionState {
 
     /// The digest of `rename_members(self, perm)`, without building it.
     fn digest_renamed(&self, perm: &[u8]) -> u64 {
+        // A slot written to after `seal` would be hashed by a stale
+        // fingerprint and silently merged with another state; the tests
+        // (debug builds) would see it here.
+        debug_assert!(self.slots.iter().all(|slot| slot.fp == slot.fingerprint()), "a slot changed after seal");
         let map = |k: &Key| (perm[usize::from(k.0)], k.1);
         let mut h = hasher();
         self.now.hash(&mut h);
@@ -465,7 +469,10 @@ impl ElectionState {
     }
 
     /// Brings the fingerprint of every slot a step changed up to date (a
-    /// slot still shared with `before` is unchanged).
+    /// slot still shared with `before` is unchanged). Every change to a
+    /// slot happens inside a step, before this: the fields are public to
+    /// read, and a slot written to afterwards would keep a stale
+    /// fingerprint (debug builds assert against that when hashing).
     fn seal(&mut self, before: &ElectionState) {
         for (slot, old) in self.slots.iter_mut().zip(&before.slots) {
             if !Arc::ptr_eq(slot, old) {
@@ -723,7 +730,9 @@ impl ElectionModel {
     /// Membership changed: enter PreparingRebalance; everyone but `joiner` must rejoin.
     fn start_rebalance(&self, s: &mut ElectionState, joiner: Option<Key>) {
         if s.coord.members.is_empty() {
-            s.coord_mut().rebalance = None;
+            if s.coord.rebalance.is_some() {
+                s.coord_mut().rebalance = None;
+            }
         } else if s.coord.rebalance.is_none() {
             let deadline = s.now + self.cfg.session_timeout;
             let coord = s.coord_mut();

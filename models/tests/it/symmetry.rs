@@ -125,6 +125,18 @@ fn the_canonical_fingerprint_is_the_representatives_own() {
             fingerprints.insert(canonical_fingerprint(&r));
             representatives.insert(r);
         }
+        // Every renaming of a state reaches the representative by another
+        // renaming, so it hashes its representative through another path
+        // of `canonical_fingerprint`: equal fingerprints exactly when the
+        // representatives are equal (ties between identical slots may
+        // leave two renamings with different representatives).
+        for s in &seen {
+            for p in permutations(3) {
+                let renamed = rename_members(s, &p);
+                let same = representative(&renamed) == representative(s);
+                assert_eq!(canonical_fingerprint(&renamed) == canonical_fingerprint(s), same, "{mode}: {p:?} of {s:?}");
+            }
+        }
         println!("{mode}: {} states, {} representatives", seen.len(), representatives.len());
         assert!(representatives.len() < seen.len(), "{mode}: no two states share a representative");
         assert_eq!(fingerprints.len(), representatives.len(), "{mode}: two representatives share a fingerprint");
