@@ -1,5 +1,5 @@
 //! Simulator benchmark (BENCHMARKS.md, section "Simulator"): runs
-//! `scenarios/bench.toml` (5 members, 1 broker, T=1s, S=3s, 60 s simulated
+//! `scenarios/bench.toml` (5 members, 1 broker, T=1s, S=3s, 30 s simulated
 //! with a pause and a partition) for N seeds, then a bare turmoil program
 //! with the same hosts, tick and a comparable request rate, in the same
 //! process (interleaved seed by seed), and prints simulated seconds per wall second, seeds per second
