@@ -177,12 +177,24 @@ mod tests {
         assert_eq!(Heartbeat::decode(&v1), Ok(want));
     }
 
+    /// No member writes one (a member's name is never empty), but a
+    /// payload of exactly the fixed part is well formed, not too short.
+    #[test]
+    fn a_heartbeat_with_an_empty_name_round_trips() {
+        let hb =
+            Heartbeat { role: 1, term: 2, seq: 3, sent_at: Time::from_millis(4), lease: None, name: String::new() };
+        assert_eq!(hb.encode().len(), FIXED_LEN);
+        assert_eq!(Heartbeat::decode(&hb.encode()), Ok(hb));
+    }
+
     #[test]
     fn rejects_foreign_bytes_by_reason() {
         assert_eq!(Heartbeat::decode(b""), Err(DecodeError::TooShort(0)));
         assert_eq!(Heartbeat::decode(b"hello world"), Err(DecodeError::BadMagic));
         assert_eq!(Heartbeat::decode(b"NELI\x03rest"), Err(DecodeError::UnsupportedVersion(3)));
         assert_eq!(Heartbeat::decode(b"NELI\x02rest"), Err(DecodeError::TooShort(9)));
+        // Five bytes are enough to read the magic and the version.
+        assert_eq!(Heartbeat::decode(b"NELI\x07"), Err(DecodeError::UnsupportedVersion(7)));
         let hb = Heartbeat { role: 0, term: 1, seq: 1, sent_at: Time::ZERO, lease: None, name: "ab".into() };
         let mut bytes = hb.encode();
         bytes.push(b'c');

@@ -57,3 +57,20 @@ impl fmt::Display for Time {
         write!(f, "{}.{:03}s", self.0 / 1000, self.0 % 1000)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subtracting_a_duration_stops_at_zero() {
+        assert_eq!(Time::from_millis(1_500) - Duration::from_millis(500), Time::from_millis(1_000));
+        assert_eq!(Time::from_millis(100) - Duration::from_secs(1), Time::ZERO);
+    }
+
+    #[test]
+    fn a_time_prints_as_seconds_and_milliseconds() {
+        assert_eq!(Time::from_millis(12_345).to_string(), "12.345s");
+        assert_eq!(Time::from_millis(7).to_string(), "0.007s");
+    }
+}
