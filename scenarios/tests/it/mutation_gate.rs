@@ -28,8 +28,14 @@ fn seeds() -> String {
 /// then fails the gate, and its `neli-lab` is killed here, instead of
 /// outliving cargo-mutants' timeout in a process group of its own.
 fn gate_budget() -> Duration {
-    let secs = std::env::var("NELI_GATE_TIMEOUT").ok().and_then(|s| s.parse::<u64>().ok()).unwrap_or(1200);
-    Duration::from_secs(secs.max(1))
+    let secs = match std::env::var("NELI_GATE_TIMEOUT") {
+        Err(_) => 1200,
+        Ok(v) => match v.parse::<u64>() {
+            Ok(secs) if secs > 0 => secs,
+            _ => panic!("NELI_GATE_TIMEOUT must be a positive number of seconds, got {v:?}"),
+        },
+    };
+    Duration::from_secs(secs)
 }
 
 /// `neli-lab args`, killed once `deadline` passes (the test then fails,
