@@ -6,8 +6,11 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use std::collections::BTreeMap;
+
 use indicatif::ProgressBar;
 use neli_sim::Scenario;
+use neli_sim::scenario::Layer;
 
 use crate::stats::SeedResult;
 
@@ -112,6 +115,40 @@ where
 pub fn explore(s: &Scenario, seeds: &[u64], jobs: usize, bar: &ProgressBar) -> Vec<SeedResult> {
     let ms = s.duration.ms();
     run_seeds(seeds, jobs, bar, |seed| SeedResult::of(&crate::run(s, seed), ms))
+}
+
+/// Runs `ablated` (a scenario with `layer` off) over `seeds`, except the
+/// seeds whose run of the scenario as written (in `base`) shows the layer
+/// never acted: the ablated run would be that run again, byte for byte, so
+/// its result is taken from there ([`SeedResult::reusable_without`];
+/// ARCHITECTURE.md, "Layer ablation").
+pub fn explore_without(
+    ablated: &Scenario,
+    layer: Layer,
+    seeds: &[u64],
+    base: &[SeedResult],
+    jobs: usize,
+    bar: &ProgressBar,
+) -> Vec<SeedResult> {
+    let by_seed: BTreeMap<u64, &SeedResult> = base.iter().map(|r| (r.seed, r)).collect();
+    let reuse = |seed: &u64| by_seed.get(seed).and_then(|r| r.reusable_without(layer));
+    let run: Vec<u64> = seeds.iter().copied().filter(|s| reuse(s).is_none()).collect();
+    let mut ran = explore(ablated, &run, jobs, bar).into_iter();
+    let mut out = Vec::with_capacity(seeds.len());
+    for seed in seeds {
+        match reuse(seed) {
+            Some(r) => {
+                bar.inc(1);
+                out.push(r);
+            }
+            // After an interrupt, `ran` is a prefix: so is the result.
+            None => match ran.next() {
+                Some(r) => out.push(r),
+                None => break,
+            },
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -546,11 +546,20 @@ fn cmd_explore(args: ExploreArgs) -> ExitCode {
         // range: with the same shard stride, a prefix of every chunk.
         let ablation_end = ablate_seeds.map_or(u64::MAX, |n| start.saturating_add(n));
         let ablation_seeds: Vec<u64> = seeds.iter().copied().filter(|s| *s < ablation_end).collect();
-        for (i, ((e, (rs, wall)), ablated)) in entries.iter().zip(per.iter_mut()).zip(&ablated_entry).enumerate() {
-            let seeds = if ablated.is_some() { &ablation_seeds[..] } else { seeds };
+        let mut base = 0;
+        for (i, (e, ablated)) in entries.iter().zip(&ablated_entry).enumerate() {
             b.set_prefix(e.scenario.name.clone());
             let ts = Instant::now();
-            rs.extend(explore::explore(&e.scenario, seeds, jobs, &b));
+            let results = match ablated {
+                None => {
+                    base = i;
+                    explore::explore(&e.scenario, seeds, jobs, &b)
+                }
+                // The scenario as written ran just before its ablations.
+                Some(layer) => explore::explore_without(&e.scenario, *layer, &ablation_seeds, &per[base].0, jobs, &b),
+            };
+            let (rs, wall) = &mut per[i];
+            rs.extend(results);
             *wall += ts.elapsed().as_secs_f64();
             let must_pass = expect_fail[i] == (false, false);
             if fail_fast && must_pass && rs.iter().any(|r| !r.violations.is_empty()) {

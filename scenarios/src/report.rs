@@ -207,12 +207,24 @@ impl Explore {
             (0, of) => format!(", shard {}/{of}", self.shard.index),
             (n, _) => format!(", merged from {n} shard(s)"),
         };
-        let total: usize = self.scenarios.iter().map(|s| s.results.len()).sum();
+        // Seeds run: an ablated seed taken from the scenario's own run costs nothing.
+        let total: usize = self.scenarios.iter().flat_map(|s| &s.results).filter(|r| !r.reused).count();
         let base = self.scenarios.iter().filter(|s| s.without.is_none()).count();
         let ablated: Vec<&ScenarioResults> = self.scenarios.iter().filter(|s| s.without.is_some()).collect();
         let ablations = match ablated.first() {
             None => String::new(),
-            Some(a) => format!(" and {} ablated run(s) x {} seed(s)", ablated.len(), a.results.len()),
+            Some(a) => {
+                let reused = ablated.iter().flat_map(|s| &s.results).filter(|r| r.reused).count();
+                let of = ablated.iter().map(|s| s.results.len()).sum::<usize>();
+                let reused = if reused > 0 {
+                    format!(
+                        " ({reused} of those {of} taken from the scenario's own run of the seed: the layer never acted there)"
+                    )
+                } else {
+                    String::new()
+                };
+                format!(" and {} ablated run(s) x {} seed(s){reused}", ablated.len(), a.results.len())
+            }
         };
         let budget = match &self.time_budget {
             Some(b) => format!(" (time budget {b} reached: {} of {} seed(s) ran)", self.seeds_run(), self.planned()),

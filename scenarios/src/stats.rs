@@ -29,6 +29,15 @@ pub struct SeedResult {
     /// Times role 0 changed hands.
     #[serde(default)]
     pub leader_changes: u64,
+    /// The layers of the lease whose setting made a difference in the run
+    /// (`RunReport::acted`): what `explore --ablate` decides reuse by.
+    #[serde(skip)]
+    pub acted: std::collections::BTreeSet<neli_sim::scenario::Layer>,
+    /// An ablated seed not run again but taken from the scenario's own run
+    /// of the seed, where the ablated layer never acted: switched off, it
+    /// would have changed nothing ([`SeedResult::reusable_without`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reused: bool,
 }
 
 impl SeedResult {
@@ -43,7 +52,21 @@ impl SeedResult {
             simulated_ms,
             interruptions: r.figures.interruptions,
             leader_changes: r.figures.leader_changes,
+            acted: r.acted.clone(),
+            reused: false,
         }
+    }
+
+    /// This seed's result as the run with `layer` off would give it, when
+    /// that run would be the same, byte for byte: the layer is one that
+    /// only changes a run when it acts (the client's session expiry, the
+    /// coordinator's generation check; not the membership proof, whose
+    /// commits are part of every run), and it never acted in this one.
+    /// Pinned by `scenarios/tests/it/ablation.rs`.
+    pub fn reusable_without(&self, layer: neli_sim::scenario::Layer) -> Option<SeedResult> {
+        use neli_sim::scenario::Layer;
+        let acts_only_when_needed = matches!(layer, Layer::ClientSessionExpiry | Layer::CommitGenerationCheck);
+        (acts_only_when_needed && !self.acted.contains(&layer)).then(|| SeedResult { reused: true, ..self.clone() })
     }
 }
 

@@ -173,7 +173,17 @@ pub struct SimBroker {
     shared: Arc<Shared>,
     commit: Conn,
     clock: SimClock,
+    polls: PollLog,
+    /// The sequence number of the last heartbeat the driver handed over
+    /// (rule `heartbeat-seq`).
+    last_seq: Option<u64>,
 }
+
+/// The polls the driver made, as (its clock when it asked, the wait it
+/// asked for, in ms): the member host reads and clears it around each
+/// pulse to judge the wait against the core's deadlines (rule
+/// `wakes-on-time`, `world/member.rs`).
+pub type PollLog = Arc<Mutex<Vec<(u64, u64)>>>;
 
 impl SimBroker {
     /// Leaves the group (LeaveGroup), forgetting the assignment.
@@ -241,11 +251,39 @@ impl SimBroker {
         tokio::task::spawn_local(fetch_task(shared.clone()));
         tokio::task::spawn_local(produce_task(shared.clone()));
         tokio::task::spawn_local(topic_task(shared.clone()));
-        SimBroker { shared, commit, clock }
+        SimBroker { shared, commit, clock, polls: PollLog::default(), last_seq: None }
+    }
+
+    /// The driver's polls from now on (see [`PollLog`]).
+    pub fn polls(&self) -> PollLog {
+        self.polls.clone()
     }
 
     fn timeout(&self) -> Duration {
         Duration::from_millis(self.shared.cfg.request_timeout_ms)
+    }
+
+    /// Rule `heartbeat-seq`: an incarnation numbers its heartbeats 1, 2,
+    /// 3, ... in the order it hands them over (docs/background.md, "The
+    /// heartbeat record"), so a reader can count the ones it missed.
+    fn check_seq(&mut self, payload: &[u8]) {
+        let Ok(hb) = neli::core::Heartbeat::decode(payload) else {
+            return;
+        };
+        let expected = self.last_seq.map_or(1, |s| s.wrapping_add(1));
+        if hb.seq != expected {
+            let what = format!(
+                "handed over a heartbeat (role {}, term {}) numbered {} after {:?}; expected {expected}",
+                hb.role, hb.term, hb.seq, self.last_seq
+            );
+            self.shared.rec.lock().seen_broken.push((
+                crate::oracle::rules::HEARTBEAT_SEQ,
+                global_ms(),
+                self.shared.cfg.name.clone(),
+                what,
+            ));
+        }
+        self.last_seq = Some(hb.seq);
     }
 }
 
@@ -359,6 +397,12 @@ async fn group_task(sh: Arc<Shared>) {
                 let session_deadline =
                     if cfg.session_expiry { sh.lock().last_hb_ok + cfg.session_ms } else { u64::MAX };
                 let hb_due = now >= next_hb;
+                // The deadline changes what happens below (a loss, an earlier
+                // wake, a shorter heartbeat call) only when it comes before
+                // both the next heartbeat and one heartbeat interval from now.
+                if session_deadline < next_hb.max(now + cfg.heartbeat_ms) {
+                    sh.rec.lock().acted.insert(crate::scenario::Layer::ClientSessionExpiry);
+                }
                 // An overdue heartbeat (after a pause, the timers fire late)
                 // goes out before the session check, so a resumed member
                 // learns of its eviction one round trip later: the window in
@@ -569,6 +613,9 @@ impl neli::Broker for SimBroker {
     }
 
     async fn poll(&mut self, timeout: Duration) -> Result<Vec<BrokerEvent>, BrokerError> {
+        // The driver's clock when it asked: it read the clock and computed
+        // the wait without yielding in between.
+        self.polls.lock().expect("poll log").push((self.clock.now().as_millis(), timeout.as_millis() as u64));
         self.shared.gate.pass().await;
         if self.shared.fatal.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(BrokerError::fatal("the client failed fatally (scenario fault fatal-error)"));
@@ -598,6 +645,7 @@ impl neli::Broker for SimBroker {
     }
 
     async fn produce(&mut self, partition: u32, payload: Vec<u8>) -> Result<(), BrokerError> {
+        self.check_seq(&payload);
         let mut st = self.shared.lock();
         if st.produce_q.len() >= 1000 {
             return Err(BrokerError::retriable("producer queue full"));

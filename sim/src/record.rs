@@ -224,6 +224,16 @@ pub struct Log {
     /// Times the application's handles disagreed on whether it leads:
     /// (global ms, incarnation, what each answered).
     pub disagreements: Vec<(u64, String, String)>,
+    /// Rules broken where the simulator saw them happen, not replayed from
+    /// facts: (rule, global ms, incarnation, what happened). The rules
+    /// `wakes-on-time` and `heartbeat-seq` (`oracle/rules.rs`).
+    pub seen_broken: Vec<(&'static str, u64, String, String)>,
+    /// The layers of the lease whose setting made a difference in this
+    /// run: with the layer off, the run would have gone otherwise from
+    /// there. A layer not in here could be switched off and the run would
+    /// be the same, byte for byte (`explore --ablate` reuses such runs:
+    /// ARCHITECTURE.md, "Layer ablation").
+    pub acted: BTreeSet<crate::scenario::Layer>,
     /// The per-rule oracles' facts (`oracle/rules.rs`), ordered by `seq`.
     pub appends: Vec<AppendObs>,
     pub proofs: Vec<ProofObs>,

@@ -368,6 +368,10 @@ impl BrokerCtx {
         let Some(m) = g.members.get_mut(member_id) else {
             return Response::Error(GroupError::UnknownMember);
         };
+        if generation != g.generation {
+            // The layer decides this commit, whether it is on or off.
+            self.rec.lock().acted.insert(crate::scenario::Layer::CommitGenerationCheck);
+        }
         if self.generation_check && generation != g.generation {
             return Response::Error(GroupError::IllegalGeneration);
         }

@@ -37,6 +37,8 @@ pub const HEARTBEAT_LEASE: &str = "heartbeat-lease";
 pub const HANDLES_AGREE: &str = "handles-agree";
 pub const GRACE: &str = "grace";
 pub const RESIGN_HOLDS_OFF: &str = "resign-holds-off";
+pub const WAKES_ON_TIME: &str = "wakes-on-time";
+pub const HEARTBEAT_SEQ: &str = "heartbeat-seq";
 
 /// Collects violations per rule: the first one in full, then a count.
 #[derive(Default)]
@@ -336,6 +338,9 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
     heartbeat_lease(log, t, &mut found);
     for (at, m, what) in &log.disagreements {
         found.add(HANDLES_AGREE, || format!("{m}'s handles disagreed at {}: {what}", secs(*at)));
+    }
+    for (rule, at, m, what) in &log.seen_broken {
+        found.add(rule, || format!("{m} at {}: {what}", secs(*at)));
     }
     lost_is_fenced(log, s.roles(), partitions, &mut found);
     revoked_barrier(log, &mut found);

@@ -522,6 +522,7 @@ impl World<'_> {
         lines.sort_by_key(|(at, _, _)| *at);
         let trace = lines.into_iter().map(|(at, h, t)| format_line(*at, h, t)).collect();
         let faults = played.into_iter().map(|f| PlayedFault { end: f.end.min(end), ..f }).collect();
-        RunReport { scenario: s.name.clone(), seed, trace, faults, figures, violations, leases }
+        let acted = log.acted.clone();
+        RunReport { scenario: s.name.clone(), seed, trace, faults, figures, violations, leases, acted }
     }
 }

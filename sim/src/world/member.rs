@@ -12,7 +12,7 @@ use neli::core::{Heartbeat, UnsafeVariant};
 use neli::{Clock, Config, Mode, Neli, Time};
 use tokio::sync::Notify;
 
-use crate::client::{ClientCfg, SimBroker};
+use crate::client::{ClientCfg, PollLog, SimBroker};
 use crate::clock::{ClockModel, Gate, SimClock, global_ms};
 use crate::proto::{Conn, Request};
 use crate::record::{ClaimObs, CloseResult, EventObs, LeaseObs, LeaseView, Recorder, Told, WriteObs};
@@ -208,6 +208,7 @@ pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> t
     let clock = SimClock::new(slot.clock.clone(), slot.gate.clone());
     slot.fatal.store(false, Ordering::SeqCst);
     let broker = SimBroker::start(p.client(&name), clock.clone(), slot.gate.clone(), rec.clone(), slot.fatal.clone());
+    let polls = broker.polls();
     let config = match p.config(&name) {
         Ok(c) => c,
         Err(e) => {
@@ -234,7 +235,7 @@ pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> t
         run_background(bg, clock, control, name, &slot, &p, &rec).await;
     } else {
         record_status(control.status(), control.events(), &rec, &name, slot.idx);
-        let member = Incarnation { neli, clock, control, name, claimed: None };
+        let member = Incarnation { neli, clock, control, name, claimed: None, polls };
         member.run(&slot, &p, &rec).await;
     }
     Ok(())
@@ -463,6 +464,8 @@ struct Incarnation {
     name: String,
     /// The last `ClaimObs` recorded: (log epoch, generation, leases).
     claimed: Option<(u64, Option<u64>, BTreeMap<u32, LeaseView>)>,
+    /// The driver's polls, as its client saw them (rule `wakes-on-time`).
+    polls: PollLog,
 }
 
 impl Incarnation {
@@ -476,6 +479,10 @@ impl Incarnation {
                 let r = self.neli.close().await;
                 rec.trace(global_ms(), &name, format!("close() returned ({})", if r.is_ok() { "ok" } else { "error" }));
                 rec.lock().close_results.push(CloseResult::new(&name, r.as_ref().copied()));
+                if !self.neli.core().is_closed() {
+                    let what = "close() returned, but the core says it is not closed".to_owned();
+                    rec.lock().disagreements.push((global_ms(), name.clone(), what));
+                }
                 // The loop goes on as an application's would: its next pulse
                 // must say the election finished (rule close-finishes).
                 continue;
@@ -488,14 +495,24 @@ impl Incarnation {
                 rec.lock().resign_asked.push((global_ms(), name.clone()));
                 rec.trace(global_ms(), &name, "asked to resign (Control::resign)");
             }
+            // The core as the pulse's poll will find it, unless a resign
+            // asked now changes it first.
+            let before = (!resign).then(|| self.neli.core().clone());
+            self.polls.lock().expect("poll log").clear();
             let pulsed = self.neli.pulse(p.poll).await;
+            if let Some(core) = before {
+                self.judge_waits(core, rec);
+            }
             self.note_claims(rec);
-            if let Ok(said @ neli::Pulse::Running { .. }) = pulsed
-                && said.is_leader() != self.neli.is_leader()
-            {
-                let what =
-                    format!("pulse() said leader = {}, is_leader() = {}", said.is_leader(), self.neli.is_leader());
-                rec.lock().disagreements.push((global_ms(), name.clone(), what));
+            if let Ok(said @ neli::Pulse::Running { .. }) = pulsed {
+                let (leads, closed) = (self.neli.is_leader(), self.neli.core().is_closed());
+                if said.is_leader() != leads || closed {
+                    let what = format!(
+                        "pulse() said running, leader = {}; is_leader() = {leads}, the core says closed = {closed}",
+                        said.is_leader()
+                    );
+                    rec.lock().disagreements.push((global_ms(), name.clone(), what));
+                }
             }
             match pulsed {
                 Ok(neli::Pulse::Running { .. }) => {}
@@ -551,6 +568,38 @@ impl Incarnation {
 }
 
 impl Incarnation {
+    /// Rule `wakes-on-time`: the driver never sleeps past the core's next
+    /// deadline (`Member::poll_timeout`'s promise). Judged by what the core
+    /// does, not by asking it when: a copy of the core as the poll found
+    /// it, handed the last millisecond of the wait, must have nothing to do
+    /// yet. A late wake is a late `Fenced` (the lease had ended) or a late
+    /// `Acquired`; the published lease still ends on time, so no other rule
+    /// sees it (docs/background.md, "Per-rule oracles").
+    fn judge_waits(&self, core: neli::core::Member, rec: &Recorder) {
+        let polls = std::mem::take(&mut *self.polls.lock().expect("poll log"));
+        for (at, wait) in polls {
+            if wait < 2 {
+                continue;
+            }
+            let mut probe = core.clone();
+            let last = at + wait - 1;
+            probe.handle_timeout(Time::from_millis(last));
+            if let Some(due) = probe.poll_output() {
+                let what = format!(
+                    "its driver polled at {} (own clock) for {wait} ms, but its core already had work by {}: {due:?}",
+                    crate::oracle::secs(at),
+                    crate::oracle::secs(last)
+                );
+                rec.lock().seen_broken.push((
+                    crate::oracle::rules::WAKES_ON_TIME,
+                    global_ms(),
+                    self.name.clone(),
+                    what,
+                ));
+            }
+        }
+    }
+
     /// Records the leases the driver published, if they changed, in line
     /// with the client's polls (`ClaimObs`).
     fn note_claims(&mut self, rec: &Recorder) {

@@ -36,6 +36,8 @@ pub struct RunReport {
     pub violations: Vec<String>,
     /// Where each lease really held (the oracles' view), for the timeline.
     pub leases: Vec<crate::oracle::LeaseSpan>,
+    /// The layers whose setting made a difference (`Log::acted`).
+    pub acted: std::collections::BTreeSet<crate::scenario::Layer>,
 }
 
 /// A fault as played: when it started and ended (global ms; an instant

@@ -2,6 +2,7 @@
 //! docs/background.md, Hazards (the recommended configuration survives it; a broken
 //! variant is flagged), scenario-file errors and the swarm.
 
+mod ablation_reuse;
 mod determinism;
 mod fuzz_corpus;
 mod hazards;
