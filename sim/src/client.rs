@@ -177,7 +177,15 @@ pub struct SimBroker {
     /// The sequence number of the last heartbeat the driver handed over
     /// (rule `heartbeat-seq`).
     last_seq: Option<u64>,
+    /// The driver's clock at its last poll with no wait, and how many such
+    /// polls in a row it made at that instant (rule `no-busy-wait`).
+    busy: (u64, u32),
 }
+
+/// Polls with no wait at one instant before the driver counts as spinning
+/// (rule `no-busy-wait`): correct code makes one or two, when a deadline is
+/// due the moment it polls.
+const BUSY_POLLS: u32 = 1000;
 
 /// The polls the driver made, as (its clock when it asked, the wait it
 /// asked for, in ms): the member host reads and clears it around each
@@ -251,7 +259,7 @@ impl SimBroker {
         tokio::task::spawn_local(fetch_task(shared.clone()));
         tokio::task::spawn_local(produce_task(shared.clone()));
         tokio::task::spawn_local(topic_task(shared.clone()));
-        SimBroker { shared, commit, clock, polls: PollLog::default(), last_seq: None }
+        SimBroker { shared, commit, clock, polls: PollLog::default(), last_seq: None, busy: (0, 0) }
     }
 
     /// The driver's polls from now on (see [`PollLog`]).
@@ -615,7 +623,31 @@ impl neli::Broker for SimBroker {
     async fn poll(&mut self, timeout: Duration) -> Result<Vec<BrokerEvent>, BrokerError> {
         // The driver's clock when it asked: it read the clock and computed
         // the wait without yielding in between.
-        self.polls.lock().expect("poll log").push((self.clock.now().as_millis(), timeout.as_millis() as u64));
+        let at = self.clock.now().as_millis();
+        self.polls.lock().expect("poll log").push((at, timeout.as_millis() as u64));
+        self.busy = match self.busy {
+            (t, n) if timeout.is_zero() && t == at => (t, n + 1),
+            _ if timeout.is_zero() => (at, 1),
+            _ => (at, 0),
+        };
+        if self.busy.1 >= BUSY_POLLS {
+            // Simulated time moves only when every task waits: a driver that
+            // polls with no wait again and again at one instant stops it, and
+            // the run with it. Failing the client fatally ends the member's
+            // election, so the run goes on and reports why.
+            let what = format!(
+                "its driver polled {BUSY_POLLS} times in a row with no wait at {} (own clock): it spins and simulated time stands still",
+                crate::oracle::secs(at)
+            );
+            let name = self.shared.cfg.name.clone();
+            let mut log = self.shared.rec.lock();
+            log.seen_broken.push((crate::oracle::rules::NO_BUSY_WAIT, global_ms(), name.clone(), what));
+            // As a `fatal-error` fault: the rules about closing after one apply.
+            log.fatal_at.entry(name).or_insert(global_ms());
+            drop(log);
+            self.busy = (at, 0);
+            self.shared.fatal.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         self.shared.gate.pass().await;
         if self.shared.fatal.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(BrokerError::fatal("the client failed fatally (scenario fault fatal-error)"));

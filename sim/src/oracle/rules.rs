@@ -39,6 +39,7 @@ pub const GRACE: &str = "grace";
 pub const RESIGN_HOLDS_OFF: &str = "resign-holds-off";
 pub const WAKES_ON_TIME: &str = "wakes-on-time";
 pub const HEARTBEAT_SEQ: &str = "heartbeat-seq";
+pub const NO_BUSY_WAIT: &str = "no-busy-wait";
 
 /// Collects violations per rule: the first one in full, then a count.
 #[derive(Default)]

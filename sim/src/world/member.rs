@@ -577,10 +577,7 @@ impl Incarnation {
     /// sees it (docs/background.md, "Per-rule oracles").
     fn judge_waits(&self, core: neli::core::Member, rec: &Recorder) {
         let polls = std::mem::take(&mut *self.polls.lock().expect("poll log"));
-        for (at, wait) in polls {
-            if wait < 2 {
-                continue;
-            }
+        for (at, wait) in polls.into_iter().filter(|(_, wait)| *wait > 0) {
             let mut probe = core.clone();
             let last = at + wait - 1;
             probe.handle_timeout(Time::from_millis(last));
