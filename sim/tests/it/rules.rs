@@ -393,3 +393,16 @@ fn an_assignment_sooner_than_the_resign_hold_off_breaks_resign_holds_off() {
     assigned(&mut log, 10_000, "m0", 2);
     assert!(judged(&log).iter().all(|v| !v.contains("resign-holds-off")), "{:?}", judged(&log));
 }
+
+// The rules judged where the simulator sees them broken (`wakes-on-time`,
+// `no-busy-wait`, `heartbeat-seq`: `Log::seen_broken`) come out like the
+// others, named, the first in full and the rest counted.
+#[test]
+fn a_rule_seen_broken_as_it_happened_is_reported_by_name() {
+    let mut log = keeps_every_rule();
+    for at in [1500, 1800] {
+        log.seen_broken.push((rules::WAKES_ON_TIME, at, "m0".into(), format!("late wake at {at}")));
+    }
+    let v = only(judged(&log), rules::WAKES_ON_TIME);
+    assert!(v.contains("m0 at 1.500s: late wake at 1500 (1 more)"), "{v}");
+}
