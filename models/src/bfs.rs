@@ -1,5 +1,9 @@
 //! Breadth-first search with symmetry reduction, level by level on a
 //! fixed number of threads: shortest counterexamples at depth-first speed.
+//! The same search also runs depth first ([`Builder::depth_first`]): the
+//! same states, visited with one stack per thread instead of whole levels
+//! in memory, for the largest bounds (models/README.md, "How a state stays
+//! cheap").
 //!
 //! Stateright 0.31 applies symmetry only in DFS, and its BFS keeps the
 //! whole action path of every queued state. This search visits the
@@ -48,6 +52,7 @@ pub struct Builder<M: Model> {
     symmetry: Option<Canonical<M>>,
     finish_when: HasDiscoveries,
     target_state_count: Option<usize>,
+    depth_first: bool,
 }
 
 impl<M> Builder<M>
@@ -82,6 +87,16 @@ where
         self
     }
 
+    /// Search depth first: each thread follows one path down its own stack
+    /// and hands half of it to a thread that ran out of work. It visits the
+    /// same states (one per class of the representative function) but
+    /// keeps only the stacks in memory, not a whole level; a discovery's
+    /// path is the one the search took, not the shortest.
+    pub fn depth_first(mut self) -> Self {
+        self.depth_first = true;
+        self
+    }
+
     /// Starts the search on its own thread.
     pub fn spawn(self) -> SymmetricBfs<M> {
         let model = Arc::new(self.model);
@@ -93,6 +108,7 @@ where
             symmetry: self.symmetry,
             finish_when: self.finish_when,
             target: self.target_state_count.unwrap_or(usize::MAX),
+            depth_first: self.depth_first,
         };
         let handle = std::thread::Builder::new()
             .name("bfs".into())
@@ -132,7 +148,14 @@ where
     M::Action: Clone,
 {
     pub fn builder(model: M) -> Builder<M> {
-        Builder { model, threads: 1, symmetry: None, finish_when: HasDiscoveries::All, target_state_count: None }
+        Builder {
+            model,
+            threads: 1,
+            symmetry: None,
+            finish_when: HasDiscoveries::All,
+            target_state_count: None,
+            depth_first: false,
+        }
     }
 }
 
@@ -220,6 +243,7 @@ struct Search<M: Model> {
     symmetry: Option<Canonical<M>>,
     finish_when: HasDiscoveries,
     target: usize,
+    depth_first: bool,
 }
 
 /// States per unit of work handed to a thread.
@@ -248,6 +272,13 @@ where
                 first.push((s, fp));
             }
         }
+        if self.depth_first {
+            if self.record(&properties, found) {
+                self.dive(first, &properties);
+            }
+            sh.done.store(true, Ordering::Release);
+            return;
+        }
         let mut level = vec![first];
         let mut depth = 1;
         sh.depth.store(depth, Ordering::Relaxed);
@@ -264,6 +295,82 @@ where
             }
         }
         sh.done.store(true, Ordering::Release);
+    }
+
+    /// Depth first from `roots` on the search's threads, until every
+    /// state is expanded, a discovery ends the search or the target count
+    /// is reached. Work moves only to a thread that has none: a busy thread
+    /// hands over the older half of its stack (states nearer the roots,
+    /// with the most below them) when it sees one idle.
+    fn dive(&self, roots: Chunk<M>, properties: &[stateright::Property<M>]) {
+        let sh = &self.shared;
+        let pool: Mutex<Vec<(M::State, Fingerprint, usize)>> =
+            Mutex::new(roots.into_iter().map(|(s, fp)| (s, fp, 1)).collect());
+        let (idle, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
+        let threads = self.threads.max(1);
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| {
+                    let (mut stack, mut actions, mut found) = (Vec::new(), Vec::new(), Vec::new());
+                    let mut waiting = false;
+                    while !stop.load(Ordering::Relaxed) {
+                        let Some((s, fp, depth)) = stack.pop() else {
+                            let mut p = pool.lock().expect("pool lock");
+                            if p.is_empty() {
+                                drop(p);
+                                if !waiting {
+                                    waiting = true;
+                                    idle.fetch_add(1, Ordering::SeqCst);
+                                }
+                                // Only a busy thread adds work: with none
+                                // busy and the pool empty, the search is over.
+                                if idle.load(Ordering::SeqCst) == threads {
+                                    break;
+                                }
+                                std::thread::yield_now();
+                                continue;
+                            }
+                            if waiting {
+                                waiting = false;
+                                idle.fetch_sub(1, Ordering::SeqCst);
+                            }
+                            stack.append(&mut p);
+                            continue;
+                        };
+                        let (mut generated, before) = (0, stack.len());
+                        self.model.actions(&s, &mut actions);
+                        for a in actions.drain(..) {
+                            let Some(n) = self.model.next_state(&s, a) else { continue };
+                            if !self.model.within_boundary(&n) {
+                                continue;
+                            }
+                            generated += 1;
+                            let nfp = fingerprint(&n, self.symmetry);
+                            if sh.visited.insert(nfp, fp) {
+                                self.judge(properties, &n, nfp, &mut found);
+                                stack.push((n, nfp, depth + 1));
+                            }
+                        }
+                        sh.states.fetch_add(generated, Ordering::Relaxed);
+                        if stack.len() > before {
+                            sh.unique.fetch_add(stack.len() - before, Ordering::Relaxed);
+                            sh.depth.fetch_max(depth + 1, Ordering::Relaxed);
+                        }
+                        let more = found.is_empty() || self.record(properties, std::mem::take(&mut found));
+                        if !more || sh.states.load(Ordering::Relaxed) >= self.target {
+                            stop.store(true, Ordering::Relaxed);
+                            break;
+                        }
+                        if idle.load(Ordering::Relaxed) > 0 && stack.len() >= 2 {
+                            let mut p = pool.lock().expect("pool lock");
+                            if p.is_empty() {
+                                p.extend(stack.drain(..stack.len() / 2));
+                            }
+                        }
+                    }
+                });
+            }
+        });
     }
 
     /// Adds the properties `s` discovers to `found` (first one kept).

@@ -397,7 +397,6 @@ pub fn check(
     let builder = model.clone().checker().threads(threads.max(1)).target_state_count(limits.max_states);
     let t0 = std::time::Instant::now();
     let deadline = limits.time_budget.map(|b| t0 + b);
-    let representative = neli_models::election::representative;
     let (mut s, timed_out) = match search {
         Search::Bfs => drive(&model, builder.spawn_bfs(), deadline, out)?,
         Search::Dfs => drive(&model, builder.spawn_dfs(), deadline, out)?,
@@ -408,7 +407,14 @@ pub fn check(
                 .symmetry_fn(neli_models::election::canonical_fingerprint);
             drive(&model, bfs.spawn(), deadline, out)?
         }
-        Search::DfsSymmetry => drive(&model, builder.symmetry_fn(representative).spawn_dfs(), deadline, out)?,
+        Search::DfsSymmetry => {
+            let dfs = neli_models::bfs::SymmetricBfs::builder(model.clone())
+                .depth_first()
+                .threads(threads.max(1))
+                .target_state_count(limits.max_states)
+                .symmetry_fn(neli_models::election::canonical_fingerprint);
+            drive(&model, dfs.spawn(), deadline, out)?
+        }
         Search::Simulate { seed } => {
             let walks = builder.threads(1).spawn_simulation(seed, stateright::UniformChooser);
             drive(&model, walks, deadline, out)?

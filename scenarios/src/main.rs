@@ -13,6 +13,11 @@ use neli_lab::{REPRO, explore, shrink, stats, svg, tune};
 use neli_sim::RunReport;
 use neli_sim::scenario::Layer;
 
+// The model checker allocates and frees a state per step (BENCHMARKS.md,
+// "Model checker"); mimalloc does that faster than the system allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "neli-lab",

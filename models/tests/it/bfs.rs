@@ -92,3 +92,52 @@ fn bfs_with_symmetry_finds_every_hazard_at_its_shortest_length() {
     }
     println!("{}", lengths.join("\n"));
 }
+
+/// Depth first (`Builder::depth_first`), the search `check --dfs` runs:
+/// the same states as breadth first and as stateright's DFS with symmetry,
+/// on one thread or two (work handed between them), and every hazard still
+/// found, with a real path of the model ending in the violation.
+#[test]
+fn depth_first_visits_the_same_states_and_finds_every_hazard() {
+    let model = three_members(Faults { pauses: 1, ..Faults::default() }).into_model();
+    let never = HasDiscoveries::AllOf(BTreeSet::from(["(run to completion)"]));
+    for threads in [1, 2] {
+        let dfs = SymmetricBfs::builder(model.clone())
+            .depth_first()
+            .threads(threads)
+            .symmetry_fn(canonical_fingerprint)
+            .finish_when(never.clone())
+            .spawn()
+            .join();
+        assert_eq!(dfs.unique_state_count(), 10_939, "{threads} thread(s)");
+        // A state is first reached by whichever path the search takes, so
+        // depth first goes at least as deep as breadth first's 43 levels.
+        assert!(dfs.max_depth() >= 43, "{threads} thread(s): depth {}", dfs.max_depth());
+        for p in [ONE_LEADER, TOKENS, RESOURCE, LIVENESS] {
+            dfs.assert_no_discovery(p);
+        }
+        assert!(dfs.assert_any_discovery(HANDOVER).last_state().handover);
+    }
+    let receipt = UnsafeVariant { lease_from_receipt: true, ..UnsafeVariant::default() };
+    let isolation = Faults { isolations: 1, ..Faults::default() };
+    for (name, variant, faults) in [
+        ("lease from receipt", receipt, Faults { pauses: 1, ..Faults::default() }),
+        ("isolated, no proof", UnsafeVariant::default(), isolation),
+    ] {
+        let mut cfg = small(faults);
+        cfg.members = 3;
+        (cfg.variant, cfg.membership_proof) = (variant, false);
+        let model = cfg.into_model();
+        let until = HasDiscoveries::AnyOf(BTreeSet::from([ONE_LEADER]));
+        let dfs = SymmetricBfs::builder(model.clone())
+            .depth_first()
+            .threads(2)
+            .symmetry_fn(canonical_fingerprint)
+            .finish_when(until)
+            .spawn()
+            .join();
+        let path = dfs.discovery(ONE_LEADER).unwrap_or_else(|| panic!("{name}: not found depth first"));
+        assert_eq!(path.last_state().leader_count(0), 2, "{name}: ends with two leaders");
+        assert!(model.init_states().contains(&path.into_states()[0]), "{name}: starts at an initial state");
+    }
+}
