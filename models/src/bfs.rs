@@ -23,8 +23,8 @@
 //! differ between runs but never in length; the counts never vary.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::{BuildHasherDefault, Hash, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::hash::Hash;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -169,12 +169,16 @@ struct Shared {
     visited: Visited,
     /// Per property: the fingerprint of the first state that discovered it.
     discoveries: Mutex<BTreeMap<&'static str, Fingerprint>>,
+    /// Bit p: property p has a recorded discovery, so no state needs to be
+    /// judged by it again (a `sometimes` property such as "a leader is
+    /// elected" holds in most states).
+    discovered: AtomicU64,
 }
 
 /// Visited fingerprints with their parent's (0 for an initial state), in
 /// shards so that threads rarely wait for each other.
 struct Visited {
-    shards: Vec<Mutex<HashMap<Fingerprint, Fingerprint, BuildHasherDefault<Identity>>>>,
+    shards: Vec<Mutex<Table>>,
 }
 
 const SHARDS: usize = 64;
@@ -186,42 +190,77 @@ impl Default for Visited {
 }
 
 impl Visited {
-    fn shard(&self, fp: Fingerprint) -> &Mutex<HashMap<Fingerprint, Fingerprint, BuildHasherDefault<Identity>>> {
+    fn shard(&self, fp: Fingerprint) -> &Mutex<Table> {
         &self.shards[(fp >> 58) as usize % SHARDS]
     }
 
     /// Records `fp` as reached from `parent`; false if it was known.
     fn insert(&self, fp: Fingerprint, parent: Fingerprint) -> bool {
-        let mut shard = self.shard(fp).lock().expect("visited lock");
-        match shard.entry(fp) {
-            std::collections::hash_map::Entry::Occupied(_) => false,
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(parent);
-                true
+        self.shard(fp).lock().expect("visited lock").insert(fp, parent)
+    }
+
+    fn parent(&self, fp: Fingerprint) -> Option<Fingerprint> {
+        self.shard(fp).lock().expect("visited lock").get(fp)
+    }
+}
+
+/// An open-addressing table of (fingerprint, parent) pairs with linear
+/// probing; 0 marks an empty slot (no fingerprint is 0, see
+/// [`fingerprint`]). Fingerprints are already hashes, so their low bits
+/// pick the slot (the shard is picked by the top bits). A lookup mostly
+/// reads one cache line, where a general-purpose map reads its control
+/// bytes and then its entries: the visited set is the search's largest
+/// structure, and looking states up in it its largest cost (BENCHMARKS.md,
+/// "Model checker").
+#[derive(Default)]
+struct Table {
+    slots: Vec<(Fingerprint, Fingerprint)>,
+    len: usize,
+}
+
+impl Table {
+    fn insert(&mut self, fp: Fingerprint, parent: Fingerprint) -> bool {
+        // At most 3/4 full, so that probe runs stay short.
+        if 4 * (self.len + 1) > 3 * self.slots.len() {
+            self.grow();
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = fp as usize & mask;
+        loop {
+            match self.slots[i].0 {
+                0 => {
+                    self.slots[i] = (fp, parent);
+                    self.len += 1;
+                    return true;
+                }
+                known if known == fp => return false,
+                _ => i = (i + 1) & mask,
             }
         }
     }
 
-    fn parent(&self, fp: Fingerprint) -> Option<Fingerprint> {
-        self.shard(fp).lock().expect("visited lock").get(&fp).copied()
-    }
-}
-
-/// Fingerprints are already hashes: the visited map uses them as they are.
-#[derive(Default)]
-struct Identity(u64);
-
-impl Hasher for Identity {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 << 8) | u64::from(*b);
+    fn get(&self, fp: Fingerprint) -> Option<Fingerprint> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = fp as usize & mask;
+        loop {
+            match self.slots[i] {
+                (0, _) => return None,
+                (known, parent) if known == fp => return Some(parent),
+                _ => i = (i + 1) & mask,
+            }
         }
     }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = i;
+
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).max(1024);
+        let old = std::mem::replace(&mut self.slots, vec![(0, 0); size]);
+        self.len = 0;
+        for (fp, parent) in old.into_iter().filter(|(fp, _)| *fp != 0) {
+            self.insert(fp, parent);
+        }
     }
 }
 
@@ -381,7 +420,11 @@ where
         fp: Fingerprint,
         found: &mut Vec<(usize, Fingerprint)>,
     ) {
+        let discovered = self.shared.discovered.load(Ordering::Relaxed);
         for (p, property) in properties.iter().enumerate() {
+            if p < 64 && discovered & (1 << p) != 0 {
+                continue;
+            }
             let hit = match property.expectation {
                 Expectation::Always => !(property.condition)(&self.model, s),
                 Expectation::Sometimes => (property.condition)(&self.model, s),
@@ -400,6 +443,9 @@ where
         let mut discoveries = sh.discoveries.lock().expect("discoveries lock");
         for (p, fp) in found {
             discoveries.entry(properties[p].name).or_insert(fp);
+            if p < 64 {
+                sh.discovered.fetch_or(1 << p, Ordering::Relaxed);
+            }
         }
         let names: BTreeSet<&'static str> = discoveries.keys().copied().collect();
         !self.finish_when.matches(&names, properties) && sh.states.load(Ordering::Relaxed) < self.target
