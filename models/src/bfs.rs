@@ -589,3 +589,26 @@ where
         self.shared.done.load(Ordering::Acquire)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Table;
+
+    #[test]
+    fn the_table_keeps_each_fingerprint_once_with_its_first_parent_across_growth() {
+        let mut t = Table::default();
+        // Spread like hashes, and some sharing their low bits (one probe run).
+        let fps: Vec<u64> =
+            (1..5000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1).chain((1..50).map(|i| i << 40)).collect();
+        for (k, fp) in fps.iter().enumerate() {
+            assert!(t.insert(*fp, k as u64), "{fp:#x} is new");
+        }
+        for (k, fp) in fps.iter().enumerate() {
+            assert!(!t.insert(*fp, 7), "{fp:#x} is known");
+            assert_eq!(t.get(*fp), Some(k as u64), "{fp:#x} keeps its first parent");
+        }
+        assert_eq!(t.len, fps.len());
+        assert_eq!(t.get(2), None);
+        assert_eq!(Table::default().get(5), None);
+    }
+}
