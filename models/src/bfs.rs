@@ -178,20 +178,26 @@ struct Shared {
 /// Visited fingerprints with their parent's (0 for an initial state), in
 /// shards so that threads rarely wait for each other.
 struct Visited {
-    shards: Vec<Mutex<Table>>,
+    shards: Vec<Shard>,
 }
+
+/// A shard on cache lines of its own: threads locking two neighbouring
+/// shards would otherwise keep taking one line from each other.
+#[derive(Default)]
+#[repr(align(128))]
+struct Shard(Mutex<Table>);
 
 const SHARDS: usize = 64;
 
 impl Default for Visited {
     fn default() -> Self {
-        Visited { shards: (0..SHARDS).map(|_| Mutex::default()).collect() }
+        Visited { shards: (0..SHARDS).map(|_| Shard::default()).collect() }
     }
 }
 
 impl Visited {
     fn shard(&self, fp: Fingerprint) -> &Mutex<Table> {
-        &self.shards[(fp >> 58) as usize % SHARDS]
+        &self.shards[(fp >> 58) as usize % SHARDS].0
     }
 
     /// Records `fp` as reached from `parent`; false if it was known.
@@ -285,6 +291,27 @@ struct Search<M: Model> {
     depth_first: bool,
 }
 
+/// A depth-first thread's counts not yet added to [`Shared`]'s.
+#[derive(Default)]
+struct Counts {
+    states: usize,
+    unique: usize,
+    depth: usize,
+}
+
+/// Generated states a depth-first thread counts before it adds them to
+/// the shared counts (the progress line and `--max-states` read those).
+const FLUSH_EVERY: usize = 4096;
+
+impl Counts {
+    fn flush(&mut self, sh: &Shared) {
+        sh.states.fetch_add(self.states, Ordering::Relaxed);
+        sh.unique.fetch_add(self.unique, Ordering::Relaxed);
+        sh.depth.fetch_max(self.depth, Ordering::Relaxed);
+        *self = Counts::default();
+    }
+}
+
 /// States per unit of work handed to a thread.
 const CHUNK: usize = 512;
 
@@ -352,8 +379,13 @@ where
                 scope.spawn(|| {
                     let (mut stack, mut actions, mut found) = (Vec::new(), Vec::new(), Vec::new());
                     let mut waiting = false;
+                    // Counters kept here and added to the shared ones now
+                    // and then: two threads bumping one cache line on every
+                    // state cost more than a tenth of the search.
+                    let mut counts = Counts::default();
                     while !stop.load(Ordering::Relaxed) {
                         let Some((s, fp, depth)) = stack.pop() else {
+                            counts.flush(sh);
                             let mut p = pool.lock().expect("pool lock");
                             if p.is_empty() {
                                 drop(p);
@@ -390,13 +422,20 @@ where
                                 stack.push((n, nfp, depth + 1));
                             }
                         }
-                        sh.states.fetch_add(generated, Ordering::Relaxed);
+                        counts.states += generated;
                         if stack.len() > before {
-                            sh.unique.fetch_add(stack.len() - before, Ordering::Relaxed);
-                            sh.depth.fetch_max(depth + 1, Ordering::Relaxed);
+                            counts.unique += stack.len() - before;
+                            counts.depth = counts.depth.max(depth + 1);
                         }
-                        let more = found.is_empty() || self.record(properties, std::mem::take(&mut found));
-                        if !more || sh.states.load(Ordering::Relaxed) >= self.target {
+                        if counts.states >= FLUSH_EVERY {
+                            counts.flush(sh);
+                        }
+                        let more = found.is_empty() || {
+                            counts.flush(sh);
+                            self.record(properties, std::mem::take(&mut found))
+                        };
+                        if !more || sh.states.load(Ordering::Relaxed) + counts.states >= self.target {
+                            counts.flush(sh);
                             stop.store(true, Ordering::Relaxed);
                             break;
                         }
