@@ -199,7 +199,7 @@ enum Cmd {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
         /// Stop after about this many generated states (memory grows with
-        /// them; default 100000000, with --simulate 1000000). A stopped
+        /// them; default 250000000, with --simulate 1000000). A stopped
         /// search is INCOMPLETE (exit 3), never PASS.
         #[arg(long)]
         max_states: Option<usize>,
@@ -1254,7 +1254,12 @@ fn main() -> ExitCode {
                 (false, false, false, None) => neli_lab::check::Search::Bfs,
             };
             let max_states = match (max_states, simulate) {
-                (Some(0), _) => return fail("--max-states 0: must be at least 1 (the default is 100000000)"),
+                (Some(0), _) => {
+                    return fail(format!(
+                        "--max-states 0: must be at least 1 (the default is {})",
+                        neli_lab::check::DEFAULT_MAX_STATES
+                    ));
+                }
                 (Some(n), _) => n,
                 (None, true) => neli_lab::check::DEFAULT_SIMULATE_STATES,
                 (None, false) => neli_lab::check::DEFAULT_MAX_STATES,
