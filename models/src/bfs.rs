@@ -408,21 +408,10 @@ where
                             stack.append(&mut p);
                             continue;
                         };
-                        let (mut generated, before) = (0, stack.len());
-                        self.model.actions(&s, &mut actions);
-                        for a in actions.drain(..) {
-                            let Some(n) = self.model.next_state(&s, a) else { continue };
-                            if !self.model.within_boundary(&n) {
-                                continue;
-                            }
-                            generated += 1;
-                            let nfp = fingerprint(&n, self.symmetry);
-                            if sh.visited.insert(nfp, fp) {
-                                self.judge(properties, &n, nfp, &mut found);
-                                stack.push((n, nfp, depth + 1));
-                            }
-                        }
-                        counts.states += generated;
+                        let before = stack.len();
+                        counts.states += self.successors(&s, fp, properties, &mut actions, &mut found, |n, nfp| {
+                            stack.push((n, nfp, depth + 1));
+                        });
                         if stack.len() > before {
                             counts.unique += stack.len() - before;
                             counts.depth = counts.depth.max(depth + 1);
@@ -449,6 +438,35 @@ where
                 });
             }
         });
+    }
+
+    /// Generates the successors of `s` (fingerprint `fp`) within the
+    /// boundary; each not visited before is recorded with `fp` as its
+    /// parent, judged, and handed to `keep`. Returns how many were generated.
+    fn successors(
+        &self,
+        s: &M::State,
+        fp: Fingerprint,
+        properties: &[stateright::Property<M>],
+        actions: &mut Vec<M::Action>,
+        found: &mut Vec<(usize, Fingerprint)>,
+        mut keep: impl FnMut(M::State, Fingerprint),
+    ) -> usize {
+        let mut generated = 0;
+        self.model.actions(s, actions);
+        for a in actions.drain(..) {
+            let Some(n) = self.model.next_state(s, a) else { continue };
+            if !self.model.within_boundary(&n) {
+                continue;
+            }
+            generated += 1;
+            let nfp = fingerprint(&n, self.symmetry);
+            if self.shared.visited.insert(nfp, fp) {
+                self.judge(properties, &n, nfp, found);
+                keep(n, nfp);
+            }
+        }
+        generated
     }
 
     /// Adds the properties `s` discovers to `found` (first one kept).
@@ -513,20 +531,10 @@ where
                             if sh.states.load(Ordering::Relaxed) >= self.target {
                                 break;
                             }
-                            let (mut generated, unique) = (0, states.len());
-                            self.model.actions(&s, &mut actions);
-                            for a in actions.drain(..) {
-                                let Some(n) = self.model.next_state(&s, a) else { continue };
-                                if !self.model.within_boundary(&n) {
-                                    continue;
-                                }
-                                generated += 1;
-                                let nfp = fingerprint(&n, self.symmetry);
-                                if sh.visited.insert(nfp, fp) {
-                                    self.judge(properties, &n, nfp, &mut found);
-                                    states.push((n, nfp));
-                                }
-                            }
+                            let unique = states.len();
+                            let generated = self.successors(&s, fp, properties, &mut actions, &mut found, |n, nfp| {
+                                states.push((n, nfp));
+                            });
                             sh.states.fetch_add(generated, Ordering::Relaxed);
                             sh.unique.fetch_add(states.len() - unique, Ordering::Relaxed);
                         }
