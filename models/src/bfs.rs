@@ -305,6 +305,9 @@ const FLUSH_EVERY: usize = 4096;
 
 impl Counts {
     fn flush(&mut self, sh: &Shared) {
+        if self.states == 0 {
+            return;
+        }
         sh.states.fetch_add(self.states, Ordering::Relaxed);
         sh.unique.fetch_add(self.unique, Ordering::Relaxed);
         sh.depth.fetch_max(self.depth, Ordering::Relaxed);
@@ -339,6 +342,7 @@ where
             }
         }
         if self.depth_first {
+            sh.depth.store(1, Ordering::Relaxed);
             if self.record(&properties, found) {
                 self.dive(first, &properties);
             }
@@ -435,6 +439,8 @@ where
                             }
                         }
                     }
+                    // Also when another thread stopped the search.
+                    counts.flush(sh);
                 });
             }
         });

@@ -551,17 +551,21 @@ fn cmd_explore(args: ExploreArgs) -> ExitCode {
         // range: with the same shard stride, a prefix of every chunk.
         let ablation_end = ablate_seeds.map_or(u64::MAX, |n| start.saturating_add(n));
         let ablation_seeds: Vec<u64> = seeds.iter().copied().filter(|s| *s < ablation_end).collect();
-        let mut base = 0;
+        // The scenario as written, and where its results of this chunk start.
+        let (mut base, mut base_from) = (0, 0);
         for (i, (e, ablated)) in entries.iter().zip(&ablated_entry).enumerate() {
             b.set_prefix(e.scenario.name.clone());
             let ts = Instant::now();
             let results = match ablated {
                 None => {
-                    base = i;
+                    (base, base_from) = (i, per[i].0.len());
                     explore::explore(&e.scenario, seeds, jobs, &b)
                 }
                 // The scenario as written ran just before its ablations.
-                Some(layer) => explore::explore_without(&e.scenario, *layer, &ablation_seeds, &per[base].0, jobs, &b),
+                Some(layer) => {
+                    let this_chunk = &per[base].0[base_from..];
+                    explore::explore_without(&e.scenario, *layer, &ablation_seeds, this_chunk, jobs, &b)
+                }
             };
             let (rs, wall) = &mut per[i];
             rs.extend(results);

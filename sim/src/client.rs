@@ -405,9 +405,10 @@ async fn group_task(sh: Arc<Shared>) {
                 let session_deadline =
                     if cfg.session_expiry { sh.lock().last_hb_ok + cfg.session_ms } else { u64::MAX };
                 let hb_due = now >= next_hb;
-                // The deadline changes what happens below (a loss, an earlier
-                // wake, a shorter heartbeat call) only when it comes before
-                // both the next heartbeat and one heartbeat interval from now.
+                // Before the call, the deadline changes what happens (a loss,
+                // an earlier wake, a shorter heartbeat call) only when it
+                // comes before both the next heartbeat and one heartbeat
+                // interval from now; after it, where it ends the session.
                 if session_deadline < next_hb.max(now + cfg.heartbeat_ms) {
                     sh.rec.lock().acted.insert(crate::scenario::Layer::ClientSessionExpiry);
                 }
@@ -467,7 +468,12 @@ async fn group_task(sh: Arc<Shared>) {
                     }
                     Ok(Response::Error(GroupError::UnknownMember)) => sh.lose(&mut st, "unknown member", true),
                     Ok(Response::Error(GroupError::IllegalGeneration)) => sh.lose(&mut st, "illegal generation", false),
-                    _ if now >= session_deadline => sh.lose(&mut st, "session timed out on the client", false),
+                    // Read after the call: it may have come back at the
+                    // deadline, or past it (the member was paused).
+                    _ if now >= session_deadline => {
+                        sh.rec.lock().acted.insert(crate::scenario::Layer::ClientSessionExpiry);
+                        sh.lose(&mut st, "session timed out on the client", false)
+                    }
                     _ => {}
                 }
             }
@@ -624,7 +630,11 @@ impl neli::Broker for SimBroker {
         // The driver's clock when it asked: it read the clock and computed
         // the wait without yielding in between.
         let at = self.clock.now().as_millis();
-        self.polls.lock().expect("poll log").push((at, timeout.as_millis() as u64));
+        // Kept only while the member host reads it (an application on
+        // `Neli::background` has no pulses to judge).
+        if Arc::strong_count(&self.polls) > 1 {
+            self.polls.lock().expect("poll log").push((at, timeout.as_millis() as u64));
+        }
         self.busy = match self.busy {
             (t, n) if timeout.is_zero() && t == at => (t, n + 1),
             _ if timeout.is_zero() => (at, 1),

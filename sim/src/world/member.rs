@@ -230,6 +230,8 @@ pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> t
         // Subscribed before the task first runs (it starts at the next
         // yield), so no event is missed.
         rec.lock().background.insert(name.clone());
+        // Its polls are not judged (`judge_waits` needs the core between pulses).
+        drop(polls);
         let bg = neli.background();
         record_status(bg.status(), bg.events(), &rec, &name, slot.idx);
         run_background(bg, clock, control, name, &slot, &p, &rec).await;
