@@ -265,27 +265,10 @@ impl ConfigError {
     }
 }
 
-/// Parses a duration as the CLIs and scenario files write it: a whole
-/// number with a unit, `ms`, `s` or `m` (`250ms`, `3s`, `1m`). A bare number
-/// is refused (is `5` seconds or milliseconds?), as is anything that does
-/// not fit in milliseconds.
+/// Parses a non-negative duration in the one grammar of every input
+/// ([`crate::duration`]: `250ms`, `3s`, `1m`, `2h`).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    if num.is_empty() {
-        return Err(format!("'{t}' is not a duration: expected a whole number with a unit, e.g. 250ms, 3s, 1m"));
-    }
-    let scale: u64 = match unit {
-        "ms" => 1,
-        "s" => 1000,
-        "m" => 60_000,
-        "" => return Err(format!("'{t}' has no unit: write e.g. {num}ms or {num}s")),
-        other => return Err(format!("'{t}': unknown unit '{other}' (use ms, s or m)")),
-    };
-    let n: u64 = num.parse().map_err(|_| format!("'{t}' is too large a duration"))?;
-    let ms = n.checked_mul(scale).ok_or_else(|| format!("'{t}' is too large a duration"))?;
-    Ok(Duration::from_millis(ms))
+    crate::duration::parse(text).map_err(|e| e.to_string())
 }
 
 /// A validated configuration with every default resolved.

@@ -42,6 +42,7 @@ pub mod clock;
 pub mod config;
 pub mod core;
 mod driver;
+pub mod duration;
 #[doc(hidden)]
 pub mod fuzzing;
 #[cfg(feature = "kafka")]

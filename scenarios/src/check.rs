@@ -11,12 +11,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use neli::core::UnsafeVariant;
-use neli_models::{
-    ElectionModel, ElectionModelCfg, Faults, Replay, counterexample_to_scenario, cut_at_violation, format_path,
-};
+use neli_models::election::property::{self, Expectation, PropertyInfo};
+use neli_models::{ElectionModel, ElectionModelCfg, Faults, counterexample_to_scenario, cut_at_violation, format_path};
 use neli_sim::scenario::{BrokerId, Dur, FaultKind};
 use stateright::report::{ReportData, ReportDiscovery, Reporter};
-use stateright::{Checker, Expectation, Model};
+use stateright::{Checker, Model};
+
+use crate::report::{self, CheckReplay, CheckVerdict, PropertyKind, PropertyOutcome, Replay};
 
 /// Progress on stderr: once a second on a terminal, once per
 /// [`crate::progress::every`] elsewhere, and when done.
@@ -254,8 +255,8 @@ pub fn describe(cfg: &ElectionModelCfg, search: Search, threads: usize) -> Strin
 /// One property's outcome.
 #[derive(Debug, Clone)]
 pub struct Outcome {
-    pub property: &'static str,
-    pub always: bool,
+    /// The property, as the model's catalog describes it.
+    pub info: &'static PropertyInfo,
     /// For an `always` property: the counterexample; for `sometimes`: an example.
     pub found: Option<String>,
     pub file: Option<PathBuf>,
@@ -263,6 +264,18 @@ pub struct Outcome {
     pub file_error: Option<String>,
     /// The counterexample as a model path (`neli_models::replay_path` replays it).
     pub path_file: Option<PathBuf>,
+}
+
+impl Outcome {
+    /// An `always` property (a discovery is a counterexample).
+    pub fn always(&self) -> bool {
+        self.info.expectation == Expectation::Always
+    }
+
+    /// A counterexample of an `always` property.
+    pub fn violated(&self) -> bool {
+        self.always() && self.found.is_some()
+    }
 }
 
 pub struct Summary {
@@ -276,16 +289,83 @@ pub struct Summary {
     pub stopped: Option<String>,
 }
 
-/// The `sometimes` property whose absence makes a search vacuous.
-pub const LEADER_ELECTED: &str = "a leader is elected";
-
 impl Summary {
-    /// A finished search in which no member ever led: every safety
-    /// property then holds trivially, so the check proves nothing (a core
-    /// whose `is_leader` never answers true passed `check` this way).
+    /// A finished search in which the model's vacuity witness (a leader is
+    /// elected) was never witnessed: every safety property then holds
+    /// trivially, so the check proves nothing (a core whose `is_leader`
+    /// never answers true passed `check` this way).
     pub fn vacuous(&self) -> bool {
-        self.stopped.is_none() && self.outcomes.iter().any(|o| o.property == LEADER_ELECTED && o.found.is_none())
+        self.stopped.is_none() && self.outcomes.iter().any(|o| o.info.is_vacuity_witness() && o.found.is_none())
     }
+
+    /// What the search proved: a violation fails whether or not the search
+    /// finished; a finished search is vacuous, then passes; a stopped one
+    /// without a violation is incomplete.
+    pub fn verdict(&self) -> CheckVerdict {
+        match (self.outcomes.iter().any(Outcome::violated), &self.stopped) {
+            (true, _) => CheckVerdict::Fail,
+            (false, None) if self.vacuous() => CheckVerdict::Vacuous,
+            (false, Some(_)) => CheckVerdict::Incomplete,
+            (false, None) => CheckVerdict::Pass,
+        }
+    }
+
+    /// The report of this search over `bounds` (from [`describe`]) that
+    /// took `wall_s`, with the simulator's replay of each counterexample
+    /// on `sim_seeds` seeds.
+    pub fn report(&self, bounds: String, wall_s: f64, sim_seeds: u64) -> report::Check {
+        let verdict = self.verdict();
+        let properties = self
+            .outcomes
+            .iter()
+            .map(|o| {
+                let kind = if o.always() { PropertyKind::Always } else { PropertyKind::Sometimes };
+                let file = o.file.as_ref().map(|f| f.display().to_string());
+                let replay = if o.violated() { replay_counterexample(o, sim_seeds) } else { None };
+                report::CheckProperty {
+                    property: o.info.name.into(),
+                    kind,
+                    outcome: PropertyOutcome::of(kind, o.found.is_some(), self.stopped.is_some()),
+                    path: if o.always() { o.found.clone() } else { None },
+                    scenario: file.clone(),
+                    path_file: o.path_file.as_ref().map(|p| p.display().to_string()),
+                    replay: replay.map(|r| CheckReplay::of(r, file.as_deref().unwrap_or_default())),
+                }
+            })
+            .collect();
+        report::Check {
+            schema: report::CHECK_SCHEMA.into(),
+            build: crate::BUILD.into(),
+            bounds,
+            states: self.states as u64,
+            unique: self.unique as u64,
+            depth: self.depth as u64,
+            wall_s,
+            passed: verdict == CheckVerdict::Pass,
+            stopped: self.stopped.clone(),
+            properties,
+            verdict,
+        }
+    }
+}
+
+/// What the simulator makes of a counterexample's scenario file: the model
+/// abstracts time and the coordinator, so say whether the simulator shows
+/// the same failure within `sim_seeds` seeds.
+fn replay_counterexample(o: &Outcome, sim_seeds: u64) -> Option<Replay> {
+    let f = o.file.as_ref()?;
+    if let Some(e) = &o.file_error {
+        return Some(Replay::LoadError(e.clone()));
+    }
+    let sc = neli_sim::Scenario::load(f);
+    let hit = sc.ok().and_then(|sc| {
+        (0..sim_seeds).find_map(|seed| crate::run(&sc, seed).violations.first().map(|v| (seed, v.clone())))
+    });
+    Some(match hit {
+        Some((seed, v)) => Replay::Reproduced(seed, v),
+        None if sim_seeds == 0 => Replay::NotTried,
+        None => Replay::NotReproduced(sim_seeds),
+    })
 }
 
 /// Generated states `check` stops at unless `--max-states` says otherwise:
@@ -343,8 +423,8 @@ pub const SETTLE_MS: i64 = 5000;
 /// formed group (the run grows by as much), except one aimed at the moment
 /// of the first assignment (`on`, tick 0), which the group's forming brings.
 /// Returns the scenario file's text.
-fn adapt(replay: Replay) -> Result<String, String> {
-    let Replay { mut scenario, mut notes } = replay;
+fn adapt(replay: neli_models::Replay) -> Result<String, String> {
+    let neli_models::Replay { mut scenario, mut notes } = replay;
     if scenario.timed_faults().any(|f| f.fault.kind() == FaultKind::IsolateCoordinator) {
         scenario.cluster.brokers = 2;
         scenario.cluster.partition_leader = BrokerId(1);
@@ -382,6 +462,93 @@ pub enum Search {
     /// (stateright's simulation checker, on one thread so that a seed gives
     /// one result): deeper than the exhaustive bounds reach, never a proof.
     Simulate { seed: u64 },
+}
+
+/// Threads `check` uses unless `--threads` says otherwise.
+pub const DEFAULT_THREADS: usize = 2;
+
+impl Search {
+    /// The search `--simulate`, `--no-symmetry` (`symmetry` false), `--dfs`,
+    /// `--seed` and `--threads` ask for, or the flag that would change
+    /// nothing (each refusal names it): every flag `check` accepts changes
+    /// what is explored.
+    pub fn from_flags(
+        simulate: bool,
+        symmetry: bool,
+        dfs: bool,
+        seed: Option<u64>,
+        threads: usize,
+    ) -> Result<Search, String> {
+        let search = match (simulate, symmetry, dfs, seed) {
+            (true, false, _, _) => {
+                return Err("--no-symmetry has no effect with --simulate (random walks merge no states)".into());
+            }
+            (true, _, true, _) => return Err("--dfs has no effect with --simulate (random walks)".into()),
+            (true, _, _, seed) => Search::Simulate { seed: seed.unwrap_or(0) },
+            (false, _, _, Some(s)) => {
+                return Err(format!("--seed {s} has no effect without --simulate (the search is exhaustive)"));
+            }
+            (false, true, true, None) => Search::DfsSymmetry,
+            (false, true, false, None) => Search::BfsSymmetry,
+            (false, false, true, None) => Search::Dfs,
+            (false, false, false, None) => Search::Bfs,
+        };
+        if simulate && threads != DEFAULT_THREADS {
+            return Err(format!(
+                "--threads {threads} has no effect with --simulate (one thread, so a seed gives one result)"
+            ));
+        }
+        Ok(search)
+    }
+}
+
+impl Limits {
+    /// The limits `--max-states` and `--time-budget` ask for (`None`: not
+    /// given) for `search`, or why a value is refused.
+    pub fn from_flags(max_states: Option<usize>, search: Search, time_budget: Option<&str>) -> Result<Limits, String> {
+        let simulate = matches!(search, Search::Simulate { .. });
+        let max_states = match max_states {
+            Some(0) => return Err(format!("--max-states 0: must be at least 1 (the default is {DEFAULT_MAX_STATES})")),
+            Some(n) => n,
+            None if simulate => DEFAULT_SIMULATE_STATES,
+            None => DEFAULT_MAX_STATES,
+        };
+        let time_budget = time_budget.map(crate::explore::parse_budget).transpose()?;
+        Ok(Limits { max_states, time_budget })
+    }
+}
+
+#[cfg(test)]
+mod flag_tests {
+    use super::*;
+
+    #[test]
+    fn every_search_flag_that_would_change_nothing_is_refused_by_name() {
+        assert_eq!(Search::from_flags(false, true, false, None, 2), Ok(Search::BfsSymmetry));
+        assert_eq!(Search::from_flags(false, false, true, None, 4), Ok(Search::Dfs));
+        assert_eq!(Search::from_flags(true, true, false, Some(7), 2), Ok(Search::Simulate { seed: 7 }));
+        for (flags, named) in [
+            ((true, false, false, None, 2), "--no-symmetry"),
+            ((true, true, true, None, 2), "--dfs"),
+            ((false, true, false, Some(3), 2), "--seed 3"),
+            ((true, true, false, None, 4), "--threads 4"),
+        ] {
+            let (sim, sym, dfs, seed, threads) = flags;
+            let err = Search::from_flags(sim, sym, dfs, seed, threads).unwrap_err();
+            assert!(err.starts_with(named), "{err}");
+        }
+    }
+
+    #[test]
+    fn limits_default_by_search_and_refuse_zero() {
+        let exhaustive = Limits::from_flags(None, Search::Bfs, None).unwrap();
+        assert_eq!(exhaustive.max_states, DEFAULT_MAX_STATES);
+        let walks = Limits::from_flags(None, Search::Simulate { seed: 0 }, Some("2h")).unwrap();
+        assert_eq!(walks.max_states, DEFAULT_SIMULATE_STATES);
+        assert_eq!(walks.time_budget, Some(std::time::Duration::from_secs(7200)));
+        assert!(Limits::from_flags(Some(0), Search::Bfs, None).unwrap_err().starts_with("--max-states 0"));
+        assert!(Limits::from_flags(None, Search::Bfs, Some("0s")).unwrap_err().starts_with("--time-budget"));
+    }
 }
 
 /// Runs the check within `limits`; counterexamples go to `out` as
@@ -471,8 +638,10 @@ fn drive<C: Checker<ElectionModel>>(
 fn summarise(model: &ElectionModel, checker: &impl Checker<ElectionModel>, out: &Path) -> Result<Summary, String> {
     let mut outcomes = Vec::new();
     for p in model.properties() {
-        let always = matches!(p.expectation, Expectation::Always);
-        let mut o = Outcome { property: p.name, always, found: None, file: None, file_error: None, path_file: None };
+        let info = property::info(p.name)
+            .ok_or_else(|| format!("internal: property {:?} is not in the model's catalog", p.name))?;
+        let always = info.expectation == Expectation::Always;
+        let mut o = Outcome { info, found: None, file: None, file_error: None, path_file: None };
         if let Some(path) = checker.discovery(p.name) {
             if always {
                 let path = cut_at_violation(model, &path, p.name);
@@ -507,13 +676,12 @@ fn summarise(model: &ElectionModel, checker: &impl Checker<ElectionModel>, out: 
 }
 
 #[cfg(test)]
-mod vacuity_tests {
+mod verdict_tests {
     use super::*;
 
-    fn summary(elected: bool, stopped: Option<&str>) -> Summary {
-        let outcome = |property, always, found: Option<&str>| Outcome {
-            property,
-            always,
+    fn summary(elected: bool, violated: bool, stopped: Option<&str>) -> Summary {
+        let outcome = |name, found: Option<&str>| Outcome {
+            info: property::info(name).expect("a catalogued property"),
             found: found.map(str::to_owned),
             file: None,
             file_error: None,
@@ -524,8 +692,8 @@ mod vacuity_tests {
             unique: 10,
             depth: 3,
             outcomes: vec![
-                outcome("at most one leader per role", true, None),
-                outcome(LEADER_ELECTED, false, elected.then_some("m0 leads")),
+                outcome(property::ONE_LEADER, violated.then_some("m0 and m1 lead")),
+                outcome(property::vacuity_witness(), elected.then_some("m0 leads")),
             ],
             stopped: stopped.map(str::to_owned),
         }
@@ -533,9 +701,29 @@ mod vacuity_tests {
 
     #[test]
     fn a_finished_search_without_any_leader_proves_nothing() {
-        assert!(summary(false, None).vacuous());
-        assert!(!summary(true, None).vacuous());
+        assert!(summary(false, false, None).vacuous());
+        assert_eq!(summary(false, false, None).verdict(), CheckVerdict::Vacuous);
+        assert!(!summary(true, false, None).vacuous());
+        assert_eq!(summary(true, false, None).verdict(), CheckVerdict::Pass);
         // A search cut short is incomplete, not vacuous.
-        assert!(!summary(false, Some("--max-states 10 reached")).vacuous());
+        assert!(!summary(false, false, Some("--max-states 10 reached")).vacuous());
+        assert_eq!(summary(false, false, Some("--max-states 10 reached")).verdict(), CheckVerdict::Incomplete);
+    }
+
+    #[test]
+    fn a_violation_fails_even_a_stopped_or_vacuous_search() {
+        assert_eq!(summary(true, true, None).verdict(), CheckVerdict::Fail);
+        assert_eq!(summary(false, true, None).verdict(), CheckVerdict::Fail);
+        assert_eq!(summary(true, true, Some("--time-budget 1s reached")).verdict(), CheckVerdict::Fail);
+    }
+
+    #[test]
+    fn the_report_carries_the_verdict_and_typed_outcomes() {
+        let r = summary(false, false, None).report("model ...".into(), 1.0, 0);
+        assert_eq!(r.verdict, CheckVerdict::Vacuous);
+        assert!(!r.passed);
+        assert_eq!(r.properties[0].outcome, PropertyOutcome::Holds);
+        assert_eq!(r.properties[1].outcome, PropertyOutcome::Never);
+        assert!(r.render(crate::report::Format::Text).contains("verdict   FAIL (vacuous:"));
     }
 }

@@ -57,23 +57,13 @@ pub fn parse_shard(text: &str) -> Result<(u64, u64), String> {
     Ok((i, n))
 }
 
-/// Parses a `--time-budget` such as `90s`, `10m` or `2h` (also `ms`).
+/// Parses a `--time-budget` such as `90s`, `10m` or `2h`, in the one
+/// duration grammar ([`neli::duration`]); zero is refused.
 pub fn parse_budget(text: &str) -> Result<std::time::Duration, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let bad = || format!("--time-budget {text:?}: expected a positive number with a unit ms, s, m or h, e.g. 10m");
-    let n: u64 = num.parse().map_err(|_| bad())?;
-    let ms = match unit {
-        "ms" => Some(n),
-        "s" => n.checked_mul(1000),
-        "m" => n.checked_mul(60_000),
-        "h" => n.checked_mul(3_600_000),
-        _ => None,
-    };
-    match ms {
-        Some(ms) if ms > 0 => Ok(std::time::Duration::from_millis(ms)),
-        _ => Err(bad()),
+    match neli::duration::parse(text) {
+        Ok(d) if d.is_zero() => Err(format!("--time-budget {text:?}: must be positive, e.g. 10m")),
+        Ok(d) => Ok(d),
+        Err(e) => Err(format!("--time-budget {text:?}: {e}")),
     }
 }
 

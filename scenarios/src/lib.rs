@@ -1,12 +1,15 @@
 //! neli-lab's library: finding scenario files, running seeds across threads,
 //! shrinking failing schedules, sweeping timings and drawing SVG pictures.
-//! The `neli-lab` binary (`src/main.rs`) is a thin clap layer over it.
+//! The `neli-lab` binary (`src/main.rs`) declares the commands and
+//! dispatches to [`cmd`], one module per command.
 
 pub mod artifacts;
 pub mod catalog;
 pub mod check;
+pub mod cmd;
 pub mod explore;
 pub mod interrupt;
+pub mod plan;
 pub mod progress;
 pub mod report;
 pub mod shrink;

@@ -72,17 +72,50 @@ pub fn shrink_with_progress(s: &Scenario, seed: u64, budget: u32, bar: &Progress
     let first = run_scenario(&schedule::materialize(s, seed), seed);
     let class = violation_class(first.violations.first()?).to_owned();
     let mut j = Judge { seed, class, runs: 1, budget, bar };
-    let mut violations = first.violations.clone();
-    let mut best = schedule::materialize(s, seed);
-    // Phase 1: drop whole faults, the scenario's own and the drawn ones,
-    // then walk the drawn schedule's value tree with the dropped ones kept
-    // out (the vector has a fixed length, so indices stay put).
+    let mut best = Best { scenario: schedule::materialize(s, seed), violations: first.violations.clone() };
+    drop_whole_faults(s, &mut j, &mut best);
+    // Phase 2: greedy passes to a fixpoint.
+    let mut changed = true;
+    while changed && j.runs < j.budget {
+        changed = drop_faults(&mut j, &mut best);
+        changed |= halve_durations(&mut j, &mut best);
+        changed |= cut_run(&mut j, &mut best);
+        changed |= fewer_members(&mut j, &mut best);
+    }
+    Some(Shrunk { scenario: best.scenario, class: j.class, violations: best.violations, runs: j.runs })
+}
+
+/// The smallest failing scenario so far and how it failed.
+struct Best {
+    scenario: Scenario,
+    violations: Vec<String>,
+}
+
+impl Best {
+    /// Keeps `cand` if it fails the same way; true if it did.
+    fn try_(&mut self, j: &mut Judge, cand: Scenario) -> bool {
+        match j.fails(&cand) {
+            Some(v) => {
+                (self.scenario, self.violations) = (cand, v);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+type DrawnTree = Option<Box<dyn proptest::strategy::ValueTree<Value = Vec<TimedFault>>>>;
+
+/// Phase 1: drop whole faults, the scenario's own and the drawn ones, then
+/// walk the drawn schedule's value tree with the dropped ones kept out (the
+/// vector has a fixed length, so indices stay put).
+fn drop_whole_faults(s: &Scenario, j: &mut Judge, best: &mut Best) {
     let own: Vec<TimedFault> = faults(&{
         let mut t = s.clone();
         t.random = None;
         t
     });
-    let mut tree = schedule::tree(s, seed);
+    let mut tree: DrawnTree = schedule::tree(s, j.seed);
     let drawn_len = tree.as_ref().map_or(0, |t| t.current().len());
     let mut keep = vec![true; own.len() + drawn_len];
     let build = |keep: &[bool], drawn: &[TimedFault]| -> Scenario {
@@ -90,15 +123,11 @@ pub fn shrink_with_progress(s: &Scenario, seed: u64, budget: u32, bar: &Progress
             own.iter().chain(drawn.iter()).zip(keep).filter(|(_, k)| **k).map(|(f, _)| f.clone()).collect();
         set_faults(s, fs)
     };
-    let drawn_now = |tree: &Option<Box<dyn proptest::strategy::ValueTree<Value = Vec<TimedFault>>>>| {
-        tree.as_ref().map(|t| t.current()).unwrap_or_default()
-    };
     for i in (0..keep.len()).rev() {
         keep[i] = false;
-        let cand = build(&keep, &drawn_now(&tree));
-        match j.fails(&cand) {
-            Some(v) => (best, violations) = (cand, v),
-            None => keep[i] = true,
+        let drawn = tree.as_ref().map(|t| t.current()).unwrap_or_default();
+        if !best.try_(j, build(&keep, &drawn)) {
+            keep[i] = true;
         }
     }
     if let Some(t) = tree.as_mut() {
@@ -106,71 +135,116 @@ pub fn shrink_with_progress(s: &Scenario, seed: u64, budget: u32, bar: &Progress
         let stop = j.runs + (j.budget - j.runs) / 2;
         let mut more = t.simplify();
         while more && j.runs < stop {
-            let cand = build(&keep, &t.current());
-            if let Some(v) = j.fails(&cand) {
-                best = cand;
-                violations = v;
-                more = t.simplify();
-            } else {
-                more = t.complicate();
-            }
+            more = if best.try_(j, build(&keep, &t.current())) { t.simplify() } else { t.complicate() };
         }
     }
-    // Phase 2: greedy passes to a fixpoint.
-    let mut changed = true;
-    while changed && j.runs < j.budget {
-        changed = false;
-        // Drop faults, latest first.
-        let mut i = best.faults.len();
-        while i > 0 {
-            i -= 1;
-            let mut fs = faults(&best);
-            fs.remove(i);
-            let cand = set_faults(&best, fs);
-            if let Some(v) = j.fails(&cand) {
-                (best, violations, changed) = (cand, v, true);
+}
+
+/// Drop faults, latest first.
+fn drop_faults(j: &mut Judge, best: &mut Best) -> bool {
+    let mut changed = false;
+    let mut i = best.scenario.faults.len();
+    while i > 0 {
+        i -= 1;
+        let mut fs = faults(&best.scenario);
+        fs.remove(i);
+        let cand = set_faults(&best.scenario, fs);
+        changed |= best.try_(j, cand);
+    }
+    changed
+}
+
+/// Halve durations (not below 100 ms).
+fn halve_durations(j: &mut Judge, best: &mut Best) -> bool {
+    let mut changed = false;
+    for i in 0..best.scenario.faults.len() {
+        loop {
+            let mut fs = faults(&best.scenario);
+            let Some(d) = fs[i].fault.duration_mut() else { break };
+            let half = d.0 / 2;
+            if half < 100 {
+                break;
             }
-        }
-        // Halve durations (not below 100 ms).
-        for i in 0..best.faults.len() {
-            loop {
-                let mut fs = faults(&best);
-                let Some(d) = fs[i].fault.duration_mut() else { break };
-                let half = d.0 / 2;
-                if half < 100 {
-                    break;
-                }
-                *d = Dur(half);
-                let cand = set_faults(&best, fs);
-                match j.fails(&cand) {
-                    Some(v) => (best, violations, changed) = (cand, v, true),
-                    None => break,
-                }
+            *d = Dur(half);
+            let cand = set_faults(&best.scenario, fs);
+            if !best.try_(j, cand) {
+                break;
             }
-        }
-        // Cut the run: to just after the last fault, else by halves.
-        let floor = faults(&best).iter().map(fault_end).max().unwrap_or(0) + 1000;
-        for target in [floor, (best.duration.ms() + floor) / 2] {
-            if target < best.duration.ms() {
-                let mut cand = best.clone();
-                cand.duration = Dur(target as i64);
-                if let Some(v) = j.fails(&cand) {
-                    (best, violations, changed) = (cand, v, true);
-                }
-            }
-        }
-        // Fewer members: drop the highest ones and faults naming them.
-        while best.election.members > 1 {
-            let n = best.election.members - 1;
-            let mut cand = best.clone();
-            cand.election.members = n;
-            let fs: Vec<TimedFault> = faults(&best).into_iter().filter(|f| !names_member_beyond(f, n)).collect();
-            cand = set_faults(&cand, fs);
-            match j.fails(&cand) {
-                Some(v) => (best, violations, changed) = (cand, v, true),
-                None => break,
-            }
+            changed = true;
         }
     }
-    Some(Shrunk { scenario: best, class: j.class, violations, runs: j.runs })
+    changed
+}
+
+/// Cut the run: to just after the last fault, else by halves.
+fn cut_run(j: &mut Judge, best: &mut Best) -> bool {
+    let mut changed = false;
+    let floor = faults(&best.scenario).iter().map(fault_end).max().unwrap_or(0) + 1000;
+    for target in [floor, (best.scenario.duration.ms() + floor) / 2] {
+        if target < best.scenario.duration.ms() {
+            let mut cand = best.scenario.clone();
+            cand.duration = Dur(target as i64);
+            changed |= best.try_(j, cand);
+        }
+    }
+    changed
+}
+
+/// Fewer members: drop the highest ones and faults naming them.
+fn fewer_members(j: &mut Judge, best: &mut Best) -> bool {
+    let mut changed = false;
+    while best.scenario.election.members > 1 {
+        let n = best.scenario.election.members - 1;
+        let mut cand = best.scenario.clone();
+        cand.election.members = n;
+        let fs: Vec<TimedFault> = faults(&best.scenario).into_iter().filter(|f| !names_member_beyond(f, n)).collect();
+        cand = set_faults(&cand, fs);
+        if !best.try_(j, cand) {
+            break;
+        }
+        changed = true;
+    }
+    changed
+}
+
+/// A shrunk scenario as the file `shrink` writes, checked to parse and
+/// fail deterministically when read back, with the line `shrink` prints
+/// about it.
+pub struct ShrunkFile {
+    pub text: String,
+    pub summary: String,
+}
+
+/// The file of `shrunk`, the result of shrinking `original` (given as
+/// `arg`) at `seed`; an error if the file would not reproduce the failure.
+pub fn to_file(original: &Scenario, arg: &str, seed: u64, shrunk: &Shrunk) -> Result<ShrunkFile, String> {
+    let before = schedule::materialize(original, seed);
+    let mut sc = shrunk.scenario.clone();
+    sc.name = format!("{}-shrunk", original.name);
+    sc.description = format!("{} seed {seed}, shrunk: {}", original.name, shrunk.class);
+    sc.seed = Some(seed);
+    let header = vec![
+        format!("shrunk by: neli-lab shrink {arg} --seed {seed} ({} runs)", shrunk.runs),
+        format!("fails with: {}", shrunk.violations.first().cloned().unwrap_or_default()),
+    ];
+    let text = sc.to_toml(&header).map_err(|e| e.to_string())?;
+    let check =
+        Scenario::parse(&text, "<shrunk>").map_err(|e| format!("internal: shrunk scenario does not parse: {e}"))?;
+    let (r1, r2) = (run_scenario(&check, seed), run_scenario(&check, seed));
+    if r1.passed() || r1.trace != r2.trace {
+        return Err("internal: the shrunk scenario does not fail deterministically".into());
+    }
+    let summary = format!(
+        "shrunk {} seed {seed} in {} runs: faults {} -> {}, duration {} -> {}, members {} -> {} (still: {})",
+        original.name,
+        shrunk.runs,
+        before.faults.len(),
+        sc.faults.len(),
+        before.duration,
+        sc.duration,
+        before.election.members,
+        sc.election.members,
+        shrunk.class
+    );
+    Ok(ShrunkFile { text, summary })
 }

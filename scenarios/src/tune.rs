@@ -156,3 +156,66 @@ pub fn csv(cs: &[Config]) -> String {
     }
     o
 }
+
+/// What a finished sweep writes to `--out` and reports: `tune.csv`,
+/// `tune.svg` (the chart) and, for every configuration validation accepts
+/// but that was unsafe, a scenario file that `run` reproduces.
+pub fn write_report(
+    arg: &str,
+    base: &Scenario,
+    start: u64,
+    seeds: u64,
+    cs: &[Config],
+    out: &std::path::Path,
+) -> Result<crate::report::Tune, String> {
+    let rec = recommend(cs);
+    let points: Vec<crate::svg::Point> = cs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| crate::svg::Point {
+            label: c.label(),
+            gap_ms: c.gap_p50_ms,
+            gap_p99_ms: c.gap_p99_ms,
+            overlap_ms: c.overlap_max_ms,
+            safe: c.safe(),
+            valid: c.valid,
+            recommended: Some(i) == rec,
+        })
+        .collect();
+    let title = format!("{}: overlap vs leaderless gap, {seeds} seeds per configuration", base.name);
+    let mut files = Vec::new();
+    for (file, body) in [("tune.csv", csv(cs)), ("tune.svg", crate::svg::chart(&title, &points))] {
+        let p = out.join(file);
+        std::fs::write(&p, body).map_err(|err| format!("{}: cannot write: {err}", p.display()))?;
+        files.push(p.display().to_string());
+    }
+    let mut configs = Vec::new();
+    for (i, c) in cs.iter().enumerate() {
+        let file = if c.valid && !c.safe() { Some(write_unsafe(arg, base, c, out)?) } else { None };
+        configs.push(crate::report::TuneConfig::of(c, Some(i) == rec, file.as_deref()));
+    }
+    Ok(crate::report::Tune {
+        schema: crate::report::TUNE_SCHEMA.into(),
+        build: crate::BUILD.into(),
+        scenario: base.name.clone(),
+        start,
+        seeds,
+        configs,
+        safe_region: cs.iter().filter(|c| c.safe() && c.valid).map(|c| c.label()).collect(),
+        recommended: rec.map(|i| cs[i].label()),
+        files,
+    })
+}
+
+/// A configuration validation accepts that is unsafe is a violation: it is
+/// written as a scenario file that `run` reproduces; returns its path.
+fn write_unsafe(arg: &str, base: &Scenario, c: &Config, out: &std::path::Path) -> Result<String, String> {
+    let mut sc = configure(base, c.t, c.s, c.g);
+    let g = if c.g.0 > 0 { format!("-g{}", c.g) } else { String::new() };
+    sc.name = format!("{}-t{}-s{}{g}", base.name, c.t, c.s);
+    let p = out.join(format!("{}.toml", sc.name));
+    let header = vec![format!("tune {arg}: configuration {} ({})", c.label(), crate::BUILD)];
+    let text = sc.to_toml(&header).map_err(|e| e.to_string())?;
+    std::fs::write(&p, text).map_err(|err| format!("{}: cannot write: {err}", p.display()))?;
+    Ok(p.display().to_string())
+}

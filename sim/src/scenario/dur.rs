@@ -1,5 +1,6 @@
-//! Durations in scenario files: a number with a unit (`"250ms"`, `"3s"`,
-//! `"1m"`), written back the same way.
+//! Durations in scenario files, in the grammar of every neli input
+//! (`neli::duration`: `"250ms"`, `"3s"`, `"1m"`, `"2h"`), written back as
+//! whole seconds or milliseconds.
 
 use std::fmt;
 use std::time::Duration;
@@ -19,25 +20,10 @@ impl Dur {
     pub fn duration(self) -> Duration {
         Duration::from_millis(self.ms())
     }
+    /// Reads the one duration grammar of every neli input
+    /// ([`neli::duration`]), a leading `-` allowed.
     pub fn parse(text: &str) -> Result<Dur, String> {
-        let t = text.trim();
-        let (neg, t) = match t.strip_prefix('-') {
-            Some(rest) => (true, rest),
-            None => (false, t),
-        };
-        let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-        let (num, unit) = t.split_at(split);
-        let n: i64 = num.parse().map_err(|_| {
-            format!("invalid duration {text:?}: expected a number with a unit, e.g. \"250ms\", \"3s\", \"1m\"")
-        })?;
-        let scale = match unit {
-            "ms" => 1,
-            "s" => 1000,
-            "m" => 60_000,
-            _ => return Err(format!("invalid duration {text:?}: unit must be ms, s or m")),
-        };
-        let ms = n.checked_mul(scale).ok_or_else(|| format!("duration {text:?} is too large"))?;
-        Ok(Dur(if neg { -ms } else { ms }))
+        neli::duration::parse_signed_ms(text).map(Dur).map_err(|e| format!("invalid duration: {e}"))
     }
 }
 

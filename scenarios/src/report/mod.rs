@@ -1,0 +1,29 @@
+//! What each `neli-lab` command found, as one value per command
+//! ([`Explore`], [`Run`], [`Tune`], [`Check`]) rendered in the three forms it
+//! prints (`--format`): text for a person, JSON for tools (and `merge`),
+//! JUnit XML for CI test reports. Rendering all three from one value is what
+//! keeps them from disagreeing. The JSON schemas and the exit codes are
+//! documented in `scenarios/README.md` ("Output formats and exit codes").
+
+mod check;
+mod explore;
+mod junit;
+mod run;
+mod tune;
+
+pub use check::*;
+pub use explore::*;
+pub use junit::{Case, CaseFailure, junit};
+pub use run::*;
+pub use tune::*;
+
+/// The output form of a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Tables for a person (the default).
+    Text,
+    /// One JSON document (`scenarios/README.md`, "JSON").
+    Json,
+    /// JUnit XML, one testcase per scenario.
+    Junit,
+}
