@@ -25,6 +25,7 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
 use crate::broker::{Broker, BrokerError, BrokerEvent, Membership};
 use crate::clock::Clock;
 use crate::config::{Config, ConfigError, ResolvedConfig};
+pub use crate::core::Lease;
 #[cfg(feature = "unsafe-variants")]
 use crate::core::{CoreConfig, UnsafeVariant};
 use crate::core::{Event, Member, Output, Time, Token};
@@ -81,18 +82,13 @@ pub enum Error {
     CloseTimedOut(Duration),
 }
 
-/// A role this member leads, as published on the status channel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Lease {
-    pub token: Token,
-    /// The lease ends at this time on the member's clock.
-    pub until: Time,
-}
-
 /// Published on the status `watch` channel after every change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Status {
     pub state: State,
+    /// The roles this member leads, with the leases the core holds (an
+    /// entry may have ended since it was published: ask
+    /// [`Status::lease_at`]).
     pub leading: BTreeMap<u32, Lease>,
     /// How many times this member saw the election log lost and recreated
     /// (a broker restart without its data). Fencing tokens are log offsets,
@@ -111,14 +107,26 @@ impl Status {
     /// member's clock. Every handle (`Neli`, `Control`, `Background`)
     /// answers `is_leader` with this, from the status the driver published.
     pub fn is_leader_of(&self, role: u32, now: Time) -> bool {
-        self.leading.get(&role).is_some_and(|l| now < l.until)
+        self.lease_at(role, now).is_some()
     }
 
-    /// The fencing token of `role` while its lease is live at `now`.
-    /// Built on [`Status::is_leader_of`], so the lease rule lives in one
-    /// place and the harness, whose application reads the token, judges it.
-    pub fn token_of(&self, role: u32, now: Time) -> Option<Token> {
-        self.is_leader_of(role, now).then(|| self.leading.get(&role).map(|l| l.token)).flatten()
+    /// The lease of `role` if it is live at `now` on the member's clock
+    /// ([`Lease::is_live_at`]): `is_leader` and `token` of every handle are
+    /// read from it, so the harness, whose application reads the token,
+    /// judges the same answer.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use neli::{Lease, State, Status, Time, Token};
+    ///
+    /// let lease = Lease { token: Token(7), until: Time::from_millis(900) };
+    /// let status =
+    ///     Status { state: State::Live, leading: BTreeMap::from([(0, lease)]), log_epoch: 0, generation: Some(3) };
+    /// assert_eq!(status.lease_at(0, Time::from_millis(899)), Some(lease));
+    /// assert_eq!(status.lease_at(0, Time::from_millis(900)), None);
+    /// ```
+    pub fn lease_at(&self, role: u32, now: Time) -> Option<Lease> {
+        self.leading.get(&role).copied().filter(|l| l.is_live_at(now))
     }
 }
 
@@ -136,6 +144,12 @@ struct Shared {
 }
 
 impl Shared {
+    /// The published lease of `role` if live at `now`: what every handle's
+    /// `is_leader` and `token` answer from.
+    fn lease_at(&self, role: u32, now: Time) -> Option<Lease> {
+        self.status.borrow().lease_at(role, now)
+    }
+
     fn end(&self) -> Option<Result<Outcome, Error>> {
         self.end.lock().expect("end lock").clone()
     }
@@ -153,7 +167,8 @@ struct Requests {
 }
 
 /// A cheap, cloneable handle for requesting `close`/`resign` and reading
-/// leadership from any task, including an event handler.
+/// leadership from any task, including an event handler. A [`Background`]
+/// handle dereferences to one.
 #[derive(Clone)]
 pub struct Control {
     shared: Arc<Shared>,
@@ -175,19 +190,22 @@ impl Control {
         self.is_leader_of(0)
     }
 
+    /// Whether this member leads `role` now (lease not expired).
     pub fn is_leader_of(&self, role: u32) -> bool {
-        self.shared.status.borrow().is_leader_of(role, (self.shared.now)())
+        self.shared.lease_at(role, (self.shared.now)()).is_some()
     }
 
     /// The fencing token of role 0 while leading.
     pub fn token(&self) -> Option<Token> {
-        self.shared.status.borrow().token_of(0, (self.shared.now)())
+        self.shared.lease_at(0, (self.shared.now)()).map(|l| l.token)
     }
 
+    /// The election's lifecycle state, as last published.
     pub fn state(&self) -> State {
         self.shared.status.borrow().state
     }
 
+    /// The published status: a `watch` receiver woken on every change.
     pub fn status(&self) -> watch::Receiver<Status> {
         self.shared.status.subscribe()
     }
@@ -345,13 +363,14 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         self.is_leader_of(0)
     }
 
+    /// Whether this member leads `role` now (lease not expired).
     pub fn is_leader_of(&self, role: u32) -> bool {
-        self.shared.status.borrow().is_leader_of(role, self.clock.now())
+        self.shared.lease_at(role, self.clock.now()).is_some()
     }
 
     /// The fencing token of role 0 while leading.
     pub fn token(&self) -> Option<Token> {
-        self.shared.status.borrow().token_of(0, self.clock.now())
+        self.shared.lease_at(0, self.clock.now()).map(|l| l.token)
     }
 
     pub fn state(&self) -> State {
@@ -570,11 +589,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
                  election): fencing tokens restart from the new log's offsets; compare (log_epoch, token) downstream"
             );
         }
-        let leading: BTreeMap<u32, Lease> = self
-            .core
-            .leading_roles()
-            .filter_map(|(role, token)| self.core.lease_until(role).map(|until| (role, Lease { token, until })))
-            .collect();
+        let leading = self.core.leading_roles().collect();
         let status =
             Status { state: self.state, leading, log_epoch: self.log_epoch, generation: self.core.generation() };
         self.shared.status.send_if_modified(|s| {
@@ -587,6 +602,26 @@ impl<B: Broker, C: Clock> Neli<B, C> {
 
 /// The handle of an election running in the background. Awaiting it waits
 /// for the loop to end.
+///
+/// It dereferences to the election's [`Control`], so everything a `Control`
+/// answers or requests is asked of the handle directly:
+///
+/// ```
+/// use neli::{Config, Outcome, State, SystemClock, testing::FakeCluster};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), neli::Error> {
+/// let config = Config::builder().bootstrap_servers("127.0.0.1:9092").group("billing-cron").build()?;
+/// let clock = SystemClock::new();
+/// let cluster = FakeCluster::new(1);
+/// let election = neli::Neli::new(&config, cluster.broker("a", clock.clone()), clock).await?.background();
+/// if election.is_leader() {
+///     // work, fencing each write with `election.token()`
+/// }
+/// let control = election.control(); // an owned one, for another task
+/// assert_eq!(control.state(), State::Live);
+/// assert_eq!(election.close().await?, Outcome::Closed);
+/// # Ok(()) }
+/// ```
 pub struct Background {
     task: JoinHandle<Result<Outcome, Error>>,
     control: Control,
@@ -594,31 +629,18 @@ pub struct Background {
     sleep: Box<dyn Fn(Duration) -> BoxFuture<'static, ()> + Send>,
 }
 
+impl std::ops::Deref for Background {
+    type Target = Control;
+    fn deref(&self) -> &Control {
+        &self.control
+    }
+}
+
 impl Background {
+    /// A `Control` of its own (for a handler or another task); the handle
+    /// itself answers as one too (`Deref`).
     pub fn control(&self) -> Control {
         self.control.clone()
-    }
-    pub fn is_leader(&self) -> bool {
-        self.control.is_leader()
-    }
-    pub fn token(&self) -> Option<Token> {
-        self.control.token()
-    }
-    pub fn state(&self) -> State {
-        self.control.state()
-    }
-    pub fn status(&self) -> watch::Receiver<Status> {
-        self.control.status()
-    }
-    pub fn events(&self) -> UnboundedReceiverStream<Event> {
-        self.control.events()
-    }
-    /// The first fatal error, if one happened.
-    pub fn error(&self) -> Option<Error> {
-        self.control.error()
-    }
-    pub fn resign(&self) {
-        self.control.resign()
     }
 
     /// Closes the election and waits for the loop, never longer than the

@@ -69,8 +69,8 @@ impl LeaseFile {
     /// lease's end: the two readings are apart by a few µs, which only
     /// shortens the lease as CMD sees it.
     pub fn of(status: &Status, clock_now: Time, monotonic_ns: u64) -> LeaseFile {
-        match status.leading.get(&0) {
-            Some(lease) if lease.until > clock_now => {
+        match status.lease_at(0, clock_now) {
+            Some(lease) => {
                 let left_ns = (lease.until.as_millis() - clock_now.as_millis()).saturating_mul(1_000_000);
                 LeaseFile {
                     deadline_ns: monotonic_ns.saturating_add(left_ns),
@@ -78,7 +78,7 @@ impl LeaseFile {
                     log_epoch: status.log_epoch,
                 }
             }
-            _ => LeaseFile { log_epoch: status.log_epoch, ..LeaseFile::NONE },
+            None => LeaseFile { log_epoch: status.log_epoch, ..LeaseFile::NONE },
         }
     }
 

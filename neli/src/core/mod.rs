@@ -17,12 +17,14 @@
 //! Reference: NELI §3 (exclusive mode), §4 (multi-role).
 
 mod heartbeat;
+mod lease;
 mod time;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Duration;
 
 pub use heartbeat::{DecodeError, Heartbeat};
+pub use lease::Lease;
 pub use time::Time;
 
 /// A fencing token: strictly increasing across successive leadership terms of
@@ -202,17 +204,17 @@ enum RoleState {
     Idle,
     /// Assigned; waiting for fresh own evidence (and the grace period).
     Candidate { eligible_at: Time, evidence: Option<Evidence> },
-    /// Leading until `lease_until` unless renewed.
+    /// Leading until `heartbeat_until` (bounded by the membership proof)
+    /// unless renewed.
     Leader { token: Token, heartbeat_until: Time },
 }
 
 /// Fresh own current-term heartbeats seen by a candidate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Evidence {
-    /// Log offset of the freshest one: the token if the term starts now.
-    offset: u64,
-    /// Its send time + T.
-    lease_end: Time,
+    /// The lease a term confirmed now would start with: the freshest one's
+    /// log offset as token, its send time + T as end.
+    lease: Lease,
     /// When the first of them was read; a membership proof must be newer.
     first_read: Time,
 }
@@ -329,15 +331,25 @@ impl Member {
     /// Whether this member leads `role` at `now`. Turns false when the lease
     /// expires, with no further input needed.
     pub fn is_leader(&self, role: u32, now: Time) -> bool {
-        self.lease_until(role).is_some_and(|until| now < until)
+        self.lease(role).is_some_and(|l| l.is_live_at(now))
     }
 
-    /// End of the current lease of `role`, if this member holds one.
-    pub fn lease_until(&self, role: u32) -> Option<Time> {
-        match self.roles.get(&role)? {
-            RoleState::Leader { heartbeat_until, .. } => Some(self.bound_by_membership(*heartbeat_until)),
+    /// The lease of `role`, if this member holds one (possibly expired but
+    /// not yet processed by [`Member::handle_timeout`]: ask
+    /// [`Lease::is_live_at`], or [`Member::is_leader`]).
+    pub fn lease(&self, role: u32) -> Option<Lease> {
+        match *self.roles.get(&role)? {
+            RoleState::Leader { token, heartbeat_until } => {
+                Some(Lease { token, until: self.bound_by_membership(heartbeat_until) })
+            }
             _ => None,
         }
+    }
+
+    /// End of the current lease of `role`, if this member holds one: the
+    /// `until` of [`Member::lease`].
+    pub fn lease_until(&self, role: u32) -> Option<Time> {
+        self.lease(role).map(|l| l.until)
     }
 
     /// How many times this member saw the election log lost or truncated
@@ -355,21 +367,19 @@ impl Member {
         self.log_epoch += 1;
     }
 
-    /// The fencing token of the current term of `role`, if leading (lease
-    /// possibly expired but not yet processed, as [`Member::leading_roles`]).
+    /// The fencing token of the current term of `role`, if leading: the
+    /// `token` of [`Member::lease`] (lease possibly expired but not yet
+    /// processed).
     pub fn token(&self, role: u32) -> Option<Token> {
-        match self.roles.get(&role)? {
-            RoleState::Leader { token, .. } => Some(*token),
-            _ => None,
-        }
+        self.lease(role).map(|l| l.token)
     }
 
-    /// Roles this member currently holds as leader (lease possibly expired
-    /// but not yet processed by [`Member::handle_timeout`]).
-    pub fn leading_roles(&self) -> impl Iterator<Item = (u32, Token)> + '_ {
-        // One answer to "which token, if leading": the driver publishes
+    /// The roles this member holds as leader, with their leases (possibly
+    /// expired but not yet processed by [`Member::handle_timeout`]).
+    pub fn leading_roles(&self) -> impl Iterator<Item = (u32, Lease)> + '_ {
+        // One answer to "which lease, if leading": the driver publishes
         // these, and each heartbeat's `lease` field says the same.
-        self.roles.keys().filter_map(|r| self.token(*r).map(|t| (*r, t)))
+        self.roles.keys().filter_map(|r| self.lease(*r).map(|l| (*r, l)))
     }
 
     /// The partitions were assigned in `generation`: the full assignment
@@ -504,8 +514,8 @@ impl Member {
             None if any => (None, now),
             None => return,
         };
-        let lease_end = sent_at + self.cfg.heartbeat_timeout;
-        if lease_end <= now {
+        let lease = Lease { token: Token(record.offset), until: sent_at + self.cfg.heartbeat_timeout };
+        if !lease.is_live_at(now) {
             self.counters.expired_on_arrival += 1;
             return;
         }
@@ -516,19 +526,19 @@ impl Member {
             None => (0..self.cfg.roles).filter(|r| role_matches(*r)).collect(),
         };
         for role in roles {
-            self.add_evidence(now, role, record.offset, lease_end);
+            self.add_evidence(now, role, lease);
         }
         self.handle_timeout(now);
     }
 
-    fn add_evidence(&mut self, now: Time, role: u32, offset: u64, lease_end: Time) {
+    fn add_evidence(&mut self, now: Time, role: u32, lease: Lease) {
         let Some(state) = self.roles.get_mut(&role) else { return };
         match state {
             RoleState::Idle => self.counters.while_unassigned += 1,
             RoleState::Candidate { evidence, .. } => {
                 let first_read = evidence.map_or(now, |e| e.first_read);
-                if evidence.is_none_or(|e| e.lease_end < lease_end) {
-                    *evidence = Some(Evidence { offset, lease_end, first_read });
+                if evidence.is_none_or(|e| e.lease.until < lease.until) {
+                    *evidence = Some(Evidence { lease, first_read });
                 }
                 // Acquiring needs membership proven *after* the evidence was
                 // read: a member resumed from a pause drains still-fresh own
@@ -544,7 +554,7 @@ impl Member {
                 }
             }
             RoleState::Leader { heartbeat_until, .. } => {
-                *heartbeat_until = (*heartbeat_until).max(lease_end);
+                *heartbeat_until = (*heartbeat_until).max(lease.until);
             }
         }
     }
@@ -591,21 +601,18 @@ impl Member {
         };
         for (role, state) in self.roles.iter_mut() {
             match *state {
-                RoleState::Leader { heartbeat_until, .. } => {
+                RoleState::Leader { token, heartbeat_until } => {
                     let until = bound(self.cfg.membership_proof, self.membership_until, heartbeat_until);
-                    if until <= now {
+                    if !(Lease { token, until }).is_live_at(now) {
                         *state = RoleState::Candidate { eligible_at: now, evidence: None };
                         self.outputs.push_back(Output::Event(Event::Fenced { role: *role }));
                     }
                 }
-                RoleState::Candidate {
-                    eligible_at,
-                    evidence: Some(Evidence { offset, lease_end: until, first_read }),
-                } => {
-                    if until <= now {
+                RoleState::Candidate { eligible_at, evidence: Some(Evidence { lease, first_read }) } => {
+                    if !lease.is_live_at(now) {
                         *state = RoleState::Candidate { eligible_at, evidence: None };
                     } else if eligible_at <= now && membership_ok(first_read) {
-                        let token = Token(offset);
+                        let token = lease.token;
                         if self.last_token.get(role).is_some_and(|last| *last >= token) {
                             // Own current-term evidence at or below a token
                             // this member led with: its position went back,
@@ -622,7 +629,7 @@ impl Member {
                             self.log_epoch += 1;
                         }
                         self.last_token.insert(*role, token);
-                        *state = RoleState::Leader { token, heartbeat_until: until };
+                        *state = RoleState::Leader { token, heartbeat_until: lease.until };
                         self.outputs.push_back(Output::Event(Event::Acquired { role: *role, token }));
                     }
                 }
@@ -642,8 +649,8 @@ impl Member {
         for state in self.roles.values() {
             match *state {
                 RoleState::Leader { heartbeat_until, .. } => consider(self.bound_by_membership(heartbeat_until)),
-                RoleState::Candidate { eligible_at, evidence: Some(Evidence { lease_end: until, .. }) } => {
-                    consider(if eligible_at > self.last_now { eligible_at } else { until });
+                RoleState::Candidate { eligible_at, evidence: Some(Evidence { lease, .. }) } => {
+                    consider(if eligible_at > self.last_now { eligible_at } else { lease.until });
                 }
                 _ => {}
             }
@@ -692,7 +699,7 @@ impl Member {
         // Each heartbeat says whether its sender leads (and with which
         // token): what `neli watch` shows, from the core's own answer.
         let leases: BTreeMap<u32, Option<Token>> =
-            self.roles.keys().map(|r| (*r, self.is_leader(*r, now).then(|| self.token(*r)).flatten())).collect();
+            self.roles.keys().map(|r| (*r, self.lease(*r).filter(|l| l.is_live_at(now)).map(|l| l.token))).collect();
         for (role, state) in &self.roles {
             if matches!(state, RoleState::Idle) {
                 continue;
