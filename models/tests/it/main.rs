@@ -15,15 +15,10 @@ use neli_models::{
 };
 use stateright::{Checker, HasDiscoveries, Model, Path};
 
-pub const ONE_LEADER: &str = "at most one leader per role";
-pub const TOKENS: &str = "tokens strictly increase per role";
-pub const OWN_TOKENS: &str = "a member's own tokens strictly increase";
-pub const RESOURCE: &str = "resource never sees an older token after a newer one";
-pub const SEND_TIME: &str = "send-time: a lease ends by its newest own heartbeat read + T";
-pub const PROOF_CAP: &str = "membership-proof: a lease ends by its newest accepted proof's send time + T";
-pub const LIVENESS: &str = "a leader within the liveness bound once faults heal";
-pub const ELECTED: &str = "a leader is elected";
-pub const HANDOVER: &str = "a handover happens";
+/// The property names, as the model exports them.
+pub use neli_models::property::{
+    ELECTED, HANDOVER, LIVENESS, ONE_LEADER, OWN_TOKENS, PROOF_CAP, RESOURCE, SEND_TIME, TOKENS,
+};
 
 /// The test bounds: 2 members, `T` = 2, `S` = 4, 8 ticks (small enough for a
 /// debug build; the benchmark uses the documented bounds).

@@ -1,0 +1,194 @@
+//! How the model drives a member: it runs the real core for one step and
+//! carries out its outputs (the driver an application of the sans-IO core
+//! would be), delivers the member's messages, and tells members between
+//! steps what a client library's background threads would.
+
+use std::sync::Arc;
+
+use neli::core::{Event, Heartbeat, Member, Output, Time};
+
+use super::ElectionModel;
+use super::state::{Callback, ElectionState, Msg, UNKNOWN_LOG};
+
+impl ElectionModel {
+    /// Runs `f` on member `i`'s core, named for the step, then carries out
+    /// its outputs; the core is anonymous again afterwards (see [`Slot`](super::Slot)).
+    pub(super) fn run(&self, s: &mut ElectionState, i: usize, f: impl FnOnce(&mut Member, Time)) {
+        if s.slots[i].core.is_none() {
+            return;
+        }
+        let now = Time::from_millis(s.local(i));
+        let key = (i as u8, s.slots[i].inc);
+        let Some(mut shared) = s.slot_mut(i).core.take() else {
+            return;
+        };
+        let core = Arc::make_mut(&mut shared);
+        core.rename(self.name(key));
+        f(core, now);
+        while let Some(output) = core.poll_output() {
+            match output {
+                Output::Produce { partition, payload } => {
+                    let hb = Heartbeat::decode(&payload).expect("the core writes valid heartbeats");
+                    s.slot_mut(i)
+                        .outbox
+                        .push(Msg::Produce { partition, hb: (hb.role, hb.term, hb.sent_at.as_millis()) });
+                }
+                Output::ConfirmMembership { generation } => {
+                    s.slot_mut(i).outbox.push(Msg::Commit { generation, sent_at: now.as_millis() })
+                }
+                Output::Event(Event::Acquired { role, token }) => {
+                    let window = u16::from(self.cfg.heartbeat_timeout) + u16::from(self.cfg.faults.max_skew);
+                    let unknown_log = s.log_lost_at.is_some_and(|at| u16::from(s.now) < u16::from(at) + window);
+                    let epoch = if unknown_log { UNKNOWN_LOG } else { s.log_epoch };
+                    let last = &mut s.last_acquired[role as usize];
+                    s.token_regressed |=
+                        epoch != UNKNOWN_LOG && last.is_some_and(|(e, t, _)| e == epoch && t >= token.0);
+                    s.handover |= last.is_some_and(|(_, _, k)| k != key);
+                    *last = Some((epoch, token.0, key));
+                    if self.cfg.faults.log_losses > 0 {
+                        // What the member reports: (its own log epoch, token).
+                        let own = (core.log_epoch(), token.0);
+                        let before = s.slot_mut(i).acquired.insert(role, (epoch, own.0, own.1));
+                        s.own_token_regressed |= before.is_some_and(|(_, e, t)| (e, t) >= own);
+                    }
+                }
+                Output::Event(_) | Output::LeaveGroup { .. } => {}
+            }
+        }
+        core.rename(String::new());
+        let slot = Arc::make_mut(&mut s.slots[i]);
+        for p in core.assigned() {
+            let end = s.logs[*p as usize].0 + s.logs[*p as usize].1.len() as u64;
+            slot.read.entry(*p).or_insert(end);
+        }
+        slot.read.retain(|p, _| core.assigned().contains(p));
+        // Facts about an ownership that ended cannot justify a later lease
+        // (and kept would split states the core no longer tells apart).
+        let cfg = core.config();
+        slot.own_read.retain(|role, _| core.assigned().contains(&cfg.partition_of(*role)));
+        if core.assigned().is_empty() {
+            slot.proof_sent = None;
+        }
+        slot.set_core(Some(shared));
+        self.judge_lease_rules(s, i);
+        if self.cfg.faults.message_delay == 0 {
+            while !s.slots[i].outbox.is_empty() {
+                self.deliver(s, i, 0);
+            }
+        }
+    }
+
+    /// Holds every lease slot `i`'s core reports to the rules the core
+    /// promises, each on its own (docs/background.md, "Per-rule oracles"):
+    /// with the other layers on, a lease that breaks one of them may still
+    /// never overlap another, and the end-result properties would pass.
+    fn judge_lease_rules(&self, s: &mut ElectionState, i: usize) {
+        let slot = &s.slots[i];
+        let t = u64::from(self.cfg.heartbeat_timeout);
+        let (mut send_time, mut proof_cap) = (false, false);
+        for role in 0..self.cfg.roles {
+            let Some((until, _)) = slot.lease(role) else { continue };
+            let until = until.as_millis();
+            send_time |= slot.own_read.get(&role).is_none_or(|sent| until > sent + t);
+            proof_cap |= self.cfg.membership_proof && slot.proof_sent.is_none_or(|sent| until > sent + t);
+        }
+        s.send_time_broken |= send_time;
+        s.proof_cap_broken |= proof_cap;
+    }
+
+    /// Delivers message `idx` of slot `i`'s outbox: a heartbeat to its
+    /// partition's log, a membership proof to the coordinator.
+    pub(super) fn deliver(&self, s: &mut ElectionState, i: usize, idx: usize) {
+        let key = (i as u8, s.slots[i].inc);
+        match s.slot_mut(i).outbox.remove(idx) {
+            Msg::Produce { partition, hb: (role, term, sent_at) } => {
+                s.logs_mut()[partition as usize].1.push(Some((role, term, sent_at, key)))
+            }
+            // An isolated member's commit times out: the driver tells the core nothing.
+            Msg::Commit { .. } if s.slots[i].isolated => {}
+            Msg::Commit { generation, sent_at } => {
+                let expiry = s.now + self.cfg.session_timeout;
+                let accepted = s.coord.generation == generation && s.coord.members.contains_key(&key);
+                if accepted && s.coord.members[&key].expiry != expiry {
+                    s.coord_mut().members.get_mut(&key).expect("a member of the group").expiry = expiry;
+                }
+                if accepted && s.slots[i].proof_sent.is_none_or(|p| p < sent_at) {
+                    s.slot_mut(i).proof_sent = Some(sent_at);
+                }
+                let sent = Time::from_millis(sent_at);
+                self.run(s, i, |core, now| core.handle_membership(now, generation, sent, accepted));
+            }
+        }
+    }
+
+    /// What members learn from background group heartbeats, then cleanup:
+    /// log prefixes nobody can read any more, and the resource monitor.
+    pub(super) fn settle(&self, s: &mut ElectionState) {
+        self.hear_coordinator(s);
+        for p in 0..s.logs.len() {
+            let readers = s.slots.iter().filter_map(|sl| sl.read.get(&(p as u32)).copied());
+            let end = s.logs[p].0 + s.logs[p].1.len() as u64;
+            let keep_from = readers.min().unwrap_or(end);
+            if keep_from > s.logs[p].0 {
+                let (base, recs) = &mut s.logs_mut()[p];
+                recs.drain(..(keep_from - *base) as usize);
+                *base = keep_from;
+            }
+        }
+        for role in 0..self.cfg.roles {
+            for i in 0..s.slots.len() {
+                let Some(token) = s.leads(i, role) else {
+                    continue;
+                };
+                // A downstream that orders on (log epoch, token), as
+                // neli/KAFKA.md asks, with the epoch the leader acquired in
+                // (known here; best effort for a real member).
+                let epoch = s.slots[i].acquired.get(&role).map_or(0, |(e, _, _)| *e);
+                if epoch == UNKNOWN_LOG {
+                    continue;
+                }
+                let newest = &mut s.resource[role as usize];
+                s.resource_regressed |= newest.is_some_and(|n| (epoch, token) < n);
+                *newest = Some(newest.map_or((epoch, token), |n| n.max((epoch, token))));
+            }
+        }
+    }
+
+    /// What each running member's background group heartbeat tells it:
+    /// contact (or its loss), eviction, a rebalance to rejoin.
+    fn hear_coordinator(&self, s: &mut ElectionState) {
+        for i in 0..s.slots.len() {
+            let local = s.local(i);
+            let key = (i as u8, s.slots[i].inc);
+            let slot = &s.slots[i];
+            if slot.core.is_none() || slot.paused {
+                continue;
+            }
+            // Decided on the shared slot; copied only if something changes.
+            let coord_ok = if slot.isolated { slot.coord_ok } else { local };
+            let known = s.coord.members.get(&key);
+            let evicted = !slot.isolated && known.is_none();
+            let timed_out = local >= coord_ok + u64::from(self.cfg.session_timeout);
+            let callback = if slot.in_group && (evicted || timed_out) {
+                Some(Callback::Lost)
+            } else if slot.in_group
+                && !slot.isolated
+                && known.is_some_and(|m| !m.rejoined)
+                && !slot.callbacks.contains(&Callback::Rejoin)
+            {
+                Some(Callback::Rejoin)
+            } else {
+                None
+            };
+            if coord_ok == slot.coord_ok && callback.is_none() {
+                continue;
+            }
+            let slot = s.slot_mut(i);
+            slot.coord_ok = coord_ok;
+            if let Some(cb) = callback {
+                slot.in_group &= cb != Callback::Lost;
+                slot.callbacks.push_back(cb);
+            }
+        }
+    }
+}
