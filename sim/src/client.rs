@@ -141,6 +141,99 @@ impl Shared {
         Membership::Rejected
     }
 
+    /// A cooperative join's answer, librdkafka's incremental path: revoke
+    /// only what left the assignment, wait for the app, then take the new
+    /// set and rejoin; with nothing revoked, one Assigned with the (full)
+    /// new set.
+    fn joined_incrementally(
+        &self,
+        st: &mut ClientState,
+        member_id: String,
+        generation: u64,
+        assignment: Vec<u32>,
+        now: u64,
+    ) {
+        st.member_id = Some(member_id);
+        st.generation = Some(generation);
+        st.owned_generation = generation;
+        st.last_hb_ok = now;
+        let revoked: Vec<u32> = st.assigned.iter().copied().filter(|p| !assignment.contains(p)).collect();
+        if revoked.is_empty() {
+            st.take_assignment(&assignment);
+            st.phase = Phase::Member;
+            st.queue.push_back(BrokerEvent::Assigned { generation, partitions: assignment.clone() });
+            self.trace(format!("joined generation {generation} assigned {assignment:?} (incremental)"));
+        } else {
+            st.phase = Phase::Revoking;
+            st.after_revoke = Some((generation, assignment.clone()));
+            st.queue.push_back(BrokerEvent::Revoked { partitions: revoked.clone() });
+            self.trace(format!("joined generation {generation}: revoking {revoked:?}, then assigned {assignment:?}"));
+        }
+        self.app.notify_one();
+        self.fetch.notify_one();
+    }
+
+    /// An eager join's answer: everything was given back before the
+    /// rebalance, so the new assignment starts from scratch.
+    fn joined_eagerly(&self, st: &mut ClientState, member_id: String, generation: u64, assignment: Vec<u32>, now: u64) {
+        st.member_id = Some(member_id);
+        st.generation = Some(generation);
+        st.assigned = assignment.clone();
+        st.positions = assignment.iter().map(|p| (*p, None)).collect();
+        st.fetch_epoch += 1;
+        st.phase = Phase::Member;
+        st.last_hb_ok = now;
+        st.queue.push_back(BrokerEvent::Assigned { generation, partitions: assignment.clone() });
+        self.trace(format!("joined generation {generation} assigned {assignment:?}"));
+        self.app.notify_one();
+        self.fetch.notify_one();
+    }
+
+    /// What a group heartbeat's answer (read at `now`) does to a member in
+    /// `phase`: a rebalance starts a revocation or a rejoin, an eviction
+    /// loses the assignment, and so does a session that ran out meanwhile.
+    fn heartbeat_answered(
+        &self,
+        st: &mut ClientState,
+        resp: Result<Response, String>,
+        phase: Phase,
+        now: u64,
+        session_deadline: u64,
+    ) {
+        match resp {
+            Ok(Response::Ok) => st.last_hb_ok = now,
+            // Heartbeats go on while the app handles the revocation.
+            Ok(Response::Error(GroupError::RebalanceInProgress)) if phase == Phase::Revoking => st.last_hb_ok = now,
+            Ok(Response::Error(GroupError::RebalanceInProgress)) if self.cfg.cooperative => {
+                // Incremental: rejoin keeping (and fetching) what it owns.
+                st.last_hb_ok = now;
+                st.phase = Phase::Joining;
+            }
+            Ok(Response::Error(GroupError::RebalanceInProgress)) => {
+                st.last_hb_ok = now;
+                if st.assigned.is_empty() {
+                    st.generation = None;
+                    st.phase = Phase::Joining;
+                } else {
+                    // Eager protocol: give everything back, then rejoin.
+                    let partitions = st.assigned.clone();
+                    st.queue.push_back(BrokerEvent::Revoked { partitions });
+                    st.phase = Phase::Revoking;
+                    self.app.notify_one();
+                }
+            }
+            Ok(Response::Error(GroupError::UnknownMember)) => self.lose(st, "unknown member", true),
+            Ok(Response::Error(GroupError::IllegalGeneration)) => self.lose(st, "illegal generation", false),
+            // Read after the call: it may have come back at the
+            // deadline, or past it (the member was paused).
+            _ if now >= session_deadline => {
+                self.rec.lock().acted.insert(crate::scenario::Layer::ClientSessionExpiry);
+                self.lose(st, "session timed out on the client", false)
+            }
+            _ => {}
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, ClientState> {
         self.st.lock().expect("client lock")
     }
@@ -300,9 +393,11 @@ async fn wait(notify: &Notify, gate: &Gate, ms: u64) {
     gate.pass().await;
 }
 
+/// librdkafka's group thread: joins, heartbeats and notices a rebalance or
+/// the end of its session whatever the application does, one round per
+/// turn of the loop.
 async fn group_task(sh: Arc<Shared>) {
     let mut conn = Conn::new(&sh.cfg.coordinator, sh.gate.clone());
-    let cfg = sh.cfg.clone();
     let mut next_hb = 0u64;
     loop {
         sh.gate.pass().await;
@@ -316,169 +411,113 @@ async fn group_task(sh: Arc<Shared>) {
                 check_max_poll(&sh, &mut conn).await;
                 wait(&sh.group, &sh.gate, 100).await;
             }
-            Phase::Joining => {
-                let (owned, owned_generation) = {
-                    let st = sh.lock();
-                    if cfg.cooperative { (st.assigned.clone(), st.owned_generation) } else { (Vec::new(), 0) }
-                };
-                let req = Request::Join {
-                    member_id: member_id.clone(),
-                    client: cfg.name.clone(),
-                    session_ms: cfg.session_ms,
-                    rebalance_ms: cfg.max_poll_ms,
-                    cooperative: cfg.cooperative,
-                    owned,
-                    owned_generation,
-                };
-                sh.lock().join_in_flight = true;
-                let resp = conn.call(&req, Duration::from_millis(cfg.max_poll_ms + cfg.session_ms)).await;
-                sh.lock().join_in_flight = false;
-                sh.joined.notify_waiters();
-                let now = global_ms();
-                let retry = {
-                    let mut st = sh.lock();
-                    match resp {
-                        _ if st.phase != Phase::Joining => false,
-                        Ok(Response::Joined { member_id, generation, assignment }) if cfg.cooperative => {
-                            // librdkafka's incremental path: revoke only what
-                            // left the assignment, wait for the app, then take
-                            // the new set and rejoin; with nothing revoked,
-                            // one Assigned with the (full) new set.
-                            st.member_id = Some(member_id);
-                            st.generation = Some(generation);
-                            st.owned_generation = generation;
-                            st.last_hb_ok = now;
-                            next_hb = now + cfg.heartbeat_ms;
-                            let revoked: Vec<u32> =
-                                st.assigned.iter().copied().filter(|p| !assignment.contains(p)).collect();
-                            if revoked.is_empty() {
-                                st.take_assignment(&assignment);
-                                st.phase = Phase::Member;
-                                st.queue
-                                    .push_back(BrokerEvent::Assigned { generation, partitions: assignment.clone() });
-                                sh.trace(format!(
-                                    "joined generation {generation} assigned {assignment:?} (incremental)"
-                                ));
-                            } else {
-                                st.phase = Phase::Revoking;
-                                st.after_revoke = Some((generation, assignment.clone()));
-                                st.queue.push_back(BrokerEvent::Revoked { partitions: revoked.clone() });
-                                sh.trace(format!(
-                                    "joined generation {generation}: revoking {revoked:?}, then assigned {assignment:?}"
-                                ));
-                            }
-                            sh.app.notify_one();
-                            sh.fetch.notify_one();
-                            false
-                        }
-                        Ok(Response::Joined { member_id, generation, assignment }) => {
-                            st.member_id = Some(member_id);
-                            st.generation = Some(generation);
-                            st.assigned = assignment.clone();
-                            st.positions = assignment.iter().map(|p| (*p, None)).collect();
-                            st.fetch_epoch += 1;
-                            st.phase = Phase::Member;
-                            st.last_hb_ok = now;
-                            next_hb = now + cfg.heartbeat_ms;
-                            st.queue.push_back(BrokerEvent::Assigned { generation, partitions: assignment.clone() });
-                            sh.trace(format!("joined generation {generation} assigned {assignment:?}"));
-                            sh.app.notify_one();
-                            sh.fetch.notify_one();
-                            false
-                        }
-                        Ok(Response::Error(GroupError::UnknownMember)) => {
-                            st.member_id = None;
-                            false
-                        }
-                        _ => true,
-                    }
-                };
-                if retry {
-                    wait(&sh.group, &sh.gate, 200).await;
-                }
-            }
+            Phase::Joining => join_round(&sh, &mut conn, member_id, &mut next_hb).await,
             Phase::Member | Phase::Revoking => {
-                if check_max_poll(&sh, &mut conn).await {
-                    continue;
-                }
-                let now = global_ms();
-                let session_deadline =
-                    if cfg.session_expiry { sh.lock().last_hb_ok + cfg.session_ms } else { u64::MAX };
-                let hb_due = now >= next_hb;
-                // Before the call, the deadline changes what happens (a loss,
-                // an earlier wake, a shorter heartbeat call) only when it
-                // comes before both the next heartbeat and one heartbeat
-                // interval from now; after it, where it ends the session.
-                if session_deadline < next_hb.max(now + cfg.heartbeat_ms) {
-                    sh.rec.lock().acted.insert(crate::scenario::Layer::ClientSessionExpiry);
-                }
-                // An overdue heartbeat (after a pause, the timers fire late)
-                // goes out before the session check, so a resumed member
-                // learns of its eviction one round trip later: the window in
-                // which the measured zombie heartbeats get written (hazard 2).
-                if now >= session_deadline && !hb_due {
-                    let mut st = sh.lock();
-                    sh.lose(&mut st, "session timed out on the client", false);
-                    continue;
-                }
-                if !hb_due {
-                    let until = next_hb.min(session_deadline);
-                    tokio::time::sleep(Duration::from_millis(until - now)).await;
-                    continue;
-                }
-                next_hb = now + cfg.heartbeat_ms;
-                let (Some(id), Some(generation)) = (member_id, generation) else {
-                    continue;
-                };
-                let limit = if now >= session_deadline {
-                    cfg.heartbeat_ms
-                } else {
-                    cfg.heartbeat_ms.min(session_deadline - now).max(10)
-                };
-                let resp =
-                    conn.call(&Request::Heartbeat { member_id: id, generation }, Duration::from_millis(limit)).await;
-                let now = global_ms();
-                let mut st = sh.lock();
-                if st.phase != phase || st.generation != Some(generation) {
-                    continue;
-                }
-                match resp {
-                    Ok(Response::Ok) => st.last_hb_ok = now,
-                    // Heartbeats go on while the app handles the revocation.
-                    Ok(Response::Error(GroupError::RebalanceInProgress)) if phase == Phase::Revoking => {
-                        st.last_hb_ok = now
-                    }
-                    Ok(Response::Error(GroupError::RebalanceInProgress)) if cfg.cooperative => {
-                        // Incremental: rejoin keeping (and fetching) what it owns.
-                        st.last_hb_ok = now;
-                        st.phase = Phase::Joining;
-                    }
-                    Ok(Response::Error(GroupError::RebalanceInProgress)) => {
-                        st.last_hb_ok = now;
-                        if st.assigned.is_empty() {
-                            st.generation = None;
-                            st.phase = Phase::Joining;
-                        } else {
-                            // Eager protocol: give everything back, then rejoin.
-                            let partitions = st.assigned.clone();
-                            st.queue.push_back(BrokerEvent::Revoked { partitions });
-                            st.phase = Phase::Revoking;
-                            sh.app.notify_one();
-                        }
-                    }
-                    Ok(Response::Error(GroupError::UnknownMember)) => sh.lose(&mut st, "unknown member", true),
-                    Ok(Response::Error(GroupError::IllegalGeneration)) => sh.lose(&mut st, "illegal generation", false),
-                    // Read after the call: it may have come back at the
-                    // deadline, or past it (the member was paused).
-                    _ if now >= session_deadline => {
-                        sh.rec.lock().acted.insert(crate::scenario::Layer::ClientSessionExpiry);
-                        sh.lose(&mut st, "session timed out on the client", false)
-                    }
-                    _ => {}
-                }
+                heartbeat_round(&sh, &mut conn, phase, member_id, generation, &mut next_hb).await
             }
         }
     }
+}
+
+/// Phase `Joining`: one JoinGroup and what its answer makes of the
+/// client; a failed join is tried again 200 ms later.
+async fn join_round(sh: &Shared, conn: &mut Conn, member_id: Option<String>, next_hb: &mut u64) {
+    let cfg = &sh.cfg;
+    let (owned, owned_generation) = {
+        let st = sh.lock();
+        if cfg.cooperative { (st.assigned.clone(), st.owned_generation) } else { (Vec::new(), 0) }
+    };
+    let req = Request::Join {
+        member_id,
+        client: cfg.name.clone(),
+        session_ms: cfg.session_ms,
+        rebalance_ms: cfg.max_poll_ms,
+        cooperative: cfg.cooperative,
+        owned,
+        owned_generation,
+    };
+    sh.lock().join_in_flight = true;
+    let resp = conn.call(&req, Duration::from_millis(cfg.max_poll_ms + cfg.session_ms)).await;
+    sh.lock().join_in_flight = false;
+    sh.joined.notify_waiters();
+    let now = global_ms();
+    let retry = {
+        let mut st = sh.lock();
+        match resp {
+            _ if st.phase != Phase::Joining => false,
+            Ok(Response::Joined { member_id, generation, assignment }) if cfg.cooperative => {
+                *next_hb = now + cfg.heartbeat_ms;
+                sh.joined_incrementally(&mut st, member_id, generation, assignment, now);
+                false
+            }
+            Ok(Response::Joined { member_id, generation, assignment }) => {
+                *next_hb = now + cfg.heartbeat_ms;
+                sh.joined_eagerly(&mut st, member_id, generation, assignment, now);
+                false
+            }
+            Ok(Response::Error(GroupError::UnknownMember)) => {
+                st.member_id = None;
+                false
+            }
+            _ => true,
+        }
+    };
+    if retry {
+        wait(&sh.group, &sh.gate, 200).await;
+    }
+}
+
+/// Phases `Member` and `Revoking`: the session check and, when due, one
+/// group heartbeat.
+async fn heartbeat_round(
+    sh: &Shared,
+    conn: &mut Conn,
+    phase: Phase,
+    member_id: Option<String>,
+    generation: Option<u64>,
+    next_hb: &mut u64,
+) {
+    if check_max_poll(sh, conn).await {
+        return;
+    }
+    let cfg = &sh.cfg;
+    let now = global_ms();
+    let session_deadline = if cfg.session_expiry { sh.lock().last_hb_ok + cfg.session_ms } else { u64::MAX };
+    let hb_due = now >= *next_hb;
+    // Before the call, the deadline changes what happens (a loss,
+    // an earlier wake, a shorter heartbeat call) only when it
+    // comes before both the next heartbeat and one heartbeat
+    // interval from now; after it, where it ends the session.
+    if session_deadline < (*next_hb).max(now + cfg.heartbeat_ms) {
+        sh.rec.lock().acted.insert(crate::scenario::Layer::ClientSessionExpiry);
+    }
+    // An overdue heartbeat (after a pause, the timers fire late)
+    // goes out before the session check, so a resumed member
+    // learns of its eviction one round trip later: the window in
+    // which the measured zombie heartbeats get written (hazard 2).
+    if now >= session_deadline && !hb_due {
+        let mut st = sh.lock();
+        sh.lose(&mut st, "session timed out on the client", false);
+        return;
+    }
+    if !hb_due {
+        let until = (*next_hb).min(session_deadline);
+        tokio::time::sleep(Duration::from_millis(until - now)).await;
+        return;
+    }
+    *next_hb = now + cfg.heartbeat_ms;
+    let (Some(id), Some(generation)) = (member_id, generation) else {
+        return;
+    };
+    let limit =
+        if now >= session_deadline { cfg.heartbeat_ms } else { cfg.heartbeat_ms.min(session_deadline - now).max(10) };
+    let resp = conn.call(&Request::Heartbeat { member_id: id, generation }, Duration::from_millis(limit)).await;
+    let now = global_ms();
+    let mut st = sh.lock();
+    if st.phase != phase || st.generation != Some(generation) {
+        return;
+    }
+    sh.heartbeat_answered(&mut st, resp, phase, now, session_deadline);
 }
 
 /// librdkafka leaves the group when the app has not polled for

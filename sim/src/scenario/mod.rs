@@ -437,84 +437,117 @@ impl Scenario {
         (0..self.cluster.brokers).map(|i| BrokerId(i).to_string()).collect()
     }
 
+    /// The rules a whole scenario obeys, table by table in file order; the
+    /// first one broken is the error (with the line of a fault that breaks
+    /// one).
     fn validate(&self) -> Result<(), (Option<usize>, String)> {
-        let err = |msg: String| Err((None, msg));
+        let whole = |msg: String| (None, msg);
+        self.validate_top().map_err(whole)?;
+        self.validate_random().map_err(whole)?;
+        if self.faults.len() > MAX_FAULTS as usize {
+            return Err(whole(format!("{} faults: at most {MAX_FAULTS}", self.faults.len())));
+        }
+        self.validate_cluster().map_err(whole)?;
+        self.validate_election().map_err(whole)?;
+        self.validate_expect().map_err(whole)?;
+        for f in &self.faults {
+            self.validate_fault(f.get_ref()).map_err(|msg| (Some(f.span().start), msg))?;
+        }
+        Ok(())
+    }
+
+    /// `name`, `description` and `duration`.
+    fn validate_top(&self) -> Result<(), String> {
         if self.name.is_empty() || !self.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         {
-            return err(format!("name = {:?}: must match [a-z0-9-]+", self.name));
+            return Err(format!("name = {:?}: must match [a-z0-9-]+", self.name));
         }
         if self.name.len() > MAX_NAME {
-            return err(format!("name: {} characters, at most {MAX_NAME} allowed", self.name.len()));
+            return Err(format!("name: {} characters, at most {MAX_NAME} allowed", self.name.len()));
         }
         if self.description.chars().count() > MAX_DESCRIPTION {
             let n = self.description.chars().count();
-            return err(format!("description: {n} characters, at most {MAX_DESCRIPTION} allowed"));
+            return Err(format!("description: {n} characters, at most {MAX_DESCRIPTION} allowed"));
         }
         if self.duration.0 <= 0 {
-            return err(format!("duration = \"{}\": must be positive", self.duration));
+            return Err(format!("duration = \"{}\": must be positive", self.duration));
         }
         if self.duration.0 > MAX_RUN.0 {
-            return err(format!("duration = \"{}\": at most \"{MAX_RUN}\" of simulated time", self.duration));
+            return Err(format!("duration = \"{}\": at most \"{MAX_RUN}\" of simulated time", self.duration));
         }
-        if let Some(r) = &self.random {
-            if r.faults > MAX_FAULTS {
-                return err(format!("random.faults = {}: at most {MAX_FAULTS}", r.faults));
-            }
-            if r.kinds.is_empty() && r.faults > 0 {
-                return err(format!("random.kinds = []: {} faults need at least one kind to draw from", r.faults));
-            }
-            if r.max_duration.0 <= 0 {
-                return err(format!("random.max_duration = \"{}\": must be positive", r.max_duration));
-            }
+        Ok(())
+    }
+
+    /// `[random]`: a schedule the generator can draw.
+    fn validate_random(&self) -> Result<(), String> {
+        let Some(r) = &self.random else {
+            return Ok(());
+        };
+        if r.faults > MAX_FAULTS {
+            return Err(format!("random.faults = {}: at most {MAX_FAULTS}", r.faults));
         }
-        if self.faults.len() > MAX_FAULTS as usize {
-            return err(format!("{} faults: at most {MAX_FAULTS}", self.faults.len()));
+        if r.kinds.is_empty() && r.faults > 0 {
+            return Err(format!("random.kinds = []: {} faults need at least one kind to draw from", r.faults));
         }
+        if r.max_duration.0 <= 0 {
+            return Err(format!("random.max_duration = \"{}\": must be positive", r.max_duration));
+        }
+        Ok(())
+    }
+
+    /// `[cluster]`: brokers that exist.
+    fn validate_cluster(&self) -> Result<(), String> {
         let c = &self.cluster;
         if c.brokers == 0 {
-            return err("cluster.brokers = 0: need at least one broker".into());
+            return Err("cluster.brokers = 0: need at least one broker".into());
         }
         if c.brokers > MAX_BROKERS {
-            return err(format!("cluster.brokers = {}: at most {MAX_BROKERS}", c.brokers));
+            return Err(format!("cluster.brokers = {}: at most {MAX_BROKERS}", c.brokers));
         }
         for (field, b) in [("coordinator", c.coordinator), ("partition_leader", c.partition_leader)] {
             if b.0 >= c.brokers {
-                return err(format!("cluster.{field} = \"{b}\": no such broker (brokers are b0..b{})", c.brokers - 1));
+                return Err(format!("cluster.{field} = \"{b}\": no such broker (brokers are b0..b{})", c.brokers - 1));
             }
         }
+        Ok(())
+    }
+
+    /// `[election]`: settings a member can run with, and application
+    /// timings that do not contradict each other.
+    fn validate_election(&self) -> Result<(), String> {
         let e = &self.election;
         if e.members == 0 {
-            return err("election.members = 0: need at least one member".into());
+            return Err("election.members = 0: need at least one member".into());
         }
         if e.members > MAX_MEMBERS {
-            return err(format!("election.members = {}: at most {MAX_MEMBERS}", e.members));
+            return Err(format!("election.members = {}: at most {MAX_MEMBERS}", e.members));
         }
         if e.heartbeat_timeout.0 <= 0 || e.session_timeout.0 <= 0 || e.poll_interval.0 <= 0 {
-            return err("election: heartbeat_timeout, session_timeout and poll_interval must be positive".into());
+            return Err("election: heartbeat_timeout, session_timeout and poll_interval must be positive".into());
         }
         if e.grace.0 < 0 {
-            return err(format!("election.grace = \"{}\": must not be negative", e.grace));
+            return Err(format!("election.grace = \"{}\": must not be negative", e.grace));
         }
         if e.roles == 0 || e.partitions == 0 {
-            return err("election: roles and partitions must be at least 1".into());
+            return Err("election: roles and partitions must be at least 1".into());
         }
         if let Some(w) = e.app_work
             && w.0 <= 0
         {
-            return err(format!("election.app_work = \"{w}\": must be positive"));
+            return Err(format!("election.app_work = \"{w}\": must be positive"));
         }
         if e.app_loop == AppLoop::Background && (e.app_work.is_some() || e.app_asks_at_lease_end) {
-            return err("election.app_loop = \"background\": app_work and app_asks_at_lease_end time the asks of the application's own pulse loop; leave them out".into());
+            return Err("election.app_loop = \"background\": app_work and app_asks_at_lease_end time the asks of the application's own pulse loop; leave them out".into());
         }
         if e.app_asks_at_lease_end && e.app_work.is_some() {
-            return err(
+            return Err(
                 "election: app_work and app_asks_at_lease_end both say when the application asks again; set one".into(),
             );
         }
         if let Some(w) = e.revoked_work
             && (w.0 < 0 || w.ms() >= e.max_poll_ms())
         {
-            return err(format!(
+            return Err(format!(
                 "election.revoked_work = \"{w}\": must be at least 0 and below max_poll_interval ({} ms), the rebalance timeout that bounds a Revoked handler",
                 e.max_poll_ms()
             ));
@@ -522,17 +555,23 @@ impl Scenario {
         if let Some(i) = e.heartbeat_interval
             && (i.0 <= 0 || i >= e.heartbeat_timeout)
         {
-            return err(format!("election.heartbeat_interval = \"{i}\": must be positive and below heartbeat_timeout"));
+            return Err(format!("election.heartbeat_interval = \"{i}\": must be positive and below heartbeat_timeout"));
         }
+        Ok(())
+    }
+
+    /// `[expect]`: each layer named once, and only a layer that is on (a
+    /// run without it must exist to fail).
+    fn validate_expect(&self) -> Result<(), String> {
         for (field, needs) in
             [("fails_without", &self.expect.fails_without), ("may_fail_without", &self.expect.may_fail_without)]
         {
             for (i, l) in needs.iter().enumerate() {
                 if needs[..i].contains(l) {
-                    return err(format!("expect.{field}: {l} is named twice"));
+                    return Err(format!("expect.{field}: {l} is named twice"));
                 }
                 if !self.has(*l) {
-                    return err(format!(
+                    return Err(format!(
                         "expect.{field}: {l} is already off in this scenario ({} = false), so there is no run without it to expect a failure from",
                         l.field()
                     ));
@@ -540,12 +579,9 @@ impl Scenario {
             }
         }
         if let Some(l) = self.expect.fails_without.iter().find(|l| self.expect.may_fail_without.contains(l)) {
-            return err(format!(
+            return Err(format!(
                 "expect: {l} is in both fails_without (must fail) and may_fail_without (may fail); choose one"
             ));
-        }
-        for f in &self.faults {
-            self.validate_fault(f.get_ref()).map_err(|msg| (Some(f.span().start), msg))?;
         }
         Ok(())
     }

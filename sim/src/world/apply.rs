@@ -365,39 +365,13 @@ impl World<'_> {
             return;
         }
         match *fault {
-            Fault::Pause { duration, .. } => {
-                if let Some(i) = member {
-                    self.pauses[i] += 1;
-                    self.slots[i].gate.set_paused(true);
-                    self.later(now + duration.ms(), Action::ResumePause(i, self.kills[i]));
-                }
-            }
+            Fault::Pause { duration, .. } => self.pause(now, member, duration.ms()),
             Fault::StallPoll { duration, .. } => {
-                if let Some(i) = member {
-                    let mut ctl = self.slots[i].ctl();
-                    ctl.stall_until = ctl.stall_until.max(now + duration.ms());
-                }
+                self.control(member, |c| c.stall_until = c.stall_until.max(now + duration.ms()))
             }
             Fault::Crash { duration, .. } => {
                 if let Some(t) = target {
-                    self.sim.crash(t.as_str());
-                    if let Some(i) = member {
-                        // The killed process's pauses end with it.
-                        self.pauses[i] = 0;
-                        self.kills[i] += 1;
-                        self.slots[i].gate.set_paused(false);
-                    }
-                    if let Some(m) = incarnation {
-                        // A crash of a member already down does not move its death.
-                        self.rec.lock().ends.entry(m).or_insert(now);
-                    }
-                    match duration {
-                        Some(d) => self.restart_later(now + d.ms(), t),
-                        // Down for good: no earlier crash's restart brings it back.
-                        None => {
-                            self.restarts_due.insert(t, u32::MAX);
-                        }
-                    }
+                    self.crash(now, t, member, incarnation, duration.map(|d| d.ms()));
                 }
             }
             Fault::Partition { a, b, duration } => {
@@ -409,21 +383,13 @@ impl World<'_> {
             Fault::Latency { a, b, latency, jitter, duration } => {
                 let (a, b) = (self.resolve(a, now).to_string(), self.resolve(b, now).to_string());
                 if a != b {
-                    // The latest slowdown sets the latency; the last to end restores it.
-                    count_up(&mut self.slow, link(&a, &b));
-                    let (l, j) = (latency.ms(), jitter.map_or(0, |j| j.ms()));
-                    self.sim.set_link_latency(a.as_str(), b.as_str(), Duration::from_millis(l));
-                    self.sim.set_link_max_message_latency(a.as_str(), b.as_str(), Duration::from_millis(l + j));
-                    self.later(now + duration.ms(), Action::RestoreLatency(a, b));
+                    self.slow_down(now + duration.ms(), a, b, latency.ms(), jitter.map_or(0, |j| j.ms()));
                 }
             }
             Fault::OneWay { from, to, duration } => {
                 let (a, b) = (self.resolve(from, now).to_string(), self.resolve(to, now).to_string());
                 if a != b {
-                    if count_up(&mut self.one_way, (a.clone(), b.clone())) {
-                        self.sim.partition_oneway(a.as_str(), b.as_str());
-                    }
-                    self.later(now + duration.ms(), Action::RepairOneWay(a, b));
+                    self.cut_one_way(now + duration.ms(), a, b);
                 }
             }
             Fault::IsolateCoordinator { duration, .. } => {
@@ -433,34 +399,17 @@ impl World<'_> {
                 }
             }
             Fault::DropConnections { .. } => {
-                // A one-tick cut: turmoil TCP has no retransmit, so every
-                // stream that lost a segment is dead.
                 if let Some(t) = target {
-                    for h in self.hosts.clone().into_iter().filter(|h| *h != t) {
-                        self.cut(now + tick, t.clone(), h);
-                    }
+                    self.drop_connections(now + tick, t);
                 }
             }
             Fault::BrokerCrash { duration, lose_state, .. } => {
                 if let Some(t) = target {
-                    self.sim.crash(t.as_str());
-                    if lose_state {
-                        *self.brokers[&t].lock().expect("broker lock") = BrokerState::lost();
-                        self.rec.lock().log_epoch += 1;
-                    }
-                    self.restart_later(now + duration.map_or(tick, |d| d.ms()), t);
+                    self.crash_broker(now + duration.map_or(tick, |d| d.ms()), t, lose_state);
                 }
             }
-            Fault::ClockStep { by, .. } => {
-                if let Some(i) = member {
-                    self.slots[i].clock.lock().expect("clock lock").step(now, by.0);
-                }
-            }
-            Fault::ClockDrift { ppm, .. } => {
-                if let Some(i) = member {
-                    self.slots[i].clock.lock().expect("clock lock").set_drift(now, ppm);
-                }
-            }
+            Fault::ClockStep { by, .. } => self.clock(member, |c| c.step(now, by.0)),
+            Fault::ClockDrift { ppm, .. } => self.clock(member, |c| c.set_drift(now, ppm)),
             Fault::ForeignWriter { partition, count, garbage } => {
                 self.foreign.0.lock().expect("fw lock").push_back((partition, count, garbage));
                 self.foreign.1.notify_one();
@@ -478,6 +427,74 @@ impl World<'_> {
         }
     }
 
+    /// Stops member slot `member`'s process for `ms`; pauses nest.
+    fn pause(&mut self, now: u64, member: Option<usize>, ms: u64) {
+        if let Some(i) = member {
+            self.pauses[i] += 1;
+            self.slots[i].gate.set_paused(true);
+            self.later(now + ms, Action::ResumePause(i, self.kills[i]));
+        }
+    }
+
+    /// Kills host `t` (member slot `member`, running `incarnation`), to
+    /// restart after `restart_in` ms or never.
+    fn crash(
+        &mut self,
+        now: u64,
+        t: String,
+        member: Option<usize>,
+        incarnation: Option<String>,
+        restart_in: Option<u64>,
+    ) {
+        self.sim.crash(t.as_str());
+        if let Some(i) = member {
+            // The killed process's pauses end with it.
+            self.pauses[i] = 0;
+            self.kills[i] += 1;
+            self.slots[i].gate.set_paused(false);
+        }
+        if let Some(m) = incarnation {
+            // A crash of a member already down does not move its death.
+            self.rec.lock().ends.entry(m).or_insert(now);
+        }
+        match restart_in {
+            Some(ms) => self.restart_later(now + ms, t),
+            // Down for good: no earlier crash's restart brings it back.
+            None => {
+                self.restarts_due.insert(t, u32::MAX);
+            }
+        }
+    }
+
+    /// Sets the a–b link's latency to `latency` plus up to `jitter` ms
+    /// until `until`: the latest slowdown sets the latency; the last to end
+    /// restores it.
+    fn slow_down(&mut self, until: u64, a: String, b: String, latency: u64, jitter: u64) {
+        count_up(&mut self.slow, link(&a, &b));
+        self.sim.set_link_latency(a.as_str(), b.as_str(), Duration::from_millis(latency));
+        self.sim.set_link_max_message_latency(a.as_str(), b.as_str(), Duration::from_millis(latency + jitter));
+        self.later(until, Action::RestoreLatency(a, b));
+    }
+
+    /// Cuts the link from a to b (not back) until `until`.
+    fn cut_one_way(&mut self, until: u64, a: String, b: String) {
+        if count_up(&mut self.one_way, (a.clone(), b.clone())) {
+            self.sim.partition_oneway(a.as_str(), b.as_str());
+        }
+        self.later(until, Action::RepairOneWay(a, b));
+    }
+
+    /// Kills broker `t`, its log and group state with it if `lose_state`,
+    /// to restart at `restart_at`.
+    fn crash_broker(&mut self, restart_at: u64, t: String, lose_state: bool) {
+        self.sim.crash(t.as_str());
+        if lose_state {
+            *self.brokers[&t].lock().expect("broker lock") = BrokerState::lost();
+            self.rec.lock().log_epoch += 1;
+        }
+        self.restart_later(restart_at, t);
+    }
+
     /// Cuts the link a–b both ways until `until` (or until the last
     /// overlapping cut of it ends).
     fn cut(&mut self, until: u64, a: String, b: String) {
@@ -492,6 +509,21 @@ impl World<'_> {
         let due = self.restarts_due.entry(host.clone()).or_insert(0);
         *due = due.saturating_add(1);
         self.later(at, Action::Restart(host));
+    }
+
+    /// A one-tick cut of every link of `t`: turmoil TCP has no retransmit,
+    /// so every stream that lost a segment is dead.
+    fn drop_connections(&mut self, until: u64, t: String) {
+        for h in self.hosts.clone().into_iter().filter(|h| *h != t) {
+            self.cut(until, t.clone(), h);
+        }
+    }
+
+    /// Steps or skews a member's clock.
+    fn clock(&self, member: Option<usize>, set: impl FnOnce(&mut ClockModel)) {
+        if let Some(i) = member {
+            set(&mut self.slots[i].clock.lock().expect("clock lock"));
+        }
     }
 
     /// Sets a control the member's application reads.

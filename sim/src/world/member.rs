@@ -473,98 +473,138 @@ struct Incarnation {
 impl Incarnation {
     /// The application's poll loop, until the member closes.
     async fn run(mut self, slot: &Slot, p: &MemberParams, rec: &Recorder) {
-        let name = self.name.clone();
         loop {
             let (close, resign) = slot.asks().await;
             if close {
-                rec.lock().close_asked.entry(name.clone()).or_insert(global_ms());
-                let r = self.neli.close().await;
-                rec.trace(global_ms(), &name, format!("close() returned ({})", if r.is_ok() { "ok" } else { "error" }));
-                rec.lock().close_results.push(CloseResult::new(&name, r.as_ref().copied()));
-                if !self.neli.core().is_closed() {
-                    let what = "close() returned, but the core says it is not closed".to_owned();
-                    rec.lock().disagreements.push((global_ms(), name.clone(), what));
-                }
+                self.close_as_asked(rec).await;
                 // The loop goes on as an application's would: its next pulse
                 // must say the election finished (rule close-finishes).
                 continue;
             }
             if resign && self.control.end().is_none() {
-                // Asked from outside the loop, as an application's admin
-                // task would: the next pulse gives up leadership before it
-                // polls (the client notes the resign when it leaves).
-                self.control.resign();
-                rec.lock().resign_asked.push((global_ms(), name.clone()));
-                rec.trace(global_ms(), &name, "asked to resign (Control::resign)");
+                self.resign_as_asked(rec);
             }
-            // The core as the pulse's poll will find it, unless a resign
-            // asked now changes it first.
-            let before = (!resign).then(|| self.neli.core().clone());
-            self.polls.lock().expect("poll log").clear();
-            let pulsed = self.neli.pulse(p.poll).await;
-            if let Some(core) = before {
-                self.judge_waits(core, rec);
-            }
-            self.note_claims(rec);
-            if let Ok(said @ neli::Pulse::Running { .. }) = pulsed {
-                let (leads, closed) = (self.neli.is_leader(), self.neli.core().is_closed());
-                if said.is_leader() != leads || closed {
-                    let what = format!(
-                        "pulse() said running, leader = {}; is_leader() = {leads}, the core says closed = {closed}",
-                        said.is_leader()
-                    );
-                    rec.lock().disagreements.push((global_ms(), name.clone(), what));
-                }
-            }
-            match pulsed {
+            match self.pulse_judged(p, resign, rec).await {
                 Ok(neli::Pulse::Running { .. }) => {}
                 Ok(neli::Pulse::Finished(outcome)) => {
-                    // Every handle tells how the election ended alike.
-                    let end = self.control.end();
-                    if !matches!(&end, Some(Ok(o)) if *o == outcome) {
-                        let what = format!("pulse() said the election finished ({outcome}), Control::end() = {end:?}");
-                        rec.lock().disagreements.push((global_ms(), name.clone(), what));
-                    }
-                    rec.trace(global_ms(), &name, "closed (ok)");
-                    finished(rec, &name).await;
+                    self.finish(outcome, rec).await;
                     return;
                 }
                 Err(e) => {
-                    rec.trace(global_ms(), &name, format!("pulse failed: {e}"));
-                    if self.control.error().is_some() {
-                        // Fatal: every later pulse fails alike. The
-                        // application closes, so the member leaves the group.
-                        let r = self.neli.close().await;
-                        rec.trace(global_ms(), &name, format!("closed after a fatal error ({r:?})"));
-                        rec.lock().close_results.push(CloseResult::new(&name, r.as_ref().copied()));
-                        finished(rec, &name).await;
+                    if self.close_if_fatal(&e, rec).await {
                         return;
                     }
                     self.clock.sleep(p.poll).await;
                 }
             }
-            // The token-guarded shared resource: write while leading.
-            let leading = write_if_told(Handle::Pulsed(&self.neli), &self.clock, &self.control, rec, &name);
-            // With `app_work`, the application works between pulses and asks
-            // `is_leader()` again before writing: the answer must already be
-            // false if the lease ran out meanwhile (a pause can land here).
-            if let Some(work) = p.app_work
-                && leading
-            {
-                self.clock.sleep(work).await;
-                write_if_told(Handle::Pulsed(&self.neli), &self.clock, &self.control, rec, &name);
+            self.work_while_leading(p, rec).await;
+        }
+    }
+
+    /// A `close` fault: the application closes the election from its loop.
+    async fn close_as_asked(&mut self, rec: &Recorder) {
+        let name = &self.name;
+        rec.lock().close_asked.entry(name.clone()).or_insert(global_ms());
+        let r = self.neli.close().await;
+        rec.trace(global_ms(), name, format!("close() returned ({})", if r.is_ok() { "ok" } else { "error" }));
+        rec.lock().close_results.push(CloseResult::new(name, r.as_ref().copied()));
+        if !self.neli.core().is_closed() {
+            let what = "close() returned, but the core says it is not closed".to_owned();
+            rec.lock().disagreements.push((global_ms(), name.clone(), what));
+        }
+    }
+
+    /// A `resign` fault, asked from outside the loop as an application's
+    /// admin task would: the next pulse gives up leadership before it
+    /// polls (the client notes the resign when it leaves).
+    fn resign_as_asked(&self, rec: &Recorder) {
+        self.control.resign();
+        rec.lock().resign_asked.push((global_ms(), self.name.clone()));
+        rec.trace(global_ms(), &self.name, "asked to resign (Control::resign)");
+    }
+
+    /// One pulse, with what the rules judge around it: the driver's waits
+    /// against the core's deadlines, the leases it published, and whether
+    /// a running pulse's answer agrees with the handles.
+    async fn pulse_judged(
+        &mut self,
+        p: &MemberParams,
+        resign: bool,
+        rec: &Recorder,
+    ) -> Result<neli::Pulse, neli::Error> {
+        // The core as the pulse's poll will find it, unless a resign
+        // asked now changes it first.
+        let before = (!resign).then(|| self.neli.core().clone());
+        self.polls.lock().expect("poll log").clear();
+        let pulsed = self.neli.pulse(p.poll).await;
+        if let Some(core) = before {
+            self.judge_waits(core, rec);
+        }
+        self.note_claims(rec);
+        if let Ok(said @ neli::Pulse::Running { .. }) = pulsed {
+            let (leads, closed) = (self.neli.is_leader(), self.neli.core().is_closed());
+            if said.is_leader() != leads || closed {
+                let what = format!(
+                    "pulse() said running, leader = {}; is_leader() = {leads}, the core says closed = {closed}",
+                    said.is_leader()
+                );
+                rec.lock().disagreements.push((global_ms(), self.name.clone(), what));
             }
-            // Working right up to the lease's end: at its last millisecond
-            // the answer must already be no (a lease ends at `until`, not
-            // after it: docs/background.md, Protocol semantics).
-            let until =
-                p.app_asks_at_lease_end.then(|| self.control.status().borrow().leading.get(&0).map(|l| l.until));
-            if let Some(until) = until.flatten()
-                && leading
-            {
-                self.clock.sleep(until.saturating_since(self.clock.now())).await;
-                write_if_told(Handle::Pulsed(&self.neli), &self.clock, &self.control, rec, &name);
-            }
+        }
+        pulsed
+    }
+
+    /// The election finished: every handle tells how it ended alike.
+    async fn finish(&self, outcome: neli::Outcome, rec: &Recorder) {
+        let name = &self.name;
+        let end = self.control.end();
+        if !matches!(&end, Some(Ok(o)) if *o == outcome) {
+            let what = format!("pulse() said the election finished ({outcome}), Control::end() = {end:?}");
+            rec.lock().disagreements.push((global_ms(), name.clone(), what));
+        }
+        rec.trace(global_ms(), name, "closed (ok)");
+        finished(rec, name).await;
+    }
+
+    /// A failed pulse; after a fatal one (every later pulse fails alike)
+    /// the application closes, so the member leaves the group. Returns
+    /// whether it did.
+    async fn close_if_fatal(&mut self, e: &neli::Error, rec: &Recorder) -> bool {
+        let name = &self.name;
+        rec.trace(global_ms(), name, format!("pulse failed: {e}"));
+        if self.control.error().is_none() {
+            return false;
+        }
+        let r = self.neli.close().await;
+        rec.trace(global_ms(), name, format!("closed after a fatal error ({r:?})"));
+        rec.lock().close_results.push(CloseResult::new(name, r.as_ref().copied()));
+        finished(rec, name).await;
+        true
+    }
+
+    /// The token-guarded shared resource: the application writes while
+    /// leading, and asks again later as the scenario's timings say.
+    async fn work_while_leading(&self, p: &MemberParams, rec: &Recorder) {
+        let name = &self.name;
+        let leading = write_if_told(Handle::Pulsed(&self.neli), &self.clock, &self.control, rec, name);
+        // With `app_work`, the application works between pulses and asks
+        // `is_leader()` again before writing: the answer must already be
+        // false if the lease ran out meanwhile (a pause can land here).
+        if let Some(work) = p.app_work
+            && leading
+        {
+            self.clock.sleep(work).await;
+            write_if_told(Handle::Pulsed(&self.neli), &self.clock, &self.control, rec, name);
+        }
+        // Working right up to the lease's end: at its last millisecond
+        // the answer must already be no (a lease ends at `until`, not
+        // after it: docs/background.md, Protocol semantics).
+        let until = p.app_asks_at_lease_end.then(|| self.control.status().borrow().leading.get(&0).map(|l| l.until));
+        if let Some(until) = until.flatten()
+            && leading
+        {
+            self.clock.sleep(until.saturating_since(self.clock.now())).await;
+            write_if_told(Handle::Pulsed(&self.neli), &self.clock, &self.control, rec, name);
         }
     }
 }
