@@ -11,7 +11,7 @@ use neli_sim::scenario::{
 use stateright::Model;
 use stateright::Path;
 
-use crate::election::{ElectionAction, ElectionModel, ElectionState};
+use crate::election::{ElectionAction, ElectionModel, ElectionModelCfg, ElectionState};
 
 /// Who leads each role in `s`, e.g. `r0=m1.0#5` (member slot.incarnation, token).
 pub fn leadership(model: &ElectionModel, s: &ElectionState) -> String {
@@ -141,19 +141,61 @@ pub fn counterexample_to_scenario(
     name: &str,
     path: &Path<ElectionState, ElectionAction>,
 ) -> Replay {
-    use ElectionAction::*;
     let c = &model.cfg;
-    let ticks = |t: u64| Dur((t * c.tick_ms) as i64);
     let steps = path.clone().into_vec();
     let end = u64::from(steps.last().map_or(0, |s| s.0.now));
     let run_end = end + u64::from(c.session_timeout) * 2;
+    let sim = sim_members(model, path);
+    let mut timeline = Timeline {
+        cfg: c,
+        steps: &steps,
+        sim: &sim,
+        end,
+        run_end,
+        scenario: blank_scenario(c, name, run_end),
+        notes: first_notes(c, &sim),
+        open: Vec::new(),
+        skip_resume: Vec::new(),
+    };
+    for k in 0..steps.len().saturating_sub(1) {
+        timeline.step(k);
+    }
+    timeline.close()
+}
+
+/// `t` ticks as a scenario duration.
+fn ticks(c: &ElectionModelCfg, t: u64) -> Dur {
+    Dur((t * c.tick_ms) as i64)
+}
+
+/// The scenario of the model's configuration, without faults yet, running
+/// until `run_end` ticks.
+fn blank_scenario(c: &ElectionModelCfg, name: &str, run_end: u64) -> Scenario {
+    let exclusive_one_role = c.roles == 1 && c.partitions == 1;
+    Scenario {
+        name: name.to_owned(),
+        description: "found by neli-models (BFS shortest counterexample)".into(),
+        duration: ticks(c, run_end),
+        seed: None,
+        cluster: Cluster::default(),
+        election: election(c),
+        faults: Vec::new(),
+        random: None,
+        // Non-exclusive mode promises token order, not exclusivity.
+        expect: Expect { max_overlap: (c.exclusive || exclusive_one_role).then_some(Dur(0)), ..Expect::default() },
+    }
+}
+
+/// The scenario's election settings for the model's configuration.
+fn election(c: &ElectionModelCfg) -> Election {
+    let ticks = |t: u64| ticks(c, t);
     let exclusive_one_role = c.roles == 1 && c.partitions == 1;
     let variant = match (c.variant.lease_from_receipt, c.variant.any_record_counts) {
         (false, false) => Variant::Recommended,
         (true, _) => Variant::LeaseFromReceipt,
         (false, true) => Variant::AnyRecordCounts,
     };
-    let election = Election {
+    Election {
         members: u32::from(c.members),
         mode: if exclusive_one_role { ModeName::Exclusive } else { ModeName::MultiRole },
         roles: c.roles,
@@ -176,19 +218,12 @@ pub fn counterexample_to_scenario(
         app_asks_at_lease_end: false,
         app_loop: Default::default(),
         revoked_work: None,
-    };
-    let mut scenario = Scenario {
-        name: name.to_owned(),
-        description: "found by neli-models (BFS shortest counterexample)".into(),
-        duration: ticks(run_end),
-        seed: None,
-        cluster: Cluster::default(),
-        election,
-        faults: Vec::new(),
-        random: None,
-        // Non-exclusive mode promises token order, not exclusivity.
-        expect: Expect { max_overlap: (c.exclusive || exclusive_one_role).then_some(Dur(0)), ..Expect::default() },
-    };
+    }
+}
+
+/// What the scenario cannot replay of the configuration, and how members
+/// were renamed.
+fn first_notes(c: &ElectionModelCfg, sim: &[u8]) -> Vec<String> {
     let mut notes = Vec::new();
     if c.skip_revoked_barrier {
         notes.push(
@@ -197,116 +232,163 @@ pub fn counterexample_to_scenario(
                 .to_owned(),
         );
     }
-    let sim = sim_members(model, path);
     let moved: Vec<String> =
         sim.iter().enumerate().filter(|(m, s)| *m != **s as usize).map(|(m, s)| format!("m{m} as m{s}")).collect();
     if !moved.is_empty() {
         notes.push(format!("model members renamed to the simulator's first assignment: {}", moved.join(", ")));
     }
-    // Who a fault on model member `m` in state `s` targets.
-    let target = |s: &ElectionState, m: u8| {
-        let leads = s.leaders(0);
-        if leads.len() == 1 && leads[0].0.0 == m { Target::Leader } else { Target::Member(u32::from(sim[m as usize])) }
-    };
-    // A pause, crash or isolation from `since` for `length` ticks; one
-    // healed within its tick (length 0) lasts half a tick, since a scenario
-    // fault must last a while.
-    let lasting = |action: &ElectionAction, target: Target, length: u64| {
-        let duration = if length == 0 { Dur((c.tick_ms / 2).max(1) as i64) } else { ticks(length) };
+    notes
+}
+
+/// The scenario's faults, built step by step along the path.
+struct Timeline<'a> {
+    cfg: &'a ElectionModelCfg,
+    steps: &'a [(ElectionState, Option<ElectionAction>)],
+    /// [`sim_members`] of the path.
+    sim: &'a [u8],
+    /// The path's last tick, and the run's.
+    end: u64,
+    run_end: u64,
+    scenario: Scenario,
+    notes: Vec<String>,
+    /// Open faults (pause, crash, isolation), each ended by the matching
+    /// healing step: the opening action, its tick, its target.
+    open: Vec<(ElectionAction, u64, Target)>,
+    /// Resumes already written with the pause they end.
+    skip_resume: Vec<usize>,
+}
+
+impl Timeline<'_> {
+    /// The scenario's faults for step `k` (the action taken in state `k`).
+    fn step(&mut self, k: usize) {
+        use ElectionAction::*;
+        let (c, steps) = (self.cfg, self.steps);
+        let (s, action) = (&steps[k].0, steps[k].1.expect("non-final step"));
+        let t = u64::from(s.now);
+        let at = ticks(c, t);
         match action {
-            Pause(_) => Fault::Pause { target, duration },
-            Crash(_) => Fault::Crash { target, duration: Some(duration) },
-            _ => Fault::IsolateCoordinator { target, duration },
-        }
-    };
-    // A pause of a member whose last step was the poll that handed it an
-    // assignment (and so sent its heartbeat and membership proof), before
-    // it read anything back: a window of milliseconds in the simulator, so
-    // the pause is aimed at the moment its proof is accepted, not at a time.
-    let right_after_assignment = |k: usize, m: u8| {
-        let mine = steps[..k].iter().rposition(|(_, a)| a.is_some_and(|a| actor(&a) == Some(m)));
-        mine.is_some_and(|j| {
-            steps[j].1 == Some(Poll(m))
-                && steps[j].0.now == steps[k].0.now
-                && steps[j + 1].0.slots[m as usize].core().is_some_and(|c| !c.assigned().is_empty())
-        })
-    };
-    // Open faults (pause, crash, isolation) end at the matching healing step.
-    let mut open: Vec<(ElectionAction, u64, Target)> = Vec::new();
-    let mut skip_resume: Vec<usize> = Vec::new();
-    for (k, w) in steps.windows(2).enumerate() {
-        let (action, t) = (w[0].1.expect("non-final step"), u64::from(w[0].0.now));
-        match action {
-            Pause(m) if right_after_assignment(k, m) => {
-                let resume = steps[k..].iter().position(|(_, a)| *a == Some(Resume(m))).map(|i| k + i);
-                let until = resume.map_or(end + 1, |i| u64::from(steps[i].0.now));
-                let length = ticks((until - t).max(1));
-                let member = Target::Member(u32::from(sim[m as usize]));
-                scenario.push_fault(ticks(t), Fault::Pause { target: member, duration: length });
-                // The model's client hears of its eviction only when it
-                // polls; librdkafka's background heartbeat (and the
-                // simulator's) hears at once after a pause. Cut the member
-                // off the coordinator for the pause and T after it, so the
-                // resumed member acts on what it read first, as in the path.
-                let cut = Dur(length.0 + ticks(c.heartbeat_timeout.into()).0);
-                scenario.cluster.brokers = 2;
-                scenario.cluster.partition_leader = BrokerId(1);
-                scenario.push_fault(ticks(t), Fault::IsolateCoordinator { target: member, duration: cut });
-                for f in scenario.faults.iter_mut().rev().take(2) {
-                    f.get_mut().on = Some(Trigger::ProofAccepted);
-                }
-                if let Some(i) = resume {
-                    skip_resume.push(i);
-                }
-            }
-            Pause(m) | Crash(m) | Isolate(m) => open.push((action, t, target(&w[0].0, m))),
-            Resume(_) if skip_resume.contains(&k) => {}
-            Resume(m) | Restart(m) | Heal(m) => {
-                let opener = |a: &ElectionAction| match (a, action) {
-                    (Pause(x), Resume(_)) | (Crash(x), Restart(_)) | (Isolate(x), Heal(_)) => *x == m,
-                    _ => false,
-                };
-                if let Some(i) = open.iter().position(|(a, _, _)| opener(a)) {
-                    let (a, since, who) = open.remove(i);
-                    scenario.push_fault(ticks(since), lasting(&a, who, t - since));
-                }
-            }
+            Pause(m) if self.right_after_assignment(k, m) => self.pause_at_proof(k, m, t),
+            Pause(m) | Crash(m) | Isolate(m) => self.open.push((action, t, self.target(s, m))),
+            Resume(_) if self.skip_resume.contains(&k) => {}
+            Resume(m) | Restart(m) | Heal(m) => self.heal(action, m, t),
             ClockFast(m) => {
-                scenario.push_fault(ticks(t), Fault::ClockStep { target: target(&w[0].0, m), by: ticks(1) })
+                self.scenario.push_fault(at, Fault::ClockStep { target: self.target(s, m), by: ticks(c, 1) })
             }
-            Tick { slow: Some(m) } => scenario
-                .push_fault(ticks(t), Fault::ClockStep { target: target(&w[0].0, m), by: Dur(-(c.tick_ms as i64)) }),
-            Foreign => scenario.push_fault(ticks(t), Fault::ForeignWriter { partition: 0, count: 1, garbage: true }),
+            Tick { slow: Some(m) } => self
+                .scenario
+                .push_fault(at, Fault::ClockStep { target: self.target(s, m), by: Dur(-(c.tick_ms as i64)) }),
+            Foreign => self.scenario.push_fault(at, Fault::ForeignWriter { partition: 0, count: 1, garbage: true }),
             // The log alone goes: its broker (b1) restarts empty at once,
             // while the group lives on the coordinator (b0).
             LogLoss => {
-                scenario.cluster.brokers = 2;
-                scenario.cluster.partition_leader = BrokerId(1);
-                scenario.push_fault(
-                    ticks(t),
-                    Fault::BrokerCrash { target: BrokerId(1), duration: Some(ticks(1)), lose_state: true },
+                self.scenario.cluster.brokers = 2;
+                self.scenario.cluster.partition_leader = BrokerId(1);
+                self.scenario.push_fault(
+                    at,
+                    Fault::BrokerCrash { target: BrokerId(1), duration: Some(ticks(c, 1)), lose_state: true },
                 )
             }
-            Lose(m, k) => notes.push(format!(
-                "at {}: message {k} in flight from m{} lost (not expressible in v1)",
-                ticks(t),
-                sim[m as usize]
+            Lose(m, k) => self.notes.push(format!(
+                "at {at}: message {k} in flight from m{} lost (not expressible in v1)",
+                self.sim[m as usize]
             )),
-            Send(m, k) if k > 0 => notes.push(format!(
-                "at {}: message {k} from m{} delivered out of order (not expressible in v1)",
-                ticks(t),
-                sim[m as usize]
+            Send(m, k) if k > 0 => self.notes.push(format!(
+                "at {at}: message {k} from m{} delivered out of order (not expressible in v1)",
+                self.sim[m as usize]
             )),
             _ => {}
         }
     }
-    // A pause still open resumes one tick after the path ends (the member
-    // runs again); other open faults last until the end of the run.
-    for (a, since, who) in open {
-        let until = if matches!(a, Pause(_)) { end + 1 } else { run_end };
-        scenario.push_fault(ticks(since), lasting(&a, who, until - since));
+
+    /// Who a fault on model member `m` in state `s` targets.
+    fn target(&self, s: &ElectionState, m: u8) -> Target {
+        let leads = s.leaders(0);
+        if leads.len() == 1 && leads[0].0.0 == m {
+            Target::Leader
+        } else {
+            Target::Member(u32::from(self.sim[m as usize]))
+        }
     }
-    Replay { scenario, notes }
+
+    /// A pause, crash or isolation from `since` for `length` ticks; one
+    /// healed within its tick (length 0) lasts half a tick, since a scenario
+    /// fault must last a while.
+    fn lasting(&self, action: &ElectionAction, target: Target, length: u64) -> Fault {
+        let c = self.cfg;
+        let duration = if length == 0 { Dur((c.tick_ms / 2).max(1) as i64) } else { ticks(c, length) };
+        match action {
+            ElectionAction::Pause(_) => Fault::Pause { target, duration },
+            ElectionAction::Crash(_) => Fault::Crash { target, duration: Some(duration) },
+            _ => Fault::IsolateCoordinator { target, duration },
+        }
+    }
+
+    /// Whether member `m`'s last step before step `k` was the poll that
+    /// handed it an assignment (and so sent its heartbeat and membership
+    /// proof), within the tick, before it read anything back: a window of
+    /// milliseconds in the simulator.
+    fn right_after_assignment(&self, k: usize, m: u8) -> bool {
+        let steps = self.steps;
+        let mine = steps[..k].iter().rposition(|(_, a)| a.is_some_and(|a| actor(&a) == Some(m)));
+        mine.is_some_and(|j| {
+            steps[j].1 == Some(ElectionAction::Poll(m))
+                && steps[j].0.now == steps[k].0.now
+                && steps[j + 1].0.slots[m as usize].core().is_some_and(|c| !c.assigned().is_empty())
+        })
+    }
+
+    /// A pause of member `m` at step `k` right after its assignment
+    /// ([`Self::right_after_assignment`]), aimed at the moment its proof is
+    /// accepted, not at a time, and written with the resume that ends it.
+    fn pause_at_proof(&mut self, k: usize, m: u8, t: u64) {
+        let (c, steps) = (self.cfg, self.steps);
+        let resume = steps[k..].iter().position(|(_, a)| *a == Some(ElectionAction::Resume(m))).map(|i| k + i);
+        let until = resume.map_or(self.end + 1, |i| u64::from(steps[i].0.now));
+        let length = ticks(c, (until - t).max(1));
+        let member = Target::Member(u32::from(self.sim[m as usize]));
+        self.scenario.push_fault(ticks(c, t), Fault::Pause { target: member, duration: length });
+        // The model's client hears of its eviction only when it
+        // polls; librdkafka's background heartbeat (and the
+        // simulator's) hears at once after a pause. Cut the member
+        // off the coordinator for the pause and T after it, so the
+        // resumed member acts on what it read first, as in the path.
+        let cut = Dur(length.0 + ticks(c, c.heartbeat_timeout.into()).0);
+        self.scenario.cluster.brokers = 2;
+        self.scenario.cluster.partition_leader = BrokerId(1);
+        self.scenario.push_fault(ticks(c, t), Fault::IsolateCoordinator { target: member, duration: cut });
+        for f in self.scenario.faults.iter_mut().rev().take(2) {
+            f.get_mut().on = Some(Trigger::ProofAccepted);
+        }
+        if let Some(i) = resume {
+            self.skip_resume.push(i);
+        }
+    }
+
+    /// `healing` (a resume, restart or heal of member `m` at tick `t`) ends
+    /// the open fault it matches.
+    fn heal(&mut self, healing: ElectionAction, m: u8, t: u64) {
+        use ElectionAction::*;
+        let opener = |a: &ElectionAction| match (a, healing) {
+            (Pause(x), Resume(_)) | (Crash(x), Restart(_)) | (Isolate(x), Heal(_)) => *x == m,
+            _ => false,
+        };
+        if let Some(i) = self.open.iter().position(|(a, _, _)| opener(a)) {
+            let (a, since, who) = self.open.remove(i);
+            let fault = self.lasting(&a, who, t - since);
+            self.scenario.push_fault(ticks(self.cfg, since), fault);
+        }
+    }
+
+    /// A pause still open resumes one tick after the path ends (the member
+    /// runs again); other open faults last until the end of the run.
+    fn close(mut self) -> Replay {
+        for (a, since, who) in std::mem::take(&mut self.open) {
+            let until = if matches!(a, ElectionAction::Pause(_)) { self.end + 1 } else { self.run_end };
+            let fault = self.lasting(&a, who, until - since);
+            self.scenario.push_fault(ticks(self.cfg, since), fault);
+        }
+        Replay { scenario: self.scenario, notes: self.notes }
+    }
 }
 
 /// Replays a path written by [`format_path`] on `model`, step by step: each
