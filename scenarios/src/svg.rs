@@ -129,8 +129,10 @@ pub fn parse_trace(trace: &[String], faults: &[PlayedFault], end: u64) -> (Vec<L
 
 const PALETTE: [&str; 6] = ["#2b6cb0", "#2f855a", "#b7791f", "#6b46c1", "#c05621", "#2c7a7b"];
 
+/// `s` escaped for SVG text and attribute values (quick-xml's escaper, the
+/// one quick-junit uses for the JUnit reports too).
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    quick_xml::escape::escape(s).into_owned()
 }
 
 fn tick_step(span_ms: u64) -> u64 {
@@ -457,39 +459,49 @@ pub fn chart(title: &str, points: &[Point]) -> String {
         top + h + 36.0
     );
     for (i, p) in points.iter().enumerate() {
-        let (fill, r) = colour(p);
-        let cy = top + row * (i as f64 + 0.5);
-        let (x50, x99) = (x(p.gap_ms), x(p.gap_p99_ms.max(p.gap_ms)));
-        let mark = if p.recommended { " (recommended)" } else { "" };
-        let _ = writeln!(
-            o,
-            r##"<text x="{}" y="{}" text-anchor="end"{}>{}{mark}</text>"##,
-            left - 10.0,
-            cy + 4.0,
-            if p.recommended { r#" font-weight="bold""# } else { "" },
-            esc(&p.label)
-        );
-        let _ = writeln!(
-            o,
-            r##"<line x1="{x50}" y1="{cy}" x2="{x99}" y2="{cy}" stroke="{fill}" stroke-width="2"/><line x1="{x99}" y1="{}" x2="{x99}" y2="{}" stroke="{fill}" stroke-width="2"/><circle cx="{x50}" cy="{cy}" r="{r}" fill="{fill}" stroke="black" stroke-width="0.5"><title>{}: gap p50 {} ms, p99 {} ms, overlap {} ms</title></circle>"##,
-            cy - 5.0,
-            cy + 5.0,
-            esc(&p.label),
-            p.gap_ms,
-            p.gap_p99_ms,
-            p.overlap_ms,
-        );
-        let verdict = match (p.valid, p.overlap_ms) {
-            (false, 0) => ("#718096", "no overlap; refused by validation".to_owned()),
-            (false, ms) => ("#718096", format!("overlap {ms} ms; refused by validation")),
-            (true, 0) => ("#276749", "no overlap".to_owned()),
-            (true, ms) => ("#c53030", format!("OVERLAP {ms} ms")),
-        };
-        let _ =
-            writeln!(o, r#"<text x="{}" y="{}" fill="{}">{}</text>"#, left + w + 15.0, cy + 4.0, verdict.0, verdict.1);
+        chart_row(&mut o, p, top + row * (i as f64 + 0.5), left, left + w, &x);
     }
-    // Legend under the axis.
-    let ly = top + h + 62.0;
+    chart_legend(&mut o, left, top + h + 62.0);
+    o.push_str("</svg>\n");
+    o
+}
+
+/// One configuration's row of the chart at height `cy`: its label left of
+/// `left`, the dot and whisker on the `x` scale, the overlap verdict right
+/// of `right`.
+fn chart_row(o: &mut String, p: &Point, cy: f64, left: f64, right: f64, x: &dyn Fn(u64) -> f64) {
+    let (fill, r) = colour(p);
+    let (x50, x99) = (x(p.gap_ms), x(p.gap_p99_ms.max(p.gap_ms)));
+    let mark = if p.recommended { " (recommended)" } else { "" };
+    let _ = writeln!(
+        o,
+        r##"<text x="{}" y="{}" text-anchor="end"{}>{}{mark}</text>"##,
+        left - 10.0,
+        cy + 4.0,
+        if p.recommended { r#" font-weight="bold""# } else { "" },
+        esc(&p.label)
+    );
+    let _ = writeln!(
+        o,
+        r##"<line x1="{x50}" y1="{cy}" x2="{x99}" y2="{cy}" stroke="{fill}" stroke-width="2"/><line x1="{x99}" y1="{}" x2="{x99}" y2="{}" stroke="{fill}" stroke-width="2"/><circle cx="{x50}" cy="{cy}" r="{r}" fill="{fill}" stroke="black" stroke-width="0.5"><title>{}: gap p50 {} ms, p99 {} ms, overlap {} ms</title></circle>"##,
+        cy - 5.0,
+        cy + 5.0,
+        esc(&p.label),
+        p.gap_ms,
+        p.gap_p99_ms,
+        p.overlap_ms,
+    );
+    let verdict = match (p.valid, p.overlap_ms) {
+        (false, 0) => ("#718096", "no overlap; refused by validation".to_owned()),
+        (false, ms) => ("#718096", format!("overlap {ms} ms; refused by validation")),
+        (true, 0) => ("#276749", "no overlap".to_owned()),
+        (true, ms) => ("#c53030", format!("OVERLAP {ms} ms")),
+    };
+    let _ = writeln!(o, r#"<text x="{}" y="{}" fill="{}">{}</text>"#, right + 15.0, cy + 4.0, verdict.0, verdict.1);
+}
+
+/// The chart's legend at height `ly`, from `left`.
+fn chart_legend(o: &mut String, left: f64, ly: f64) {
     for (i, (fill, text)) in [
         ("#2f855a", "recommended"),
         ("#68d391", "safe"),
@@ -507,8 +519,6 @@ pub fn chart(title: &str, points: &[Point]) -> String {
             ly + 4.0
         );
     }
-    o.push_str("</svg>\n");
-    o
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! member processes, the timeline, and the translation of the members' JSON
 //! logs into a `neli_sim::record::Log` for `neli_sim::oracle::judge`.
 
+use rustix::process::{Pid, Signal};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -409,24 +410,39 @@ impl<'a> RealRun<'a> {
         self.note("real", format!("fault {kind} on {who}{}", if held { " (leader)" } else { "" }));
     }
 
-    fn signal(&self, idx: usize, sig: i32) {
-        let pid = self.slots[idx].pid;
-        if pid != 0 {
-            // SAFETY: kill(2) on a child process this run spawned and has not reaped.
-            unsafe { libc::kill(pid as i32, sig) };
+    /// `sig` to member `idx`'s process, a child this run spawned and has
+    /// not reaped (pid 0: none running).
+    fn signal(&self, idx: usize, sig: Signal) {
+        if let Some(pid) = i32::try_from(self.slots[idx].pid).ok().and_then(Pid::from_raw) {
+            let _ = rustix::process::kill_process(pid, sig);
         }
     }
 
+    /// Carries out one step; returns the step that ends it (a resume, a
+    /// restart) and when, if it has one.
     async fn apply(&mut self, kind: StepKind) -> Result<Option<(u64, StepKind)>, String> {
+        match kind {
+            StepKind::Pause { .. }
+            | StepKind::Cont(_)
+            | StepKind::Crash { .. }
+            | StepKind::Restart(_)
+            | StepKind::Close { .. }
+            | StepKind::Resign { .. } => self.apply_to_member(kind).await,
+            _ => self.apply_to_broker(kind).await,
+        }
+    }
+
+    /// A step on a member process (signals).
+    async fn apply_to_member(&mut self, kind: StepKind) -> Result<Option<(u64, StepKind)>, String> {
         Ok(match kind {
             StepKind::Pause { target, ms } => {
                 let Some(i) = self.resolve(&target) else { return self.no_target("pause", &target) };
                 self.record_fault("pause", Some(i), ms);
-                self.signal(i, libc::SIGSTOP);
+                self.signal(i, Signal::STOP);
                 Some((ms, StepKind::Cont(i)))
             }
             StepKind::Cont(i) => {
-                self.signal(i, libc::SIGCONT);
+                self.signal(i, Signal::CONT);
                 let name = self.slots[i].name.clone();
                 self.note(&name, "SIGCONT".into());
                 None
@@ -434,7 +450,7 @@ impl<'a> RealRun<'a> {
             StepKind::Crash { target, restart_ms } => {
                 let Some(i) = self.resolve(&target) else { return self.no_target("crash", &target) };
                 self.record_fault("crash", Some(i), restart_ms.unwrap_or(0));
-                self.signal(i, libc::SIGKILL);
+                self.signal(i, Signal::KILL);
                 if let Some(mut c) = self.slots[i].child.take() {
                     let _ = c.wait().await;
                 }
@@ -448,16 +464,23 @@ impl<'a> RealRun<'a> {
             StepKind::Close { target } => {
                 let Some(i) = self.resolve(&target) else { return self.no_target("close", &target) };
                 self.record_fault("close", Some(i), 0);
-                self.signal(i, libc::SIGTERM);
+                self.signal(i, Signal::TERM);
                 self.slots[i].gone = true;
                 None
             }
             StepKind::Resign { target } => {
                 let Some(i) = self.resolve(&target) else { return self.no_target("resign", &target) };
                 self.record_fault("resign", Some(i), 0);
-                self.signal(i, libc::SIGUSR1);
+                self.signal(i, Signal::USR1);
                 None
             }
+            _ => unreachable!("apply routes only member steps here"),
+        })
+    }
+
+    /// A step on the broker container or the topic.
+    async fn apply_to_broker(&mut self, kind: StepKind) -> Result<Option<(u64, StepKind)>, String> {
+        Ok(match kind {
             StepKind::BrokerPause { ms } => {
                 self.record_fault("broker-pause", None, ms);
                 self.broker.pause().await?;
@@ -503,6 +526,7 @@ impl<'a> RealRun<'a> {
                 self.note("b0", "restarted (empty memory storage)".into());
                 None
             }
+            _ => unreachable!("apply routes only broker steps here"),
         })
     }
 
@@ -574,8 +598,8 @@ impl<'a> RealRun<'a> {
     async fn stop_all(&mut self) {
         let end = self.now();
         for i in 0..self.slots.len() {
-            self.signal(i, libc::SIGCONT);
-            self.signal(i, libc::SIGKILL);
+            self.signal(i, Signal::CONT);
+            self.signal(i, Signal::KILL);
             if let Some(mut c) = self.slots[i].child.take() {
                 let _ = c.wait().await;
             }

@@ -393,6 +393,43 @@ impl Explore {
     }
 }
 
+/// Refuses `r` (read from `file`) as a shard of the explore that `first`
+/// (from `first_file`) is a shard of, naming what differs.
+fn same_explore(file: &str, r: &Explore, first_file: &str, first: &Explore) -> Result<(), String> {
+    let names = |r: &Explore| -> Vec<(String, String, bool, bool)> {
+        r.scenarios.iter().map(|s| (s.name.clone(), s.arg.clone(), s.expect_fail, s.may_fail)).collect()
+    };
+    if r.schema != SCHEMA {
+        return Err(format!("{file}: schema {:?}, expected {SCHEMA:?}", r.schema));
+    }
+    let differs = |what: &str, a: String, b: String| {
+        Err(format!("{file}: {what} {a} differs from {b} in {first_file}; all shards must come from one explore"))
+    };
+    if r.build != first.build {
+        return differs("build", format!("{:?}", r.build), format!("{:?}", first.build));
+    }
+    if (r.start, r.seeds) != (first.start, first.seeds) {
+        return differs(
+            "seed range",
+            format!("--start {} --seeds {}", r.start, r.seeds),
+            format!("--start {} --seeds {}", first.start, first.seeds),
+        );
+    }
+    if r.shard.of != first.shard.of {
+        return differs("shard count", format!("/{}", r.shard.of), format!("/{}", first.shard.of));
+    }
+    if r.ablate_seeds != first.ablate_seeds {
+        return differs("--ablate-seeds", format!("{:?}", r.ablate_seeds), format!("{:?}", first.ablate_seeds));
+    }
+    if names(r) != names(first) {
+        return differs("scenario list", format!("{:?}", names(r)), format!("{:?}", names(first)));
+    }
+    if r.merged_shards != 0 {
+        return Err(format!("{file}: already a merged report; merge the shard reports themselves"));
+    }
+    Ok(())
+}
+
 /// Combines the shard reports `inputs` (`(file name, report)`) of one
 /// sharded explore into the report of one run over all seeds. Refuses,
 /// naming the file, reports of another schema, build, seed range, shard
@@ -402,39 +439,9 @@ pub fn merge(inputs: Vec<(String, Explore)>) -> Result<Explore, String> {
     let Some((first_file, first)) = inputs.first() else {
         return Err("merge: give the shard reports (explore --shard i/n --format json) to merge".into());
     };
-    let names = |r: &Explore| -> Vec<(String, String, bool, bool)> {
-        r.scenarios.iter().map(|s| (s.name.clone(), s.arg.clone(), s.expect_fail, s.may_fail)).collect()
-    };
     let mut seen: Vec<Option<&str>> = vec![None; usize::try_from(first.shard.of).unwrap_or(0)];
     for (file, r) in &inputs {
-        if r.schema != SCHEMA {
-            return Err(format!("{file}: schema {:?}, expected {SCHEMA:?}", r.schema));
-        }
-        let differs = |what: &str, a: String, b: String| {
-            Err(format!("{file}: {what} {a} differs from {b} in {first_file}; all shards must come from one explore"))
-        };
-        if r.build != first.build {
-            return differs("build", format!("{:?}", r.build), format!("{:?}", first.build));
-        }
-        if (r.start, r.seeds) != (first.start, first.seeds) {
-            return differs(
-                "seed range",
-                format!("--start {} --seeds {}", r.start, r.seeds),
-                format!("--start {} --seeds {}", first.start, first.seeds),
-            );
-        }
-        if r.shard.of != first.shard.of {
-            return differs("shard count", format!("/{}", r.shard.of), format!("/{}", first.shard.of));
-        }
-        if r.ablate_seeds != first.ablate_seeds {
-            return differs("--ablate-seeds", format!("{:?}", r.ablate_seeds), format!("{:?}", first.ablate_seeds));
-        }
-        if names(r) != names(first) {
-            return differs("scenario list", format!("{:?}", names(r)), format!("{:?}", names(first)));
-        }
-        if r.merged_shards != 0 {
-            return Err(format!("{file}: already a merged report; merge the shard reports themselves"));
-        }
+        same_explore(file, r, first_file, first)?;
         let slot = usize::try_from(r.shard.index)
             .ok()
             .and_then(|i| i.checked_sub(1))

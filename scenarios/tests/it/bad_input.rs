@@ -31,7 +31,7 @@ fn misspelt_field_names_file_line_and_expected_fields() {
 fn duration_without_unit_is_explained() {
     let (p, err) = run_bad("unit", &GOOD.replace("\"10s\"", "\"10 secs\""));
     assert!(err.starts_with(&format!("error: {p}:2:")), "{err}");
-    assert!(err.contains("unit must be ms, s or m"), "{err}");
+    assert!(err.contains("unknown unit \" secs\" (use ms, s, m or h"), "{err}");
 }
 
 // An unknown fault kind lists the kinds there are.

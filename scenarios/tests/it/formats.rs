@@ -219,7 +219,7 @@ fn tune_junit_one_testcase_per_configuration() {
     let o = lab(&[&args[..], &["--out", dir.to_str().unwrap(), "--format", "junit"]].concat());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let xml = stdout(&o);
-    assert!(xml.contains("tests=\"2\" failures=\"0\"") && xml.contains("skipped=\"1\""), "{xml}");
+    assert!(xml.contains("tests=\"2\" failures=\"0\"") && xml.contains("disabled=\"1\""), "{xml}");
     assert!(xml.contains("<testcase name=\"T=1s S=3s\"") && xml.contains("<testcase name=\"T=4s S=3s\""), "{xml}");
     assert!(xml.contains("<skipped message=\"T=4s S=3s: rejected by neli&apos;s config validation\"/>"), "{xml}");
     assert_valid_junit(&xml, "tune_junit");
