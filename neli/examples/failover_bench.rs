@@ -20,6 +20,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use neli::kafka::mock::MockKafka;
+use rustix::process::{Pid, Signal, kill_process};
 
 fn neli_bin() -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
@@ -80,7 +81,7 @@ fn now_ms() -> u64 {
 }
 
 /// One run; returns the time from the signal to the next CMD start.
-fn run(bootstrap: &str, group: &str, s: Duration, signal: i32, file: &Path, phase: Duration) -> Option<Duration> {
+fn run(bootstrap: &str, group: &str, s: Duration, signal: Signal, file: &Path, phase: Duration) -> Option<Duration> {
     let _ = std::fs::write(file, "");
     let mut kids: Vec<Child> = (0..3).map(|_| spawn(bootstrap, group, s, file)).collect();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -99,8 +100,8 @@ fn run(bootstrap: &str, group: &str, s: Duration, signal: i32, file: &Path, phas
         let (leader, _) = *starts(file).last()?;
         let before = starts(file).len();
         let at = now_ms();
-        unsafe {
-            libc::kill(leader as i32, signal);
+        if let Some(pid) = i32::try_from(leader).ok().and_then(Pid::from_raw) {
+            let _ = kill_process(pid, signal);
         }
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -130,14 +131,14 @@ fn bench(broker: &str, bootstrap: &dyn Fn(&str) -> String, runs: usize, sessions
     let file = std::env::temp_dir().join(format!("neli-bench-{}.log", std::process::id()));
     for &s_secs in sessions {
         let s = Duration::from_secs(s_secs);
-        for (kind, signal) in [("failover (SIGKILL)", libc::SIGKILL), ("handover (SIGTERM=resign)", libc::SIGTERM)] {
+        for (kind, signal) in [("failover (SIGKILL)", Signal::KILL), ("handover (SIGTERM=resign)", Signal::TERM)] {
             if !kinds.contains(&kind[..4]) {
                 continue;
             }
             let mut times = Vec::new();
             let mut failed = 0;
             for i in 0..runs {
-                let group = format!("bench-{broker}-{s_secs}-{}-{i}-{}", signal, std::process::id());
+                let group = format!("bench-{broker}-{s_secs}-{}-{i}-{}", signal.as_raw(), std::process::id());
                 // The runs' signals spread evenly over one second.
                 let phase = Duration::from_millis((i * 1000 / runs) as u64);
                 let result = run(&bootstrap(&group), &group, s, signal, &file, phase);

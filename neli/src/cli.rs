@@ -53,6 +53,23 @@ pub enum Cmd {
     /// file. Check it right before each action (neli/KAFKA.md, "neli holds").
     #[command(after_help = HOLDS_HELP)]
     Holds(HoldsArgs),
+    /// Internal: what `neli exec` starts CMD through. It arms the
+    /// parent-death signal, then becomes CMD (exec), so CMD never outlives
+    /// neli, with no `unsafe` code between fork and exec in neli itself.
+    #[command(name = "exec-child", hide = true)]
+    ExecChild(ExecChildArgs),
+}
+
+/// The hidden `exec-child` subcommand's arguments (see [`Cmd::ExecChild`]).
+#[derive(Args)]
+pub struct ExecChildArgs {
+    /// The pid of the `neli exec` that started this process: if it is no
+    /// longer the parent, neli died before the signal was armed.
+    #[arg(long)]
+    pub parent: i32,
+    /// CMD and its arguments.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
 }
 
 const HOLDS_HELP: &str = r#"Example, in CMD's loop:

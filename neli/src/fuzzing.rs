@@ -40,8 +40,9 @@ pub fn cli_flags(data: &[u8]) {
             let common = match cli.command {
                 Cmd::Exec(a) => a.common,
                 Cmd::Watch(c) | Cmd::End(c) => c,
-                // No configuration: `holds` only reads a lease file.
-                Cmd::Holds(_) => return,
+                // No configuration: `holds` only reads a lease file, and
+                // `exec-child` only becomes CMD.
+                Cmd::Holds(_) | Cmd::ExecChild(_) => return,
             };
             if let Err(msg) = common.config(std::iter::empty()) {
                 assert!(!msg.trim().is_empty(), "a refused configuration says why, for {data:02x?}");

@@ -14,10 +14,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clap::Parser;
-use neli::cli::{Cli, Cmd, Common, ExecArgs, HoldsArgs};
+use neli::cli::{Cli, Cmd, Common, ExecArgs, ExecChildArgs, HoldsArgs};
 use neli::kafka::{KafkaBroker, end_election};
 use neli::lease_file::LeaseFile;
-use neli::{Clock, Config, Control, Error, Event, Neli, Outcome, Status, SystemClock};
+use neli::{Background, Clock, Config, Control, Error, Event, Neli, Outcome, Status, SystemClock};
+use rustix::process::{Pid, Signal};
 use tokio::process::{Child, Command};
 
 fn main() -> ExitCode {
@@ -25,6 +26,7 @@ fn main() -> ExitCode {
     // CMD may call `holds` before every action: no runtime, no logging setup.
     let command = match cli.command {
         Cmd::Holds(args) => return holds(args),
+        Cmd::ExecChild(args) => return exec_child(args),
         command => command,
     };
     // Diagnostics on stderr, silent unless RUST_LOG asks (e.g. RUST_LOG=neli=debug).
@@ -33,7 +35,9 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .try_init();
     // One thread: children are spawned from the main thread, which lives as
-    // long as the process, so PR_SET_PDEATHSIG fires exactly when neli dies.
+    // long as the process, so the parent-death signal `exec-child` arms
+    // (PR_SET_PDEATHSIG: it fires when the spawning thread ends) fires
+    // exactly when neli dies.
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -47,6 +51,7 @@ fn main() -> ExitCode {
             Cmd::Watch(c) => watch(c).await,
             Cmd::End(c) => end(c).await,
             Cmd::Holds(args) => holds(args),
+            Cmd::ExecChild(args) => exec_child(args),
         }
     });
     tracing::debug!("runtime done");
@@ -168,16 +173,32 @@ async fn exec(args: ExecArgs) -> ExitCode {
         });
     }
     let bg = neli.background();
+    keep_lease_file(&bg, clock, lease_file.0.clone());
+    let outcome = match supervise(bg, &state).await {
+        Ok(outcome) => outcome,
+        Err(code) => return code,
+    };
+    tracing::debug!(?outcome, "election loop ended");
+    // Whatever ended the loop, CMD never outlives leadership.
+    let mut s = state.lock().await;
+    if let Some(child) = s.child.take() {
+        stop_child(child, spec.stop_timeout).await;
+    }
+    exit_code(outcome, &s)
+}
+
+/// Runs the election until it ends; SIGINT, SIGTERM or CMD exiting by
+/// itself close it. `Err`: the SIGTERM handler could not be installed.
+async fn supervise(bg: Background, state: &tokio::sync::Mutex<Running>) -> Result<Result<Outcome, Error>, ExitCode> {
     let control = bg.control();
-    keep_lease_file(&control, clock, lease_file.0.clone());
     let mut sigterm = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
         Ok(s) => s,
-        Err(e) => return usage_error(format!("cannot install the SIGTERM handler: {e}")),
+        Err(e) => return Err(usage_error(format!("cannot install the SIGTERM handler: {e}"))),
     };
     let mut bg = std::pin::pin!(bg.into_future_boxed());
-    let outcome = loop {
+    loop {
         tokio::select! {
-            r = &mut bg => break r,
+            r = &mut bg => return Ok(r),
             _ = tokio::signal::ctrl_c() => {
                 eprintln!("neli: SIGINT: stopping CMD and giving up leadership");
                 control.close();
@@ -198,13 +219,11 @@ async fn exec(args: ExecArgs) -> ExitCode {
                 }
             }
         }
-    };
-    tracing::debug!(?outcome, "election loop ended");
-    // Whatever ended the loop, CMD never outlives leadership.
-    let mut s = state.lock().await;
-    if let Some(child) = s.child.take() {
-        stop_child(child, spec.stop_timeout).await;
     }
+}
+
+/// `neli exec`'s exit code once the election ended and CMD stopped.
+fn exit_code(outcome: Result<Outcome, Error>, s: &Running) -> ExitCode {
     if s.hook_failed {
         eprintln!("neli: the revoke hook kept failing; exiting");
         return ExitCode::from(1);
@@ -226,7 +245,7 @@ trait IntoBoxed {
     fn into_future_boxed(self) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Outcome, Error>> + Send>>;
 }
 
-impl IntoBoxed for neli::Background {
+impl IntoBoxed for Background {
     fn into_future_boxed(self) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Outcome, Error>> + Send>> {
         std::future::IntoFuture::into_future(self)
     }
@@ -265,9 +284,8 @@ impl Drop for LeaseFilePath {
 /// rename), so `neli holds` never reads half a line. CLOCK_MONOTONIC is read
 /// before the member's clock, so the deadline is never past the lease's end.
 fn write_lease_file(path: &Path, status: &Status, clock: &SystemClock) -> std::io::Result<()> {
-    // Without a monotonic reading no deadline can be written: say "no lease".
-    let lease = monotonic_ns().map_or(LeaseFile::NONE, |monotonic| LeaseFile::of(status, clock.now(), monotonic));
-    let content = lease.render();
+    let monotonic = monotonic_ns();
+    let content = LeaseFile::of(status, clock.now(), monotonic).render();
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, content)?;
     std::fs::rename(&tmp, path)
@@ -292,11 +310,10 @@ fn keep_lease_file(control: &Control, clock: SystemClock, path: PathBuf) {
 
 /// CLOCK_MONOTONIC in ns: it keeps counting while processes are stopped,
 /// and every process on the machine reads the same one.
-fn monotonic_ns() -> Option<u64> {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes into the timespec we own.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (rc == 0).then(|| (ts.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(ts.tv_nsec as u64))
+fn monotonic_ns() -> u64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
+    secs.saturating_mul(1_000_000_000).saturating_add(u64::try_from(ts.tv_nsec).unwrap_or(0))
 }
 
 /// `neli holds`: 0 while the lease file shows a live lease for this
@@ -335,11 +352,7 @@ fn holds(args: HoldsArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let Some(now) = monotonic_ns() else {
-        eprintln!("neli holds: cannot read CLOCK_MONOTONIC: {}", std::io::Error::last_os_error());
-        return ExitCode::from(2);
-    };
-    let verdict = lease.verdict(now, mine);
+    let verdict = lease.verdict(monotonic_ns(), mine);
     if args.verbose {
         eprintln!("neli holds: {verdict}");
     }
@@ -382,7 +395,7 @@ async fn handle(event: Event, control: Control, state: &tokio::sync::Mutex<Runni
             if let Some(child) = s.child.take() {
                 if fenced {
                     // Someone else may lead already: stop now, no grace.
-                    kill_group(&child, libc::SIGKILL);
+                    kill_group(&child, Signal::KILL);
                     let mut child = child;
                     let _ = child.wait().await;
                 } else {
@@ -410,37 +423,47 @@ async fn handle(event: Event, control: Control, state: &tokio::sync::Mutex<Runni
     }
 }
 
+/// Starts CMD through this binary's hidden `exec-child` subcommand
+/// ([`exec_child`]), which becomes CMD: the same process, so CMD keeps the
+/// pid, the process group and the environment set here.
 fn spawn_cmd(cmd: &[String], token: u64, log_epoch: u64, lease_file: &Path) -> std::io::Result<Child> {
-    let mut c = Command::new(&cmd[0]);
-    c.args(&cmd[1..])
+    // This very binary, also when its file was replaced since neli started
+    // (an upgrade in place).
+    let mut c = Command::new("/proc/self/exe");
+    c.arg0("neli")
+        .args(["exec-child", "--parent", &std::process::id().to_string(), "--"])
+        .args(cmd)
         .env("NELI_TOKEN", token.to_string())
         .env("NELI_LOG_EPOCH", log_epoch.to_string())
         .env("NELI_LEASE_FILE", lease_file)
         .env("NELI_ROLE", "leader")
         .process_group(0);
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        c.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The parent may have died between fork and prctl.
-            if libc::getppid() == 1 {
-                libc::_exit(1);
-            }
-            Ok(())
-        });
-    }
     c.spawn()
 }
 
-fn kill_group(child: &Child, signal: i32) {
-    if let Some(pid) = child.id() {
-        // CMD leads its own process group: signal everything it started.
-        // SAFETY: plain syscall on a pid we own.
-        unsafe {
-            libc::kill(-(pid as i32), signal);
-        }
+/// `neli exec-child --parent PID -- CMD`: arms the parent-death signal, so
+/// that CMD is killed when neli dies (also by SIGKILL: no orphan keeps
+/// working without a lease), then becomes CMD. The signal stays armed across
+/// exec. Exit 1 if neli died before it was armed, 127 if CMD cannot start.
+fn exec_child(args: ExecChildArgs) -> ExitCode {
+    use std::os::unix::process::CommandExt;
+    if let Err(e) = rustix::process::set_parent_process_death_signal(Some(Signal::KILL)) {
+        eprintln!("neli: cannot start CMD: the parent-death signal: {e}");
+        return ExitCode::from(127);
+    }
+    // neli may have died before the signal was armed, which then never comes.
+    if rustix::process::getppid() != Pid::from_raw(args.parent) {
+        return ExitCode::from(1);
+    }
+    let e = std::process::Command::new(&args.cmd[0]).args(&args.cmd[1..]).exec();
+    eprintln!("neli: cannot start CMD: {e}");
+    ExitCode::from(127)
+}
+
+fn kill_group(child: &Child, signal: Signal) {
+    // CMD leads its own process group: signal everything it started.
+    if let Some(pid) = child.id().and_then(|id| Pid::from_raw(i32::try_from(id).ok()?)) {
+        let _ = rustix::process::kill_process_group(pid, signal);
     }
 }
 
@@ -449,9 +472,9 @@ async fn stop_child(mut child: Child, timeout: Duration) {
     if let Ok(Some(_)) = child.try_wait() {
         return;
     }
-    kill_group(&child, libc::SIGTERM);
+    kill_group(&child, Signal::TERM);
     if tokio::time::timeout(timeout, child.wait()).await.is_err() {
-        kill_group(&child, libc::SIGKILL);
+        kill_group(&child, Signal::KILL);
         let _ = child.wait().await;
     }
 }

@@ -7,7 +7,7 @@ use std::io::BufRead;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::budget;
+use crate::support::{Signal, budget, signal};
 
 fn neli() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_neli"));
@@ -118,9 +118,7 @@ fn sigterm_while_connecting_exits_0_and_says_so() {
     let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
     let ready = lines.by_ref().map_while(Result::ok).any(|l| l.contains("connecting; SIGINT or SIGTERM ends neli"));
     assert!(ready, "neli never reported that it was connecting");
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGTERM);
-    }
+    signal(child.id(), Signal::TERM);
     let limit = budget(Duration::from_secs(1));
     let started = Instant::now();
     let rest: Vec<String> = lines.map_while(Result::ok).collect();

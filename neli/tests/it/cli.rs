@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use neli::kafka::mock::MockKafka;
 
-use crate::support::{budget, retry};
+use rustix::process::Pid;
+
+use crate::support::{Signal, budget, retry, signal};
 
 /// T and S of `exec_args`.
 const T: Duration = Duration::from_secs(1);
@@ -158,13 +160,11 @@ fn sigterm_stops_cmd_resigns_and_exits_0() {
     let cmd_pid: i32 = wait_for_file(&pidfile, first_lead())
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or_else(|| panic!("CMD never started within {:?}", first_lead()));
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGTERM);
-    }
+    signal(child.id(), Signal::TERM);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
     // CMD was stopped before neli exited (signal 0 probes existence).
-    let alive = unsafe { libc::kill(cmd_pid, 0) } == 0;
+    let alive = Pid::from_raw(cmd_pid).is_some_and(|p| rustix::process::test_kill_process(p).is_ok());
     assert!(!alive || is_zombie(cmd_pid), "CMD {cmd_pid} outlived neli");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -263,9 +263,7 @@ fn watch_prints_one_json_line_per_transition() {
             Err(_) => panic!("watch printed no \"expired\" within {limit:?}: {lines:?}"),
         }
     }
-    unsafe {
-        libc::kill(watch.id() as i32, libc::SIGTERM);
-    }
+    signal(watch.id(), Signal::TERM);
     let _ = watch.wait();
     let _ = reader.join();
     lines.extend(rx.try_iter());

@@ -19,7 +19,7 @@ use crate::kafka_tansu::{
     Reap, S, current_leader, formation, intervals, spawn_exec_logged, start_tansu, takeover, tansu_bin, tempdir, ticks,
     wait_until, what_happened,
 };
-use crate::support::budget;
+use crate::support::{Signal, budget, signal, signal_group};
 
 const T_DUR: Duration = Duration::from_secs(1);
 /// T of the `neli exec` members on librdkafka's mock (see [`mock_election`]).
@@ -165,14 +165,10 @@ fn follower_churn(mut e: Election, last: LastJoin) -> Churn {
     let slot = e.members.0.iter().position(|c| c.id() == leader).expect("the leader is one of ours");
     let log = e.logs[slot].clone();
     let followers: Vec<usize> = (0..e.members.0.len()).filter(|i| *i != slot).collect();
-    unsafe {
-        libc::kill(e.members.0[followers[0]].id() as i32, libc::SIGKILL);
-    }
+    signal(e.members.0[followers[0]].id(), Signal::KILL);
     e.spawn();
     std::thread::sleep(e.spacing);
-    unsafe {
-        libc::kill(e.members.0[followers[1]].id() as i32, libc::SIGTERM);
-    }
+    signal(e.members.0[followers[1]].id(), Signal::TERM);
     std::thread::sleep(e.spacing);
     let before = generations_seen(&log);
     e.spawn();
@@ -239,21 +235,17 @@ fn cooperative_paused_leader_that_returns_does_not_take_leadership_back() {
 fn paused_leader_returns(e: Election) {
     let (neli, cmd) = wait_until(e.formation(), || current_leader(&e.file, None))
         .unwrap_or_else(|| panic!("a first leader within {:?}{}", e.formation(), what_happened(&e.file)));
-    unsafe {
-        libc::kill(-(neli as i32), libc::SIGSTOP);
-        libc::kill(-(cmd as i32), libc::SIGSTOP);
-        libc::kill(neli as i32, libc::SIGSTOP);
-    }
+    signal_group(neli, Signal::STOP);
+    signal_group(cmd, Signal::STOP);
+    signal(neli, Signal::STOP);
     let paused = Instant::now();
     let (successor, _) = wait_until(e.takeover(), || current_leader(&e.file, Some(neli)))
         .unwrap_or_else(|| panic!("a new leader within {:?} while paused{}", e.takeover(), what_happened(&e.file)));
     // Past S, so the coordinator dropped it: a zombie, not a slow member.
     let past_s = S.saturating_sub(paused.elapsed());
     std::thread::sleep(past_s);
-    unsafe {
-        libc::kill(neli as i32, libc::SIGCONT);
-        libc::kill(-(cmd as i32), libc::SIGCONT);
-    }
+    signal(neli, Signal::CONT);
+    signal_group(cmd, Signal::CONT);
     // It rejoins (a rebalance) and must get nothing while the successor leads.
     std::thread::sleep(e.spacing + join_wait() + 2 * e.t);
     assert_eq!(
@@ -298,10 +290,8 @@ fn mock_cooperative_leader_that_crashes_and_restarts_costs_one_handover() {
 fn crashed_leader_restarts(mut e: Election) {
     let (neli, _) = wait_until(e.formation(), || current_leader(&e.file, None))
         .unwrap_or_else(|| panic!("a first leader within {:?}{}", e.formation(), what_happened(&e.file)));
-    // SAFETY: a plain signal to a child we started (its CMD dies with it).
-    unsafe {
-        libc::kill(neli as i32, libc::SIGKILL);
-    }
+    // Its CMD dies with it.
+    signal(neli, Signal::KILL);
     let (successor, _) = wait_until(e.takeover(), || current_leader(&e.file, Some(neli)))
         .unwrap_or_else(|| panic!("a new leader within {:?}{}", e.takeover(), what_happened(&e.file)));
     // The restarted instance is a new member: it joins and gets nothing.

@@ -27,7 +27,7 @@ pub(crate) const S: Duration = Duration::from_secs(3);
 /// coordinator"), so at most 2 s; 3 s is the simulator's tansu profile.
 const PAUSE: Duration = Duration::from_secs(3);
 
-use crate::support::{budget, retry};
+use crate::support::{Signal, budget, retry, signal, signal_group};
 
 /// Three members joined one after another (each join a rebalance) and one leads.
 pub(crate) fn formation() -> Duration {
@@ -67,9 +67,7 @@ impl Drop for Reap {
     fn drop(&mut self) {
         for c in &mut self.0 {
             // SIGKILL the whole group: neli, and its CMD via PDEATHSIG.
-            unsafe {
-                libc::kill(c.id() as i32, libc::SIGCONT);
-            }
+            signal(c.id(), Signal::CONT);
             let _ = c.kill();
             let _ = c.wait();
         }
@@ -282,10 +280,7 @@ pub(crate) mod tempdir {
 pub(crate) fn sigkill_the_leader_and_expect_one_takeover(file: &Path) {
     let (neli, cmd) = wait_until(formation(), || current_leader(file, None))
         .unwrap_or_else(|| panic!("a first leader within {:?}{}", formation(), what_happened(file)));
-    // SAFETY: a plain signal to a child we started.
-    unsafe {
-        libc::kill(neli as i32, libc::SIGKILL);
-    }
+    signal(neli, Signal::KILL);
     assert!(
         wait_until(budget(Duration::ZERO), || (!alive(cmd)).then_some(())).is_some(),
         "CMD {cmd} died with neli {neli}"
@@ -314,20 +309,16 @@ fn paused_leader_is_stopped_promptly_on_resume_and_tokens_only_increase() {
     let (neli, cmd) = wait_until(formation(), || current_leader(&file, None))
         .unwrap_or_else(|| panic!("a first leader within {:?}{}", formation(), what_happened(&file)));
     // A host pause: neli and CMD (its own process group) freeze together.
-    unsafe {
-        libc::kill(-(neli as i32), libc::SIGSTOP);
-        libc::kill(-(cmd as i32), libc::SIGSTOP);
-        libc::kill(neli as i32, libc::SIGSTOP);
-    }
+    signal_group(neli, Signal::STOP);
+    signal_group(cmd, Signal::STOP);
+    signal(neli, Signal::STOP);
     let paused = Instant::now();
     let (new_neli, _) = wait_until(takeover(), || current_leader(&file, Some(neli)))
         .unwrap_or_else(|| panic!("a new leader within {:?} while paused{}", takeover(), what_happened(&file)));
     assert_ne!(new_neli, neli);
     assert!(paused.elapsed() > S, "the takeover needed the session timeout");
-    unsafe {
-        libc::kill(neli as i32, libc::SIGCONT);
-        libc::kill(-(cmd as i32), libc::SIGCONT);
-    }
+    signal(neli, Signal::CONT);
+    signal_group(cmd, Signal::CONT);
     let resumed = Instant::now();
     // The resumed neli finds its lease expired on its own clock and kills CMD.
     // Its lease ended long ago on its own clock: the first thing the resumed
@@ -505,24 +496,18 @@ fn a_resumed_cmd_that_asks_neli_holds_acts_no_more_once_its_lease_ended() {
     let acts = || holds_lines(&file, "act");
     let (neli, cmd) = wait_until(formation(), || acts().last().map(|a| (a.0, a.1)))
         .unwrap_or_else(|| panic!("a first leader acting within {:?}{}", formation(), what_happened(&file)));
-    // SAFETY: plain signals to children we started (CMD leads its own group).
-    unsafe {
-        libc::kill(-(cmd as i32), libc::SIGSTOP);
-        libc::kill(neli as i32, libc::SIGSTOP);
-    }
+    // CMD leads its own process group.
+    signal_group(cmd, Signal::STOP);
+    signal(neli, Signal::STOP);
     let successor = wait_until(takeover(), || acts().iter().rev().find(|a| a.0 != neli).map(|a| a.0))
         .unwrap_or_else(|| panic!("another member acting within {:?} while {neli} is stopped", takeover()));
     // CMD first, and its neli only after CMD had time for several rounds
     // (50 ms each): the worst order for a CMD that relies on being killed.
     let resumed = unix_ms();
-    unsafe {
-        libc::kill(-(cmd as i32), libc::SIGCONT);
-    }
+    signal_group(cmd, Signal::CONT);
     let rounds = Duration::from_millis(500);
     std::thread::sleep(rounds);
-    unsafe {
-        libc::kill(neli as i32, libc::SIGCONT);
-    }
+    signal(neli, Signal::CONT);
     let limit = budget(T_DUR / 2);
     assert!(
         wait_until(limit, || (!alive(cmd)).then_some(())).is_some(),

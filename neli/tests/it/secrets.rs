@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use neli::kafka::mock::MockKafka;
 
+use crate::support::{Signal, signal};
+
 const MARKER: &str = "MARKER-7f3a9c-do-not-print";
 
 /// Every property name the secret must be safe under: librdkafka's
@@ -69,10 +71,7 @@ fn spawn_drained(cmd: &mut Command) -> Drained {
 impl Drained {
     /// SIGTERM (neli then stops cleanly) and the exit code, stdout, stderr.
     fn stop(self) -> (Option<i32>, String, String) {
-        // SAFETY: a plain signal to a child we started.
-        unsafe {
-            libc::kill(self.child.id() as i32, libc::SIGTERM);
-        }
+        signal(self.child.id(), Signal::TERM);
         self.finish()
     }
 

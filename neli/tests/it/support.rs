@@ -8,6 +8,23 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use neli::kafka::mock::MockKafka;
 use neli::{Background, Config, Event};
+use rustix::process::Pid;
+pub use rustix::process::Signal;
+
+/// Sends `sig` to the process `pid` (one the test started); a process that
+/// is gone already is no failure.
+pub fn signal(pid: u32, sig: Signal) {
+    if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+        let _ = rustix::process::kill_process(pid, sig);
+    }
+}
+
+/// Sends `sig` to the process group `pid` leads (CMD under `neli exec`).
+pub fn signal_group(pid: u32, sig: Signal) {
+    if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+        let _ = rustix::process::kill_process_group(pid, sig);
+    }
+}
 
 /// The deadline for a wait whose protocol needs `protocol` (a sum of S, T,
 /// the broker's rebalance hold and retries, written out at each call):
