@@ -367,48 +367,14 @@ impl Config {
         if interval >= t {
             return Err(ConfigError::IntervalTooLong { interval, t });
         }
-        let session_timeout = match self.kafka_config.get("session.timeout.ms") {
-            Some(v) => {
-                let ms: u64 = v
-                    .trim()
-                    .parse()
-                    .map_err(|_| ConfigError::NotANumber { field: "session.timeout.ms", value: v.clone() })?;
-                let s = Duration::from_millis(ms);
+        let session_timeout = match self.property_ms("session.timeout.ms")? {
+            Some(s) => {
                 nonzero("session.timeout.ms", s)?;
                 s
             }
             None => t * 3,
         };
-        if let Mode::MultiRole { roles, partitions, .. } = self.mode {
-            if roles == 0 {
-                return Err(ConfigError::ZeroCount { field: "roles", value: roles });
-            }
-            if partitions == 0 {
-                return Err(ConfigError::ZeroCount { field: "partitions", value: partitions });
-            }
-        }
-        if self.mode.is_exclusive() && t >= session_timeout {
-            return Err(ConfigError::ExclusiveLeaseTooLong { t, s: session_timeout });
-        }
-        if !self.mode.is_exclusive() && t <= session_timeout {
-            return Err(ConfigError::NonExclusiveLeaseTooShort { t, s: session_timeout });
-        }
-        // Found by neli-sim (hazard test `membership_proof_broken_by_rebalance_timeout_below_lease`):
-        // a member learns of a rebalance only at its next group heartbeat (< S),
-        // so a commit up to then proves a lease to T later; the rebalance
-        // timeout must outlast that.
-        if self.membership_proof
-            && let Some(v) = self.kafka_config.get("max.poll.interval.ms")
-        {
-            let ms: u64 = v
-                .trim()
-                .parse()
-                .map_err(|_| ConfigError::NotANumber { field: "max.poll.interval.ms", value: v.clone() })?;
-            let max_poll = Duration::from_millis(ms);
-            if max_poll <= t + session_timeout {
-                return Err(ConfigError::RebalanceTimeoutTooShort { max_poll, t, s: session_timeout });
-            }
-        }
+        self.check_lease(t, session_timeout)?;
         let mut kafka_config = self.kafka_config.clone();
         kafka_config.insert("session.timeout.ms".into(), session_timeout.as_millis().to_string());
         Ok(ResolvedConfig {
@@ -426,6 +392,43 @@ impl Config {
             assignment: self.assignment,
             kafka_config,
         })
+    }
+
+    /// The lease `t` against the session timeout `s` and the rebalance
+    /// timeout, for the configured mode (docs/background.md).
+    fn check_lease(&self, t: Duration, s: Duration) -> Result<(), ConfigError> {
+        if let Mode::MultiRole { roles, partitions, .. } = self.mode {
+            if roles == 0 {
+                return Err(ConfigError::ZeroCount { field: "roles", value: roles });
+            }
+            if partitions == 0 {
+                return Err(ConfigError::ZeroCount { field: "partitions", value: partitions });
+            }
+        }
+        if self.mode.is_exclusive() && t >= s {
+            return Err(ConfigError::ExclusiveLeaseTooLong { t, s });
+        }
+        if !self.mode.is_exclusive() && t <= s {
+            return Err(ConfigError::NonExclusiveLeaseTooShort { t, s });
+        }
+        // Found by neli-sim (hazard test `membership_proof_broken_by_rebalance_timeout_below_lease`):
+        // a member learns of a rebalance only at its next group heartbeat (< S),
+        // so a commit up to then proves a lease to T later; the rebalance
+        // timeout must outlast that.
+        if self.membership_proof
+            && let Some(max_poll) = self.property_ms("max.poll.interval.ms")?
+            && max_poll <= t + s
+        {
+            return Err(ConfigError::RebalanceTimeoutTooShort { max_poll, t, s });
+        }
+        Ok(())
+    }
+
+    /// The client property `key`, a whole number of milliseconds, if set.
+    fn property_ms(&self, key: &'static str) -> Result<Option<Duration>, ConfigError> {
+        let Some(v) = self.kafka_config.get(key) else { return Ok(None) };
+        let ms: u64 = v.trim().parse().map_err(|_| ConfigError::NotANumber { field: key, value: v.clone() })?;
+        Ok(Some(Duration::from_millis(ms)))
     }
 }
 

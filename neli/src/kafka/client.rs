@@ -86,74 +86,8 @@ impl ConsumerContext for ElectionContext {
         // Under the incremental protocol `tpl` is the change, not the set.
         let partitions = self.ours(tpl);
         match err {
-            RDKafkaRespErr::RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS => {
-                // Fresh metadata before fetching: after a broker lost its
-                // state the topic was recreated under a new topic id, and a
-                // consumer whose cache still holds the old id fetches with
-                // it. tansu answers that fetch with an error that makes
-                // librdkafka 2.12.1 dereference a NULL topic name (SIGSEGV in
-                // `rd_kafka_metadata_update_op`); see neli/KAFKA.md, "Broker
-                // restart with state loss". An incremental Assign of nothing
-                // (every member gets one on every rebalance) fetches nothing
-                // new, and every partition is paused until this returns.
-                let listed = (incremental && partitions.is_empty())
-                    || topic_listed(consumer, &self.shared.topic, ASSIGN_METADATA_LIMIT);
-                // Only fresh heartbeats matter: never replay history.
-                let _ = tpl.set_all_offsets(Offset::End);
-                let last = self.shared.last_generation.load(Ordering::SeqCst);
-                // Without the group's generation, a local counter still
-                // orders this member's own terms.
-                let generation = read_generation(consumer).filter(|g| *g > last).unwrap_or(last + 1);
-                self.shared.last_generation.store(generation, Ordering::SeqCst);
-                self.shared.generation.store(generation, Ordering::SeqCst);
-                let assigned = if incremental { consumer.incremental_assign(tpl) } else { consumer.assign(tpl) };
-                if let Err(e) = assigned {
-                    let message = self.shared.redactor.redact(&format!("assign failed: {e}"));
-                    let _ = self.shared.events.send(Err(BrokerError::retriable(message)));
-                }
-                // A pause outlives unassign/assign in librdkafka, so every
-                // assignment says explicitly whether it may fetch: only once
-                // the cluster lists the topic (else the poll thread keeps
-                // checking, as after an outage).
-                if listed {
-                    let _ = consumer.resume(tpl);
-                    self.shared.outage.store(false, Ordering::SeqCst);
-                } else {
-                    let _ = consumer.pause(tpl);
-                    self.shared.outage.store(true, Ordering::SeqCst);
-                }
-                // The core is always told the full set it now owns.
-                let partitions = if incremental {
-                    consumer.assignment().map(|a| self.ours(&a)).unwrap_or(partitions)
-                } else {
-                    partitions
-                };
-                tracing::debug!(generation, ?partitions, incremental, "assigned");
-                let _ = self.shared.events.send(Ok(BrokerEvent::Assigned { generation, partitions }));
-            }
-            RDKafkaRespErr::RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS => {
-                // Read before unassigning: incremental_unassign clears it.
-                let lost = consumer.assignment_lost();
-                let keeps = incremental
-                    && consumer.assignment().is_ok_and(|a| self.ours(&a).iter().any(|p| !partitions.contains(p)));
-                if lost || !keeps {
-                    // No membership proof is taken for a member that owns
-                    // nothing or lost its assignment; one that keeps other
-                    // partitions still proves its generation.
-                    self.shared.generation.store(0, Ordering::SeqCst);
-                }
-                if lost {
-                    // Evicted: another member may already own the partition.
-                    let _ = self.shared.events.send(Ok(BrokerEvent::Lost { partitions }));
-                } else {
-                    self.hold_revocation(partitions);
-                }
-                if incremental {
-                    let _ = consumer.incremental_unassign(tpl);
-                } else {
-                    let _ = consumer.unassign();
-                }
-            }
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS => self.assign(consumer, tpl, partitions, incremental),
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS => self.revoke(consumer, tpl, partitions, incremental),
             other => {
                 tracing::warn!(error = ?other, "rebalance error; dropping the assignment");
                 self.shared.generation.store(0, Ordering::SeqCst);
@@ -165,6 +99,89 @@ impl ConsumerContext for ElectionContext {
 }
 
 impl ElectionContext {
+    /// `partitions` (ours in `tpl`) were assigned: take them, fetching only
+    /// once the cluster lists the topic, and tell the core the full set.
+    fn assign(
+        &self,
+        consumer: &BaseConsumer<Self>,
+        tpl: &mut TopicPartitionList,
+        partitions: Vec<u32>,
+        incremental: bool,
+    ) {
+        // Fresh metadata before fetching: after a broker lost its
+        // state the topic was recreated under a new topic id, and a
+        // consumer whose cache still holds the old id fetches with
+        // it. tansu answers that fetch with an error that makes
+        // librdkafka 2.12.1 dereference a NULL topic name (SIGSEGV in
+        // `rd_kafka_metadata_update_op`); see neli/KAFKA.md, "Broker
+        // restart with state loss". An incremental Assign of nothing
+        // (every member gets one on every rebalance) fetches nothing
+        // new, and every partition is paused until this returns.
+        let listed =
+            (incremental && partitions.is_empty()) || topic_listed(consumer, &self.shared.topic, ASSIGN_METADATA_LIMIT);
+        // Only fresh heartbeats matter: never replay history.
+        let _ = tpl.set_all_offsets(Offset::End);
+        let last = self.shared.last_generation.load(Ordering::SeqCst);
+        // Without the group's generation, a local counter still
+        // orders this member's own terms.
+        let generation = read_generation(consumer).filter(|g| *g > last).unwrap_or(last + 1);
+        self.shared.last_generation.store(generation, Ordering::SeqCst);
+        self.shared.generation.store(generation, Ordering::SeqCst);
+        let assigned = if incremental { consumer.incremental_assign(tpl) } else { consumer.assign(tpl) };
+        if let Err(e) = assigned {
+            let message = self.shared.redactor.redact(&format!("assign failed: {e}"));
+            let _ = self.shared.events.send(Err(BrokerError::retriable(message)));
+        }
+        // A pause outlives unassign/assign in librdkafka, so every
+        // assignment says explicitly whether it may fetch: only once
+        // the cluster lists the topic (else the poll thread keeps
+        // checking, as after an outage).
+        if listed {
+            let _ = consumer.resume(tpl);
+            self.shared.outage.store(false, Ordering::SeqCst);
+        } else {
+            let _ = consumer.pause(tpl);
+            self.shared.outage.store(true, Ordering::SeqCst);
+        }
+        // The core is always told the full set it now owns.
+        let partitions =
+            if incremental { consumer.assignment().map(|a| self.ours(&a)).unwrap_or(partitions) } else { partitions };
+        tracing::debug!(generation, ?partitions, incremental, "assigned");
+        let _ = self.shared.events.send(Ok(BrokerEvent::Assigned { generation, partitions }));
+    }
+
+    /// `partitions` (ours in `tpl`) are taken away: `Lost` if the member was
+    /// evicted, else `Revoked`, held until the driver acknowledges it.
+    fn revoke(
+        &self,
+        consumer: &BaseConsumer<Self>,
+        tpl: &mut TopicPartitionList,
+        partitions: Vec<u32>,
+        incremental: bool,
+    ) {
+        // Read before unassigning: incremental_unassign clears it.
+        let lost = consumer.assignment_lost();
+        let keeps =
+            incremental && consumer.assignment().is_ok_and(|a| self.ours(&a).iter().any(|p| !partitions.contains(p)));
+        if lost || !keeps {
+            // No membership proof is taken for a member that owns
+            // nothing or lost its assignment; one that keeps other
+            // partitions still proves its generation.
+            self.shared.generation.store(0, Ordering::SeqCst);
+        }
+        if lost {
+            // Evicted: another member may already own the partition.
+            let _ = self.shared.events.send(Ok(BrokerEvent::Lost { partitions }));
+        } else {
+            self.hold_revocation(partitions);
+        }
+        if incremental {
+            let _ = consumer.incremental_unassign(tpl);
+        } else {
+            let _ = consumer.unassign();
+        }
+    }
+
     /// The election topic's partitions in `tpl`.
     fn ours(&self, tpl: &TopicPartitionList) -> Vec<u32> {
         tpl.elements()
