@@ -67,7 +67,7 @@ fn recorded_lease_from_receipt_replays_on_the_core() {
 fn a_wrong_leadership_is_reported_with_its_line() {
     let model = small(Faults::default()).into_model();
     let (_, checker) = hunt(small(Faults::default()), crate::ELECTED);
-    let text = format_path(&model, &checker.discovery(crate::ELECTED).expect("a leader is elected"));
+    let text = format_path(&model, &checker.discovery(crate::ELECTED).expect("the vacuity witness is witnessed"));
     assert!(replay_path(&model, &text).is_ok());
     let last = text.lines().last().expect("a step").to_owned();
     let (left, _) = last.rsplit_once(" -> ").expect("arrow");

@@ -2,6 +2,7 @@
 //! violation, 2 bad input; scenarios/README.md, "Output formats and exit
 //! codes").
 
+use crate::ONE_LEADER;
 use std::path::Path;
 use std::process::Command;
 
@@ -293,7 +294,7 @@ fn check_junit_and_json_name_the_counterexample() {
     assert_valid_junit(&xml, "check_junit");
     let file = dir.join("check-at-most-one-leader-per-role.toml");
     let failure = xml.lines().find(|l| l.contains("<failure message=")).expect("a failure");
-    assert!(failure.contains("VIOLATED: at most one leader per role; counterexample "), "{failure}");
+    assert!(failure.contains(&format!("VIOLATED: {ONE_LEADER}; counterexample ")), "{failure}");
     assert!(failure.contains("; simulator: reproduced with seed "), "{failure}");
     assert!(
         failure.contains(&format!(

@@ -18,6 +18,9 @@ mod progress;
 mod readme;
 
 use std::path::PathBuf;
+
+// Property names come from the model's catalog, never copied.
+pub use neli_models::property::{ONE_LEADER, SEND_TIME};
 use std::process::{Command, Output};
 
 /// Runs `neli-lab` with `args`; scenario names resolve in the repo's `scenarios/`.
