@@ -2,7 +2,7 @@
 # Fuzzing: runs each cargo-fuzz target in fuzz/ for a set time, then merges
 # what it found into the corpus kept in the repository (fuzz/corpus/<target>,
 # replayed by `cargo test --workspace`). Not part of CI. fuzz/README.md says
-# what each target checks; BENCHMARKS.md has the figures of the last run.
+# what each target checks; docs/benchmarks-log.md has the figures of the last run.
 #
 #   scripts/fuzz.sh [-t SECONDS] [-j JOBS] [TARGET...]
 #

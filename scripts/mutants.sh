@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutation testing of the election rules (issue 11; BENCHMARKS.md,
+# Mutation testing of the election rules (issue 11; docs/benchmarks-log.md,
 # "Mutation testing"). cargo-mutants mutates neli's core and driver (and,
 # judged by tests only, its config validation) and asks two test commands
 # whether each mutant is caught:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Soak: runs a test command N times in a row, optionally with a CPU hog of
 # two busy threads beside it, and prints pass/fail counts per test.
-# Not part of CI (it takes N times the suite); BENCHMARKS.md has its figures.
+# Not part of CI (it takes N times the suite); docs/benchmarks-log.md has its figures.
 #
 #   scripts/soak.sh [-n N] [--hog] [--keep DIR] [-- TEST COMMAND...]
 #

@@ -216,7 +216,7 @@ impl Visited {
 /// pick the slot (the shard is picked by the top bits). A lookup mostly
 /// reads one cache line, where a general-purpose map reads its control
 /// bytes and then its entries: the visited set is the search's largest
-/// structure, and looking states up in it its largest cost (BENCHMARKS.md,
+/// structure, and looking states up in it its largest cost (docs/benchmarks-log.md,
 /// "Model checker").
 #[derive(Default)]
 struct Table {

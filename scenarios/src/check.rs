@@ -61,7 +61,7 @@ impl Mode {
     /// Members when `--members` is not given: three in exclusive mode, where
     /// it takes a third member to see a handover race a returning member;
     /// two in the multi-role modes, whose state space three would take
-    /// minutes to exhaust (BENCHMARKS.md, "check's defaults").
+    /// minutes to exhaust (docs/benchmarks-log.md, "check's defaults").
     pub fn default_members(self) -> u8 {
         match self {
             Mode::Exclusive => 3,
@@ -369,7 +369,7 @@ fn replay_counterexample(o: &Outcome, sim_seeds: u64) -> Option<Replay> {
 }
 
 /// Generated states `check` stops at unless `--max-states` says otherwise:
-/// enough for every bound in BENCHMARKS.md (the largest, all four fault
+/// enough for every bound in docs/benchmarks-log.md (the largest, all four fault
 /// kinds with 3 members and 10 ticks, generates 103 M; `--dfs` holds its
 /// 52 M unique states in 2.4 GB), and well below what fills the 24 GiB
 /// these machines have.

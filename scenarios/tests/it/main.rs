@@ -26,7 +26,7 @@ use std::process::{Command, Output};
 /// Runs `neli-lab` with `args`; scenario names resolve in the repo's `scenarios/`.
 /// `check`'s random walks, seed 1, on a bound far past the exhaustive ones:
 /// the walk that found a candidate keeping an older term's evidence across
-/// a new generation (BENCHMARKS.md, "Random walks").
+/// a new generation (docs/benchmarks-log.md, "Random walks").
 pub const WIDE_WALK: [&str; 20] = [
     "check",
     "--members",

@@ -80,7 +80,7 @@ fn lab_until(args: &[&str], deadline: Instant) -> Output {
 fn the_harness_passes_explore_all_and_check() {
     // Cheapest first, and explore stops at its first failing scenario: a
     // caught mutant costs seconds, so a whole mutation run fits a session
-    // (BENCHMARKS.md, "Mutation testing").
+    // (docs/benchmarks-log.md, "Mutation testing").
     let seeds = seeds();
     let deadline = Instant::now() + gate_budget();
     let lab = |args: &[&str]| lab_until(args, deadline);
