@@ -66,7 +66,7 @@ pub struct ExecChildArgs {
     /// The pid of the `neli exec` that started this process: if it is no
     /// longer the parent, neli died before the signal was armed.
     #[arg(long)]
-    pub parent: i32,
+    pub parent: u32,
     /// CMD and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub cmd: Vec<String>,

@@ -452,7 +452,7 @@ fn exec_child(args: ExecChildArgs) -> ExitCode {
         return ExitCode::from(127);
     }
     // neli may have died before the signal was armed, which then never comes.
-    if rustix::process::getppid() != Pid::from_raw(args.parent) {
+    if rustix::process::getppid() != i32::try_from(args.parent).ok().and_then(Pid::from_raw) {
         return ExitCode::from(1);
     }
     let e = std::process::Command::new(&args.cmd[0]).args(&args.cmd[1..]).exec();
