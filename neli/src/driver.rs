@@ -25,10 +25,9 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
 use crate::broker::{Broker, BrokerError, BrokerEvent, Membership};
 use crate::clock::Clock;
 use crate::config::{Config, ConfigError, ResolvedConfig};
-pub use crate::core::Lease;
 #[cfg(feature = "unsafe-variants")]
 use crate::core::{CoreConfig, UnsafeVariant};
-use crate::core::{Event, Member, Output, Time, Token};
+use crate::core::{Event, Lease, Member, Output, Time, Token};
 
 /// Lifecycle of an election handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

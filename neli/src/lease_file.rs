@@ -133,8 +133,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::core::Token;
-    use crate::driver::{Lease, State};
+    use crate::core::{Lease, Token};
+    use crate::driver::State;
 
     fn status(lease: Option<(u64, u64)>) -> Status {
         let mut leading = BTreeMap::new();
