@@ -121,6 +121,8 @@ impl Knows {
         }
     }
 
+    /// It resigned: its status reports no generation until it takes an
+    /// assignment of a newer one than it resigned through.
     fn resign(&mut self, at: u64) {
         self.resigned_at = Some(at);
         self.resigned_through = Some(self.reports.unwrap_or(0));

@@ -1,23 +1,8 @@
 use crate::scenario;
 use neli_sim::run_scenario;
 
-const STORY: &str = r#"
-name = "determinism"
-duration = "20s"
-[election]
-members = 3
-heartbeat_timeout = "1s"
-session_timeout = "3s"
-[[faults]]
-at = "8s"
-kind = "crash"
-target = "leader"
-duration = "4s"
-[random]
-faults = 2
-kinds = ["pause", "partition", "clock-step"]
-max_duration = "3s"
-"#;
+/// A leader crash and two random faults drawn from the seed.
+const STORY: &str = include_str!("scenarios/determinism.toml");
 
 // A run is a pure function of (scenario, seed, code): the same seed gives the
 // same trace byte for byte, and the seed really feeds the run.

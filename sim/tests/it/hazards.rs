@@ -1,58 +1,50 @@
-//! One test per hazard of docs/background.md, Hazards: the recommended configuration (T=1s,
-//! S=3s, own heartbeats by send time, membership proof) survives it, and
-//! a broken variant in the same story is flagged (every hazard has one).
+//! One story per hazard of docs/background.md, Hazards: the recommended
+//! configuration (T = 1 s, S = 3 s, own heartbeats by send time, membership
+//! proof) survives it, and a broken variant of the same story is flagged
+//! (every hazard has one). Each story is a file under `scenarios/`, so a
+//! failure replays with the `run` example.
 
 use crate::{assert_flagged, assert_survives, scenario};
 
-fn story(name: &str, election_extra: &str, cluster: &str, faults: &str) -> String {
-    format!(
-        "name = \"{name}\"\nduration = \"30s\"\n{cluster}\n[election]\nmembers = 3\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n{election_extra}\n{faults}\n[expect]\nmax_overlap = \"0s\"\n"
-    )
-}
-
-const PAUSE: &str = "[[faults]]\nat = \"10s\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"5s\"\n";
-
-// Hazard 1: a leader paused longer than S resumes with late timers and
-// buffered input; its lease ended on its own clock, so no overlap.
+// Hazard 1. Proves that a leader paused past its session stops leading on
+// its own clock before the successor starts (no overlap in any seed), and
+// that the pause really cost it the role (a failover was measured).
+// Reference: NELI §3 — exclusivity needs the lease to end before the group
+// can hand the partition to someone else.
 #[test]
-fn hazard1_leader_pause_longer_than_session() {
-    let s = scenario(&story("hazard1-pause", "", "", PAUSE));
+fn paused_leader_stops_leading_before_successor_starts() {
+    let s = scenario(include_str!("scenarios/paused-leader.toml"));
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
         assert!(!r.figures.failovers_ms.is_empty(), "the pause hit the leader and someone took over");
     }
 }
 
-// Hazard 1/4 broken: a lease T=4s longer than S=3s outlives the paused
-// leader's eviction, so two members hold the role (paper: T must be < S).
+// Hazard 1 broken. Proves the overlap oracle sees a lease (T = 4 s) that
+// outlives the session (S = 3 s): the paused leader still holds the role when
+// its successor takes it.
+// Reference: NELI §3 — T must be below S.
 #[test]
-fn hazard1_broken_lease_longer_than_session_overlaps() {
-    let s = scenario(
-        &story("hazard1-broken", "", "", PAUSE).replace("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"4s\""),
-    );
+fn a_lease_longer_than_the_session_overlaps_the_successor() {
+    let s = scenario(include_str!("scenarios/broken-lease-longer-than-session.toml"));
     assert_flagged(&s, 1..4, "overlap");
 }
 
-// Hazard 1 broken (goNELI): the lease counted from *receipt* plus no
-// membership proof. Latency makes the leader's last heartbeats arrive while
-// it is paused; on resume it drains them and believes it leads for another T.
+// Hazard 1 broken (goNELI). Proves that counting a lease from receipt lets
+// heartbeats drained after a pause extend a dead lease: the resumed leader
+// believes it leads for another T beside its successor.
 #[test]
-fn hazard1_broken_lease_from_receipt_overlaps() {
-    let latency = "[[faults]]\nat = \"10s\"\nkind = \"latency\"\na = \"leader\"\nb = \"b0\"\nlatency = \"400ms\"\nduration = \"6s\"\n";
-    let text = story(
-        "hazard1-receipt",
-        "membership_proof = false\nvariant = \"lease-from-receipt\"",
-        "",
-        &format!("{PAUSE}{latency}"),
-    );
-    assert_flagged(&scenario(&text), 1..12, "overlap");
+fn a_lease_counted_from_receipt_outlives_a_pause() {
+    let s = scenario(include_str!("scenarios/broken-lease-from-receipt.toml"));
+    assert_flagged(&s, 1..12, "overlap");
 }
 
-// Hazard 2: the resumed zombie writes stale heartbeats before its lost
-// assignment reaches it; the new owner must ignore them (own evidence only).
+// Hazard 2. Proves that the stale-term heartbeats a resumed zombie writes
+// before its lost assignment reaches it extend nobody (no stale write in any
+// seed), and that the story does produce them (else it proves nothing).
 #[test]
-fn hazard2_zombie_heartbeats_do_not_extend_anyone() {
-    let s = scenario(&story("hazard2-zombie", "", "", &PAUSE.replace("5s", "4s")));
+fn zombie_heartbeats_of_a_resumed_leader_extend_nobody() {
+    let s = scenario(include_str!("scenarios/zombie-heartbeats.toml"));
     let mut zombies = 0;
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
@@ -62,67 +54,86 @@ fn hazard2_zombie_heartbeats_do_not_extend_anyone() {
     assert!(zombies > 0, "the hazard was reproduced: the resumed member wrote stale-term heartbeats");
 }
 
-// Hazard 2 broken: without the membership proof the resumed zombie reads
-// back its own stale-term heartbeat before its lost assignment arrives and
-// leads again next to the new leader (the measured real-broker behaviour).
+// Hazard 2 broken. Proves the membership proof carries weight: without it the
+// resumed zombie reads back its own stale-term heartbeat before its lost
+// assignment arrives and leads again next to the new leader (the measured
+// real-broker behaviour).
 #[test]
-fn hazard2_broken_without_membership_proof_zombie_leads_again() {
-    let text = story("hazard2-noproof", "membership_proof = false", "", PAUSE);
-    assert_flagged(&scenario(&text), 1..80, "overlap");
+fn without_the_proof_a_resumed_zombie_leads_again() {
+    let s = scenario(include_str!("scenarios/broken-zombie-without-proof.toml"));
+    assert_flagged(&s, 1..80, "overlap");
 }
 
-// Hazard 2 broken (goNELI): counting any record as a heartbeat lets the
-// zombie lead again on the new owner's records, with a reused token.
+// Hazard 2 broken (goNELI). Proves that own evidence only carries weight:
+// counting any record lets the zombie lead again on the new owner's records,
+// with a reused token.
 #[test]
-fn hazard2_broken_any_record_counts() {
-    let text = story("hazard2-anyrecord", "membership_proof = false\nvariant = \"any-record-counts\"", "", PAUSE);
-    assert_flagged(&scenario(&text), 1..16, "role 0");
+fn counting_any_record_lets_a_zombie_lead_on_its_successors_records() {
+    let s = scenario(include_str!("scenarios/broken-any-record-counts.toml"));
+    assert_flagged(&s, 1..16, "role 0");
 }
 
-// Hazard 3: the leader reaches the partition leader (b1) but not the
-// coordinator (b0): it keeps reading its own heartbeats after eviction. The
-// membership proof bounds its lease anyway.
+// Hazard 3. Proves that a leader which still reads its own heartbeats but
+// cannot reach the coordinator loses the role without overlap (the
+// membership proof bounds its lease), and that it was replaced.
 #[test]
-fn hazard3_isolated_from_coordinator() {
-    let cluster = "[cluster]\nbrokers = 2\ncoordinator = \"b0\"\npartition_leader = \"b1\"";
-    let faults = "[[faults]]\nat = \"10s\"\nkind = \"isolate-coordinator\"\ntarget = \"leader\"\nduration = \"8s\"\n";
-    let s = scenario(&story("hazard3-isolate", "", cluster, faults));
+fn a_leader_cut_off_from_the_coordinator_is_replaced_without_overlap() {
+    let s = scenario(include_str!("scenarios/leader-isolated-from-coordinator.toml"));
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
         assert!(!r.figures.failovers_ms.is_empty(), "the isolated leader was replaced");
     }
 }
 
-// Hazard 4: clock step backwards, fast drift on the leader: the lease is
-// measured on one clock (send and expiry on the same member), so no skew
-// assumption is needed.
+// Hazard 3 broken. Proves the membership proof bounds an isolated leader's
+// lease: without it, a leader cut off from the coordinator whose poll loop
+// stalls just before its client reports the loss keeps a lease, counted from
+// its last own heartbeat, past its eviction.
 #[test]
-fn hazard4_clock_step_and_drift() {
-    let faults = "[[faults]]\nat = \"8s\"\nkind = \"clock-drift\"\ntarget = \"leader\"\nppm = -50000\n[[faults]]\nat = \"12s\"\nkind = \"clock-step\"\ntarget = \"leader\"\nby = \"-2s\"\n[[faults]]\nat = \"16s\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"4s\"\n";
-    let s = scenario(&story("hazard4-clock", "", "", faults));
+fn without_the_proof_an_isolated_stalled_leader_overlaps() {
+    let s = scenario(include_str!("scenarios/broken-isolated-stalled-without-proof.toml"));
+    assert_flagged(&s, 1..6, "overlap");
+}
+
+// Hazard 3, the same story with the proof on. Proves the lease ends T after
+// the last accepted commit, before the isolation began to matter: no seed
+// overlaps.
+#[test]
+fn with_the_proof_an_isolated_stalled_leader_stops_in_time() {
+    let s = scenario(include_str!("scenarios/isolated-stalled-leader.toml"));
     for seed in 1..4 {
         assert_survives(&s, seed);
     }
 }
 
-// Hazard 4 broken: T >= S in exclusive mode (validation refuses it; the
-// simulator bypasses validation to show why).
+// Hazard 4. Proves no skew assumption is needed: the lease is measured on
+// one clock (send and expiry on the same member), so a leader whose clock
+// drifts, steps back and then pauses never overlaps its successor.
 #[test]
-fn hazard4_broken_t_not_below_s_overlaps() {
-    let s = scenario(
-        &story("hazard4-broken", "", "", PAUSE)
-            .replace("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"2s\"")
-            .replace("session_timeout = \"3s\"", "session_timeout = \"1s\""),
-    );
+fn a_leader_whose_clock_drifts_and_steps_back_keeps_exclusivity() {
+    let s = scenario(include_str!("scenarios/leader-clock-drift-step-pause.toml"));
+    for seed in 1..4 {
+        assert_survives(&s, seed);
+    }
+}
+
+// Hazard 4 broken. Proves why validation refuses T >= S in exclusive mode
+// (the simulator bypasses it): T = 2 s with S = 1 s overlaps after a pause.
+// Reference: NELI §3 — exclusivity needs the lease to end before the group
+// can hand the partition to someone else.
+#[test]
+fn a_lease_not_below_the_session_overlaps() {
+    let s = scenario(include_str!("scenarios/broken-lease-not-below-session.toml"));
     assert_flagged(&s, 1..4, "overlap");
 }
 
-// Hazard 5: socket drops, a stalled poll loop beyond max.poll.interval.ms
-// while background heartbeats go on, and a broker restart losing its state.
+// Hazard 5. Proves that socket drops, a poll loop stalled beyond
+// max.poll.interval.ms while background heartbeats go on, and a broker restart
+// that loses its state, in one run, never give two leaders; and that the
+// stall did outlive max.poll.interval.ms (the client left the group).
 #[test]
-fn hazard5_drops_stalls_and_broker_restart() {
-    let faults = "[[faults]]\nat = \"8s\"\nkind = \"drop-connections\"\ntarget = \"leader\"\n[[faults]]\nat = \"10s\"\nkind = \"stall-poll\"\ntarget = \"leader\"\nduration = \"6s\"\n[[faults]]\nat = \"20s\"\nkind = \"broker-crash\"\ntarget = \"b0\"\nduration = \"2s\"\nlose_state = true\n";
-    let s = scenario(&story("hazard5-drops", "max_poll_interval = \"4s\"", "", faults));
+fn drops_a_poll_stall_and_a_broker_restart_never_give_two_leaders() {
+    let s = scenario(include_str!("scenarios/drops-stall-broker-restart.toml"));
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
         assert!(
@@ -132,17 +143,16 @@ fn hazard5_drops_stalls_and_broker_restart() {
     }
 }
 
-// Hazard 5, the broker's side: it restarts without its data (topic,
-// offsets, group). Members see what the real client sees (refused
-// connections, their session lost on their own clock, the topic missing,
-// their member id unknown), every live member rejoins, and a member says
-// that the log (and with it the token sequence) restarted. Pins the real
-// suite's broker-restart failure (neli/KAFKA.md, "Broker restart with state loss").
+// Hazard 5, the broker's side. Proves that after a restart without its data
+// members see what the real client sees (refused connections, their session
+// lost on their own clock, the topic missing, their member id unknown): every
+// live member rejoins, one recreates the topic and one says the log (and with
+// it the token sequence) restarted, and someone leads at the end. Pins the
+// real suite's broker-restart failure (neli/KAFKA.md, "Broker restart with
+// state loss").
 #[test]
-fn hazard5_broker_restart_losing_state_every_live_member_rejoins() {
-    let faults =
-        "[[faults]]\nat = \"10s\"\nkind = \"broker-crash\"\ntarget = \"b0\"\nduration = \"2s\"\nlose_state = true\n";
-    let s = scenario(&story("hazard5-state-loss", "", "", faults));
+fn every_live_member_rejoins_a_broker_that_lost_its_state() {
+    let s = scenario(include_str!("scenarios/broker-restart-losing-state.toml"));
     let secs = |l: &str| l.split_whitespace().next().and_then(|t| t.trim_end_matches('s').parse::<f64>().ok());
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
@@ -157,80 +167,64 @@ fn hazard5_broker_restart_losing_state_every_live_member_rejoins() {
     }
 }
 
-// Hazard 6: a stranger writes garbage and well-formed foreign heartbeats;
-// nobody counts them.
+// Hazard 5 broken. Proves why validation wants the rebalance timeout
+// (max.poll.interval.ms) above T + S: at 1 s a stalled poll loop makes the
+// member leave the group while its last accepted commit still proves a lease
+// of T = 2 s, and the next leader starts inside it.
 #[test]
-fn hazard6_foreign_writer_is_ignored() {
-    let faults = "[[faults]]\nat = \"6s\"\nkind = \"foreign-writer\"\npartition = 0\ncount = 20\ngarbage = true\n[[faults]]\nat = \"7s\"\nkind = \"foreign-writer\"\npartition = 0\ncount = 20\ngarbage = false\n[[faults]]\nat = \"9s\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"5s\"\n";
-    let s = scenario(&story("hazard6-foreign", "", "", faults));
+fn a_rebalance_timeout_below_the_lease_overlaps_on_a_poll_stall() {
+    let s = scenario(include_str!("scenarios/broken-short-rebalance-stall.toml"));
+    assert_flagged(&s, 1..4, "overlap");
+}
+
+// Hazard 5, the same stall with a valid rebalance timeout (10 s). Proves the
+// stall alone is safe: no seed overlaps.
+#[test]
+fn a_valid_rebalance_timeout_survives_a_poll_stall() {
+    let s = scenario(include_str!("scenarios/rebalance-timeout-stall.toml"));
     for seed in 1..4 {
         assert_survives(&s, seed);
     }
 }
 
-// Hazard 6 broken: with any record counting, a stranger's garbage written
-// while the leader is paused revives it on resume.
+// Hazard 6. Proves that a stranger's garbage and well-formed foreign
+// heartbeats count for nobody: the leader pauses after them and no seed
+// overlaps or breaks a rule.
 #[test]
-fn hazard6_broken_any_record_counts_foreign_garbage() {
-    let faults = format!(
-        "{PAUSE}[[faults]]\nat = \"14900ms\"\nkind = \"foreign-writer\"\npartition = 0\ncount = 10\ngarbage = true\n"
-    );
-    let text = story("hazard6-anyrecord", "membership_proof = false\nvariant = \"any-record-counts\"", "", &faults);
-    assert_flagged(&scenario(&text), 1..16, "role 0");
+fn a_foreign_writers_records_count_for_nobody() {
+    let s = scenario(include_str!("scenarios/foreign-writer.toml"));
+    for seed in 1..4 {
+        assert_survives(&s, seed);
+    }
 }
 
-// Hazard 7: the leader closes while a rebalance is under way (a member
-// crashed just before): events stay well-formed and someone else leads.
+// Hazard 6 broken. Proves own evidence only carries weight against
+// strangers: with any record counting, garbage written while the leader is
+// paused revives it on resume.
 #[test]
-fn hazard7_close_during_rebalance() {
-    let faults = "[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m2\"\n[[faults]]\nat = \"13s\"\nkind = \"close\"\ntarget = \"leader\"\n";
-    let s = scenario(&story("hazard7-close", "", "", faults));
+fn counting_any_record_lets_foreign_garbage_revive_a_paused_leader() {
+    let s = scenario(include_str!("scenarios/broken-any-record-counts-garbage.toml"));
+    assert_flagged(&s, 1..16, "role 0");
+}
+
+// Hazard 7. Proves that a leader closing while a rebalance is under way (a
+// member crashed just before) keeps events well-formed, and its close
+// finishes.
+#[test]
+fn a_leader_closing_during_a_rebalance_closes_cleanly() {
+    let s = scenario(include_str!("scenarios/close-during-rebalance.toml"));
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
         assert!(r.trace.iter().any(|l| l.contains("closed (ok)")), "close finished");
     }
 }
 
-// The membership proof's caveat (docs/background.md, Protocol semantics): a commit is accepted during
-// PreparingRebalance, and the partition moves once the rebalance timeout
-// (max.poll.interval.ms) passes. A leader paused just after a rebalance
-// began keeps a proven lease of T; with a rebalance timeout of 1 s below
-// T = 2 s the next leader overlaps it. Found by this simulator: the rebalance
-// timeout must exceed T plus the group heartbeat interval.
+// Hazard 7. Proves that a barrier handler calling close() from inside its
+// Revoked callback (goNELI deadlocks) does not deadlock: the handler ran, the
+// close finished and another member leads.
 #[test]
-fn membership_proof_broken_by_rebalance_timeout_below_lease() {
-    let faults = "[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m2\"\nduration = \"200ms\"\n[[faults]]\nat = \"10200ms\"\nkind = \"pause\"\ntarget = \"leader\"\nduration = \"5s\"\n";
-    let text = story("proof-rebalance-timeout", "max_poll_interval = \"1s\"", "", faults)
-        .replace("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"2s\"")
-        .replace("session_timeout = \"3s\"", "session_timeout = \"6s\"");
-    assert_flagged(&scenario(&text), 1..4, "overlap");
-    // The same story with the default rebalance timeout (10 s) is safe.
-    let safe =
-        text.replace("max_poll_interval = \"1s\"", "").replace("proof-rebalance-timeout", "proof-rebalance-timeout-ok");
-    assert_survives(&scenario(&safe), 1);
-}
-
-// Multi-role mode (NELI §4): 4 roles on 3 partitions (j mod M); a member
-// crash and a pause move roles around without any role having two holders,
-// and every role is led again at the end.
-#[test]
-fn multi_role_exclusive_survives_crash_and_pause() {
-    let text = "name = \"multi-role\"\nduration = \"30s\"\n[election]\nmembers = 3\nmode = \"multi-role\"\nroles = 4\npartitions = 3\nexclusive = true\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m1\"\n[[faults]]\nat = \"15s\"\nkind = \"pause\"\ntarget = \"m0\"\nduration = \"5s\"\n[expect]\nmax_overlap = \"0s\"\n";
-    for seed in 1..3 {
-        let r = assert_survives(&scenario(text), seed);
-        assert!(r.figures.acquisitions >= 8, "all four roles were acquired, then re-acquired");
-        assert!(r.figures.leader_at_end);
-    }
-}
-
-// Hazard 7: a barrier handler that calls close() from inside its Revoked
-// callback (goNELI deadlocks). A rebalance (m2 restarts) revokes the leader;
-// its handler closes the election; the close finishes and another member
-// leads.
-#[test]
-fn hazard7_barrier_handler_calls_close() {
-    let faults = "[[faults]]\nat = \"8s\"\nkind = \"close-in-handler\"\ntarget = \"leader\"\n[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m2\"\nduration = \"1s\"\n";
-    let s = scenario(&story("hazard7-handler-close", "", "", faults));
+fn a_revoked_handler_that_closes_does_not_deadlock() {
+    let s = scenario(include_str!("scenarios/close-in-handler.toml"));
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
         assert!(r.trace.iter().any(|l| l.contains("Revoked handler calls close()")), "the handler ran");
@@ -239,63 +233,56 @@ fn hazard7_barrier_handler_calls_close() {
     }
 }
 
-// Hazard 7 broken (goNELI): the barrier handler calls close() and then waits
-// for the election to close. The loop waits for the handler, the handler for
-// the loop: the revocation is never acknowledged, the group waits out the
-// rebalance timeout (10 s) and the role has no leader meanwhile. The same
-// story with our non-blocking close() hands over in about a second.
+// Hazard 7 broken (goNELI). Proves the gap oracle sees a handler that waits
+// for its own close(): the loop waits for the handler, the handler for the
+// loop, the revocation is never acknowledged, and the role has no leader until
+// the group gives up on the rebalance timeout (10 s).
 #[test]
-fn hazard7_broken_handler_waiting_for_its_own_close_stalls_the_handover() {
-    let faults = |kind: &str| {
-        format!(
-            "[[faults]]\nat = \"8s\"\nkind = \"{kind}\"\ntarget = \"leader\"\n[[faults]]\nat = \"10s\"\nkind = \"crash\"\ntarget = \"m2\"\nduration = \"1s\"\n"
-        )
-    };
-    let bound = "[expect]\nmax_overlap = \"0s\"\nmax_gap = \"6s\"\n";
-    let story7 =
-        |name: &str, kind: &str| story(name, "", "", &faults(kind)).replace("[expect]\nmax_overlap = \"0s\"\n", bound);
-    let broken = assert_flagged(&scenario(&story7("hazard7-deadlock", "close-and-wait-in-handler")), 1..4, "max_gap");
+fn a_handler_waiting_for_its_own_close_stalls_the_handover() {
+    let s = scenario(include_str!("scenarios/broken-handler-waits-for-its-close.toml"));
+    let broken = assert_flagged(&s, 1..4, "max_gap");
     assert!(broken.figures.gap_max_ms >= 9_000, "stalled until the rebalance timeout: {:?}", broken.figures);
-    let ok = assert_survives(&scenario(&story7("hazard7-nonblocking", "close-in-handler")), 1);
+}
+
+// Hazard 7, the same story with our non-blocking close(). Proves the handover
+// takes about a second, not the rebalance timeout.
+#[test]
+fn a_handler_that_closes_without_waiting_hands_over_at_once() {
+    let s = scenario(include_str!("scenarios/handler-closes-without-waiting.toml"));
+    let ok = assert_survives(&s, 1);
     assert!(ok.figures.gap_max_ms < 3_000, "{:?}", ok.figures);
 }
 
-// Hazard 3 broken: no membership proof. The leader is cut off from the
-// coordinator (it still reaches the partition leader b1, so it keeps reading
-// its own heartbeats) and its poll loop stalls just before the client would
-// report the lost assignment: its lease, counted from its last own
-// heartbeat, outlives its eviction. With the proof the lease ends T after
-// the last accepted commit, before the isolation began to matter.
+// The membership proof's caveat (docs/background.md, Protocol semantics), found
+// by this simulator. Proves that a commit accepted during PreparingRebalance
+// proves a lease of T, which overlaps the next leader when the rebalance
+// timeout (1 s) is below T (2 s): the rebalance timeout must exceed T plus the
+// group heartbeat interval.
 #[test]
-fn hazard3_broken_without_membership_proof_isolated_leader_overlaps() {
-    let cluster = "[cluster]\nbrokers = 2\ncoordinator = \"b0\"\npartition_leader = \"b1\"";
-    let faults = "[[faults]]\nat = \"10s\"\nkind = \"isolate-coordinator\"\ntarget = \"leader\"\nduration = \"8s\"\n[[faults]]\nat = \"12s\"\nkind = \"stall-poll\"\ntarget = \"leader\"\nduration = \"3s\"\n";
-    assert_flagged(&scenario(&story("hazard3-noproof", "membership_proof = false", cluster, faults)), 1..6, "overlap");
-    let s = scenario(&story("hazard3-proof", "", cluster, faults));
-    for seed in 1..4 {
-        assert_survives(&s, seed);
-    }
+fn a_rebalance_timeout_below_the_lease_lets_a_proven_lease_overlap() {
+    let s = scenario(include_str!("scenarios/broken-proof-rebalance-timeout.toml"));
+    assert_flagged(&s, 1..4, "overlap");
 }
 
-// Hazard 5 broken: `max.poll.interval.ms` (the rebalance timeout) at or below
-// T + S, which config validation rejects. A poll loop stalled while the
-// background heartbeats go on makes the member leave the group after 1 s,
-// while its last accepted commit still proves a lease of T = 2 s: the next
-// leader starts inside it. The valid 10 s survives the same stall.
+// The same story with the default rebalance timeout (10 s). Proves the proof
+// is safe once the rebalance timeout exceeds the lease.
 #[test]
-fn hazard5_broken_rebalance_timeout_below_lease_overlaps_on_a_poll_stall() {
-    let faults = "[[faults]]\nat = \"10s\"\nkind = \"stall-poll\"\ntarget = \"leader\"\nduration = \"5s\"\n";
-    let t2 = |text: String| {
-        text.replace(
-            "heartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"",
-            "heartbeat_timeout = \"2s\"\nsession_timeout = \"6s\"",
-        )
-    };
-    let broken = t2(story("hazard5-short-rebalance", "max_poll_interval = \"1s\"", "", faults));
-    assert_flagged(&scenario(&broken), 1..4, "overlap");
-    let valid = scenario(&t2(story("hazard5-valid-rebalance", "max_poll_interval = \"10s\"", "", faults)));
-    for seed in 1..4 {
-        assert_survives(&valid, seed);
+fn the_default_rebalance_timeout_keeps_a_proven_lease_exclusive() {
+    let s = scenario(include_str!("scenarios/proof-rebalance-timeout-ok.toml"));
+    assert_survives(&s, 1);
+}
+
+// Multi-role mode. Proves that a member crash and a pause move 4 roles on 3
+// partitions around without any role having two holders, that every role was
+// acquired and then re-acquired, and that every role is led at the end.
+// Reference: NELI §4 — role j lives on partition j mod M.
+#[test]
+fn every_role_keeps_one_holder_through_a_crash_and_a_pause() {
+    let s = scenario(include_str!("scenarios/multi-role.toml"));
+    for seed in 1..3 {
+        let r = assert_survives(&s, seed);
+        assert!(r.figures.acquisitions >= 8, "all four roles were acquired, then re-acquired");
+        assert!(r.figures.leader_at_end);
     }
 }
 
@@ -306,27 +293,10 @@ fn hazard5_broken_rebalance_timeout_below_lease_overlaps_on_a_poll_stall() {
 /// and the same seed plays it at the same instant.
 #[test]
 fn a_triggered_pause_starts_when_the_targets_proof_is_accepted() {
-    let s = crate::scenario(
-        r#"
-name = "triggered-pause"
-duration = "12s"
-
-[election]
-members = 2
-heartbeat_timeout = "1s"
-session_timeout = "3s"
-
-[[faults]]
-at = "0s"
-on = "proof-accepted"
-kind = "pause"
-target = "m0"
-duration = "500ms"
-"#,
-    );
+    let s = scenario(include_str!("scenarios/triggered-pause.toml"));
     let back = neli_sim::Scenario::parse(&s.to_toml(&[]).expect("writable"), "back.toml").expect("reads back");
     assert_eq!(back.timed_faults().collect::<Vec<_>>(), s.timed_faults().collect::<Vec<_>>());
-    let r = crate::assert_survives(&s, 3);
+    let r = assert_survives(&s, 3);
     let at = |needle: &str| {
         r.trace.iter().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle:?} in the trace")).clone()
     };
@@ -338,5 +308,5 @@ duration = "500ms"
     let secs = |l: &str| l.trim_start().split('s').next().and_then(|t| t.parse::<f64>().ok()).expect("a time");
     assert!(secs(&fired) > 1.0, "fired before any proof could be accepted: {fired}");
     assert_eq!(secs(&fired), secs(&paused), "{fired} / {paused}");
-    assert_eq!(crate::assert_survives(&s, 3).trace, r.trace, "the same seed plays the same trace");
+    assert_eq!(assert_survives(&s, 3).trace, r.trace, "the same seed plays the same trace");
 }

@@ -16,9 +16,9 @@ mod swarm;
 
 use neli_sim::{RunReport, Scenario, run_scenario};
 
-/// Parses an inline scenario (a test's story, in the file format) and
-/// keeps a copy under `target/neli-sim-scenarios/` so a failure can be
-/// reproduced with one command.
+/// Parses a test's story (a file under `scenarios/`, read in with
+/// `include_str!`) and keeps a copy under `target/neli-sim-scenarios/` so a
+/// failure can be reproduced with one command.
 pub fn scenario(toml: &str) -> Scenario {
     let s = Scenario::parse(toml, "<test>").unwrap_or_else(|e| panic!("test scenario invalid: {e}"));
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/neli-sim-scenarios");

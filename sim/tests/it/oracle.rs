@@ -11,9 +11,7 @@ use neli_sim::record::{Log, Told, WriteObs};
 use crate::scenario;
 
 fn violations(local: u64, lease_until: Option<u64>) -> Vec<String> {
-    let s = scenario(
-        "name = \"told\"\nduration = \"2s\"\n[election]\nmembers = 1\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n",
-    );
+    let s = scenario(include_str!("scenarios/oracle-told.toml"));
     let mut log = Log::default();
     let told = Some(Told { local, lease_until });
     log.writes.push(WriteObs { at: 1500, member: "m0".into(), token: 7, log_epoch: 0, told, in_handler: false });
@@ -46,26 +44,7 @@ fn told_it_leads_once_its_lease_ended_is_a_violation() {
 /// ignored expiry would be told it leads here (issue 18).
 #[test]
 fn recommended_core_tells_a_resumed_leader_it_no_longer_leads() {
-    let s = scenario(
-        r#"
-name = "told-after-pause"
-duration = "13s"
-
-[election]
-members = 2
-heartbeat_timeout = "1s"
-session_timeout = "2s"
-heartbeat_interval = "500ms"
-poll_interval = "500ms"
-app_work = "250ms"
-
-[[faults]]
-at = "5s"
-kind = "pause"
-target = "leader"
-duration = "2500ms"
-"#,
-    );
+    let s = scenario(include_str!("scenarios/oracle-told-after-pause.toml"));
     for seed in 0..6 {
         let r = crate::assert_survives(&s, seed);
         assert!(r.figures.writes > 0, "the application wrote while leading");
@@ -77,9 +56,7 @@ duration = "2500ms"
 /// application act must not pass (a driver whose `token()` compared the
 /// lease the wrong way round passed every other oracle: issue 11).
 fn untold(writes: usize) -> Vec<String> {
-    let s = scenario(
-        "name = \"untold\"\nduration = \"10s\"\n[election]\nmembers = 1\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n",
-    );
+    let s = scenario(include_str!("scenarios/oracle-untold.toml"));
     let mut log = Log::default();
     let leading = std::collections::BTreeMap::from([(0, neli_sim::record::LeaseView { token: 7, until: 5000 })]);
     log.leases.push(neli_sim::record::LeaseObs { at: 0, member: "m0".into(), slot: 0, leading });
@@ -104,17 +81,15 @@ fn a_leader_whose_application_is_never_told_it_leads_is_a_violation() {
 /// A run too short to elect is not judged so.
 #[test]
 fn a_run_long_enough_to_elect_that_elects_nobody_is_a_violation() {
-    let nobody = |duration: &str, end: u64| {
-        let s = scenario(&format!(
-            "name = \"nobody\"\nduration = \"{duration}\"\n[election]\nmembers = 2\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n"
-        ));
+    let nobody = |text: &str, end: u64| {
+        let s = scenario(text);
         let mut log = Log::default();
         log.slots.insert("m0".into(), 0);
         judge(&s, &log, &[ClockModel::new(0), ClockModel::new(0)], end).1
     };
-    let v = nobody("30s", 30_000);
+    let v = nobody(include_str!("scenarios/oracle-nobody-30s.toml"), 30_000);
     assert!(v.iter().any(|v| v.starts_with("rule leader-elected: no member held role 0 in 30.000s")), "{v:?}");
-    let short = nobody("5s", 5_000);
+    let short = nobody(include_str!("scenarios/oracle-nobody-5s.toml"), 5_000);
     assert!(short.iter().all(|v| !v.contains("leader-elected")), "{short:?}");
 }
 
@@ -125,9 +100,7 @@ fn a_run_long_enough_to_elect_that_elects_nobody_is_a_violation() {
 /// epoch may not run ahead of the losses either.
 fn after_one_told_loss(epoch: u64) -> Vec<String> {
     use neli_sim::record::{AssignmentChange, AssignmentObs, ClaimObs};
-    let s = scenario(
-        "name = \"told-loss\"\nduration = \"2s\"\n[election]\nmembers = 1\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n",
-    );
+    let s = scenario(include_str!("scenarios/oracle-told-loss.toml"));
     let mut log = Log::default();
     log.slots.insert("m0".into(), 0);
     log.assignments.push(AssignmentObs { seq: 1, at: 500, member: "m0".into(), change: AssignmentChange::LogLost });

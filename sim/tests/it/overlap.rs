@@ -6,16 +6,6 @@
 
 use crate::{assert_survives, scenario};
 
-fn story(name: &str, faults: &str) -> String {
-    format!(
-        "name = \"{name}\"\nduration = \"30s\"\n[election]\nmembers = 3\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n{faults}\n[expect]\nmax_overlap = \"0s\"\n"
-    )
-}
-
-fn fault(at: &str, kind: &str, rest: &str) -> String {
-    format!("[[faults]]\nat = \"{at}\"\nkind = \"{kind}\"\n{rest}\n")
-}
-
 /// Seconds of a trace line ("   12.345s m1 …").
 fn secs(line: &str) -> f64 {
     line.split_whitespace().next().and_then(|t| t.trim_end_matches('s').parse().ok()).unwrap_or(f64::NAN)
@@ -26,13 +16,12 @@ fn lines_of(trace: &[String], host: &str, text: &str) -> Vec<f64> {
     trace.iter().filter(|l| l.split_whitespace().nth(1) == Some(host) && l.contains(text)).map(|l| secs(l)).collect()
 }
 
-// Two pauses of m1, the second inside the first: m1 runs again only when
-// the outer one ends (it used to resume at the inner one's end).
+// Two pauses of m1, the second inside the first. Proves m1 runs again only
+// when the outer one ends: one resume, at 15 s, and no line of m1's in
+// between (it used to resume at the inner one's end).
 #[test]
 fn nested_pauses_resume_when_the_last_one_ends() {
-    let faults = fault("5s", "pause", "target = \"m1\"\nduration = \"10s\"")
-        + &fault("8s", "pause", "target = \"m1\"\nduration = \"2s\"");
-    let s = scenario(&story("overlap-nested-pauses", &faults));
+    let s = scenario(include_str!("scenarios/overlap-nested-pauses.toml"));
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
         let resumes = lines_of(&r.trace, "sim", "resume m1");
@@ -45,11 +34,11 @@ fn nested_pauses_resume_when_the_last_one_ends() {
     }
 }
 
-// A pause at 0 s holds the member from its first step: it joins only
-// after the pause (it used to be erased when the process started).
+// A pause at 0 s. Proves it holds the member from its first step: m2 joins,
+// but only after the pause (it used to be erased when the process started).
 #[test]
 fn a_pause_before_the_member_starts_holds_it() {
-    let s = scenario(&story("overlap-pause-at-start", &fault("0s", "pause", "target = \"m2\"\nduration = \"6s\"")));
+    let s = scenario(include_str!("scenarios/overlap-pause-at-start.toml"));
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
         let joins = lines_of(&r.trace, "m2", "joined generation");
@@ -58,13 +47,12 @@ fn a_pause_before_the_member_starts_holds_it() {
     }
 }
 
-// Two cuts of the m1–b0 link, the second inside the first: the link stays
-// cut until the outer one ends, so m1 cannot rejoin before 15 s.
+// Two cuts of the m1–b0 link, the second inside the first. Proves the link
+// stays cut until the outer one ends: m1 does not rejoin between 5 s and
+// 15 s, and does after.
 #[test]
 fn a_link_stays_cut_until_its_last_cut_ends() {
-    let faults = fault("5s", "partition", "a = \"m1\"\nb = \"b0\"\nduration = \"10s\"")
-        + &fault("8s", "partition", "a = \"m1\"\nb = \"b0\"\nduration = \"2s\"");
-    let s = scenario(&story("overlap-nested-cuts", &faults));
+    let s = scenario(include_str!("scenarios/overlap-nested-cuts.toml"));
     for seed in 1..4 {
         let r = assert_survives(&s, seed);
         let joins = lines_of(&r.trace, "m1", "joined generation");
@@ -76,45 +64,56 @@ fn a_link_stays_cut_until_its_last_cut_ends() {
     }
 }
 
-// A crash brings the member back once, with its last restart due.
+// Two crashes of m1, the second while it is down. Proves the member comes
+// back once, when its last restart is due (13 s).
 #[test]
 fn overlapping_crashes_restart_once_at_the_last_restart() {
-    let faults = fault("5s", "crash", "target = \"m1\"\nduration = \"8s\"")
-        + &fault("7s", "crash", "target = \"m1\"\nduration = \"2s\"");
-    let r = assert_survives(&scenario(&story("overlap-crashes", &faults)), 1);
+    let r = assert_survives(&scenario(include_str!("scenarios/overlap-crashes.toml")), 1);
     assert_eq!(lines_of(&r.trace, "sim", "restart m1"), vec![13.0], "{:#?}", r.trace);
 }
 
-// Faults on the process of a member that a crash keeps down do nothing
-// and the trace says so; the restarted process is not paused, closed or
-// resigned by them. Clock faults still apply.
-#[test]
-fn process_faults_on_a_member_that_is_down_do_nothing() {
-    let crash = fault("5s", "crash", "target = \"m1\"\nduration = \"4s\"");
-    for (kind, rest) in [
-        ("pause", "target = \"m1\"\nduration = \"10s\""),
-        ("stall-poll", "target = \"m1\"\nduration = \"10s\""),
-        ("close", "target = \"m1\""),
-        ("resign", "target = \"m1\""),
-    ] {
-        let s = scenario(&story(&format!("overlap-down-{kind}"), &(crash.clone() + &fault("7s", kind, rest))));
-        let r = assert_survives(&s, 1);
-        let said = lines_of(&r.trace, "sim", &format!("m1 is down: the {kind} does nothing"));
-        assert_eq!(said, vec![7.0], "{kind}: {:#?}", r.trace);
-        let back = lines_of(&r.trace, "m1.1", "joined generation");
-        assert!(back.iter().any(|t| *t > 9.0 && *t < 15.0), "{kind}: the restarted m1 rejoins at once: {back:?}");
-        assert!(lines_of(&r.trace, "m1.1", "closed").is_empty() && lines_of(&r.trace, "m1.1", "resigned").is_empty());
-    }
+/// m1 is crashed at 5 s for 4 s and a `kind` fault aimed at it at 7 s
+/// (`text`, the story's file). Proves the fault does nothing and the trace
+/// says so at 7 s, the restarted process rejoins at once (between 9 s and
+/// 15 s), and it is not closed or resigned by the fault. Clock faults, by
+/// contrast, still apply to a member that is down.
+fn a_process_fault_on_a_member_that_is_down_does_nothing(kind: &str, text: &str) {
+    let r = assert_survives(&scenario(text), 1);
+    let said = lines_of(&r.trace, "sim", &format!("m1 is down: the {kind} does nothing"));
+    assert_eq!(said, vec![7.0], "{kind}: {:#?}", r.trace);
+    let back = lines_of(&r.trace, "m1.1", "joined generation");
+    assert!(back.iter().any(|t| *t > 9.0 && *t < 15.0), "{kind}: the restarted m1 rejoins at once: {back:?}");
+    assert!(lines_of(&r.trace, "m1.1", "closed").is_empty() && lines_of(&r.trace, "m1.1", "resigned").is_empty());
 }
 
-// A pause of the killed process does not end a later pause of its
-// successor early: each resume belongs to the process it paused.
+#[test]
+fn a_pause_of_a_member_that_is_down_does_nothing() {
+    a_process_fault_on_a_member_that_is_down_does_nothing("pause", include_str!("scenarios/overlap-down-pause.toml"));
+}
+
+#[test]
+fn a_poll_stall_of_a_member_that_is_down_does_nothing() {
+    let text = include_str!("scenarios/overlap-down-stall-poll.toml");
+    a_process_fault_on_a_member_that_is_down_does_nothing("stall-poll", text);
+}
+
+#[test]
+fn a_close_of_a_member_that_is_down_does_nothing() {
+    a_process_fault_on_a_member_that_is_down_does_nothing("close", include_str!("scenarios/overlap-down-close.toml"));
+}
+
+#[test]
+fn a_resign_of_a_member_that_is_down_does_nothing() {
+    a_process_fault_on_a_member_that_is_down_does_nothing("resign", include_str!("scenarios/overlap-down-resign.toml"));
+}
+
+// m1 paused, killed and restarted, then its new process paused. Proves a
+// pause of the killed process does not end its successor's pause early:
+// the only resume is the successor's, at 15 s (each resume belongs to the
+// process it paused).
 #[test]
 fn a_resume_of_a_killed_process_does_not_end_its_successors_pause() {
-    let faults = fault("0s", "pause", "target = \"m1\"\nduration = \"10s\"")
-        + &fault("1s", "crash", "target = \"m1\"\nduration = \"1s\"")
-        + &fault("5s", "pause", "target = \"m1\"\nduration = \"10s\"");
-    let s = scenario(&story("overlap-resume-after-crash", &faults));
+    let s = scenario(include_str!("scenarios/overlap-resume-after-crash.toml"));
     let r = assert_survives(&s, 1);
     assert_eq!(lines_of(&r.trace, "sim", "resume m1"), vec![15.0], "{:#?}", r.trace);
 }

@@ -1,14 +1,22 @@
+//! Broker profiles change timing the way the real brokers do
+//! (docs/background.md, Measured facts), seen in one story: the leader is
+//! killed at 12 s, on a cluster imitating each broker.
+
 use crate::{assert_survives, scenario};
 
+/// The failover after the leader's crash, on a cluster imitating `profile`.
 fn crash_failover(profile: &str, seed: u64) -> u64 {
-    let text = format!(
-        "name = \"profile-{profile}\"\nduration = \"30s\"\n[cluster]\nprofile = \"{profile}\"\n[election]\nmembers = 3\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n[[faults]]\nat = \"12s\"\nkind = \"crash\"\ntarget = \"leader\"\n"
-    );
-    let r = assert_survives(&scenario(&text), seed);
+    let text = match profile {
+        "kafka" => include_str!("scenarios/profile-kafka.toml"),
+        "tansu" => include_str!("scenarios/profile-tansu.toml"),
+        "librdkafka-mock" => include_str!("scenarios/profile-librdkafka-mock.toml"),
+        other => panic!("no crash story for profile {other}"),
+    };
+    let r = assert_survives(&scenario(text), seed);
     r.figures.failovers_ms.first().copied().expect("the crash hit the leader")
 }
 
-// Broker profiles change timing the way the real brokers do (docs/background.md, Measured facts):
+// Proves the tansu profile pays the real broker's rebalance pause:
 // tansu's ~3 s pause on every rebalance puts its failover after a SIGKILL
 // with S = 3 s in the measured 4.4-6 s band, ~2-3 s behind Apache Kafka's.
 #[test]
@@ -22,8 +30,8 @@ fn tansu_failover_pays_its_rebalance_pause() {
     }
 }
 
-// The librdkafka mock finds expired members only every second: never
-// faster than Kafka's exact expiry.
+// Proves the librdkafka mock's expiry is never faster than Kafka's exact
+// one: the mock finds expired members only every second.
 #[test]
 fn mock_expiry_check_is_never_faster_than_kafka() {
     for seed in 1..4 {

@@ -14,11 +14,13 @@ use neli_sim::record::{
 
 use crate::scenario;
 
-/// T = 1 s, membership proof on (the default).
+/// T = 1 s, with the membership proof (the default) or without.
 fn scenario_with_proof(proof: bool) -> neli_sim::Scenario {
-    scenario(&format!(
-        "name = \"rules\"\nduration = \"10s\"\n[election]\nmembers = 2\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\nmembership_proof = {proof}\n"
-    ))
+    if proof {
+        scenario(include_str!("scenarios/rules-with-proof.toml"))
+    } else {
+        scenario(include_str!("scenarios/rules-without-proof.toml"))
+    }
 }
 
 fn assigned(log: &mut Log, at: u64, member: &str, generation: u64) {
@@ -354,13 +356,9 @@ fn handles_that_disagree_on_leadership_are_a_violation() {
 /// is not judged (G runs on the member's clock, which may then run ahead).
 #[test]
 fn a_lease_taken_sooner_than_g_after_the_assignment_breaks_grace() {
-    let with = |extra: &str| {
-        scenario(&format!(
-            "name = \"rules\"\nduration = \"10s\"\n[election]\nmembers = 2\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\ngrace = \"1s\"\n{extra}"
-        ))
-    };
+    let grace = scenario(include_str!("scenarios/rules-grace.toml"));
     let early = keeps_every_rule();
-    let text = only(rules::judge(&with(""), &early), rules::GRACE);
+    let text = only(rules::judge(&grace, &early), rules::GRACE);
     assert!(text.contains("20ms after partition 0 was handed to it") && text.contains("G = 1000ms"), "{text}");
 
     let mut late = Log::default();
@@ -368,10 +366,10 @@ fn a_lease_taken_sooner_than_g_after_the_assignment_breaks_grace() {
     heartbeat(&mut late, 1090, 5, "m0", 1, 1000);
     proof(&mut late, "m0", 1, 1010);
     claim(&mut late, 1100, "m0", 5, 2000, 0);
-    assert_eq!(rules::judge(&with(""), &late), Vec::<String>::new());
+    assert_eq!(rules::judge(&grace, &late), Vec::<String>::new());
 
-    let step = "[[faults]]\nat = \"5s\"\nkind = \"clock-step\"\ntarget = \"m0\"\nby = \"1s\"\n";
-    assert_eq!(rules::judge(&with(step), &early), Vec::<String>::new());
+    let stepped = scenario(include_str!("scenarios/rules-grace-clock-step.toml"));
+    assert_eq!(rules::judge(&stepped, &early), Vec::<String>::new());
 }
 
 /// A resign must move leadership: the member that resigned stays out of

@@ -1,11 +1,17 @@
 use crate::{assert_survives, scenario};
 
-/// Three members, T = 1 s, S = 3 s; at 8 s the leader suffers `kind` for `duration`.
+/// The trace of seed 1 of the story `name` (a file under `scenarios/`):
+/// three members, T = 1 s, S = 3 s; at 8 s the leader suffers `kind` for
+/// `duration`.
 fn leader_fault_trace(name: &str, kind: &str, duration: &str) -> String {
-    let s = scenario(&format!(
-        "name = \"{name}\"\nduration = \"20s\"\n[election]\nmembers = 3\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n\
-         [[faults]]\nat = \"8s\"\nkind = \"{kind}\"\ntarget = \"leader\"\nduration = \"{duration}\"\n"
-    ));
+    let text = match name {
+        "leader-crash" => include_str!("scenarios/leader-crash.toml"),
+        "leader-pause" => include_str!("scenarios/leader-pause.toml"),
+        other => panic!("no story {other}"),
+    };
+    // The snapshot's name says what story it pins: the file must tell it.
+    assert!(text.contains(&format!("kind = \"{kind}\"")) && text.contains(&format!("duration = \"{duration}\"")));
+    let s = scenario(text);
     assert_survives(&s, 1).trace.join("\n")
 }
 
