@@ -122,6 +122,65 @@ pub struct Request {
 pub const DEFAULT_ROLES: u32 = 2;
 
 impl Request {
+    /// What `neli-lab check --mode MODE` asks for with no other flag (the
+    /// gate runs these).
+    pub fn defaults(mode: Mode) -> Request {
+        Request {
+            members: None,
+            mode,
+            roles: None,
+            heartbeat_timeout: None,
+            session_timeout: None,
+            grace: 0,
+            ticks: 8,
+            membership_proof: true,
+            incremental: false,
+            variant: UnsafeVariant::default(),
+            skip_revoked_barrier: false,
+            pauses: 1,
+            crashes: 0,
+            isolations: None,
+            clock_steps: 0,
+            max_skew: None,
+            log_losses: 0,
+            threads: DEFAULT_THREADS,
+        }
+    }
+}
+
+impl Mode {
+    /// Every mode, in the order the gate checks them.
+    pub const ALL: [Mode; 3] = [Mode::Exclusive, Mode::MultiRole, Mode::NonExclusive];
+
+    /// The mode as `--mode` spells it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Mode::Exclusive => "exclusive",
+            Mode::MultiRole => "multi-role",
+            Mode::NonExclusive => "non-exclusive",
+        }
+    }
+}
+
+/// `check` of `req` with `search` and `limits`, with the simulator trying
+/// each counterexample on `sim_seeds` seeds: the report, or why the request
+/// is refused. `budget_text` is the `--time-budget` as given.
+pub fn run(
+    req: &Request,
+    search: Search,
+    limits: Limits,
+    budget_text: &str,
+    sim_seeds: u64,
+    out: &Path,
+) -> Result<report::Check, String> {
+    let cfg = req.config()?;
+    let bounds = describe(&cfg, search, req.threads);
+    let t0 = std::time::Instant::now();
+    let s = check(cfg, req.threads, search, limits, budget_text, out)?;
+    Ok(s.report(bounds, t0.elapsed().as_secs_f64(), sim_seeds))
+}
+
+impl Request {
     /// The model configuration, or why a flag would have no effect or no
     /// meaning (each message names the flag): every flag `check` accepts
     /// changes what is explored, or is refused.

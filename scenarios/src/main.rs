@@ -47,6 +47,9 @@ enum Cmd {
     Check(cmd::check::CheckArgs),
     /// The harness's own speed: seeds/s and simulated seconds per wall second.
     Bench(cmd::bench::BenchArgs),
+    /// The correctness gate: every shipped scenario with layer ablation on
+    /// the simulator, then the model check in every mode; one verdict.
+    Gate(cmd::gate::GateArgs),
 }
 
 fn main() -> ExitCode {
@@ -62,5 +65,6 @@ fn main() -> ExitCode {
         Cmd::Tune(a) => cmd::tune::run(a),
         Cmd::Check(a) => cmd::check::run(a),
         Cmd::Bench(a) => cmd::bench::run(a),
+        Cmd::Gate(a) => cmd::gate::run(a),
     }
 }

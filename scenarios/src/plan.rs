@@ -234,6 +234,90 @@ pub fn report(groups: &[Group], header: report::Explore) -> report::Explore {
     report::Explore { scenarios: rows(groups).map(Row::report).collect(), ..header }
 }
 
+/// What `explore` (or the gate's explore half) was asked to run, flag by flag.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// Scenario names or paths (empty with `all`).
+    pub names: Vec<String>,
+    /// Every shipped scenario (`--all`).
+    pub all: bool,
+    pub start: u64,
+    pub seeds: u64,
+    /// `--shard i/n` as given.
+    pub shard: Option<String>,
+    /// Layer ablation (`--ablate`) on the first `ablate_seeds` seeds.
+    pub ablate: bool,
+    pub ablate_seeds: Option<u64>,
+    /// Threads (`None`: one per core).
+    pub jobs: Option<usize>,
+    /// `--time-budget` as given.
+    pub time_budget: Option<String>,
+    pub fail_fast: bool,
+}
+
+/// A [`Request`] checked and loaded: the groups to run and how.
+pub struct Prepared {
+    pub groups: Vec<Group>,
+    pub opts: Options,
+    req: Request,
+    shard: report::Shard,
+    ablate_seeds: Option<u64>,
+}
+
+impl Request {
+    /// Loads the scenarios and checks every flag, or says which one is
+    /// refused and why (exit 2).
+    pub fn prepare(self) -> Result<Prepared, String> {
+        let names = scenario_names(self.all, self.names.clone())?;
+        let (index, of) = self.shard.as_deref().map(explore::parse_shard).transpose()?.unwrap_or((1, 1));
+        let entries =
+            names.iter().map(|n| catalog::load(n).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>()?;
+        let ablate_seeds = ablation_seeds(self.ablate_seeds, self.seeds)?;
+        let seeds = explore::shard_seeds(self.start, self.seeds, index, of)?;
+        let budget = self.time_budget.as_deref().map(explore::parse_budget).transpose()?;
+        let opts = Options {
+            seeds,
+            ablation_end: ablate_seeds.map_or(u64::MAX, |n| self.start.saturating_add(n)),
+            jobs: self.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1),
+            budget,
+            fail_fast: self.fail_fast,
+        };
+        let groups = groups(entries, self.ablate);
+        Ok(Prepared { groups, opts, shard: report::Shard { index, of }, ablate_seeds, req: self })
+    }
+}
+
+impl Prepared {
+    /// Runs the plan with a progress bar on stderr; the report, and how
+    /// the run ended.
+    pub fn run(mut self) -> (report::Explore, Vec<Group>, Ended) {
+        let bar = crate::progress::bar(self.opts.runs(&self.groups));
+        let t0 = Instant::now();
+        let ended = run(&mut self.groups, &self.opts, &bar);
+        bar.finish_and_clear();
+        if let Some((name, not_run)) = &ended.fail_fast {
+            eprintln!(
+                "neli-lab: --fail-fast: stopped after {name} failed; {not_run} scenario run(s) after it not started"
+            );
+        }
+        let header = report::Explore {
+            schema: report::SCHEMA.into(),
+            build: crate::BUILD.into(),
+            start: self.req.start,
+            seeds: self.req.seeds,
+            shard: self.shard,
+            jobs: self.opts.jobs,
+            wall_s: t0.elapsed().as_secs_f64(),
+            time_budget: if ended.by_budget { self.req.time_budget.clone() } else { None },
+            merged_shards: 0,
+            interrupted: crate::interrupt::requested(),
+            ablate_seeds: self.ablate_seeds,
+            scenarios: Vec::new(),
+        };
+        (report(&self.groups, header), self.groups, ended)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

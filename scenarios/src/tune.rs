@@ -4,9 +4,11 @@
 //! recommendation.
 //!
 //! Safe = no overlap and no stale write on any seed. Valid = what neli's
-//! config validation accepts (exclusive: T < S; non-exclusive: T > S); an
-//! invalid configuration is still simulated, to show why the rule exists,
-//! but never recommended. Recommended = among safe and valid
+//! config validation accepts (`Election::neli_config`, the library's own
+//! `ConfigBuilder::build`: exclusive T < S, non-exclusive T > S, and with
+//! the membership proof `max.poll.interval.ms` above T + S); an invalid
+//! configuration is still simulated, to show why the rule exists, but
+//! never recommended. Recommended = among safe and valid
 //! configurations whose median gap is within 25% (+250 ms) of the best one,
 //! the one with the largest relative margin |S - T| / S (slack against clock
 //! drift and late timers), then the shorter p99 gap.
@@ -72,6 +74,13 @@ pub fn configure(base: &Scenario, t: Dur, s: Dur, g: Dur) -> Scenario {
     sc
 }
 
+/// Whether neli's own validation accepts `sc`'s settings
+/// (`Election::neli_config`): whatever the scenario file says in
+/// `unchecked`, an invalid configuration is never recommended.
+pub fn valid(sc: &Scenario) -> bool {
+    sc.election.neli_config().is_ok()
+}
+
 /// Runs every configuration of `ts x ss x gs` over `seeds`.
 pub fn sweep(
     base: &Scenario,
@@ -106,7 +115,7 @@ pub fn sweep(
                     gap_p99_ms: percentile(&gaps, 99),
                     failover_p50_ms: (!fos.is_empty()).then(|| percentile(&fos, 50)),
                     failover_max_ms: (!fos.is_empty()).then(|| percentile(&fos, 100)),
-                    valid: if sc.election.is_exclusive() { t < s } else { t > s },
+                    valid: valid(&sc),
                     first_violation: rs.iter().find_map(|r| r.violations.first().map(|v| (r.seed, v.clone()))),
                 });
             }
@@ -218,4 +227,21 @@ fn write_unsafe(arg: &str, base: &Scenario, c: &Config, out: &std::path::Path) -
     let text = sc.to_toml(&header).map_err(|e| e.to_string())?;
     std::fs::write(&p, text).map_err(|err| format!("{}: cannot write: {err}", p.display()))?;
     Ok(p.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Valid is what neli's validation says, the rebalance timeout included
+    // (it used to be T against S only).
+    #[test]
+    fn valid_is_what_neli_accepts() {
+        let text = "name = \"x\"\nduration = \"10s\"\n[election]\nmembers = 2\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\nmax_poll_interval = \"5s\"\n";
+        let base = Scenario::parse(text, "x.toml").expect("valid");
+        let at = |t: i64, s: i64| valid(&configure(&base, Dur(t), Dur(s), Dur(0)));
+        assert!(at(1000, 3000));
+        assert!(!at(3000, 3000), "T not below S");
+        assert!(!at(1000, 4000), "max.poll.interval.ms 5s not above T + S");
+    }
 }

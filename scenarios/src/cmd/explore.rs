@@ -1,13 +1,11 @@
 //! `neli-lab explore`: many seeds of many scenarios (the main job), with
 //! layer ablation, shards, a time budget and artifacts of failing seeds.
 
+use super::{SeedRange, fail, verdict_code};
+use crate::plan;
+use crate::report::{self, Format};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
-
-use super::{SeedRange, fail, jobs, verdict_code};
-use crate::report::{self, Format};
-use crate::{catalog, explore, plan};
 
 /// `explore`'s arguments.
 #[derive(clap::Args, Debug)]
@@ -50,61 +48,37 @@ pub struct ExploreArgs {
     fail_fast: bool,
 }
 
-/// What the flags ask for, each refused by name if it cannot be run.
-struct Planned {
-    groups: Vec<plan::Group>,
-    opts: plan::Options,
-    shard: report::Shard,
-    ablate_seeds: Option<u64>,
-}
-
-fn plan_of(a: &ExploreArgs) -> Result<Planned, String> {
-    let names = plan::scenario_names(a.all, a.scenarios.clone())?;
-    let (index, of) = a.shard.as_deref().map(explore::parse_shard).transpose()?.unwrap_or((1, 1));
-    let entries = names.iter().map(|n| catalog::load(n).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>()?;
-    let ablate_seeds = plan::ablation_seeds(a.ablate_seeds, a.range.seeds)?;
-    let seeds = explore::shard_seeds(a.range.start, a.range.seeds, index, of)?;
-    let budget = a.time_budget.as_deref().map(explore::parse_budget).transpose()?;
-    if let Some(dir) = &a.artifacts {
-        std::fs::create_dir_all(dir).map_err(|err| format!("--artifacts {}: cannot create: {err}", dir.display()))?;
+impl ExploreArgs {
+    fn request(&self) -> plan::Request {
+        plan::Request {
+            names: self.scenarios.clone(),
+            all: self.all,
+            start: self.range.start,
+            seeds: self.range.seeds,
+            shard: self.shard.clone(),
+            ablate: self.ablate,
+            ablate_seeds: self.ablate_seeds,
+            jobs: self.range.jobs,
+            time_budget: self.time_budget.clone(),
+            fail_fast: self.fail_fast,
+        }
     }
-    let opts = plan::Options {
-        seeds,
-        ablation_end: ablate_seeds.map_or(u64::MAX, |n| a.range.start.saturating_add(n)),
-        jobs: jobs(a.range.jobs),
-        budget,
-        fail_fast: a.fail_fast,
-    };
-    Ok(Planned { groups: plan::groups(entries, a.ablate), opts, shard: report::Shard { index, of }, ablate_seeds })
 }
 
 pub fn run(a: ExploreArgs) -> ExitCode {
-    let Planned { mut groups, opts, shard, ablate_seeds } = match plan_of(&a) {
+    let prepared = a.request().prepare().and_then(|p| {
+        if let Some(dir) = &a.artifacts {
+            std::fs::create_dir_all(dir)
+                .map_err(|err| format!("--artifacts {}: cannot create: {err}", dir.display()))?;
+        }
+        Ok(p)
+    });
+    let prepared = match prepared {
         Ok(p) => p,
         Err(err) => return fail(err),
     };
-    let bar = crate::progress::bar(opts.runs(&groups));
-    let t0 = Instant::now();
-    let ended = plan::run(&mut groups, &opts, &bar);
-    bar.finish_and_clear();
-    if let Some((name, not_run)) = &ended.fail_fast {
-        eprintln!("neli-lab: --fail-fast: stopped after {name} failed; {not_run} scenario run(s) after it not started");
-    }
-    let header = report::Explore {
-        schema: report::SCHEMA.into(),
-        build: crate::BUILD.into(),
-        start: a.range.start,
-        seeds: a.range.seeds,
-        shard,
-        jobs: opts.jobs,
-        wall_s: t0.elapsed().as_secs_f64(),
-        time_budget: if ended.by_budget { a.time_budget.clone() } else { None },
-        merged_shards: 0,
-        interrupted: crate::interrupt::requested(),
-        ablate_seeds,
-        scenarios: Vec::new(),
-    };
-    let r = plan::report(&groups, header);
+    let seeds = prepared.opts.seeds.len();
+    let (r, groups, _) = prepared.run();
     print!("{}", r.render(a.format));
     if let Some(dir) = &a.artifacts
         && let Err(err) = write_artifacts(dir, &groups, &r)
@@ -113,11 +87,8 @@ pub fn run(a: ExploreArgs) -> ExitCode {
     }
     if crate::interrupt::requested() {
         let ran: usize = r.scenarios.iter().map(|s| s.results.len()).sum();
-        let rows = plan::rows(&groups).count();
-        eprintln!(
-            "neli-lab: interrupted after {ran} of {} run(s): the summary above covers only those",
-            opts.seeds.len() * rows
-        );
+        let planned = seeds * plan::rows(&groups).count();
+        eprintln!("neli-lab: interrupted after {ran} of {planned} run(s): the summary above covers only those");
         return ExitCode::from(crate::interrupt::EXIT);
     }
     verdict_code(!r.failed())

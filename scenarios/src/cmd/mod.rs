@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod check;
 pub mod explore;
+pub mod gate;
 pub mod list;
 pub mod merge;
 pub mod run;

@@ -17,7 +17,8 @@ pub struct ShrinkArgs {
     /// Where to write the shrunk scenario (default: stdout).
     #[arg(short = 'o', long = "out")]
     out: Option<PathBuf>,
-    /// At most this many simulation runs.
+    /// At most this many simulation runs (at least 1: with none, nothing
+    /// could be tried).
     #[arg(long, default_value_t = 300)]
     budget: u32,
     /// Shrink the run with this layer switched off, as `run --without`.
@@ -26,6 +27,11 @@ pub struct ShrinkArgs {
 }
 
 pub fn run(a: ShrinkArgs) -> ExitCode {
+    if a.budget == 0 {
+        return fail(
+            "--budget 0: shrinking needs at least one simulation run (the first re-runs the failing seed); give --budget 1 or more",
+        );
+    }
     let e = match catalog::load_without(&a.scenario, a.without) {
         Ok(e) => e,
         Err(err) => return fail(err),

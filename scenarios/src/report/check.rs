@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Case, CaseFailure, Format, junit};
+use super::{Case, CaseFailure, Format, junit, suite};
 use crate::REPRO;
 
 /// The `schema` field of a `check --format json` report.
@@ -246,8 +246,17 @@ impl Check {
     /// One testcase per property; a violated `always` property fails with
     /// its scenario file, the simulator's replay and the reproduction.
     pub fn junit(&self) -> String {
-        let cases: Vec<Case> = self
-            .properties
+        junit("neli-lab check", &format!("{}\n{}", self.build, self.bounds), self.wall_s, &self.cases())
+    }
+
+    /// The testsuite of [`Check::junit`] named `name`, for a document of several.
+    pub fn junit_suite(&self, name: &str) -> quick_junit::TestSuite {
+        suite(name, &format!("{}\n{}", self.build, self.bounds), self.wall_s, &self.cases())
+    }
+
+    /// One testcase per property.
+    fn cases(&self) -> Vec<Case> {
+        self.properties
             .iter()
             .map(|p| Case {
                 name: p.property.clone(),
@@ -266,8 +275,7 @@ impl Check {
                 }),
                 out: p.outcome.word().into(),
             })
-            .collect();
-        junit("neli-lab check", &format!("{}\n{}", self.build, self.bounds), self.wall_s, &cases)
+            .collect()
     }
 }
 

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Case, CaseFailure, Format, junit};
+use super::{Case, CaseFailure, Format, junit, suite};
 use crate::REPRO;
 use crate::stats::{self, SeedResult};
 
@@ -338,8 +338,13 @@ impl Explore {
     /// failing seeds has one `<failure>` naming the first failing seed's
     /// violation and reproduction, listing all of them in its body.
     pub fn junit(&self) -> String {
-        let cases: Vec<Case> = self
-            .scenarios
+        let cases = self.cases();
+        junit("neli-lab explore", &format!("{}\n{}", self.build, self.explored_line()), self.wall_s, &cases)
+    }
+
+    /// One testcase per scenario row.
+    fn cases(&self) -> Vec<Case> {
+        self.scenarios
             .iter()
             .map(|s| Case {
                 name: s.name.clone(),
@@ -388,8 +393,12 @@ impl Explore {
                     s.summary.failover
                 ),
             })
-            .collect();
-        junit("neli-lab explore", &format!("{}\n{}", self.build, self.explored_line()), self.wall_s, &cases)
+            .collect()
+    }
+
+    /// The testsuite of [`Explore::junit`], for a document of several.
+    pub fn junit_suite(&self) -> quick_junit::TestSuite {
+        suite("neli-lab explore", &format!("{}\n{}", self.build, self.explored_line()), self.wall_s, &self.cases())
     }
 }
 

@@ -27,37 +27,51 @@ pub struct CaseFailure {
 
 /// A JUnit XML document with one testsuite named `suite`, whose
 /// `<system-out>` is `suite_out` (conforming to `scenarios/tests/it/junit.xsd`).
-pub fn junit(suite: &str, suite_out: &str, time_s: f64, cases: &[Case]) -> String {
-    let mut ts = TestSuite::new(xml_safe(suite));
+pub fn junit(suite_name: &str, suite_out: &str, time_s: f64, cases: &[Case]) -> String {
+    document(suite_name, time_s, vec![suite(suite_name, suite_out, time_s, cases)])
+}
+
+/// One testsuite named `name` with `cases`, for [`document`].
+pub fn suite(name: &str, suite_out: &str, time_s: f64, cases: &[Case]) -> TestSuite {
+    let mut ts = TestSuite::new(xml_safe(name));
     ts.set_time(seconds(time_s));
     ts.set_system_out(xml_safe(suite_out));
     for c in cases {
-        let status = match (&c.failure, &c.skipped) {
-            (Some(f), _) => {
-                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                s.set_message(xml_safe(&f.message));
-                s.set_type("violation");
-                if !f.body.is_empty() {
-                    s.set_description(xml_safe(&f.body));
-                }
-                s
-            }
-            (None, Some(why)) => {
-                let mut s = TestCaseStatus::skipped();
-                s.set_message(xml_safe(why));
-                s
-            }
-            (None, None) => TestCaseStatus::success(),
-        };
-        let mut tc = TestCase::new(xml_safe(&c.name), status);
-        tc.set_classname(xml_safe(&c.classname));
-        tc.set_time(seconds(c.time_s));
-        tc.set_system_out(xml_safe(&c.out));
-        ts.add_test_case(tc);
+        ts.add_test_case(test_case(c));
     }
-    let mut report = Report::new(xml_safe(suite));
+    ts
+}
+
+fn test_case(c: &Case) -> TestCase {
+    let status = match (&c.failure, &c.skipped) {
+        (Some(f), _) => {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            s.set_message(xml_safe(&f.message));
+            s.set_type("violation");
+            if !f.body.is_empty() {
+                s.set_description(xml_safe(&f.body));
+            }
+            s
+        }
+        (None, Some(why)) => {
+            let mut s = TestCaseStatus::skipped();
+            s.set_message(xml_safe(why));
+            s
+        }
+        (None, None) => TestCaseStatus::success(),
+    };
+    let mut tc = TestCase::new(xml_safe(&c.name), status);
+    tc.set_classname(xml_safe(&c.classname));
+    tc.set_time(seconds(c.time_s));
+    tc.set_system_out(xml_safe(&c.out));
+    tc
+}
+
+/// A JUnit XML document named `name` holding `suites`.
+pub fn document(name: &str, time_s: f64, suites: Vec<TestSuite>) -> String {
+    let mut report = Report::new(xml_safe(name));
     report.set_time(seconds(time_s));
-    report.add_test_suite(ts);
+    report.add_test_suites(suites);
     let mut xml = report.to_string().unwrap_or_else(|e| panic!("a JUnit report serialises: {e}"));
     if !xml.ends_with('\n') {
         xml.push('\n');

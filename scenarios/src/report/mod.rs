@@ -1,5 +1,5 @@
 //! What each `neli-lab` command found, as one value per command
-//! ([`Explore`], [`Run`], [`Tune`], [`Check`]) rendered in the three forms it
+//! ([`Explore`], [`Run`], [`Tune`], [`Check`], [`Gate`]) rendered in the three forms it
 //! prints (`--format`): text for a person, JSON for tools (and `merge`),
 //! JUnit XML for CI test reports. Rendering all three from one value is what
 //! keeps them from disagreeing. The JSON schemas and the exit codes are
@@ -7,13 +7,15 @@
 
 mod check;
 mod explore;
+mod gate;
 mod junit;
 mod run;
 mod tune;
 
 pub use check::*;
 pub use explore::*;
-pub use junit::{Case, CaseFailure, junit};
+pub use gate::*;
+pub use junit::{Case, CaseFailure, document, junit, suite};
 pub use run::*;
 pub use tune::*;
 

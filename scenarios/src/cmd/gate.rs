@@ -1,0 +1,74 @@
+//! `neli-lab gate`: the correctness gate CI runs, both halves of the
+//! harness with one verdict: every shipped scenario on the simulator with
+//! layer ablation (`explore --all --ablate`), then the exhaustive model check
+//! in every mode at its defaults (`check --mode …`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::fail;
+use crate::check::{self, Limits, Mode, Request, Search};
+use crate::plan;
+use crate::report::{self, Format};
+
+#[derive(clap::Args, Debug)]
+pub struct GateArgs {
+    /// Seeds per scenario.
+    #[arg(long, default_value_t = 200)]
+    seeds: u64,
+    /// The first seed.
+    #[arg(long, default_value_t = 0)]
+    start: u64,
+    /// Seeds of each ablated run (the first of the range).
+    #[arg(long, default_value_t = 50)]
+    ablate_seeds: u64,
+    /// Threads for the simulator (default: the number of cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Seeds of the simulator tried on each model counterexample.
+    #[arg(long, default_value_t = 20)]
+    sim_seeds: u64,
+    /// Where counterexample scenario files go.
+    #[arg(long, default_value = "target/neli-lab/check")]
+    out: PathBuf,
+    /// Output: text, one JSON document or JUnit XML (a testsuite per half).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+pub fn run(a: GateArgs) -> ExitCode {
+    let req = plan::Request {
+        names: Vec::new(),
+        all: true,
+        start: a.start,
+        seeds: a.seeds,
+        shard: None,
+        ablate: true,
+        ablate_seeds: Some(a.ablate_seeds),
+        jobs: a.jobs,
+        time_budget: None,
+        fail_fast: false,
+    };
+    let prepared = match req.prepare() {
+        Ok(p) => p,
+        Err(err) => return fail(err),
+    };
+    let (explore, _, _) = prepared.run();
+    if crate::interrupt::requested() {
+        print!("{}", explore.render(a.format));
+        eprintln!("neli-lab: interrupted during the simulator half: no verdict");
+        return ExitCode::from(crate::interrupt::EXIT);
+    }
+    let mut checks = Vec::new();
+    for mode in Mode::ALL {
+        eprintln!("neli-lab gate: check --mode {}", mode.flag());
+        let r = check::run(&Request::defaults(mode), Search::BfsSymmetry, Limits::default(), "", a.sim_seeds, &a.out);
+        match r {
+            Ok(r) => checks.push((mode.flag().to_owned(), r)),
+            Err(err) => return fail(format!("check --mode {}: {err}", mode.flag())),
+        }
+    }
+    let g = report::Gate::new(explore, checks);
+    print!("{}", g.render(a.format));
+    ExitCode::from(g.exit_code())
+}
