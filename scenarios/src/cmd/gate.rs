@@ -25,6 +25,10 @@ pub struct GateArgs {
     /// Threads for the simulator (default: the number of cores).
     #[arg(long)]
     jobs: Option<usize>,
+    /// The model checks' bound on the global clock, in ticks (check's
+    /// default); lower only to make the gate cheaper, e.g. in its own tests.
+    #[arg(long, default_value_t = 8)]
+    ticks: u8,
     /// Seeds of the simulator tried on each model counterexample.
     #[arg(long, default_value_t = 20)]
     sim_seeds: u64,
@@ -62,7 +66,8 @@ pub fn run(a: GateArgs) -> ExitCode {
     let mut checks = Vec::new();
     for mode in Mode::ALL {
         eprintln!("neli-lab gate: check --mode {}", mode.flag());
-        let r = check::run(&Request::defaults(mode), Search::BfsSymmetry, Limits::default(), "", a.sim_seeds, &a.out);
+        let req = Request { ticks: a.ticks, ..Request::defaults(mode) };
+        let r = check::run(&req, Search::BfsSymmetry, Limits::default(), "", a.sim_seeds, &a.out);
         match r {
             Ok(r) => checks.push((mode.flag().to_owned(), r)),
             Err(err) => return fail(format!("check --mode {}: {err}", mode.flag())),

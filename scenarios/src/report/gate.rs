@@ -99,3 +99,64 @@ impl Gate {
         o
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Shard;
+
+    fn explore() -> Explore {
+        Explore {
+            schema: crate::report::SCHEMA.into(),
+            build: "b".into(),
+            start: 0,
+            seeds: 1,
+            shard: Shard { index: 1, of: 1 },
+            jobs: 1,
+            wall_s: 0.0,
+            time_budget: None,
+            merged_shards: 0,
+            interrupted: false,
+            ablate_seeds: None,
+            scenarios: Vec::new(),
+        }
+    }
+
+    fn check(verdict: CheckVerdict) -> Check {
+        Check {
+            schema: crate::report::CHECK_SCHEMA.into(),
+            build: "b".into(),
+            bounds: "model …".into(),
+            states: 1,
+            unique: 1,
+            depth: 1,
+            wall_s: 0.0,
+            passed: verdict == CheckVerdict::Pass,
+            stopped: (verdict == CheckVerdict::Incomplete).then(|| "--max-states 1 reached".into()),
+            properties: Vec::new(),
+            verdict,
+        }
+    }
+
+    fn gate(verdicts: &[CheckVerdict]) -> Gate {
+        let modes = ["exclusive", "multi-role", "non-exclusive"];
+        Gate::new(explore(), verdicts.iter().zip(modes).map(|(v, m)| (m.to_owned(), check(*v))).collect())
+    }
+
+    #[test]
+    fn either_half_failing_fails_the_gate() {
+        use CheckVerdict::*;
+        assert_eq!(gate(&[Pass, Pass, Pass]).exit_code(), 0);
+        assert!(gate(&[Pass, Pass, Pass]).passed);
+        // A model half that fails or proves nothing fails the gate.
+        assert_eq!(gate(&[Pass, Fail, Pass]).exit_code(), 1);
+        assert_eq!(gate(&[Vacuous, Pass, Pass]).exit_code(), 1);
+        assert!(gate(&[Pass, Pass, Vacuous]).text().ends_with(
+            "gate      FAIL (explore pass, check exclusive pass, check multi-role pass, check non-exclusive FAIL (vacuous))\n"
+        ));
+        // A search stopped short is neither a pass nor a failure; a failure wins over it.
+        assert_eq!(gate(&[Incomplete, Pass, Pass]).exit_code(), 3);
+        assert_eq!(gate(&[Incomplete, Fail, Pass]).exit_code(), 1);
+        assert!(!gate(&[Incomplete, Pass, Pass]).passed);
+    }
+}

@@ -11,7 +11,7 @@ use crate::{fixture, lab, scratch, stderr, stdout};
 /// Validates `xml` against the repo's JUnit schema with xmllint. Without
 /// xmllint the test fails under `CI=true` (.ci/run installs it) and is
 /// otherwise reported and skipped.
-fn assert_valid_junit(xml: &str, test: &str) {
+pub fn assert_valid_junit(xml: &str, test: &str) {
     let xsd = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/junit.xsd");
     let file = scratch(test).join("report.xml");
     std::fs::write(&file, xml).expect("write report");

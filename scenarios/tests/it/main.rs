@@ -11,6 +11,7 @@ mod check_flags;
 mod ci_files;
 mod cli;
 mod formats;
+mod gate;
 mod library;
 mod merge;
 mod mutation_gate;
