@@ -186,8 +186,20 @@ fn blank_scenario(c: &ElectionModelCfg, name: &str, run_end: u64) -> Scenario {
     }
 }
 
-/// The scenario's election settings for the model's configuration.
+/// The scenario's election settings for the model's configuration. A
+/// configuration neli refuses (T not below S, a short rebalance timeout,
+/// an unsafe variant: `Election::neli_refusal`) is the model's on purpose,
+/// and says so in `unchecked`, so the file reads back.
 fn election(c: &ElectionModelCfg) -> Election {
+    let mut e = settings(c);
+    e.unchecked = e.neli_refusal().map(|(key, rule)| {
+        format!("the model's configuration, checked by neli-lab check as given although neli refuses it (election.{key}): {rule}")
+    });
+    e
+}
+
+/// The model's configuration as scenario settings, as given.
+fn settings(c: &ElectionModelCfg) -> Election {
     let ticks = |t: u64| ticks(c, t);
     let exclusive_one_role = c.roles == 1 && c.partitions == 1;
     let variant = match (c.variant.lease_from_receipt, c.variant.any_record_counts) {
@@ -218,6 +230,7 @@ fn election(c: &ElectionModelCfg) -> Election {
         app_asks_at_lease_end: false,
         app_loop: Default::default(),
         revoked_work: None,
+        unchecked: None,
     }
 }
 

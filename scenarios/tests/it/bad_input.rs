@@ -60,6 +60,56 @@ fn missing_required_field_is_named() {
     assert!(err.contains("heartbeat_timeout"), "{err}");
 }
 
+// Issue 42: a negative bound in [expect] was accepted and held by every
+// run. Exit 2, naming the file, the line, the field and the rule.
+#[test]
+fn negative_expect_duration_names_file_line_field_and_rule() {
+    let (p, err) = run_bad("negative_expect", &format!("{GOOD}\n[expect]\nmax_overlap = \"-1s\"\n"));
+    assert!(err.starts_with(&format!("error: {p}:10: expect.max_overlap = \"-1s\": must not be negative")), "{err}");
+}
+
+// Issue 42: settings neli's own validation refuses ran, and failed as a
+// protocol violation (exit 1). Exit 2, naming the file, the line of the
+// field, the field and neli's own rule.
+#[test]
+fn settings_neli_refuses_name_file_line_field_and_its_rule() {
+    let (p, err) = run_bad("neli_refuses", &GOOD.replace("members = 3", "members = 3\nmax_poll_interval = \"0ms\""));
+    let want = format!(
+        "error: {p}:6: election.max_poll_interval = \"0s\": neli refuses this configuration: max.poll.interval.ms (0ns) must be above heartbeat_timeout + session.timeout.ms (1s + 3s) with the membership proof"
+    );
+    assert!(err.starts_with(&want), "{err}");
+    assert!(err.contains("election.unchecked"), "{err}");
+    // The scenario that runs them on purpose says why, and runs.
+    let path = scratch("neli_refuses_unchecked").join("unchecked.toml");
+    let text = GOOD.replace("members = 3", "members = 3\nmax_poll_interval = \"4s\"\nunchecked = \"shows why\"");
+    std::fs::write(&path, text).expect("write");
+    let o = lab(&["run", path.to_str().unwrap(), "--seed", "1"]);
+    assert_ne!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+// Issue 42: a partition of a member from itself did nothing, silently.
+// Exit 2, naming the file, the fault's line, the field and the rule.
+#[test]
+fn a_partition_of_a_member_from_itself_names_file_line_field_and_rule() {
+    let text =
+        format!("{GOOD}\n[[faults]]\nat = \"1s\"\nkind = \"partition\"\na = \"m1\"\nb = \"m1\"\nduration = \"1s\"\n");
+    let (p, err) = run_bad("self_partition", &text);
+    assert!(
+        err.starts_with(&format!("error: {p}:9: faults.b = \"m1\": the same host as a = \"m1\"; a partition cuts the link between two different hosts")),
+        "{err}"
+    );
+}
+
+// Issue 42: `shrink --budget 0` was accepted and shrank nothing. Exit 2,
+// naming the flag and the rule.
+#[test]
+fn shrink_with_no_budget_names_the_flag() {
+    let o = lab(&["shrink", &crate::fixture("tiny-pause"), "--seed", "1", "--budget", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.starts_with("error: --budget 0: shrinking needs at least one simulation run"), "{err}");
+}
+
 // A scenario name that is not shipped points at `list`.
 #[test]
 fn unknown_scenario_name_points_at_list() {
@@ -223,6 +273,11 @@ fn bad_files() -> Vec<String> {
         ("members = 3", "members = 3\napp_asks_at_lease_end = \"yes\""),
         ("members = 3", "members = 3\napp_asks_at_lease_end = true\napp_work = \"1s\""),
         ("members = 3", "members = 3\nmemberz = 1"),
+        ("members = 3", "members = 3\nmax_poll_interval = \"0ms\""),
+        ("members = 3", "members = 3\nmax_poll_interval = \"-1s\""),
+        ("members = 3", "members = 3\nvariant = \"any-record-counts\""),
+        ("members = 3", "members = 3\nunchecked = \"\"\nheartbeat_interval = \"100ms\""),
+        ("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"3s\""),
         ("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"0s\""),
         ("heartbeat_timeout = \"1s\"", "heartbeat_timeout = \"-1s\""),
         ("heartbeat_timeout = \"1s\"", "heartbeat_timeout = 1"),
@@ -277,6 +332,8 @@ fn bad_files() -> Vec<String> {
         "at = \"1s\"\nkind = \"pause\"\ntarget = \"m0\"\nduration = \"-5s\"",
         "at = \"1s\"\nkind = \"pause\"\ntarget = \"m0\"\nduration = \"1s\"\ncolour = \"red\"",
         "at = \"1s\"\nkind = \"pause\"\ntarget = 0\nduration = \"1s\"",
+        "at = \"1s\"\nkind = \"partition\"\na = \"m1\"\nb = \"m1\"\nduration = \"1s\"",
+        "at = \"1s\"\nkind = \"one-way\"\nfrom = \"m0\"\nto = \"m0\"\nduration = \"1s\"",
     ] {
         v.push(fault(body));
     }
@@ -291,7 +348,14 @@ fn bad_files() -> Vec<String> {
     ] {
         v.push(format!("{GOOD}\n[random]\n{r}\n"));
     }
-    for x in ["max_overlap = \"x\"", "max_gap = 5", "max_stall = \"1s\""] {
+    for x in [
+        "max_overlap = \"x\"",
+        "max_gap = 5",
+        "max_stall = \"1s\"",
+        "max_overlap = \"-1s\"",
+        "max_gap = \"-5s\"",
+        "max_failover = \"-1ms\"",
+    ] {
         v.push(format!("{GOOD}\n[expect]\n{x}\n"));
     }
     // Not a scenario at all.
@@ -335,6 +399,7 @@ const BAD_FLAGS: &[&str] = &[
     "merge FILE",
     "shrink FILE",
     "shrink FILE --seed x",
+    "shrink FILE --seed 1 --budget 0",
     "tune FILE",
     "tune FILE --heartbeat-timeout 1s",
     "tune FILE --heartbeat-timeout 1s,,2s --session-timeout 3s",

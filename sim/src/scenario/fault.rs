@@ -309,7 +309,14 @@ impl FaultKind {
             FaultKind::Pause => Fault::Pause { target, duration },
             FaultKind::StallPoll => Fault::StallPoll { target, duration },
             FaultKind::Crash => Fault::Crash { target, duration: Some(duration) },
-            FaultKind::Partition => Fault::Partition { a: target.into(), b: peer, duration },
+            // A partition of a member from itself would do nothing, and a
+            // scenario file may not hold one: the drawn member's peer is
+            // then the coordinator (the same draws; only such a fault
+            // changes).
+            FaultKind::Partition => {
+                let b = if peer == Host::from(target) { p.coordinator.into() } else { peer };
+                Fault::Partition { a: target.into(), b, duration }
+            }
             FaultKind::OneWay => Fault::OneWay { from: target.into(), to: p.coordinator.into(), duration },
             FaultKind::IsolateCoordinator => Fault::IsolateCoordinator { target, duration },
             FaultKind::Latency => {
@@ -464,8 +471,10 @@ impl Fault {
             positive("duration", d)?;
         }
         match *self {
-            // A link from a host to itself is allowed and does nothing:
-            // the generator draws such pairs, and its files must read back.
+            // A latency on a link from a host to itself is allowed and does
+            // nothing: the generator draws such pairs, and its files must
+            // read back. (A partition or one-way cut of one is refused:
+            // `Scenario::validate_fault`.)
             Fault::Latency { latency, jitter, .. } => {
                 positive("latency", latency)?;
                 match jitter {

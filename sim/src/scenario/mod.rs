@@ -74,6 +74,17 @@ pub enum Variant {
     AnyRecordCounts,
 }
 
+impl Variant {
+    /// The name scenario files use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Recommended => "recommended",
+            Variant::LeaseFromReceipt => "lease-from-receipt",
+            Variant::AnyRecordCounts => "any-record-counts",
+        }
+    }
+}
+
 fn d1() -> u32 {
     1
 }
@@ -226,16 +237,115 @@ pub struct Election {
     /// returns; default 250 ms.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revoked_work: Option<Dur>,
+    /// Extension to v1: why this scenario runs settings neli refuses (its
+    /// own validation, [`Election::neli_config`], or an unsafe variant):
+    /// a scenario unsafe on purpose says so, with the reason. Without it
+    /// such settings are refused when the file is read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unchecked: Option<String>,
 }
 
 impl Election {
     pub fn max_poll_ms(&self) -> u64 {
-        self.max_poll_interval.map_or(10_000, Dur::ms)
+        self.max_poll_interval.unwrap_or(DEFAULT_MAX_POLL).ms()
     }
     pub fn is_exclusive(&self) -> bool {
         self.mode == ModeName::Exclusive || self.exclusive
     }
+
+    /// The election mode, as neli's [`neli::Mode`].
+    pub fn neli_mode(&self) -> neli::Mode {
+        match self.mode {
+            ModeName::Exclusive => neli::Mode::Exclusive,
+            ModeName::MultiRole => {
+                neli::Mode::MultiRole { roles: self.roles, partitions: self.partitions, exclusive: self.exclusive }
+            }
+        }
+    }
+
+    /// What neli's own validation (`neli::ConfigBuilder::build`, the
+    /// function every `neli::Config` passes) makes of these settings, as
+    /// a member of the run is configured with them: T, S as
+    /// `session.timeout.ms`, the heartbeat interval, the grace, the mode
+    /// with its roles and partitions, the membership proof, the client's
+    /// `max.poll.interval.ms` (the simulator's default when not set) and
+    /// the assignment. `Err` is the library's refusal, naming its setting
+    /// and rule. The simulated members themselves run whatever the
+    /// scenario says (`world/member.rs`): a scenario may show why a rule
+    /// exists ([`Election::unchecked`]), and `neli-lab tune` sweeps
+    /// settings this refuses.
+    pub fn neli_config(&self) -> Result<neli::Config, neli::ConfigError> {
+        let mut builder = neli::Config::builder()
+            .group("sim")
+            .topic("sim.neli")
+            .name("m0")
+            .heartbeat_timeout(self.heartbeat_timeout.duration())
+            .session_timeout(self.session_timeout.duration())
+            .min_poll_interval(self.poll_interval.duration())
+            .grace(self.grace.duration())
+            .membership_proof(self.membership_proof)
+            .mode(self.neli_mode())
+            .assignment(self.assignment.neli())
+            .kafka("max.poll.interval.ms", self.max_poll_ms().to_string());
+        if let Some(i) = self.heartbeat_interval {
+            builder = builder.heartbeat_interval(i.duration());
+        }
+        builder.build()
+    }
+
+    /// Why neli would not run these settings, if it would not: the
+    /// scenario field at fault (`max_poll_interval`) and the rule, the
+    /// library's own text for what its validation refuses
+    /// ([`Election::neli_config`]); an unsafe variant, which no
+    /// `neli::Config` can select, also counts.
+    pub fn neli_refusal(&self) -> Option<(&'static str, String)> {
+        if let Err(e) = self.neli_config() {
+            let key = match e.field() {
+                "session.timeout.ms" => "session_timeout",
+                "max.poll.interval.ms" => "max_poll_interval",
+                "min_poll_interval" => "poll_interval",
+                "heartbeat_interval" => "heartbeat_interval",
+                "roles" => "roles",
+                "partitions" => "partitions",
+                // The lease rules name T; settings the simulator fixes
+                // (group, topic, name) cannot be at fault.
+                _ => "heartbeat_timeout",
+            };
+            return Some((key, e.to_string()));
+        }
+        if self.variant != Variant::Recommended {
+            return Some((
+                "variant",
+                "an unsafe variant of the core, which no neli::Config can select (only the harness reaches it, through neli's unsafe-variants feature)".into(),
+            ));
+        }
+        None
+    }
+
+    /// `key = value` of an election setting, for an error about it; a
+    /// setting left out shows its default.
+    fn shown(&self, key: &str) -> String {
+        let dur = |d: Option<Dur>, default: &str| match d {
+            Some(d) => format!("election.{key} = \"{d}\""),
+            None => format!("election.{key} (default {default})"),
+        };
+        match key {
+            "heartbeat_timeout" => dur(Some(self.heartbeat_timeout), ""),
+            "session_timeout" => dur(Some(self.session_timeout), ""),
+            "poll_interval" => dur(Some(self.poll_interval), ""),
+            "heartbeat_interval" => dur(self.heartbeat_interval, "heartbeat_timeout / 4"),
+            "max_poll_interval" => dur(self.max_poll_interval, &format!("\"{DEFAULT_MAX_POLL}\"")),
+            "roles" => format!("election.roles = {}", self.roles),
+            "partitions" => format!("election.partitions = {}", self.partitions),
+            "variant" => format!("election.variant = \"{}\"", self.variant.name()),
+            _ => format!("election.{key}"),
+        }
+    }
 }
+
+/// `max.poll.interval.ms` when a scenario does not set it: far below
+/// Kafka's 300 s, so that a stall can pass it within a simulated run.
+pub const DEFAULT_MAX_POLL: Dur = Dur(10_000);
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -306,6 +416,32 @@ pub struct Scenario {
     pub expect: Expect,
 }
 
+/// Where in the file a broken rule is: a fault's offset, or a field by
+/// its dotted path (`election.max_poll_interval`), found in the text when
+/// the error is reported ([`offset_of`]).
+enum At {
+    Offset(usize),
+    Field(String),
+}
+
+/// The offset of the value at dotted `path` in the TOML `text`, or of
+/// the nearest table on the path when the key itself is not written (a
+/// setting left at its default): the line an error about it points at.
+fn offset_of(text: &str, path: &str) -> Option<usize> {
+    let doc = toml::de::DeTable::parse(text).ok()?;
+    let mut table = doc.get_ref();
+    let mut at = None;
+    for key in path.split('.') {
+        let Some(value) = table.get(key) else { break };
+        at = Some(value.span().start);
+        match value.get_ref() {
+            toml::de::DeValue::Table(t) => table = t,
+            _ => break,
+        }
+    }
+    at
+}
+
 /// A scenario that could not be read; the message names file, line, field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -359,7 +495,12 @@ impl Scenario {
                 None => ScenarioError(format!("{file}{at}: {message}")),
             }
         })?;
-        s.validate().map_err(|(offset, msg)| {
+        s.validate().map_err(|(place, msg)| {
+            let offset = match place {
+                Some(At::Offset(o)) => Some(o),
+                Some(At::Field(path)) => offset_of(text, &path),
+                None => None,
+            };
             let at = offset.map(|o| format!(":{}", line_of(text, o))).unwrap_or_default();
             ScenarioError(format!("{file}{at}: {msg}"))
         })?;
@@ -440,8 +581,9 @@ impl Scenario {
     /// The rules a whole scenario obeys, table by table in file order; the
     /// first one broken is the error (with the line of a fault that breaks
     /// one).
-    fn validate(&self) -> Result<(), (Option<usize>, String)> {
+    fn validate(&self) -> Result<(), (Option<At>, String)> {
         let whole = |msg: String| (None, msg);
+        let field = |(path, msg): (String, String)| (Some(At::Field(path)), msg);
         self.validate_top().map_err(whole)?;
         self.validate_random().map_err(whole)?;
         if self.faults.len() > MAX_FAULTS as usize {
@@ -449,9 +591,11 @@ impl Scenario {
         }
         self.validate_cluster().map_err(whole)?;
         self.validate_election().map_err(whole)?;
+        self.validate_neli().map_err(field)?;
+        self.validate_expect_durations().map_err(field)?;
         self.validate_expect().map_err(whole)?;
         for f in &self.faults {
-            self.validate_fault(f.get_ref()).map_err(|msg| (Some(f.span().start), msg))?;
+            self.validate_fault(f.get_ref()).map_err(|msg| (Some(At::Offset(f.span().start)), msg))?;
         }
         Ok(())
     }
@@ -560,6 +704,76 @@ impl Scenario {
         Ok(())
     }
 
+    /// `[election]` against neli's own validation ([`Election::neli_refusal`]):
+    /// settings neli refuses run only with `unchecked` saying why; then
+    /// what neli leaves to the client (`max_poll_interval`) is positive.
+    /// Errors name the field's path, for its line.
+    fn validate_neli(&self) -> Result<(), (String, String)> {
+        let e = &self.election;
+        let positive = |m: Dur| {
+            ("election.max_poll_interval".to_owned(), format!("election.max_poll_interval = \"{m}\": must be positive"))
+        };
+        if let Some(m) = e.max_poll_interval
+            && m.0 < 0
+        {
+            return Err(positive(m));
+        }
+        match &e.unchecked {
+            Some(why) if why.trim().is_empty() => {
+                return Err((
+                    "election.unchecked".into(),
+                    format!(
+                        "election.unchecked = {why:?}: give the reason these settings run although neli refuses them (unsafe on purpose: what the scenario shows)"
+                    ),
+                ));
+            }
+            Some(why) if why.chars().count() > MAX_DESCRIPTION => {
+                let n = why.chars().count();
+                return Err((
+                    "election.unchecked".into(),
+                    format!("election.unchecked: {n} characters, at most {MAX_DESCRIPTION} allowed"),
+                ));
+            }
+            Some(_) => {}
+            None => {
+                if let Some((key, rule)) = e.neli_refusal() {
+                    return Err((
+                        format!("election.{key}"),
+                        format!(
+                            "{}: neli refuses this configuration: {rule}; a scenario that runs it on purpose says why in election.unchecked = \"...\"",
+                            e.shown(key)
+                        ),
+                    ));
+                }
+            }
+        }
+        // Refused above with the membership proof; without it neli leaves
+        // the value to the client, which needs one.
+        if let Some(m) = e.max_poll_interval
+            && m.0 == 0
+        {
+            return Err(positive(m));
+        }
+        Ok(())
+    }
+
+    /// `[expect]`: the longest overlap, gap and failover a run may show
+    /// are not negative. Errors name the field's path, for its line.
+    fn validate_expect_durations(&self) -> Result<(), (String, String)> {
+        let x = &self.expect;
+        for (key, d) in [("max_overlap", x.max_overlap), ("max_gap", x.max_gap), ("max_failover", x.max_failover)] {
+            if let Some(d) = d
+                && d.0 < 0
+            {
+                return Err((
+                    format!("expect.{key}"),
+                    format!("expect.{key} = \"{d}\": must not be negative (the most a run may show, \"0s\" for none)"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// `[expect]`: each layer named once, and only a layer that is on (a
     /// run without it must exist to fail).
     fn validate_expect(&self) -> Result<(), String> {
@@ -617,6 +831,15 @@ impl Scenario {
             }
         }
         match f.fault {
+            // The generator never draws one (`FaultKind::draw`); a latency
+            // on a host's link to itself is allowed (it draws those), and
+            // does nothing.
+            Fault::Partition { a, b, .. } if a == b => Err(format!(
+                "faults.b = \"{b}\": the same host as a = \"{a}\"; a partition cuts the link between two different hosts (one of a host from itself would do nothing)"
+            )),
+            Fault::OneWay { from, to, .. } if from == to => Err(format!(
+                "faults.to = \"{to}\": the same host as from = \"{from}\"; a one-way cut drops messages between two different hosts (one from a host to itself would do nothing)"
+            )),
             Fault::IsolateCoordinator { .. } if c.coordinator == c.partition_leader => {
                 Err("faults: isolate-coordinator needs cluster.coordinator != cluster.partition_leader".into())
             }

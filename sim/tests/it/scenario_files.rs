@@ -165,3 +165,123 @@ fn fault_fields_are_exactly_the_kinds() {
     let err = Scenario::parse(&BASE.replace("members = 2", "members = \"two\""), "e.toml").unwrap_err().to_string();
     assert!(err.contains("election.members"), "a type error names its field: {err}");
 }
+
+// Issue 42: a bound in [expect] is the most a run may show; a negative one
+// was accepted and then held by every run. Refused with the file, the
+// line of the field, the field and the rule.
+#[test]
+fn negative_expect_durations_are_refused_naming_line_field_and_rule() {
+    for key in ["max_overlap", "max_gap", "max_failover"] {
+        let text = format!("{BASE}[expect]\n{key} = \"-1s\"\n");
+        let err = Scenario::parse(&text, "x.toml").map(|_| ()).unwrap_err().to_string();
+        assert!(err.starts_with("x.toml:8: "), "{err}");
+        assert!(err.contains(&format!("expect.{key} = \"-1s\": must not be negative")), "{err}");
+    }
+    assert!(Scenario::parse(&format!("{BASE}[expect]\nmax_overlap = \"0s\"\n"), "x.toml").is_ok());
+}
+
+// Issue 42: settings neli's own validation refuses (`Election::neli_config`,
+// the library's `ConfigBuilder::build`) used to run and fail as a protocol
+// violation (exit 1). They are refused when the file is read, at the line
+// of the field at fault, quoting the library's own rule, unless the file
+// says why it runs them anyway (`unchecked`).
+#[test]
+fn settings_neli_refuses_are_refused_with_its_rule_unless_unchecked() {
+    let cases = [
+        ("max_poll_interval = \"1ms\"", 7, "election.max_poll_interval = \"1ms\""),
+        ("heartbeat_timeout = \"3s\"", 5, "election.heartbeat_timeout = \"3s\""),
+        ("mode = \"multi-role\"\nexclusive = false", 5, "election.heartbeat_timeout = \"1s\""),
+        ("membership_proof = true\nmax_poll_interval = \"4s\"", 8, "election.max_poll_interval = \"4s\""),
+        ("variant = \"lease-from-receipt\"", 7, "election.variant = \"lease-from-receipt\""),
+    ];
+    for (setting, line, shown) in cases {
+        let key = setting.lines().last().unwrap().split(" = ").next().unwrap();
+        let text = if key == "heartbeat_timeout" {
+            BASE.replace("heartbeat_timeout = \"1s\"", setting)
+        } else {
+            format!("{BASE}{setting}\n")
+        };
+        let err = Scenario::parse(&text, "x.toml").map(|_| ()).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("x.toml:{line}: {shown}: neli refuses this configuration: ")), "{err}");
+        assert!(err.ends_with("says why in election.unchecked = \"...\""), "{err}");
+        // The rule is the library's own text, and the settings run when
+        // the file says why.
+        let waived = Scenario::parse(&format!("{text}unchecked = \"shows why\"\n"), "x.toml").expect("unchecked");
+        let rule = match waived.election.neli_config() {
+            Err(e) => e.to_string(),
+            Ok(_) => "no such configuration".to_owned(),
+        };
+        assert!(key == "variant" || err.contains(&rule), "{rule:?} not in {err}");
+        assert_eq!(waived.election.unchecked.as_deref(), Some("shows why"));
+    }
+    let err = Scenario::parse(&format!("{BASE}max_poll_interval = \"0ms\"\n"), "x.toml").unwrap_err().to_string();
+    assert!(
+        err.contains("max.poll.interval.ms (0ns) must be above heartbeat_timeout + session.timeout.ms (1s + 3s) with the membership proof"),
+        "{err}"
+    );
+    // A reason must be given; a rebalance timeout of 0 is refused without
+    // the proof too, and with a reason (Kafka's least is 1 ms).
+    let err = Scenario::parse(&format!("{BASE}max_poll_interval = \"1s\"\nunchecked = \" \"\n"), "x.toml");
+    let err = err.map(|_| ()).unwrap_err().to_string();
+    assert!(err.starts_with("x.toml:8: election.unchecked = \" \": give the reason"), "{err}");
+    let no_proof = format!("{BASE}membership_proof = false\nmax_poll_interval = \"0ms\"\n");
+    let err = Scenario::parse(&no_proof, "x.toml").map(|_| ()).unwrap_err().to_string();
+    assert!(err.starts_with("x.toml:8: election.max_poll_interval = \"0s\": must be positive"), "{err}");
+    let waived = format!("{BASE}max_poll_interval = \"0ms\"\nunchecked = \"why\"\n");
+    let err = Scenario::parse(&waived, "x.toml").map(|_| ()).unwrap_err().to_string();
+    assert!(err.starts_with("x.toml:7: election.max_poll_interval = \"0s\": must be positive"), "{err}");
+    // Settings neli accepts need no reason, and one changes nothing.
+    let ok = Scenario::parse(&format!("{BASE}max_poll_interval = \"4001ms\"\n"), "x.toml").expect("accepted");
+    assert!(ok.election.neli_config().is_ok() && ok.election.neli_refusal().is_none());
+}
+
+// Issue 42: a partition of a host from itself did nothing, silently. A
+// file that says so is refused at the fault's line, naming the field.
+#[test]
+fn a_cut_of_a_host_from_itself_is_refused() {
+    let cases = [
+        (
+            "kind = \"partition\"\na = \"m1\"\nb = \"m1\"\nduration = \"1s\"",
+            "faults.b = \"m1\": the same host as a = \"m1\"; a partition cuts the link between two different hosts",
+        ),
+        ("kind = \"partition\"\na = \"leader\"\nb = \"leader\"\nduration = \"1s\"", "faults.b = \"leader\""),
+        (
+            "kind = \"one-way\"\nfrom = \"b0\"\nto = \"b0\"\nduration = \"1s\"",
+            "faults.to = \"b0\": the same host as from = \"b0\"; a one-way cut",
+        ),
+    ];
+    for (body, want) in cases {
+        let text = format!("{BASE}[[faults]]\nat = \"1s\"\n{body}\n");
+        let err = Scenario::parse(&text, "x.toml").map(|_| ()).unwrap_err().to_string();
+        assert!(err.starts_with("x.toml:7: "), "{err}");
+        assert!(err.contains(want), "expected {want:?} in: {err}");
+    }
+    // A partition between `leader` and a member is resolved when it starts.
+    let text =
+        format!("{BASE}[[faults]]\nat = \"1s\"\nkind = \"partition\"\na = \"leader\"\nb = \"m1\"\nduration = \"1s\"\n");
+    assert!(Scenario::parse(&text, "x.toml").is_ok());
+}
+
+// Issue 42: the random generator never draws a partition of a member from
+// itself (it used to, one drawn partition in members + 1 drawing no
+// broker), so every schedule it draws reads back from the file it writes.
+#[test]
+fn the_generator_draws_no_partition_of_a_member_from_itself() {
+    for members in 1..=3 {
+        let text = format!(
+            "{}[random]\nfaults = 20\nkinds = [\"partition\"]\nmax_duration = \"2s\"\n",
+            BASE.replace("members = 2", &format!("members = {members}"))
+        );
+        let s = Scenario::parse(&text, "r.toml").expect("valid");
+        for seed in 0..50 {
+            let drawn = neli_sim::schedule::materialize(&s, seed);
+            for f in drawn.timed_faults() {
+                if let neli_sim::scenario::Fault::Partition { a, b, .. } = f.fault {
+                    assert_ne!(a, b, "members {members} seed {seed}");
+                }
+            }
+            let written = drawn.to_toml(&[]).expect("writable");
+            Scenario::parse(&written, "drawn.toml").unwrap_or_else(|e| panic!("{e}\n{written}"));
+        }
+    }
+}
