@@ -222,6 +222,19 @@ impl Shared {
                     self.app.notify_one();
                 }
             }
+            // Inside the Revoked barrier (librdkafka's WAIT_UNASSIGN_CALL, a
+            // rebalance in progress) an eviction only resets the member id:
+            // no loss is reported, and after the handler the client assigns
+            // what it keeps and joins again as a new member
+            // (`rd_kafka_cgrp_revoke_all_rejoin_maybe`; docs/background.md,
+            // "librdkafka's rejoin paths").
+            Ok(Response::Error(GroupError::UnknownMember)) if phase == Phase::Revoking => {
+                st.member_id = None;
+                self.trace("unknown member while revoking: member id reset, no loss reported");
+            }
+            Ok(Response::Error(GroupError::IllegalGeneration)) if phase == Phase::Revoking => {
+                self.trace("illegal generation while revoking: no loss reported");
+            }
             Ok(Response::Error(GroupError::UnknownMember)) => self.lose(st, "unknown member", true),
             Ok(Response::Error(GroupError::IllegalGeneration)) => self.lose(st, "illegal generation", false),
             // Read after the call: it may have come back at the
@@ -455,8 +468,18 @@ async fn join_round(sh: &Shared, conn: &mut Conn, member_id: Option<String>, nex
                 sh.joined_eagerly(&mut st, member_id, generation, assignment, now);
                 false
             }
+            // librdkafka resets the id and joins again, reporting nothing
+            // lost (`rd_kafka_cgrp_handle_JoinGroup`): a cooperative member
+            // still lists what it owns.
             Ok(Response::Error(GroupError::UnknownMember)) => {
                 st.member_id = None;
+                sh.trace("JoinGroup: unknown member: member id reset, joining again (no loss reported)");
+                false
+            }
+            // Kafka's answer to that join without an id: under cooperative
+            // librdkafka reports everything it owns lost before it joins.
+            Ok(Response::Error(GroupError::MemberIdRequired)) => {
+                sh.lose(&mut st, "JoinGroup MEMBER_ID_REQUIRED under cooperative", false);
                 false
             }
             _ => true,
@@ -482,7 +505,10 @@ async fn heartbeat_round(
     }
     let cfg = &sh.cfg;
     let now = global_ms();
-    let session_deadline = if cfg.session_expiry { sh.lock().last_hb_ok + cfg.session_ms } else { u64::MAX };
+    // librdkafka checks its session only in STEADY
+    // (`rd_kafka_cgrp_serve`), not while the app handles a revocation.
+    let checks_session = cfg.session_expiry && phase == Phase::Member;
+    let session_deadline = if checks_session { sh.lock().last_hb_ok + cfg.session_ms } else { u64::MAX };
     let hb_due = now >= *next_hb;
     // Before the call, the deadline changes what happens (a loss,
     // an earlier wake, a shorter heartbeat call) only when it
@@ -529,10 +555,22 @@ async fn check_max_poll(sh: &Shared, conn: &mut Conn) -> bool {
         if !matches!(st.phase, Phase::Member | Phase::Revoking) || now < st.last_poll + sh.cfg.max_poll_ms {
             return false;
         }
-        let member = st.member_id.clone();
-        sh.lose(&mut st, "max.poll.interval.ms exceeded, left group", true);
-        st.phase = Phase::WaitPoll;
-        member
+        if st.phase == Phase::Revoking {
+            // Inside the Revoked barrier librdkafka leaves and resets the
+            // member id but reports no loss (a rebalance is in progress:
+            // `rd_kafka_cgrp_max_poll_interval_check_tmr_cb`); after the
+            // handler it joins again as a new member.
+            let Some(member) = st.member_id.take() else {
+                return false;
+            };
+            sh.trace("max.poll.interval.ms exceeded while revoking: left group, no loss reported");
+            Some(member)
+        } else {
+            let member = st.member_id.clone();
+            sh.lose(&mut st, "max.poll.interval.ms exceeded, left group", true);
+            st.phase = Phase::WaitPoll;
+            member
+        }
     };
     if let Some(member_id) = member {
         let _ = conn.call(&Request::Leave { member_id }, Duration::from_millis(sh.cfg.request_timeout_ms)).await;

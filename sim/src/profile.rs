@@ -26,6 +26,21 @@ pub struct Profile {
     pub commit_resets_session: bool,
     /// `message.timestamp.type=LogAppendTime` is honoured.
     pub log_append_time: bool,
+    /// A JoinGroup without a member id is answered MEMBER_ID_REQUIRED
+    /// (Kafka >= 2.2, KIP-394, JoinGroup v4+): under cooperative-sticky
+    /// librdkafka then reports what it still owns lost before it joins
+    /// again (docs/background.md, "librdkafka's rejoin paths").
+    pub member_id_required: bool,
+    /// A JoinGroup naming a member id the coordinator does not know adds a
+    /// member under that id instead of answering UNKNOWN_MEMBER_ID
+    /// (librdkafka's mock, `rd_kafka_mock_cgrp_classic_member_add`).
+    pub join_adopts_unknown_id: bool,
+    /// An offset commit of another generation is answered
+    /// ILLEGAL_GENERATION before the member is looked up, so a removed
+    /// member hears UNKNOWN_MEMBER_ID only while the group's generation is
+    /// still its own (librdkafka's mock,
+    /// `rd_kafka_mock_cgrp_classic_check_state`).
+    pub commit_generation_first: bool,
 }
 
 /// Every profile; the first is the default.
@@ -39,6 +54,9 @@ pub const PROFILES: &[Profile] = &[
         leave_pause_ms: 0,
         commit_resets_session: true,
         log_append_time: true,
+        member_id_required: true,
+        join_adopts_unknown_id: false,
+        commit_generation_first: false,
     },
     // Unverified whether tansu's commit reschedules the session: modelled
     // as not doing so (the conservative choice).
@@ -51,6 +69,9 @@ pub const PROFILES: &[Profile] = &[
         leave_pause_ms: 2500,
         commit_resets_session: false,
         log_append_time: false,
+        member_id_required: false,
+        join_adopts_unknown_id: false,
+        commit_generation_first: false,
     },
     Profile {
         name: "librdkafka-mock",
@@ -61,6 +82,9 @@ pub const PROFILES: &[Profile] = &[
         leave_pause_ms: 0,
         commit_resets_session: true,
         log_append_time: false,
+        member_id_required: false,
+        join_adopts_unknown_id: true,
+        commit_generation_first: true,
     },
 ];
 

@@ -66,6 +66,10 @@ pub enum Request {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum GroupError {
     UnknownMember,
+    /// KIP-394: a JoinGroup without a member id (profile
+    /// `member_id_required`; answered only where it changes what the
+    /// client does: a cooperative member that still owns partitions).
+    MemberIdRequired,
     IllegalGeneration,
     RebalanceInProgress,
     NotCoordinator,

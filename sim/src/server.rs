@@ -365,6 +365,10 @@ impl BrokerCtx {
         let mut s = self.state.lock().expect("broker lock");
         let g = &mut s.group;
         g.touched = true;
+        if self.profile.commit_generation_first && self.generation_check && generation != g.generation {
+            self.rec.lock().acted.insert(crate::scenario::Layer::CommitGenerationCheck);
+            return Response::Error(GroupError::IllegalGeneration);
+        }
         let Some(m) = g.members.get_mut(member_id) else {
             return Response::Error(GroupError::UnknownMember);
         };
@@ -415,26 +419,38 @@ impl BrokerCtx {
     ) -> Result<oneshot::Receiver<Response>, GroupError> {
         let id = match member_id {
             Some(id) if g.members.contains_key(&id) => id,
+            // librdkafka's mock adds an unknown member id as a new member
+            // (`rd_kafka_mock_cgrp_classic_member_add`); Kafka and tansu
+            // answer UNKNOWN_MEMBER_ID (docs/background.md, "librdkafka's
+            // rejoin paths").
+            Some(id) if self.profile.join_adopts_unknown_id => id,
             Some(_) => return Err(GroupError::UnknownMember),
+            // Kafka (KIP-394) answers every JoinGroup without a member id
+            // MEMBER_ID_REQUIRED with an id to join with. Answered here only
+            // where librdkafka does something with it other than join again
+            // at once (a cooperative member that still owns partitions
+            // reports them lost), so that other joins keep their timing.
+            None if self.profile.member_id_required && claim.cooperative && !claim.owned.is_empty() => {
+                return Err(GroupError::MemberIdRequired);
+            }
             None => {
                 g.next_id += 1;
-                let id = format!("{client}-{}", g.next_id);
-                g.members.insert(
-                    id.clone(),
-                    GroupMember {
-                        client,
-                        session_ms,
-                        rebalance_ms,
-                        expires_at: now + session_ms,
-                        assignment: Vec::new(),
-                        cooperative: claim.cooperative,
-                        owned: Vec::new(),
-                        owned_generation: 0,
-                    },
-                );
-                id
+                format!("{client}-{}", g.next_id)
             }
         };
+        if !g.members.contains_key(&id) {
+            let member = GroupMember {
+                client,
+                session_ms,
+                rebalance_ms,
+                expires_at: now + session_ms,
+                assignment: Vec::new(),
+                cooperative: claim.cooperative,
+                owned: Vec::new(),
+                owned_generation: 0,
+            };
+            g.members.insert(id.clone(), member);
+        }
         if let Some(m) = g.members.get_mut(&id) {
             m.cooperative = claim.cooperative;
             m.owned = claim.owned;

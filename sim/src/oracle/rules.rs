@@ -26,6 +26,7 @@ use super::secs;
 pub const ASSIGNED_ONLY: &str = "assigned-only";
 pub const OWN_EVIDENCE: &str = "own-evidence";
 pub const CURRENT_TERM: &str = "current-term";
+pub const CURRENT_GENERATION: &str = "current-generation";
 pub const SEND_TIME: &str = "send-time";
 pub const MEMBERSHIP_PROOF: &str = "membership-proof";
 pub const TOKEN_ORDER: &str = "token-order";
@@ -93,6 +94,9 @@ struct Knows {
     resigned_through: Option<u64>,
     /// When it last resigned, until its next assignment.
     resigned_at: Option<u64>,
+    /// Generation -> when (global time) an assignment of it was first
+    /// handed over.
+    handed: BTreeMap<u64, u64>,
 }
 
 impl Knows {
@@ -103,6 +107,7 @@ impl Knows {
             self.reports = Some(generation);
         }
         self.generation = Some(generation);
+        self.handed.entry(generation).or_insert(at);
         self.owned_since.retain(|p, _| ps.contains(p));
         self.owned_at.retain(|p, _| ps.contains(p));
         for p in ps {
@@ -201,6 +206,9 @@ impl<'a> Seen<'a> {
 /// claimed a lease, and what the rules found so far.
 struct Replay<'a> {
     bounds: Bounds,
+    /// Member -> when the coordinator removed it (session or rebalance
+    /// timeout): ground truth the member learns late or never.
+    removals: BTreeMap<&'a str, Vec<u64>>,
     seen: Seen<'a>,
     knows: BTreeMap<&'a str, Knows>,
     found: Found,
@@ -223,8 +231,17 @@ struct LeaseClaim<'a> {
 /// Judges every lease claim against the rules that bound it; returns
 /// violations named `rule <name>: ...`.
 pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
-    let mut replay =
-        Replay { bounds: Bounds::of(s), seen: Seen::default(), knows: BTreeMap::new(), found: Found::default() };
+    let mut removals: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    for (at, m) in &log.removals {
+        removals.entry(m.as_str()).or_default().push(*at);
+    }
+    let mut replay = Replay {
+        bounds: Bounds::of(s),
+        removals,
+        seen: Seen::default(),
+        knows: BTreeMap::new(),
+        found: Found::default(),
+    };
     for fact in facts(log) {
         match fact {
             Fact::Append(a) => replay.seen.append(a),
@@ -286,6 +303,10 @@ impl<'a> Replay<'a> {
             k.terms += u64::from(acquired);
             let p = role % self.bounds.partitions;
             let l = LeaseClaim { m, role, lease, claim: c, p, at: secs(c.at), acquired };
+            if acquired {
+                let removed = self.removals.get(m).map_or(&[][..], Vec::as_slice);
+                current_generation(&self.seen, &l, k, removed, &mut self.found);
+            }
             judge_lease(&self.bounds, &self.seen, &l, k, &mut self.found);
         }
         k.claimed.retain(|role, _| c.leading.contains_key(role));
@@ -403,6 +424,47 @@ fn own_token(seen: &Seen<'_>, l: &LeaseClaim<'_>, terms: &std::ops::RangeInclusi
     if !own {
         let (rule, text) = explain_token(m, role, l.lease.token, l.p, records, terms);
         found.add(rule, || format!("{text} at {}", l.at));
+    }
+}
+
+/// Rule `current-generation`: a term is confirmed by a heartbeat of the
+/// generation the member holds when it takes the lease. A candidate's
+/// evidence of an older term does not survive a new generation (the core's
+/// `new_term` arm of `Member::handle_assigned`): a member the coordinator
+/// removed (session or rebalance timeout: ground truth it learns late or
+/// never) and assigned the partition again with no `Lost` in between
+/// (librdkafka's JoinGroup UNKNOWN_MEMBER_ID rejoin; docs/background.md,
+/// "librdkafka's rejoin paths") would otherwise lead on a heartbeat of the
+/// membership the coordinator ended, whose offset may lie below its
+/// successor's token. Judged where the removal fell between the hand-over
+/// of the heartbeat's generation and that of the current one: `current-term`
+/// accepts the older term there, because the client handed no `Lost`.
+fn current_generation(seen: &Seen<'_>, l: &LeaseClaim<'_>, k: &Knows, removed: &[u64], found: &mut Found) {
+    let (m, role, p, token) = (l.m, l.role, l.p, l.lease.token);
+    let Some(generation) = k.generation else { return };
+    let Some(&now_handed) = k.handed.get(&generation) else { return };
+    let records = seen.at_offset.get(&(p, token)).map_or(&[][..], Vec::as_slice);
+    let terms: BTreeSet<u64> = records
+        .iter()
+        .filter(|a| a.author == m)
+        .filter_map(|a| a.heartbeat.filter(|hb| hb.role == role).map(|hb| hb.term))
+        .collect();
+    if terms.contains(&generation) {
+        return;
+    }
+    for term in terms {
+        let Some(&then_handed) = k.handed.get(&term) else { continue };
+        if let Some(&r) = removed.iter().find(|r| then_handed < **r && **r <= now_handed) {
+            found.add(CURRENT_GENERATION, || {
+                format!(
+                    "{m} took a lease of role {role} at {} in generation {generation} (handed over at {}) on its heartbeat of generation {term} (token {token}), but the coordinator had removed it at {} in between: evidence of an ended membership confirms no new term",
+                    l.at,
+                    secs(now_handed),
+                    secs(r)
+                )
+            });
+            return;
+        }
     }
 }
 
