@@ -41,6 +41,11 @@ pub struct Profile {
     /// still its own (librdkafka's mock,
     /// `rd_kafka_mock_cgrp_classic_check_state`).
     pub commit_generation_first: bool,
+    /// A rebalance of a group that has members waits the session timeout
+    /// less 1 s before it completes, instead of `rebalance_pause_ms`
+    /// (librdkafka's mock, `rd_kafka_mock_cgrp_classic_rebalance`: "a bit
+    /// shorter than the session timeout").
+    pub rebalance_waits_session: bool,
 }
 
 /// Every profile; the first is the default.
@@ -57,6 +62,7 @@ pub const PROFILES: &[Profile] = &[
         member_id_required: true,
         join_adopts_unknown_id: false,
         commit_generation_first: false,
+        rebalance_waits_session: false,
     },
     // Unverified whether tansu's commit reschedules the session: modelled
     // as not doing so (the conservative choice).
@@ -72,6 +78,7 @@ pub const PROFILES: &[Profile] = &[
         member_id_required: false,
         join_adopts_unknown_id: false,
         commit_generation_first: false,
+        rebalance_waits_session: false,
     },
     Profile {
         name: "librdkafka-mock",
@@ -85,6 +92,7 @@ pub const PROFILES: &[Profile] = &[
         member_id_required: false,
         join_adopts_unknown_id: true,
         commit_generation_first: true,
+        rebalance_waits_session: true,
     },
 ];
 

@@ -471,6 +471,12 @@ impl BrokerCtx {
     fn start_rebalance_paused(&self, g: &mut Group, now: u64, why: &str, pause_ms: u64) {
         let delay = if g.phase == Phase::Empty { self.profile.initial_delay_ms } else { 0 };
         let rebalance = g.members.values().map(|m| m.rebalance_ms).max().unwrap_or(0);
+        let session = g.members.values().map(|m| m.session_ms).max().unwrap_or(0);
+        let pause_ms = if self.profile.rebalance_waits_session && g.phase != Phase::Empty {
+            if session > 1000 { session - 1000 } else { session }
+        } else {
+            pause_ms
+        };
         g.phase = Phase::Preparing { ready_at: now + delay + pause_ms, deadline: now + rebalance };
         self.trace(format!("rebalance ({why}) after generation {}", g.generation));
     }
