@@ -51,7 +51,7 @@ impl<M: Model> Reporter<M> for Progress {
 pub enum Mode {
     /// One role on partition 0 (goNELI parity).
     Exclusive,
-    /// Roles `0..R` on `R` partitions, at most one leader per role.
+    /// Roles `0..R` on `R` partitions, one leader at a time for each role.
     MultiRole,
     /// Roles `0..R` on `R` partitions, overlap allowed (`T > S`, NELI §4).
     NonExclusive,
