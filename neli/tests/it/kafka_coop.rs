@@ -16,8 +16,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::kafka_tansu::{
-    Reap, S, current_leader, formation, intervals, spawn_exec_logged, start_tansu, takeover, tansu_bin, tempdir, ticks,
-    wait_until, what_happened,
+    Reap, S, current_leader, formation, intervals, pause_leader, spawn_exec_logged, start_tansu, takeover, tansu_bin,
+    tempdir, ticks, wait_until, what_happened,
 };
 use crate::support::{Signal, budget, signal, signal_group};
 
@@ -235,9 +235,7 @@ fn cooperative_paused_leader_that_returns_does_not_take_leadership_back() {
 fn paused_leader_returns(e: Election) {
     let (neli, cmd) = wait_until(e.formation(), || current_leader(&e.file, None))
         .unwrap_or_else(|| panic!("a first leader within {:?}{}", e.formation(), what_happened(&e.file)));
-    signal_group(neli, Signal::STOP);
-    signal_group(cmd, Signal::STOP);
-    signal(neli, Signal::STOP);
+    pause_leader(&e.file, neli, cmd);
     let paused = Instant::now();
     let (successor, _) = wait_until(e.takeover(), || current_leader(&e.file, Some(neli)))
         .unwrap_or_else(|| panic!("a new leader within {:?} while paused{}", e.takeover(), what_happened(&e.file)));

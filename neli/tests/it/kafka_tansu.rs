@@ -112,6 +112,26 @@ while :; do
 done
 "#;
 
+/// A host pause of the leader: its neli and its CMD (a process group of its
+/// own) freeze together. CMD takes `FILE.lock` for each tick; frozen while
+/// holding it, it would block every other member's CMD until it resumed, so
+/// the test would measure a wedged tick file, not the election. The pause is
+/// therefore taken while this process holds the lock (a CMD waiting for it
+/// holds nothing, and a stopped waiter does not take it).
+pub(crate) fn pause_leader(file: &Path, neli: u32, cmd: u32) {
+    let lock_path = format!("{}.lock", file.display());
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&lock_path)
+        .unwrap_or_else(|e| panic!("{lock_path}: {e}"));
+    lock.lock().unwrap_or_else(|e| panic!("lock {lock_path}: {e}"));
+    signal_group(neli, Signal::STOP);
+    signal_group(cmd, Signal::STOP);
+    signal(neli, Signal::STOP);
+    drop(lock);
+}
+
 pub(crate) fn spawn_exec(bootstrap: &str, group: &str, file: &Path) -> Child {
     spawn_exec_with(bootstrap, group, file, &[])
 }
@@ -308,10 +328,7 @@ fn paused_leader_is_stopped_promptly_on_resume_and_tokens_only_increase() {
     };
     let (neli, cmd) = wait_until(formation(), || current_leader(&file, None))
         .unwrap_or_else(|| panic!("a first leader within {:?}{}", formation(), what_happened(&file)));
-    // A host pause: neli and CMD (its own process group) freeze together.
-    signal_group(neli, Signal::STOP);
-    signal_group(cmd, Signal::STOP);
-    signal(neli, Signal::STOP);
+    pause_leader(&file, neli, cmd);
     let paused = Instant::now();
     let (new_neli, _) = wait_until(takeover(), || current_leader(&file, Some(neli)))
         .unwrap_or_else(|| panic!("a new leader within {:?} while paused{}", takeover(), what_happened(&file)));
