@@ -268,7 +268,7 @@ impl Election {
     /// a member of the run is configured with them: T, S as
     /// `session.timeout.ms`, the heartbeat interval, the grace, the mode
     /// with its roles and partitions, the membership proof, the client's
-    /// `max.poll.interval.ms` (the simulator's default when not set) and
+    /// `max.poll.interval.ms` (when the scenario sets it) and
     /// the assignment. `Err` is the library's refusal, naming its setting
     /// and rule. The simulated members themselves run whatever the
     /// scenario says (`world/member.rs`): a scenario may show why a rule
@@ -285,8 +285,13 @@ impl Election {
             .grace(self.grace.duration())
             .membership_proof(self.membership_proof)
             .mode(self.neli_mode())
-            .assignment(self.assignment.neli())
-            .kafka("max.poll.interval.ms", self.max_poll_ms().to_string());
+            .assignment(self.assignment.neli());
+        // As in the library, the rebalance timeout is judged only where it is
+        // set: unset, librdkafka's default (300 s) applies in production,
+        // not the simulator's shorter stand-in (DEFAULT_MAX_POLL).
+        if let Some(mp) = self.max_poll_interval {
+            builder = builder.kafka("max.poll.interval.ms", mp.ms().to_string());
+        }
         if let Some(i) = self.heartbeat_interval {
             builder = builder.heartbeat_interval(i.duration());
         }
