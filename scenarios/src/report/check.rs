@@ -238,9 +238,7 @@ impl Check {
     }
 
     pub fn json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).expect("a check report serialises");
-        s.push('\n');
-        s
+        super::pretty_json(self)
     }
 
     /// One testcase per property; a violated `always` property fails with

@@ -329,9 +329,7 @@ impl Explore {
 
     /// Pretty JSON with a trailing newline.
     pub fn json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).expect("an explore report serialises");
-        s.push('\n');
-        s
+        super::pretty_json(self)
     }
 
     /// JUnit XML: one testsuite, one testcase per scenario; a scenario with

@@ -57,11 +57,7 @@ impl Gate {
     pub fn render(&self, format: Format) -> String {
         match format {
             Format::Text => self.text(),
-            Format::Json => {
-                let mut s = serde_json::to_string_pretty(self).expect("a gate report serialises");
-                s.push('\n');
-                s
-            }
+            Format::Json => super::pretty_json(self),
             Format::Junit => {
                 let mut suites = vec![self.explore.junit_suite()];
                 suites.extend(self.checks.iter().map(|c| c.report.junit_suite(&format!("neli-lab check {}", c.mode))));

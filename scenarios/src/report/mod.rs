@@ -29,3 +29,11 @@ pub enum Format {
     /// JUnit XML, one testcase per scenario.
     Junit,
 }
+
+/// A report as pretty JSON with a trailing newline: the one JSON form of
+/// every report.
+fn pretty_json(report: &impl serde::Serialize) -> String {
+    let mut s = serde_json::to_string_pretty(report).expect("a report serialises");
+    s.push('\n');
+    s
+}

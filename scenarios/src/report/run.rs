@@ -50,9 +50,7 @@ impl Run {
     }
 
     pub fn json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).expect("a run report serialises");
-        s.push('\n');
-        s
+        super::pretty_json(self)
     }
 
     /// One testcase named after the scenario.

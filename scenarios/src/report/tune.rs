@@ -95,9 +95,7 @@ impl Tune {
     }
 
     pub fn json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).expect("a tune report serialises");
-        s.push('\n');
-        s
+        super::pretty_json(self)
     }
 
     /// One testcase per configuration: valid and unsafe fails, invalid is
