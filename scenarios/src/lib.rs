@@ -11,6 +11,7 @@ pub mod explore;
 pub mod interrupt;
 pub mod plan;
 pub mod progress;
+pub mod regressions;
 pub mod report;
 pub mod shrink;
 pub mod stats;

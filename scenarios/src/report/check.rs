@@ -75,6 +75,15 @@ pub enum PropertyKind {
     Sometimes,
 }
 
+impl PropertyKind {
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            PropertyKind::Always => "always",
+            PropertyKind::Sometimes => "sometimes",
+        }
+    }
+}
+
 /// What the search made of one property.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -104,7 +113,7 @@ impl PropertyOutcome {
         }
     }
 
-    fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             PropertyOutcome::Holds => "holds",
             PropertyOutcome::Violated => "violated",
@@ -182,6 +191,8 @@ impl Check {
             Format::Text => format!("{}{}", self.header(), self.text_body()),
             Format::Json => self.json(),
             Format::Junit => self.junit(),
+            Format::Jsonl => super::one_line(self),
+            Format::Markdown => self.markdown(),
         }
     }
 

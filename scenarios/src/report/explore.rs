@@ -26,6 +26,10 @@ pub struct Explore {
     pub build: String,
     /// The first seed of the whole range.
     pub start: u64,
+    /// `start` was drawn from the clock (`--start auto`); absent (false)
+    /// when it was given.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub start_auto: bool,
     /// How many seeds the whole range has (over all shards).
     pub seeds: u64,
     /// Which shard this is; `1/1` for an unsharded run.
@@ -50,8 +54,28 @@ pub struct Explore {
     /// seeds of the range; absent when they covered all of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ablate_seeds: Option<u64>,
+    /// `--regressions DIR`: the kept failures replayed before any new
+    /// seed, in file order; absent when none were.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub regressions: Vec<Regression>,
     /// The scenarios, in the order given.
     pub scenarios: Vec<ScenarioResults>,
+}
+
+/// One kept failure replayed (`explore --regressions`): failing again is a
+/// regression.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Regression {
+    /// The scenario file, as found in the directory.
+    pub file: String,
+    /// Its scenario's `name`.
+    pub scenario: String,
+    /// The seed it is replayed with (its `seed`).
+    pub seed: u64,
+    pub passed: bool,
+    pub violations: Vec<String>,
+    /// The command that replays it.
+    pub reproduce: String,
 }
 
 /// `--shard index/of` (1-based).
@@ -162,12 +186,12 @@ impl ScenarioResults {
     }
 
     /// A failing seed here fails the run: not a run that must or may fail.
-    fn judged(&self) -> bool {
+    pub(crate) fn judged(&self) -> bool {
         !self.expect_fail && !self.may_fail
     }
 
     /// A run that must fail in which every seed passed.
-    fn missed_expected_failure(&self) -> bool {
+    pub(crate) fn missed_expected_failure(&self) -> bool {
         self.expect_fail && self.failing.is_empty()
     }
 }
@@ -182,9 +206,14 @@ impl Explore {
     /// seed, or a run that must fail passing every seed (unless
     /// interrupted: then it may just not have got there yet).
     pub fn failed(&self) -> bool {
-        self.scenarios.iter().any(|s| {
-            if s.expect_fail { s.failing.is_empty() && !self.interrupted } else { s.judged() && !s.failing.is_empty() }
-        })
+        self.regressions.iter().any(|r| !r.passed)
+            || self.scenarios.iter().any(|s| {
+                if s.expect_fail {
+                    s.failing.is_empty() && !self.interrupted
+                } else {
+                    s.judged() && !s.failing.is_empty()
+                }
+            })
     }
 
     /// The `explored …` line of the text output (it names the wall time, so
@@ -218,8 +247,13 @@ impl Explore {
             Some(b) => format!(" (time budget {b} reached: {} of {} seed(s) ran)", self.seeds_run(), self.planned()),
             None => String::new(),
         };
+        let auto = if self.start_auto {
+            format!(" (drawn by --start auto; these seeds again: --start {})", self.start)
+        } else {
+            String::new()
+        };
         format!(
-            "explored {} scenario(s) x {} seed(s){ablations} from {}{shard} on {} thread(s) in {:.1}s ({:.1} seeds/s){budget}",
+            "explored {} scenario(s) x {} seed(s){ablations} from {}{auto}{shard} on {} thread(s) in {:.1}s ({:.1} seeds/s){budget}",
             base,
             self.seeds_run(),
             self.start,
@@ -264,6 +298,15 @@ impl Explore {
             })
             .collect();
         o.push_str(&stats::table(&["scenario", "seeds", "violations", "overlap", "gap", "failover"], &rows));
+        let regressed: Vec<&Regression> = self.regressions.iter().filter(|r| !r.passed).collect();
+        if !self.regressions.is_empty() {
+            let _ = writeln!(
+                o,
+                "regressions: {} kept failure(s) replayed first, {} fail again",
+                self.regressions.len(),
+                regressed.len()
+            );
+        }
         for s in self.scenarios.iter().filter(|s| !s.judged() && !s.failing.is_empty()) {
             let first = &s.failing[0];
             let (label, field) =
@@ -281,19 +324,35 @@ impl Explore {
         let failing: Vec<(&ScenarioResults, &Failure)> =
             self.scenarios.iter().filter(|s| s.judged()).flat_map(|s| s.failing.iter().map(move |f| (s, f))).collect();
         let missed: Vec<&ScenarioResults> = self.scenarios.iter().filter(|s| s.missed_expected_failure()).collect();
-        if failing.is_empty() && self.interrupted {
+        if failing.is_empty() && self.interrupted && regressed.is_empty() {
             o.push_str("verdict   NONE (interrupted: no violation in the seeds that ran, and not every seed ran)\n");
             return o;
         }
-        if failing.is_empty() && missed.is_empty() {
+        if failing.is_empty() && missed.is_empty() && regressed.is_empty() {
             o.push_str("verdict   PASS\n");
             return o;
         }
-        let _ = match (failing.len(), missed.len()) {
-            (f, 0) => writeln!(o, "verdict   FAIL ({f} violating run(s))"),
-            (0, m) => writeln!(o, "verdict   FAIL ({m} run(s) that must fail passed)"),
-            (f, m) => writeln!(o, "verdict   FAIL ({f} violating run(s), {m} run(s) that must fail passed)"),
-        };
+        let mut why = Vec::new();
+        if !regressed.is_empty() {
+            why.push(format!("{} regression(s)", regressed.len()));
+        }
+        if !failing.is_empty() {
+            why.push(format!("{} violating run(s)", failing.len()));
+        }
+        if !missed.is_empty() {
+            why.push(format!("{} run(s) that must fail passed", missed.len()));
+        }
+        let _ = writeln!(o, "verdict   FAIL ({})", why.join(", "));
+        for r in &regressed {
+            let _ = writeln!(
+                o,
+                "  REGRESSION {} (seed {}, kept earlier) fails again: {}",
+                r.file,
+                r.seed,
+                r.violations.first().map_or("", String::as_str)
+            );
+            let _ = writeln!(o, "    reproduce: {}", r.reproduce);
+        }
         for s in &missed {
             let _ = writeln!(
                 o,
@@ -320,6 +379,8 @@ impl Explore {
             Format::Text => self.text(),
             Format::Json => self.json(),
             Format::Junit => self.junit(),
+            Format::Jsonl => self.jsonl(),
+            Format::Markdown => self.markdown(),
         }
     }
 
@@ -340,11 +401,26 @@ impl Explore {
         junit("neli-lab explore", &format!("{}\n{}", self.build, self.explored_line()), self.wall_s, &cases)
     }
 
-    /// One testcase per scenario row.
+    /// One testcase per regression replayed, then one per scenario row.
     fn cases(&self) -> Vec<Case> {
-        self.scenarios
-            .iter()
-            .map(|s| Case {
+        let regressions = self.regressions.iter().map(|r| Case {
+            name: format!("regression {}", r.file),
+            classname: format!("neli-lab.regressions.{}", r.scenario),
+            time_s: 0.0,
+            failure: (!r.passed).then(|| CaseFailure {
+                message: format!(
+                    "kept failure fails again, seed {}: {}; reproduce: {}",
+                    r.seed,
+                    r.violations.first().map_or("", String::as_str),
+                    r.reproduce
+                ),
+                body: r.violations.iter().map(|v| format!("{v}\n")).collect(),
+            }),
+            skipped: None,
+            out: format!("seed {}", r.seed),
+        });
+        regressions
+            .chain(self.scenarios.iter().map(|s| Case {
                 name: s.name.clone(),
                 classname: format!("neli-lab.explore.{}", s.name),
                 time_s: s.wall_s,
@@ -390,7 +466,7 @@ impl Explore {
                     s.summary.gap,
                     s.summary.failover
                 ),
-            })
+            }))
             .collect()
     }
 
@@ -489,6 +565,8 @@ pub fn merge(inputs: Vec<(String, Explore)>) -> Result<Explore, String> {
         schema: SCHEMA.into(),
         build: first.build.clone(),
         start: first.start,
+        start_auto: first.start_auto,
+        regressions: first.regressions.clone(),
         seeds: first.seeds,
         shard: Shard { index: 1, of: 1 },
         jobs: inputs.iter().map(|(_, r)| r.jobs).sum(),
@@ -499,4 +577,153 @@ pub fn merge(inputs: Vec<(String, Explore)>) -> Result<Explore, String> {
         ablate_seeds: first.ablate_seeds,
         scenarios,
     })
+}
+
+/// The `schema` of `explore --format jsonl`'s lines.
+pub const JSONL_SCHEMA: &str = "neli-lab/explore-jsonl/1";
+
+/// One `--format jsonl` line per seed of a scenario row (`type` "seed").
+#[derive(Debug, Serialize)]
+struct SeedLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    scenario: &'a str,
+    arg: &'a str,
+    /// The layer switched off in an ablated row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    without: Option<String>,
+    /// The row must fail (`expect.fails_without`) or may fail: a violation
+    /// there is not a failure of the run.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    must_fail: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    may_fail: bool,
+    passed: bool,
+    #[serde(flatten)]
+    result: &'a SeedResult,
+    /// The command that reproduces a failing seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reproduce: Option<String>,
+}
+
+/// The lines of `results`, seeds of the row `name` (given as `arg`).
+pub fn seed_lines(
+    name: &str,
+    arg: &str,
+    without: Option<String>,
+    must_fail: bool,
+    may_fail: bool,
+    results: &[SeedResult],
+) -> String {
+    let mut o = String::new();
+    for r in results {
+        let passed = r.violations.is_empty();
+        // An ablated row's `arg` already names its layer (`x --without l`).
+        let reproduce = (!passed).then(|| format!("{REPRO} run {arg} --seed {}", r.seed));
+        let line = SeedLine {
+            kind: "seed",
+            scenario: name,
+            arg,
+            without: without.clone(),
+            must_fail,
+            may_fail,
+            passed,
+            result: r,
+            reproduce,
+        };
+        o.push_str(&serde_json::to_string(&line).expect("a seed line serialises"));
+        o.push('\n');
+    }
+    o
+}
+
+/// A replayed regression's `--format jsonl` line (`type` "regression").
+pub fn regression_line(r: &Regression) -> String {
+    #[derive(Serialize)]
+    struct Line<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        #[serde(flatten)]
+        r: &'a Regression,
+    }
+    let mut s = serde_json::to_string(&Line { kind: "regression", r }).expect("a regression line serialises");
+    s.push('\n');
+    s
+}
+
+/// The last `--format jsonl` line (`type` "summary"): the run, each row's
+/// summary (no per-seed figures: those were the lines before) and the
+/// verdict.
+#[derive(Debug, Serialize)]
+struct SummaryLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    schema: &'static str,
+    build: &'a str,
+    start: u64,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    start_auto: bool,
+    seeds: u64,
+    shard: Shard,
+    wall_s: f64,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    interrupted: bool,
+    passed: bool,
+    regressions_failed: usize,
+    scenarios: Vec<SummaryRow<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct SummaryRow<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    without: Option<&'a str>,
+    expect_fail: bool,
+    may_fail: bool,
+    #[serde(flatten)]
+    summary: &'a Summary,
+}
+
+impl Explore {
+    /// The whole `--format jsonl` output (what `merge` prints): each
+    /// regression's line, each seed's, then the summary line.
+    pub fn jsonl(&self) -> String {
+        let mut o: String = self.regressions.iter().map(regression_line).collect();
+        for s in &self.scenarios {
+            o.push_str(&seed_lines(&s.name, &s.arg, s.without.clone(), s.expect_fail, s.may_fail, &s.results));
+        }
+        o.push_str(&self.jsonl_summary());
+        o
+    }
+
+    /// `--format jsonl`'s summary line (`explore` streams the lines before).
+    pub fn jsonl_summary(&self) -> String {
+        let line = SummaryLine {
+            kind: "summary",
+            schema: JSONL_SCHEMA,
+            build: &self.build,
+            start: self.start,
+            start_auto: self.start_auto,
+            seeds: self.seeds,
+            shard: self.shard,
+            wall_s: self.wall_s,
+            interrupted: self.interrupted,
+            passed: !self.failed(),
+            regressions_failed: self.regressions.iter().filter(|r| !r.passed).count(),
+            scenarios: self
+                .scenarios
+                .iter()
+                .map(|s| SummaryRow {
+                    name: &s.name,
+                    without: s.without.as_deref(),
+                    expect_fail: s.expect_fail,
+                    may_fail: s.may_fail,
+                    summary: &s.summary,
+                })
+                .collect(),
+        };
+        let mut s = serde_json::to_string(&line).expect("a summary line serialises");
+        s.push('\n');
+        s
+    }
 }

@@ -58,6 +58,8 @@ impl Gate {
         match format {
             Format::Text => self.text(),
             Format::Json => super::pretty_json(self),
+            Format::Jsonl => super::one_line(self),
+            Format::Markdown => self.markdown(),
             Format::Junit => {
                 let mut suites = vec![self.explore.junit_suite()];
                 suites.extend(self.checks.iter().map(|c| c.report.junit_suite(&format!("neli-lab check {}", c.mode))));

@@ -9,6 +9,7 @@ mod check;
 mod explore;
 mod gate;
 mod junit;
+mod markdown;
 mod run;
 mod tune;
 
@@ -28,6 +29,21 @@ pub enum Format {
     Json,
     /// JUnit XML, one testcase per scenario.
     Junit,
+    /// JSON Lines: `explore` prints one line per finished seed as each
+    /// scenario finishes, then a summary line; other commands print their
+    /// JSON document on one line (`scenarios/README.md`, "JSON Lines").
+    Jsonl,
+    /// A Markdown summary for a CI step page: verdict, table, failures
+    /// with their reproduction.
+    Markdown,
+}
+
+/// A report as one line of JSON: `--format jsonl` of a command that has
+/// no per-seed lines.
+fn one_line(report: &impl serde::Serialize) -> String {
+    let mut s = serde_json::to_string(report).expect("a report serialises");
+    s.push('\n');
+    s
 }
 
 /// A report as pretty JSON with a trailing newline: the one JSON form of

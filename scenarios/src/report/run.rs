@@ -15,6 +15,10 @@ pub struct Run {
     pub build: String,
     pub scenario: String,
     pub arg: String,
+    /// The broker profile the run imitated, with its provenance and the
+    /// scenario's timing overrides (`Cluster::broker_provenance`).
+    #[serde(default)]
+    pub broker: String,
     pub seed: u64,
     pub passed: bool,
     pub violations: Vec<String>,
@@ -31,14 +35,21 @@ pub struct Run {
 pub type RunFigures = neli_sim::Figures;
 
 impl Run {
-    /// The report of `r`, a run of the scenario `name` given as `arg`.
-    pub fn new(name: &str, arg: &str, r: &neli_sim::RunReport, trace: bool, timeline: Option<String>) -> Run {
+    /// The report of `r`, a run of the scenario `s` given as `arg`.
+    pub fn new(
+        s: &neli_sim::Scenario,
+        arg: &str,
+        r: &neli_sim::RunReport,
+        trace: bool,
+        timeline: Option<String>,
+    ) -> Run {
         let f = &r.figures;
         Run {
             schema: RUN_SCHEMA.into(),
             build: crate::BUILD.into(),
-            scenario: name.into(),
+            scenario: s.name.clone(),
             arg: arg.into(),
+            broker: s.cluster.broker_provenance(),
             seed: r.seed,
             passed: r.passed(),
             violations: r.violations.clone(),
@@ -86,6 +97,8 @@ impl Run {
             Format::Text => self.text(),
             Format::Json => self.json(),
             Format::Junit => self.junit(time_s),
+            Format::Jsonl => super::one_line(self),
+            Format::Markdown => self.markdown(),
         }
     }
 
@@ -102,7 +115,7 @@ impl Run {
 
     /// What `replay` prints: `run`'s text without the build line.
     pub fn replay_text(&self) -> String {
-        let mut o = format!("scenario  {} seed {}\n", self.scenario, self.seed);
+        let mut o = format!("scenario  {} seed {}\nbroker    {}\n", self.scenario, self.seed, self.broker);
         for l in self.trace.iter().flatten() {
             o.push_str(l);
             o.push('\n');

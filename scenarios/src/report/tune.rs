@@ -15,6 +15,10 @@ pub struct Tune {
     pub schema: String,
     pub build: String,
     pub scenario: String,
+    /// The broker profile the sweep imitated, with its provenance and the
+    /// scenario's timing overrides: the recommendation holds for that broker.
+    #[serde(default)]
+    pub broker: String,
     pub start: u64,
     pub seeds: u64,
     /// Every configuration, in sweep order (T, then S, then G).
@@ -152,6 +156,8 @@ impl Tune {
             Format::Text => self.text(),
             Format::Json => self.json(),
             Format::Junit => self.junit(time_s),
+            Format::Jsonl => super::one_line(self),
+            Format::Markdown => self.markdown(),
         }
     }
 
@@ -191,6 +197,7 @@ impl Tune {
             )),
             None => o.push_str("recommended: none (no valid configuration was free of overlap)\n"),
         }
+        o.push_str(&format!("assumes broker {}\n", self.broker));
         for f in &self.files {
             o.push_str(&format!("wrote {f}\n"));
         }
@@ -200,7 +207,7 @@ impl Tune {
 
 impl TuneConfig {
     /// The verdict column of the text table.
-    fn verdict(&self) -> &'static str {
+    pub(crate) fn verdict(&self) -> &'static str {
         match (self.recommended, self.safe, self.valid) {
             (true, _, _) => "safe, recommended",
             (false, true, true) => "safe",

@@ -9,6 +9,7 @@ mod bad_input;
 mod broken_variant;
 mod check_flags;
 mod ci_files;
+mod ci_output;
 mod cli;
 mod formats;
 mod gate;

@@ -320,8 +320,16 @@ fn events(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
 /// where nobody may lead end sooner than that.
 fn elected(s: &Scenario, hs: &[Hold], end: u64, v: &mut Vec<String>) {
     let e = &s.election;
-    let bound = s.cluster.profile.initial_delay_ms
-        + s.cluster.profile.rebalance_pause_ms
+    let broker = s.cluster.broker();
+    // Kafka extends the initial delay while members keep joining, up to
+    // the rebalance timeout (docs/background.md, "The kafka profile").
+    let initial = if broker.initial_delay_extends {
+        broker.initial_delay_ms.max(e.max_poll_ms())
+    } else {
+        broker.initial_delay_ms
+    };
+    let bound = initial
+        + broker.rebalance_pause_ms
         + 2 * e.session_timeout.ms()
         + 2 * e.heartbeat_timeout.ms()
         + 4 * e.poll_interval.ms();

@@ -160,12 +160,74 @@ pub struct Cluster {
     pub coordinator: BrokerId,
     #[serde(default)]
     pub partition_leader: BrokerId,
+    /// The broker the cluster imitates; [`Cluster::broker`] is what the
+    /// simulation uses: this profile with the overrides below.
     #[serde(default)]
     pub profile: Profile,
     /// Extension to v1 (layer ablation): `false` makes the coordinator
     /// accept a commit of any generation from a known member.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub commit_generation_check: bool,
+    /// Overrides of the profile's timings, for a broker configured or
+    /// measured differently (unset: the profile's own). `group.initial.rebalance.delay.ms`
+    /// for a group forming from empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_rebalance_delay: Option<Dur>,
+    /// The pause every rebalance pays before it completes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebalance_pause: Option<Dur>,
+    /// The pause of a rebalance started by a member leaving (its own
+    /// override: setting `rebalance_pause` leaves it as the profile has it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leave_pause: Option<Dur>,
+    /// How often expired members are looked for ("0s": exactly when due).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiry_check_interval: Option<Dur>,
+}
+
+impl Cluster {
+    /// The `[cluster]` timing overrides, as (field, value).
+    fn overrides(&self) -> [(&'static str, Option<Dur>); 4] {
+        [
+            ("initial_rebalance_delay", self.initial_rebalance_delay),
+            ("rebalance_pause", self.rebalance_pause),
+            ("leave_pause", self.leave_pause),
+            ("expiry_check_interval", self.expiry_check_interval),
+        ]
+    }
+
+    /// Whether the scenario overrides any of its profile's timings.
+    pub fn overridden(&self) -> bool {
+        self.overrides().iter().any(|(_, d)| d.is_some())
+    }
+
+    /// The broker the simulation runs: the profile with the scenario's
+    /// timing overrides applied.
+    pub fn broker(&self) -> Profile {
+        let mut p = self.profile;
+        let set = |field: &mut u64, d: Option<Dur>| {
+            if let Some(d) = d {
+                *field = d.ms();
+            }
+        };
+        set(&mut p.initial_delay_ms, self.initial_rebalance_delay);
+        set(&mut p.rebalance_pause_ms, self.rebalance_pause);
+        set(&mut p.leave_pause_ms, self.leave_pause);
+        set(&mut p.expiry_check_ms, self.expiry_check_interval);
+        p
+    }
+
+    /// The profile's name, its provenance, and any override, for a report:
+    /// `kafka (modelled from ...); overridden here: rebalance_pause = "5s"`.
+    pub fn broker_provenance(&self) -> String {
+        let set: Vec<String> =
+            self.overrides().iter().filter_map(|(k, d)| d.map(|d| format!("{k} = \"{d}\""))).collect();
+        let mut out = format!("{} ({})", self.profile.name, self.profile.provenance);
+        if !set.is_empty() {
+            out.push_str(&format!("; overridden by the scenario: {}", set.join(", ")));
+        }
+        out
+    }
 }
 
 impl Default for Cluster {
@@ -176,6 +238,10 @@ impl Default for Cluster {
             partition_leader: BrokerId(0),
             profile: Profile::default(),
             commit_generation_check: true,
+            initial_rebalance_delay: None,
+            rebalance_pause: None,
+            leave_pause: None,
+            expiry_check_interval: None,
         }
     }
 }
@@ -595,6 +661,7 @@ impl Scenario {
             return Err(whole(format!("{} faults: at most {MAX_FAULTS}", self.faults.len())));
         }
         self.validate_cluster().map_err(whole)?;
+        self.validate_broker_timings().map_err(field)?;
         self.validate_election().map_err(whole)?;
         self.validate_neli().map_err(field)?;
         self.validate_expect_durations().map_err(field)?;
@@ -657,6 +724,24 @@ impl Scenario {
             if b.0 >= c.brokers {
                 return Err(format!("cluster.{field} = \"{b}\": no such broker (brokers are b0..b{})", c.brokers - 1));
             }
+        }
+        Ok(())
+    }
+
+    /// `[cluster]` timing overrides: not negative, and no longer than a
+    /// run may be (a pause past the run's end would hide every figure).
+    /// Errors name the field's path, for its line.
+    fn validate_broker_timings(&self) -> Result<(), (String, String)> {
+        for (key, d) in self.cluster.overrides() {
+            let Some(d) = d else { continue };
+            let rule = if d.0 < 0 {
+                "must not be negative (\"0s\" for none)".to_owned()
+            } else if d.0 > MAX_RUN.0 {
+                format!("at most \"{MAX_RUN}\", the longest run")
+            } else {
+                continue;
+            };
+            return Err((format!("cluster.{key}"), format!("cluster.{key} = \"{d}\": {rule}")));
         }
         Ok(())
     }

@@ -117,7 +117,7 @@ impl World<'_> {
         for b in s.broker_names() {
             let ctx = BrokerCtx {
                 name: b.clone(),
-                profile: c.profile,
+                profile: c.broker(),
                 generation_check: c.commit_generation_check,
                 coordinator: b == c.coordinator.to_string(),
                 partition_leader: b == c.partition_leader.to_string(),

@@ -38,3 +38,29 @@ fn mock_expiry_check_is_never_faster_than_kafka() {
         assert!(crash_failover("librdkafka-mock", seed) >= crash_failover("kafka", seed));
     }
 }
+
+// Proves a scenario's `[cluster]` timing override reaches the coordinator:
+// the same crash on Apache Kafka's profile with a 5 s rebalance pause
+// fails over 5 s later, seed for seed. The pause runs from the rebalance's
+// start, beside the survivors' rejoin (they learn of the rebalance from a
+// heartbeat answer, at most one group heartbeat interval, S/5, later), so
+// up to that interval of it is already paid without the override.
+#[test]
+fn a_rebalance_pause_override_delays_failover_by_that_pause() {
+    let text = include_str!("scenarios/profile-kafka.toml");
+    let slow = scenario(&text.replace("profile = \"kafka\"", "profile = \"kafka\"\nrebalance_pause = \"5s\""));
+    assert_eq!(slow.cluster.broker().rebalance_pause_ms, 5000);
+    assert_eq!(slow.cluster.broker().initial_delay_ms, 3000, "what is not overridden stays the profile's");
+    let rejoin = neli::config::group_heartbeat_interval(slow.election.session_timeout.duration()).as_millis() as u64;
+    let poll = slow.election.poll_interval.ms();
+    for seed in 1..4 {
+        let kafka = crash_failover("kafka", seed);
+        let r = assert_survives(&slow, seed);
+        let paused = r.figures.failovers_ms.first().copied().expect("the crash hit the leader");
+        let added = paused as i64 - kafka as i64;
+        assert!(
+            (5000 - rejoin as i64..=5000 + poll as i64).contains(&added),
+            "seed {seed}: failover {paused} ms with a 5 s pause, {kafka} ms without: {added} ms more, expected 5000 ms less at most one rejoin ({rejoin} ms), plus at most one poll ({poll} ms)"
+        );
+    }
+}

@@ -180,6 +180,27 @@ fn negative_expect_durations_are_refused_naming_line_field_and_rule() {
     assert!(Scenario::parse(&format!("{BASE}[expect]\nmax_overlap = \"0s\"\n"), "x.toml").is_ok());
 }
 
+// Issue 38: a `[cluster]` timing override is validated like every other
+// field: a negative pause, or one longer than any run, is refused with the
+// file, the line of the field, the field and the rule.
+#[test]
+fn bad_broker_timing_overrides_are_refused_naming_line_field_and_rule() {
+    for (key, value, rule) in [
+        ("rebalance_pause", "-1s", "must not be negative"),
+        ("initial_rebalance_delay", "-5ms", "must not be negative"),
+        ("leave_pause", "1000h", "at most"),
+        ("expiry_check_interval", "-1s", "must not be negative"),
+    ] {
+        let text = BASE.replacen("[election]", &format!("[cluster]\n{key} = \"{value}\"\n\n[election]"), 1);
+        let line = text.lines().position(|l| l.starts_with(key)).expect("the override's line") + 1;
+        let err = Scenario::parse(&text, "x.toml").map(|_| ()).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("x.toml:{line}: cluster.{key} = ")), "{err}");
+        assert!(err.contains(rule), "expected {rule:?} in: {err}");
+    }
+    let ok = BASE.replacen("[election]", "[cluster]\nrebalance_pause = \"0s\"\n\n[election]", 1);
+    assert_eq!(Scenario::parse(&ok, "x.toml").expect("a zero pause is fine").cluster.broker().rebalance_pause_ms, 0);
+}
+
 // Issue 42: settings neli's own validation refuses (`Election::neli_config`,
 // the library's `ConfigBuilder::build`) used to run and fail as a protocol
 // violation (exit 1). They are refused when the file is read, at the line
