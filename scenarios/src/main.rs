@@ -38,6 +38,9 @@ enum Cmd {
     /// Combine the JSON reports of `explore --shard i/n --format json` into
     /// the output one run over all seeds gives, with its exit code.
     Merge(cmd::merge::MergeArgs),
+    /// Compare two `explore --format json` reports (BASE, HEAD) figure by
+    /// figure; exit 1 naming each figure worse beyond its threshold.
+    Diff(cmd::diff::DiffArgs),
     /// Minimise a failing run into a scenario file that still fails.
     Shrink(cmd::shrink::ShrinkArgs),
     /// Sweep T, S and G over seeds: CSV, SVG chart, safe region, recommendation.
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
         Cmd::Replay(a) => cmd::run::replay(a),
         Cmd::Explore(a) => cmd::explore::run(a),
         Cmd::Merge(a) => cmd::merge::run(a),
+        Cmd::Diff(a) => cmd::diff::run(a),
         Cmd::Shrink(a) => cmd::shrink::run(a),
         Cmd::Tune(a) => cmd::tune::run(a),
         Cmd::Check(a) => cmd::check::run(a),

@@ -5,6 +5,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod diff;
 pub mod explore;
 pub mod gate;
 pub mod list;

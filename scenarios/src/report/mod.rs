@@ -1,11 +1,12 @@
 //! What each `neli-lab` command found, as one value per command
-//! ([`Explore`], [`Run`], [`Tune`], [`Check`], [`Gate`]) rendered in the three forms it
+//! ([`Explore`], [`Run`], [`Tune`], [`Check`], [`Gate`], [`Diff`]) rendered in the three forms it
 //! prints (`--format`): text for a person, JSON for tools (and `merge`),
 //! JUnit XML for CI test reports. Rendering all three from one value is what
 //! keeps them from disagreeing. The JSON schemas and the exit codes are
 //! documented in `scenarios/README.md` ("Output formats and exit codes").
 
 mod check;
+mod diff;
 mod explore;
 mod gate;
 mod junit;
@@ -14,6 +15,7 @@ mod run;
 mod tune;
 
 pub use check::*;
+pub use diff::*;
 pub use explore::*;
 pub use gate::*;
 pub use junit::{Case, CaseFailure, document, junit, suite};

@@ -1,0 +1,745 @@
+//! `diff`'s report: two `explore --format json` reports of the same
+//! scenarios and seeds (BASE, say the main branch, and HEAD, the change)
+//! compared scenario by scenario and figure by figure, each figure judged
+//! against its `--max-regress` threshold. The figures are recomputed from
+//! the per-seed `results` with [`stats::percentile`], as the explore table
+//! computes them, never parsed from the printed strings.
+//!
+//! A figure regresses when HEAD's value exceeds BASE's by more than its
+//! threshold: `N%` of BASE's value, or an absolute `Nms`/`Ns`; given both
+//! for one figure, it regresses only when it exceeds both (the absolute one
+//! is a floor under the noise of small values). A relative threshold over a
+//! BASE of 0 lets no rise through. More violating seeds in HEAD than in BASE
+//! always regress (except in rows that must or may fail: there a violation
+//! is the expected outcome of the ablation). Figures without a threshold are
+//! shown, not judged.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Case, CaseFailure, Explore, Format, SCHEMA, ScenarioResults, junit};
+use crate::stats::{self, SeedResult};
+
+/// The `schema` field of a `diff --format json` report.
+pub const DIFF_SCHEMA: &str = "neli-lab/diff/1";
+
+/// The thresholds used when `--max-regress` is not given.
+pub const DEFAULT_MAX_REGRESS: &str = "gap.p99=10%,failover.p99=10%";
+
+/// One of the explore table's figures, in ms per seed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Figure {
+    /// Total time two members led at once, per seed.
+    Overlap,
+    /// Longest time without a leader, per seed.
+    Gap,
+    /// Slowest failover, per seed that had one.
+    Failover,
+}
+
+/// A statistic of a figure over the seeds (nearest-rank, as explore prints).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stat {
+    /// The median.
+    P50,
+    /// The 99th percentile.
+    P99,
+    /// The largest value.
+    Max,
+}
+
+impl Figure {
+    /// Every figure, in the order of the explore table.
+    pub const ALL: [Figure; 3] = [Figure::Overlap, Figure::Gap, Figure::Failover];
+
+    /// The name used in `--max-regress` and the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::Overlap => "overlap",
+            Figure::Gap => "gap",
+            Figure::Failover => "failover",
+        }
+    }
+
+    /// This figure of every seed of `results` that has it, in seed order.
+    fn values(self, results: &[SeedResult]) -> Vec<u64> {
+        match self {
+            Figure::Overlap => results.iter().map(|r| r.overlap_total_ms).collect(),
+            Figure::Gap => results.iter().map(|r| r.gap_max_ms).collect(),
+            Figure::Failover => results.iter().filter_map(|r| r.failover_max_ms).collect(),
+        }
+    }
+}
+
+impl Stat {
+    /// Every statistic, in the order of the explore table's `p50/p99/max`.
+    pub const ALL: [Stat; 3] = [Stat::P50, Stat::P99, Stat::Max];
+
+    /// The name used in `--max-regress` and the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stat::P50 => "p50",
+            Stat::P99 => "p99",
+            Stat::Max => "max",
+        }
+    }
+
+    /// The percentile [`stats::percentile`] takes.
+    fn percentile(self) -> u32 {
+        match self {
+            Stat::P50 => 50,
+            Stat::P99 => 99,
+            Stat::Max => 100,
+        }
+    }
+
+    /// This statistic of `values`; `None` when there are none.
+    fn of(self, values: &[u64]) -> Option<u64> {
+        (!values.is_empty()).then(|| stats::percentile(values, self.percentile()))
+    }
+}
+
+/// Every `FIGURE.STAT` name `--max-regress` accepts, comma-separated.
+pub fn figure_names() -> String {
+    let names: Vec<String> =
+        Figure::ALL.iter().flat_map(|f| Stat::ALL.iter().map(move |s| format!("{}.{}", f.name(), s.name()))).collect();
+    names.join(", ")
+}
+
+/// How much a figure may rise from BASE to HEAD.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Limit {
+    /// At most this many percent of BASE's value (`N%`).
+    pub relative_pct: Option<f64>,
+    /// At most this many ms (`Nms`, `Ns`, ...).
+    pub absolute_ms: Option<u64>,
+}
+
+impl Limit {
+    /// As written in the report: `10%`, `50ms`, or `10% and 50ms`.
+    pub fn describe(&self) -> String {
+        match (self.relative_pct, self.absolute_ms) {
+            (Some(p), Some(ms)) => format!("{} and {ms}ms", pct(p)),
+            (Some(p), None) => pct(p),
+            (None, Some(ms)) => format!("{ms}ms"),
+            (None, None) => "-".into(),
+        }
+    }
+}
+
+/// `10%`, `2.5%`: a percentage without needless decimals.
+fn pct(p: f64) -> String {
+    if p.fract() == 0.0 { format!("{p:.0}%") } else { format!("{p}%") }
+}
+
+/// The parsed `--max-regress`: a [`Limit`] per figure and statistic.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Thresholds {
+    limits: Vec<(Figure, Stat, Limit)>,
+}
+
+/// The form `--max-regress` expects, for error messages.
+const EXPECTED_FORM: &str =
+    "FIGURE.STAT=N% (relative to BASE) or FIGURE.STAT=Nms / Ns (absolute), e.g. gap.p99=10% or gap.p99=50ms";
+
+impl Thresholds {
+    /// Parses `FIGURE.STAT=LIMIT[,FIGURE.STAT=LIMIT...]`, where LIMIT is
+    /// `N%` (N a non-negative number, fractions allowed) or a duration of
+    /// [`neli::duration::parse`]. A figure may have one relative and one
+    /// absolute limit. Refuses, naming it, an unknown figure (listing the
+    /// valid ones), a malformed item (with the expected form) and a limit
+    /// of one kind given twice for a figure.
+    pub fn parse(text: &str) -> Result<Thresholds, String> {
+        let mut t = Thresholds::default();
+        for item in text.split(',') {
+            let item = item.trim();
+            let malformed =
+                |why: &str| format!("--max-regress: malformed threshold {item:?}{why}: expected {EXPECTED_FORM}");
+            let Some((name, limit)) = item.split_once('=') else {
+                return Err(malformed(""));
+            };
+            let (name, limit) = (name.trim(), limit.trim());
+            let (figure, stat) = parse_name(name).ok_or_else(|| {
+                if name.is_empty() {
+                    malformed(" (no figure)")
+                } else {
+                    format!("--max-regress: unknown figure {name:?} in {item:?}; valid figures: {}", figure_names())
+                }
+            })?;
+            let slot = match t.limits.iter().position(|(f, s, _)| (*f, *s) == (figure, stat)) {
+                Some(i) => &mut t.limits[i].2,
+                None => {
+                    t.limits.push((figure, stat, Limit::default()));
+                    let last = t.limits.len() - 1;
+                    &mut t.limits[last].2
+                }
+            };
+            let twice = |kind: &str| format!("--max-regress: {name} has two {kind} thresholds (second: {item:?})");
+            if let Some(p) = limit.strip_suffix('%') {
+                let p: f64 = p
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|p: &f64| p.is_finite() && *p >= 0.0)
+                    .ok_or_else(|| malformed(" (not a non-negative percentage)"))?;
+                if slot.relative_pct.replace(p).is_some() {
+                    return Err(twice("relative"));
+                }
+            } else {
+                let d = neli::duration::parse(limit).map_err(|err| malformed(&format!(" ({err})")))?;
+                let ms = u64::try_from(d.as_millis()).map_err(|_| malformed(" (too large)"))?;
+                if slot.absolute_ms.replace(ms).is_some() {
+                    return Err(twice("absolute"));
+                }
+            }
+        }
+        Ok(t)
+    }
+
+    /// The defaults, [`DEFAULT_MAX_REGRESS`].
+    pub fn defaults() -> Thresholds {
+        Thresholds::parse(DEFAULT_MAX_REGRESS).unwrap_or_default()
+    }
+
+    /// The limit of `figure.stat`, if any.
+    pub fn limit(&self, figure: Figure, stat: Stat) -> Option<Limit> {
+        self.limits.iter().find(|(f, s, _)| (*f, *s) == (figure, stat)).map(|(_, _, l)| *l)
+    }
+
+    /// Every threshold as `FIGURE.STAT=LIMIT`, one per limit (a figure
+    /// with both kinds twice), as `--max-regress` takes them back.
+    pub fn describe(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (f, s, l) in &self.limits {
+            let name = format!("{}.{}", f.name(), s.name());
+            out.extend(l.relative_pct.map(|p| format!("{name}={}", pct(p))));
+            out.extend(l.absolute_ms.map(|ms| format!("{name}={ms}ms")));
+        }
+        out
+    }
+}
+
+/// `gap.p99` as (figure, statistic).
+fn parse_name(name: &str) -> Option<(Figure, Stat)> {
+    let (f, s) = name.split_once('.')?;
+    let figure = Figure::ALL.into_iter().find(|x| x.name() == f)?;
+    let stat = Stat::ALL.into_iter().find(|x| x.name() == s)?;
+    Some((figure, stat))
+}
+
+/// Reads an explore JSON report from `path`, refusing (naming the path and
+/// what it found) a file that cannot be read, is not JSON, has another
+/// `schema` or is not an explore report, and the report of one shard of a
+/// sharded explore (to be merged first).
+pub fn load(path: &Path) -> Result<Explore, String> {
+    let file = path.display();
+    let text = std::fs::read_to_string(path).map_err(|err| format!("{file}: cannot read: {err}"))?;
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|err| format!("{file}: not JSON ({err}); expected an explore JSON report"))?;
+    match value.get("schema") {
+        Some(serde_json::Value::String(s)) if s == SCHEMA => {}
+        Some(serde_json::Value::String(s)) => {
+            return Err(format!("{file}: schema {s:?}, expected {SCHEMA:?} (an explore --format json report)"));
+        }
+        Some(other) => {
+            return Err(format!("{file}: schema {other}, expected {SCHEMA:?} (an explore --format json report)"));
+        }
+        None => {
+            return Err(format!("{file}: no \"schema\" field; expected an explore --format json report ({SCHEMA:?})"));
+        }
+    }
+    let r: Explore =
+        serde_json::from_value(value).map_err(|err| format!("{file}: not an explore JSON report ({err})"))?;
+    if r.merged_shards == 0 && r.shard.of > 1 {
+        return Err(format!(
+            "{file}: shard {}/{} of a sharded explore; merge the shards first (neli-lab merge SHARD.json... --format json > merged.json) and compare the merged report",
+            r.shard.index, r.shard.of
+        ));
+    }
+    Ok(r)
+}
+
+/// One report compared: the file it came from and the build that made it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Side {
+    /// The path given on the command line.
+    pub file: String,
+    /// The report's `build`.
+    pub build: String,
+}
+
+/// What a compared figure came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Judged, and within its threshold (or not higher than BASE).
+    Ok,
+    /// Judged, and worse beyond its threshold.
+    Regressed,
+    /// No threshold for it: shown, not judged.
+    NotGated,
+    /// Neither report has the figure (e.g. no failover in any seed).
+    NotApplicable,
+}
+
+impl Verdict {
+    /// As the text table prints it.
+    fn text(self) -> &'static str {
+        match self {
+            Verdict::Ok => "ok",
+            Verdict::Regressed => "REGRESSED",
+            Verdict::NotGated => "-",
+            Verdict::NotApplicable => "n/a",
+        }
+    }
+}
+
+/// One figure of one scenario in both reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FigureDiff {
+    /// `violations` (violating seeds) or `FIGURE.STAT` (ms), e.g. `gap.p99`.
+    pub figure: String,
+    /// BASE's value; `null` when no seed had the figure (a failover).
+    pub base: Option<u64>,
+    /// HEAD's value; `null` when no seed had the figure.
+    pub head: Option<u64>,
+    /// HEAD minus BASE (a missing value counted as 0); `null` when both are missing.
+    pub change: Option<i64>,
+    /// The change in percent of BASE; `null` when BASE is 0 or missing.
+    pub change_pct: Option<f64>,
+    /// The threshold as given (`10%`, `50ms`, `10% and 50ms`, `any rise`
+    /// for violations); `null` when the figure is not judged.
+    pub threshold: Option<String>,
+    /// What the figure came to.
+    pub verdict: Verdict,
+    /// For a regressed figure, the threshold it exceeded, e.g. `+25.0% > 10%`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// Why the verdict is what it is when that is not plain (BASE 0 under a
+    /// relative threshold, a figure missing on one side, a row that must fail).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One scenario (or ablated row) in both reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioDiff {
+    /// The scenario's `name` (an ablated row's ends in `-without-LAYER`).
+    pub name: String,
+    /// The layer switched off in an ablated row; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub without: Option<String>,
+    /// Seeds compared (the same seeds on both sides).
+    pub seeds: usize,
+    /// `violations`, then `overlap`, `gap`, `failover` × `p50`, `p99`, `max`.
+    pub figures: Vec<FigureDiff>,
+}
+
+/// One `diff` run (`--format json`), documented in `scenarios/README.md`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diff {
+    /// Always [`DIFF_SCHEMA`].
+    pub schema: String,
+    /// The build of the `neli-lab` that compared.
+    pub build: String,
+    /// The baseline report.
+    pub base: Side,
+    /// The report judged against it.
+    pub head: Side,
+    /// The first seed of the range both reports ran.
+    pub start: u64,
+    /// How many seeds that range has.
+    pub seeds: u64,
+    /// The thresholds applied, `FIGURE.STAT=LIMIT` each (as `--max-regress` takes them).
+    pub thresholds: Vec<String>,
+    /// No figure regressed.
+    pub passed: bool,
+    /// Every scenario row, in BASE's order.
+    pub scenarios: Vec<ScenarioDiff>,
+    /// One line per regressed figure, as the text form prints it after `regressed: `.
+    pub regressions: Vec<String>,
+}
+
+impl Diff {
+    /// Compares `head` (from `head_file`) with `base` (from `base_file`)
+    /// under `thresholds`. Refuses, naming both sides, reports of different
+    /// seed ranges, different scenario sets (the scenarios missing on each
+    /// side) or a scenario whose seeds run differ (a time budget, an
+    /// interruption, another `--ablate-seeds`).
+    pub fn new(
+        (base_file, base): (&str, &Explore),
+        (head_file, head): (&str, &Explore),
+        thresholds: &Thresholds,
+    ) -> Result<Diff, String> {
+        if (base.start, base.seeds) != (head.start, head.seeds) {
+            return Err(format!(
+                "the reports cover different seed ranges: {base_file} has --start {} --seeds {}, {head_file} has --start {} --seeds {}; compare runs over the same seeds",
+                base.start, base.seeds, head.start, head.seeds
+            ));
+        }
+        let pairs = pair(base_file, base, head_file, head)?;
+        let mut scenarios = Vec::new();
+        let mut regressions = Vec::new();
+        for (b, h) in pairs {
+            let seeds = |s: &ScenarioResults| -> Vec<u64> { s.results.iter().map(|r| r.seed).collect() };
+            if seeds(b) != seeds(h) {
+                return Err(format!(
+                    "{}: the reports ran different seeds ({base_file}: {}, {head_file}: {}; a time budget, an interruption or another --ablate-seeds); compare runs over the same seeds",
+                    b.name,
+                    seed_span(&seeds(b)),
+                    seed_span(&seeds(h))
+                ));
+            }
+            let d = compare(b, h, thresholds);
+            for f in d.figures.iter().filter(|f| f.verdict == Verdict::Regressed) {
+                regressions.push(regression_line(&d.name, f));
+            }
+            scenarios.push(d);
+        }
+        Ok(Diff {
+            schema: DIFF_SCHEMA.into(),
+            build: crate::BUILD.into(),
+            base: Side { file: base_file.into(), build: base.build.clone() },
+            head: Side { file: head_file.into(), build: head.build.clone() },
+            start: base.start,
+            seeds: base.seeds,
+            thresholds: thresholds.describe(),
+            passed: regressions.is_empty(),
+            scenarios,
+            regressions,
+        })
+    }
+
+    /// 0 when nothing regressed, else 1.
+    pub fn exit_code(&self) -> u8 {
+        u8::from(!self.passed)
+    }
+
+    /// The report in `format`.
+    pub fn render(&self, format: Format) -> String {
+        match format {
+            Format::Text => self.text(),
+            Format::Json => super::pretty_json(self),
+            Format::Junit => self.junit(),
+        }
+    }
+
+    /// The header, one table per scenario, the verdict and a `regressed:`
+    /// line per regressed figure.
+    pub fn text(&self) -> String {
+        let mut o = String::new();
+        let _ = writeln!(o, "build     {}", self.build);
+        let _ = writeln!(o, "base      {} ({})", self.base.file, self.base.build);
+        let _ = writeln!(o, "head      {} ({})", self.head.file, self.head.build);
+        let _ = writeln!(
+            o,
+            "compared  {} row(s) x {} seed(s) from {}; thresholds {} (violating seeds: any rise)",
+            self.scenarios.len(),
+            self.seeds,
+            self.start,
+            if self.thresholds.is_empty() { "none".into() } else { self.thresholds.join(", ") }
+        );
+        o.push_str("figures in ms (violations in seeds); change = head - base\n");
+        for s in &self.scenarios {
+            o.push('\n');
+            let _ = writeln!(o, "{} ({} seed(s))", s.name, s.seeds);
+            let rows: Vec<Vec<String>> = s
+                .figures
+                .iter()
+                .map(|f| {
+                    vec![
+                        f.figure.clone(),
+                        opt(f.base),
+                        opt(f.head),
+                        change_text(f),
+                        f.threshold.clone().unwrap_or_else(|| "-".into()),
+                        match &f.note {
+                            Some(n) => format!("{} ({n})", f.verdict.text()),
+                            None => f.verdict.text().into(),
+                        },
+                    ]
+                })
+                .collect();
+            o.push_str(&stats::table(&["figure", "base", "head", "change", "threshold", "verdict"], &rows));
+        }
+        o.push('\n');
+        if self.passed {
+            o.push_str("verdict   PASS (no figure worse beyond its threshold)\n");
+        } else {
+            let _ = writeln!(o, "verdict   FAIL ({} figure(s) worse beyond their threshold)", self.regressions.len());
+            for r in &self.regressions {
+                let _ = writeln!(o, "regressed: {r}");
+            }
+        }
+        o
+    }
+
+    /// JUnit XML: one testcase per scenario, failing with its regressed figures.
+    pub fn junit(&self) -> String {
+        let cases: Vec<Case> = self
+            .scenarios
+            .iter()
+            .map(|s| {
+                let regressed: Vec<String> = s
+                    .figures
+                    .iter()
+                    .filter(|f| f.verdict == Verdict::Regressed)
+                    .map(|f| regression_line(&s.name, f))
+                    .collect();
+                Case {
+                    name: s.name.clone(),
+                    classname: format!("neli-lab.diff.{}", s.name),
+                    time_s: 0.0,
+                    failure: regressed.first().map(|first| CaseFailure {
+                        message: format!("{} figure(s) regressed; {first}", regressed.len()),
+                        body: regressed.iter().map(|r| format!("regressed: {r}\n")).collect(),
+                    }),
+                    skipped: None,
+                    out: s
+                        .figures
+                        .iter()
+                        .map(|f| format!("{} {} -> {} ({})\n", f.figure, opt(f.base), opt(f.head), f.verdict.text()))
+                        .collect(),
+                }
+            })
+            .collect();
+        let out = format!(
+            "{}\nbase {} ({})\nhead {} ({})\nthresholds {}",
+            self.build,
+            self.base.file,
+            self.base.build,
+            self.head.file,
+            self.head.build,
+            self.thresholds.join(", ")
+        );
+        junit("neli-lab diff", &out, 0.0, &cases)
+    }
+}
+
+/// A value or `-`.
+fn opt(v: Option<u64>) -> String {
+    v.map_or_else(|| "-".into(), |v| v.to_string())
+}
+
+/// `+300 (+25.0%)`, `-20 (-4.0%)`, `0`, `+40` (BASE 0).
+fn change_text(f: &FigureDiff) -> String {
+    match (f.change, f.change_pct) {
+        (None, _) => "-".into(),
+        (Some(0), _) => "0".into(),
+        (Some(c), Some(p)) => format!("{c:+} ({p:+.1}%)"),
+        (Some(c), None) => format!("{c:+}"),
+    }
+}
+
+/// A seed list in brief: `5 seed(s), 2..=6`.
+fn seed_span(seeds: &[u64]) -> String {
+    match (seeds.first(), seeds.last()) {
+        (Some(a), Some(b)) => format!("{} seed(s), {a}..={b}", seeds.len()),
+        _ => "no seeds".into(),
+    }
+}
+
+/// The rows of `base` and `head` paired by (`name`, `without`), in BASE's
+/// order; a row given twice pairs with the same occurrence on the other
+/// side. Refuses different sets, naming what each side lacks.
+fn pair<'a>(
+    base_file: &str,
+    base: &'a Explore,
+    head_file: &str,
+    head: &'a Explore,
+) -> Result<Vec<(&'a ScenarioResults, &'a ScenarioResults)>, String> {
+    let key = |s: &ScenarioResults| (s.name.clone(), s.without.clone());
+    let mut used = vec![false; head.scenarios.len()];
+    let mut pairs = Vec::new();
+    let mut only_base = Vec::new();
+    for b in &base.scenarios {
+        match head.scenarios.iter().enumerate().position(|(i, h)| !used[i] && key(h) == key(b)) {
+            Some(i) => {
+                used[i] = true;
+                pairs.push((b, &head.scenarios[i]));
+            }
+            None => only_base.push(b.name.clone()),
+        }
+    }
+    let only_head: Vec<String> =
+        head.scenarios.iter().zip(&used).filter(|(_, u)| !**u).map(|(h, _)| h.name.clone()).collect();
+    if only_base.is_empty() && only_head.is_empty() {
+        return Ok(pairs);
+    }
+    let list = |v: &[String]| if v.is_empty() { "none".to_owned() } else { v.join(", ") };
+    Err(format!(
+        "the reports cover different scenarios: missing in HEAD {head_file}: {}; missing in BASE {base_file}: {}; compare runs of the same scenarios",
+        list(&only_base),
+        list(&only_head)
+    ))
+}
+
+/// Every figure of one scenario row, judged.
+fn compare(b: &ScenarioResults, h: &ScenarioResults, thresholds: &Thresholds) -> ScenarioDiff {
+    let mut figures = vec![violations(b, h)];
+    for figure in Figure::ALL {
+        let (bv, hv) = (figure.values(&b.results), figure.values(&h.results));
+        for stat in Stat::ALL {
+            figures.push(judge(
+                format!("{}.{}", figure.name(), stat.name()),
+                stat.of(&bv),
+                stat.of(&hv),
+                thresholds.limit(figure, stat),
+            ));
+        }
+    }
+    ScenarioDiff { name: b.name.clone(), without: b.without.clone(), seeds: b.results.len(), figures }
+}
+
+/// Violating seeds: any rise regresses, except in a row that must or may fail.
+fn violations(b: &ScenarioResults, h: &ScenarioResults) -> FigureDiff {
+    let count = |s: &ScenarioResults| s.results.iter().filter(|r| !r.violations.is_empty()).count() as u64;
+    let (bc, hc) = (count(b), count(h));
+    let exempt = if b.expect_fail {
+        Some("must fail without its layer: violations expected")
+    } else if b.may_fail {
+        Some("may fail without its layer: not judged")
+    } else {
+        None
+    };
+    FigureDiff {
+        figure: "violations".into(),
+        base: Some(bc),
+        head: Some(hc),
+        change: Some(signed(hc) - signed(bc)),
+        change_pct: (bc > 0).then(|| (hc as f64 - bc as f64) * 100.0 / bc as f64),
+        threshold: exempt.is_none().then(|| "any rise".into()),
+        verdict: match exempt {
+            Some(_) => Verdict::NotGated,
+            None if hc > bc => Verdict::Regressed,
+            None => Verdict::Ok,
+        },
+        why: (exempt.is_none() && hc > bc).then(|| "any rise regresses".into()),
+        note: exempt.map(str::to_owned),
+    }
+}
+
+/// `v` as i64, saturating.
+fn signed(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// One figure judged against `limit`. A value missing on one side (no
+/// failover in any seed there) counts as 0.
+fn judge(figure: String, base: Option<u64>, head: Option<u64>, limit: Option<Limit>) -> FigureDiff {
+    let mut d = FigureDiff {
+        threshold: limit.map(|l| l.describe()),
+        verdict: if limit.is_some() { Verdict::Ok } else { Verdict::NotGated },
+        figure,
+        base,
+        head,
+        change: None,
+        change_pct: None,
+        why: None,
+        note: None,
+    };
+    if base.is_none() && head.is_none() {
+        d.verdict = Verdict::NotApplicable;
+        d.note = Some("no seed has it on either side".into());
+        return d;
+    }
+    let (b, h) = (base.unwrap_or(0), head.unwrap_or(0));
+    d.change = Some(signed(h).saturating_sub(signed(b)));
+    d.change_pct = (b > 0).then(|| (h as f64 - b as f64) * 100.0 / b as f64);
+    let mut notes = Vec::new();
+    match (base, head) {
+        (None, _) => notes.push("no seed has it in BASE: counted as 0".to_owned()),
+        (_, None) => notes.push("no seed has it in HEAD: counted as 0".to_owned()),
+        _ => {}
+    }
+    if let Some(l) = limit {
+        if b == 0 && l.relative_pct.is_some() && l.absolute_ms.is_none() {
+            notes.push(format!(
+                "BASE 0: a relative threshold lets no rise through; add an absolute one, e.g. {}=50ms, to allow some",
+                d.figure
+            ));
+        }
+        let rise = h.saturating_sub(b);
+        // Each limit given, with whether the rise exceeds it and how to say so.
+        let relative = l.relative_pct.map(|p| match d.change_pct {
+            Some(c) => (c > p, format!("{c:+.1}% > {}", pct(p))),
+            None => (rise > 0, format!("BASE 0: any rise exceeds {}", pct(p))),
+        });
+        let absolute = l.absolute_ms.map(|ms| (rise > ms, format!("+{rise}ms > {ms}ms")));
+        let exceeded: Vec<(bool, String)> = relative.into_iter().chain(absolute).collect();
+        if rise > 0 && exceeded.iter().all(|(over, _)| *over) {
+            d.verdict = Verdict::Regressed;
+            d.why = Some(exceeded.into_iter().map(|(_, why)| why).collect::<Vec<_>>().join(" and "));
+        }
+    }
+    if !notes.is_empty() {
+        d.note = Some(notes.join("; "));
+    }
+    d
+}
+
+/// `leader-pause failover.p99 1200ms -> 1500ms (+25.0% > 10%)`.
+fn regression_line(scenario: &str, f: &FigureDiff) -> String {
+    let why = f.why.as_deref().unwrap_or("worse");
+    if f.figure == "violations" {
+        return format!("{scenario} violations {} -> {} violating seed(s) ({why})", opt(f.base), opt(f.head));
+    }
+    let ms = |v: Option<u64>| v.map_or_else(|| "none".into(), |v| format!("{v}ms"));
+    format!("{scenario} {} {} -> {} ({why})", f.figure, ms(f.base), ms(f.head))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_parse_relative_absolute_and_both() {
+        let t = Thresholds::parse("gap.p99=10%, failover.max=2s,gap.p99=50ms,overlap.p50=2.5%").unwrap();
+        assert_eq!(t.limit(Figure::Gap, Stat::P99), Some(Limit { relative_pct: Some(10.0), absolute_ms: Some(50) }));
+        assert_eq!(t.limit(Figure::Failover, Stat::Max), Some(Limit { relative_pct: None, absolute_ms: Some(2000) }));
+        assert_eq!(t.limit(Figure::Gap, Stat::P50), None);
+        assert_eq!(t.describe(), ["gap.p99=10%", "gap.p99=50ms", "failover.max=2000ms", "overlap.p50=2.5%"]);
+        assert_eq!(Thresholds::parse(&t.describe().join(",")), Ok(t));
+        assert_eq!(Thresholds::defaults().describe(), ["gap.p99=10%", "failover.p99=10%"]);
+    }
+
+    #[test]
+    fn thresholds_refuse_naming_the_item() {
+        let err = |s: &str| Thresholds::parse(s).unwrap_err();
+        assert!(err("gap.p95=10%").contains("unknown figure \"gap.p95\""));
+        assert!(err("gap.p95=10%").contains("overlap.p50, overlap.p99, overlap.max, gap.p50"));
+        assert!(err("gap.p99").contains("malformed threshold \"gap.p99\""));
+        assert!(err("gap.p99=ten%").contains("expected FIGURE.STAT=N%"));
+        assert!(err("gap.p99=-1%").contains("malformed"));
+        assert!(err("gap.p99=5").contains("has no unit"));
+        assert!(err("gap.p99=1%,gap.p99=2%").contains("two relative thresholds"));
+        assert!(err("").contains("malformed threshold \"\""));
+    }
+
+    fn limit(p: Option<f64>, ms: Option<u64>) -> Option<Limit> {
+        Some(Limit { relative_pct: p, absolute_ms: ms })
+    }
+
+    #[test]
+    fn judging_figures() {
+        let v = |b, h, l| judge("gap.p99".into(), b, h, l).verdict;
+        assert_eq!(v(Some(1000), Some(1100), limit(Some(10.0), None)), Verdict::Ok);
+        assert_eq!(v(Some(1000), Some(1101), limit(Some(10.0), None)), Verdict::Regressed);
+        assert_eq!(v(Some(1000), Some(5000), None), Verdict::NotGated);
+        assert_eq!(v(Some(0), Some(1), limit(Some(10.0), None)), Verdict::Regressed);
+        assert_eq!(v(Some(0), Some(40), limit(Some(10.0), Some(50))), Verdict::Ok);
+        assert_eq!(v(Some(1000), Some(1300), limit(Some(10.0), Some(500))), Verdict::Ok);
+        assert_eq!(v(Some(1000), Some(1600), limit(Some(10.0), Some(500))), Verdict::Regressed);
+        assert_eq!(v(None, Some(10), limit(Some(10.0), None)), Verdict::Regressed);
+        assert_eq!(v(Some(10), None, limit(Some(10.0), None)), Verdict::Ok);
+        assert_eq!(v(None, None, limit(Some(10.0), None)), Verdict::NotApplicable);
+        let f = judge("failover.p99".into(), Some(1200), Some(1500), limit(Some(10.0), None));
+        assert_eq!(regression_line("leader-pause", &f), "leader-pause failover.p99 1200ms -> 1500ms (+25.0% > 10%)");
+        let f = judge("gap.max".into(), Some(0), Some(40), limit(Some(10.0), None));
+        assert_eq!(regression_line("x", &f), "x gap.max 0ms -> 40ms (BASE 0: any rise exceeds 10%)");
+        let f = judge("gap.max".into(), Some(100), Some(400), limit(None, Some(200)));
+        assert_eq!(regression_line("x", &f), "x gap.max 100ms -> 400ms (+300ms > 200ms)");
+    }
+}
