@@ -85,7 +85,12 @@ pub fn keep(dir: &Path, groups: &[plan::Group], r: &Explore, shrink: bool) -> Re
             } else {
                 written_out(&row.entry.scenario, &row.entry.arg, f.seed)?
             };
-            std::fs::write(&path, text).map_err(|e| format!("--regressions: {}: cannot write: {e}", path.display()))?;
+            // Written whole or not at all: another run may be replaying
+            // the directory (it reads only `*.toml`).
+            let part = path.with_extension("toml.part");
+            std::fs::write(&part, text)
+                .and_then(|()| std::fs::rename(&part, &path))
+                .map_err(|e| format!("--regressions: {}: cannot write: {e}", path.display()))?;
             written.push(path);
         }
     }

@@ -64,7 +64,7 @@ impl ExploreArgs {
         plan::Request {
             names: self.scenarios.clone(),
             all: self.all,
-            start: self.range.start.resolve(),
+            start: self.range.start.resolve(self.shard.is_some()),
             start_auto: self.range.start.is_auto(),
             seeds: self.range.seeds,
             shard: self.shard.clone(),

@@ -44,7 +44,7 @@ pub fn run(a: GateArgs) -> ExitCode {
     let req = plan::Request {
         names: Vec::new(),
         all: true,
-        start: a.start.resolve(),
+        start: a.start.resolve(false),
         start_auto: a.start.is_auto(),
         seeds: a.seeds,
         shard: None,

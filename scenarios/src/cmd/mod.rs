@@ -75,13 +75,19 @@ impl Start {
     /// the Unix epoch. A run of N seeds takes far longer than N
     /// microseconds, so runs started one after another never share a seed;
     /// the number stays far from `u64::MAX` (2^51 today), so start + seeds
-    /// cannot overflow.
-    pub fn resolve(self) -> u64 {
+    /// cannot overflow. A shard (`sharded`) takes the first microsecond of
+    /// the UTC day instead, so that every shard of one night draws the same
+    /// range (and `merge` accepts them) while each night's differs.
+    pub fn resolve(self, sharded: bool) -> u64 {
+        const DAY_US: u64 = 86_400_000_000;
         match self {
             Start::Seed(s) => s,
-            Start::Auto => std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX / 2)),
+            Start::Auto => {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX / 2));
+                if sharded { now - now % DAY_US } else { now }
+            }
         }
     }
 

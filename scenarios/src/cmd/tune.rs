@@ -54,7 +54,7 @@ pub fn run(a: TuneArgs) -> ExitCode {
         Ok(l) => l,
         Err(err) => return fail(err),
     };
-    let (start, seeds) = (a.range.start.resolve(), a.range.seeds);
+    let (start, seeds) = (a.range.start.resolve(false), a.range.seeds);
     let total = (ts.len() * ss.len() * gs.len()) as u64 * seeds;
     let b = crate::progress::bar(total);
     b.set_prefix(e.scenario.name.clone());

@@ -423,7 +423,48 @@ impl Diff {
             Format::Text => self.text(),
             Format::Json => super::pretty_json(self),
             Format::Junit => self.junit(),
+            Format::Jsonl => super::one_line(self),
+            Format::Markdown => self.markdown(),
         }
+    }
+
+    /// A Markdown summary: the verdict, each regressed figure, and one
+    /// table of every judged figure.
+    pub fn markdown(&self) -> String {
+        let mut o = format!(
+            "### neli-lab diff: {}\n\n`{}` against `{}`, {} seed(s) from {}; thresholds {}\n\n",
+            if self.passed { "PASS" } else { "FAIL" },
+            self.head.file,
+            self.base.file,
+            self.seeds,
+            self.start,
+            if self.thresholds.is_empty() { "none".into() } else { self.thresholds.join(", ") }
+        );
+        for r in &self.regressions {
+            let _ = writeln!(o, "- regressed: {r}");
+        }
+        if !self.regressions.is_empty() {
+            o.push('\n');
+        }
+        o.push_str(
+            "| scenario | figure | base | head | change | threshold | verdict |\n|---|---|---|---|---|---|---|\n",
+        );
+        for s in &self.scenarios {
+            for f in s.figures.iter().filter(|f| f.threshold.is_some() || f.verdict == Verdict::Regressed) {
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {} | {} | {} | {} |",
+                    s.name,
+                    f.figure,
+                    opt(f.base),
+                    opt(f.head),
+                    change_text(f),
+                    f.threshold.clone().unwrap_or_else(|| "-".into()),
+                    f.verdict.text()
+                );
+            }
+        }
+        o
     }
 
     /// The header, one table per scenario, the verdict and a `regressed:`

@@ -566,7 +566,7 @@ pub fn merge(inputs: Vec<(String, Explore)>) -> Result<Explore, String> {
         build: first.build.clone(),
         start: first.start,
         start_auto: first.start_auto,
-        regressions: first.regressions.clone(),
+        regressions: merged_regressions(&inputs),
         seeds: first.seeds,
         shard: Shard { index: 1, of: 1 },
         jobs: inputs.iter().map(|(_, r)| r.jobs).sum(),
@@ -726,4 +726,16 @@ impl Explore {
         s.push('\n');
         s
     }
+}
+
+/// The regressions every shard replayed, once each (every shard of a
+/// nightly replays the same kept failures).
+fn merged_regressions(inputs: &[(String, Explore)]) -> Vec<Regression> {
+    let mut out: Vec<Regression> = Vec::new();
+    for r in inputs.iter().flat_map(|(_, e)| &e.regressions) {
+        if !out.iter().any(|o| o.file == r.file && o.seed == r.seed) {
+            out.push(r.clone());
+        }
+    }
+    out
 }

@@ -93,7 +93,7 @@ fn nightly_workflow_shards_uploads_and_merges() {
     let s = steps(explore, rel);
     let run = runs(s);
     assert!(run.contains(&format!("--shard \"${{{{ matrix.shard }}}}/{}\"", shards.len())), "{rel}: {run}");
-    for flag in ["explore --all", "--format json", "--artifacts"] {
+    for flag in ["explore --all", "--format json", "--artifacts", "--start auto", "--regressions neli-regressions"] {
         assert!(run.contains(flag), "{rel}: explore without {flag}");
     }
     assert!(uses(s, "actions/upload-artifact@") && uses(s, "Swatinem/rust-cache@"), "{rel}: upload and cache");
@@ -130,6 +130,7 @@ fn kubernetes_indexed_job_and_merge_job() {
     assert!(script.contains("i=$((JOB_COMPLETION_INDEX + 1))"), "{rel}: {script}");
     assert!(script.contains(&format!("--shard \"$i/{n}\"")) && script.contains("--format json"), "{rel}: {script}");
     assert!(script.contains("> \"/results/shard-$i.json\""), "{rel}: {script}");
+    assert!(script.contains("--start auto") && script.contains("--regressions /tmp/kept"), "{rel}");
     let mount = c["volumeMounts"][0]["name"].as_str().expect("a mount");
     let vol = &pod["volumes"][0];
     assert_eq!(vol["name"].as_str(), Some(mount));
