@@ -473,12 +473,25 @@ fn slug(s: &str) -> String {
 }
 
 /// Simulated time the group needs to form (members start, join, rebalance,
-/// first heartbeat): the model's tick 0 is an already formed group.
-pub const SETTLE_MS: i64 = 5000;
+/// first heartbeat): the model's tick 0 is an already formed group. The
+/// members start together, so the first generation forms after the
+/// broker's initial rebalance delay, once extended where the broker extends
+/// it (Apache Kafka: docs/background.md, "The kafka profile"); the model's
+/// tick 0 is that moment, before any member has polled its assignment, so
+/// faults land half a second after it.
+pub fn settle_ms(s: &neli_sim::Scenario) -> i64 {
+    let b = s.cluster.broker();
+    let formed = if b.initial_delay_extends {
+        (2 * b.initial_delay_ms).min(b.initial_delay_ms.max(s.election.max_poll_ms()))
+    } else {
+        b.initial_delay_ms
+    };
+    i64::try_from(formed + b.rebalance_pause_ms).unwrap_or(i64::MAX / 2) + 500
+}
 
 /// The model's scenario, adapted so the simulator accepts and replays it:
 /// a coordinator isolation needs the coordinator and the partition leader
-/// on two brokers, and every fault moves by [`SETTLE_MS`] so that it hits a
+/// on two brokers, and every fault moves by [`settle_ms`] so that it hits a
 /// formed group (the run grows by as much), except one aimed at the moment
 /// of the first assignment (`on`, tick 0), which the group's forming brings.
 /// Returns the scenario file's text.
@@ -488,7 +501,8 @@ fn adapt(replay: neli_models::Replay) -> Result<String, String> {
         scenario.cluster.brokers = 2;
         scenario.cluster.partition_leader = BrokerId(1);
     }
-    scenario.duration = Dur(scenario.duration.0 + SETTLE_MS);
+    let settle = settle_ms(&scenario);
+    scenario.duration = Dur(scenario.duration.0 + settle);
     for f in &mut scenario.faults {
         let f = f.get_mut();
         // A fault aimed at the model's first assignment waits for the
@@ -496,10 +510,10 @@ fn adapt(replay: neli_models::Replay) -> Result<String, String> {
         if f.on.is_some() && f.at.0 == 0 {
             continue;
         }
-        f.at = Dur(f.at.0 + SETTLE_MS);
+        f.at = Dur(f.at.0 + settle);
     }
     notes.push(format!(
-        "written by neli-lab check from a neli-models counterexample; faults moved by {SETTLE_MS}ms so the group has formed (one aimed at the first assignment waits for it)"
+        "written by neli-lab check from a neli-models counterexample; faults moved by {settle}ms so the group has formed (one aimed at the first assignment waits for it)"
     ));
     scenario.to_toml(&notes).map_err(|e| e.to_string())
 }

@@ -390,6 +390,7 @@ mod tests {
             jobs: 1,
             budget: Some(Duration::from_millis(1)),
             fail_fast: false,
+            on_row: None,
         };
         let ended = run(&mut g, &opts, &ProgressBar::hidden());
         assert!(ended.by_budget);

@@ -108,6 +108,7 @@ mod tests {
             schema: crate::report::SCHEMA.into(),
             build: "b".into(),
             start: 0,
+            start_auto: false,
             seeds: 1,
             shard: Shard { index: 1, of: 1 },
             jobs: 1,
@@ -116,6 +117,7 @@ mod tests {
             merged_shards: 0,
             interrupted: false,
             ablate_seeds: None,
+            regressions: Vec::new(),
             scenarios: Vec::new(),
         }
     }

@@ -174,7 +174,7 @@ impl Check {
             CheckVerdict::Incomplete => "INCOMPLETE",
         };
         let mut o = format!(
-            "{level} {title}: {v}\n\n{}\n\n{} states, {} unique, depth {}, {:.1}s\n\n",
+            "{level} {title}: {v}\n\n```\n{}\n```\n\n{} states, {} unique, depth {}, {:.1}s\n\n",
             self.bounds, self.states, self.unique, self.depth, self.wall_s
         );
         let rows: Vec<Vec<String>> = self

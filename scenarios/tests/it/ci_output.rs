@@ -31,7 +31,7 @@ fn jsonl_prints_a_line_per_seed_then_the_summary() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let lines = json_lines(&stdout(&o));
     assert_eq!(lines.len(), 4, "three seeds and a summary: {lines:?}");
-    for (l, seed) in lines.iter().zip(4..) {
+    for (l, seed) in lines[..3].iter().zip(4..) {
         assert_eq!((l["type"].as_str(), l["scenario"].as_str()), (Some("seed"), Some("tiny-pause")));
         assert_eq!(l["seed"].as_u64(), Some(seed));
         assert_eq!(l["passed"], true);
@@ -93,7 +93,7 @@ fn markdown_summarises_verdict_table_and_failures() {
     let o = lab(&["check", "--members", "2", "--ticks", "4", "--sim-seeds", "0", "--format", "markdown"]);
     let md = stdout(&o);
     assert!(md.starts_with("### neli-lab check: PASS\n"), "{md}");
-    assert!(md.lines().any(|l| l.starts_with("| no-overlap | always | holds |")), "{md}");
+    assert!(md.lines().any(|l| l.starts_with("| at most one leader per role | always | holds |")), "{md}");
 }
 
 // Two nightly runs with `--start auto` draw their own first seeds, print

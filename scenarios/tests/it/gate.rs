@@ -22,7 +22,9 @@ fn scenario_dir(test: &str, names: &[&str]) -> PathBuf {
 fn gate(dir: &Path, format: &str) -> Output {
     let out = dir.parent().expect("scratch").join("check-out");
     Command::new(env!("CARGO_BIN_EXE_neli-lab"))
-        .args(["gate", "--seeds", "2", "--ablate-seeds", "1", "--ticks", "4", "--sim-seeds", "0", "--format", format])
+        // Seeds 2 and 3: random-broken overlaps on seed 2.
+        .args(["gate", "--seeds", "2", "--start", "2", "--ablate-seeds", "1", "--ticks", "4", "--sim-seeds", "0"])
+        .args(["--format", format])
         .arg("--out")
         .arg(out)
         .env("NELI_LAB_SCENARIOS", dir)
