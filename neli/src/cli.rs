@@ -143,8 +143,14 @@ pub struct ExecArgs {
     /// Shell command run after CMD stopped on losing leadership.
     #[arg(long, value_name = "SHELL")]
     pub on_revoke: Option<String>,
+    /// Print the bounds this configuration implies (failover on a crash,
+    /// handover on close, resign hold-off, the rebalance timeout it needs,
+    /// the clock drift it tolerates) and exit 0, without connecting. CMD
+    /// may be left out.
+    #[arg(long)]
+    pub explain: bool,
     /// The command to run while leading.
-    #[arg(last = true, required = true, value_name = "CMD")]
+    #[arg(last = true, required_unless_present = "explain", value_name = "CMD")]
     pub cmd: Vec<String>,
 }
 
