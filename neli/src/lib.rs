@@ -60,3 +60,7 @@ pub use config::{Assignment, Config, ConfigBuilder, ConfigError, Explanation, Mo
 pub use core::{Event, Lease, Time, Token};
 pub use driver::{Background, Control, Error, Neli, Outcome, Pulse, State, Status};
 pub use mock::{Election, MockNeli, Transition};
+
+/// The cancellation token [`Neli::background_until`] takes (tokio-util's),
+/// re-exported so that a matching version is always at hand.
+pub use tokio_util::sync::CancellationToken;
