@@ -48,10 +48,19 @@ pub enum Mode {
     /// Roles `0..roles` on `partitions` partitions via `role mod partitions`
     /// (NELI paper). `exclusive` requires `T < S`; non-exclusive requires
     /// `T > S` and trades overlap for continuous availability.
-    MultiRole { roles: u32, partitions: u32, exclusive: bool },
+    MultiRole {
+        /// How many roles (each elects its own leader).
+        roles: u32,
+        /// How many partitions the election topic has (`M`).
+        partitions: u32,
+        /// At most one leader per role (`T < S`), or continuous
+        /// availability with overlaps (`T > S`).
+        exclusive: bool,
+    },
 }
 
 impl Mode {
+    /// How many roles are elected (1 in exclusive mode).
     pub fn roles(&self) -> u32 {
         match *self {
             Mode::Exclusive => 1,
@@ -59,6 +68,7 @@ impl Mode {
         }
     }
 
+    /// How many partitions the election topic needs.
     pub fn partitions(&self) -> u32 {
         match *self {
             Mode::Exclusive => 1,
@@ -66,6 +76,7 @@ impl Mode {
         }
     }
 
+    /// Whether a role has at most one leader at a time.
     pub fn is_exclusive(&self) -> bool {
         match *self {
             Mode::Exclusive => true,
@@ -137,6 +148,7 @@ pub struct Config {
     pub close_timeout: Duration,
     /// Bound leases by a generation-checked membership proof (recommended).
     pub membership_proof: bool,
+    /// How roles map onto the election topic (exclusive, one role, by default).
     pub mode: Mode,
     /// Partition assignment strategy (eager `range` by default).
     pub assignment: Assignment,
@@ -259,36 +271,90 @@ impl fmt::Debug for Redacted<'_> {
 /// A configuration problem, naming the field, the value and the rule.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
+    /// A client property the election sets itself ([`FORCED_KEYS`]).
     #[error("cannot override configuration '{0}'")]
     ForcedKey(String),
+    /// A group, topic or member name Kafka (or neli) would not accept.
     #[error("{field} '{value}' is invalid: {rule}")]
-    InvalidName { field: &'static str, value: String, rule: &'static str },
+    InvalidName {
+        /// `group`, `topic` or `name`.
+        field: &'static str,
+        /// The name given.
+        value: String,
+        /// The rule it breaks.
+        rule: &'static str,
+    },
+    /// A duration that must be positive is zero.
     #[error("{field} must be greater than zero (got {value:?})")]
-    Zero { field: &'static str, value: Duration },
+    Zero {
+        /// The setting.
+        field: &'static str,
+        /// Its value.
+        value: Duration,
+    },
+    /// A client property that must be a whole number of milliseconds is not.
     #[error("{field} '{value}' is not a whole number of milliseconds")]
-    NotANumber { field: &'static str, value: String },
+    NotANumber {
+        /// The client property.
+        field: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// Exclusive mode with `T >= S`.
     #[error(
         "heartbeat_timeout ({t:?}) must be below session.timeout.ms ({s:?}) in exclusive mode: \
          a lease as long as the session lets an evicted leader overlap its successor"
     )]
-    ExclusiveLeaseTooLong { t: Duration, s: Duration },
+    ExclusiveLeaseTooLong {
+        /// The lease, `heartbeat_timeout`.
+        t: Duration,
+        /// The session timeout.
+        s: Duration,
+    },
+    /// Non-exclusive mode with `T <= S`.
     #[error(
         "heartbeat_timeout ({t:?}) must be above session.timeout.ms ({s:?}) in non-exclusive mode: \
          the lease must outlast a rebalance for continuous availability"
     )]
-    NonExclusiveLeaseTooShort { t: Duration, s: Duration },
+    NonExclusiveLeaseTooShort {
+        /// The lease, `heartbeat_timeout`.
+        t: Duration,
+        /// The session timeout.
+        s: Duration,
+    },
+    /// Heartbeats no more often than the lease lasts.
     #[error(
         "heartbeat_interval ({interval:?}) must be below heartbeat_timeout ({t:?}) or the lease lapses between heartbeats"
     )]
-    IntervalTooLong { interval: Duration, t: Duration },
+    IntervalTooLong {
+        /// The heartbeat interval.
+        interval: Duration,
+        /// The lease, `heartbeat_timeout`.
+        t: Duration,
+    },
+    /// A multi-role mode with no roles or no partitions.
     #[error("mode: {field} must be at least 1 (got {value})")]
-    ZeroCount { field: &'static str, value: u32 },
+    ZeroCount {
+        /// `roles` or `partitions`.
+        field: &'static str,
+        /// The count given.
+        value: u32,
+    },
+    /// With the membership proof, a rebalance timeout (`max.poll.interval.ms`)
+    /// not above `T + S` ([`min_rebalance_timeout`]).
     #[error(
         "max.poll.interval.ms ({max_poll:?}) must be above heartbeat_timeout + session.timeout.ms ({t:?} + {s:?}) \
          with the membership proof: it is the rebalance timeout, and a commit accepted during a rebalance \
          proves a lease of heartbeat_timeout that must end before the partition can move"
     )]
-    RebalanceTimeoutTooShort { max_poll: Duration, t: Duration, s: Duration },
+    RebalanceTimeoutTooShort {
+        /// The `max.poll.interval.ms` given.
+        max_poll: Duration,
+        /// The lease, `heartbeat_timeout`.
+        t: Duration,
+        /// The session timeout.
+        s: Duration,
+    },
     /// `group.instance.id` among the client properties.
     #[error(
         "cannot set 'group.instance.id': static group membership is not supported. A replacement static member \
@@ -329,17 +395,29 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 /// A validated configuration with every default resolved.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ResolvedConfig {
+    /// The consumer group of the election.
     pub group_id: String,
+    /// The election topic.
     pub topic: String,
+    /// This member's instance name, written into its heartbeats.
     pub name: String,
+    /// Session timeout S (`session.timeout.ms`, 3 T unless set).
     pub session_timeout: Duration,
+    /// Lease length T.
     pub heartbeat_timeout: Duration,
+    /// Time between heartbeats (T/4 unless set).
     pub heartbeat_interval: Duration,
+    /// Shortest time between two polls of the broker.
     pub min_poll_interval: Duration,
+    /// Acquisition grace G.
     pub grace: Duration,
+    /// Upper bound on `close()`.
     pub close_timeout: Duration,
+    /// Whether leases are bounded by a membership proof.
     pub membership_proof: bool,
+    /// How roles map onto the election topic.
     pub mode: Mode,
+    /// Partition assignment strategy.
     pub assignment: Assignment,
     /// User client properties (forced keys excluded) plus a defaulted
     /// `session.timeout.ms`.
@@ -586,6 +664,7 @@ impl fmt::Display for Explanation {
 }
 
 impl Config {
+    /// A builder starting from goNELI's defaults; `build` validates.
     pub fn builder() -> ConfigBuilder {
         ConfigBuilder { cfg: Config::default() }
     }
@@ -697,6 +776,7 @@ pub struct ConfigBuilder {
 }
 
 impl ConfigBuilder {
+    /// The Kafka brokers to connect to first (`bootstrap.servers`).
     pub fn bootstrap_servers(self, servers: impl Into<String>) -> Self {
         self.kafka("bootstrap.servers", servers)
     }
@@ -705,49 +785,65 @@ impl ConfigBuilder {
         self.cfg.kafka_config.insert(key.into(), value.into());
         self
     }
+    /// The election's consumer group (default: the running binary's name).
     pub fn group(mut self, group: impl Into<String>) -> Self {
         self.cfg.leader_group_id = Some(group.into());
         self
     }
+    /// The election topic (default: `<group>.neli`).
     pub fn topic(mut self, topic: impl Into<String>) -> Self {
         self.cfg.leader_topic = Some(topic.into());
         self
     }
+    /// This member's instance name (default: `{hostname}_{pid}_{unix seconds}`).
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.cfg.name = Some(name.into());
         self
     }
+    /// The lease length T (default 5 s).
     pub fn heartbeat_timeout(mut self, t: Duration) -> Self {
         self.cfg.heartbeat_timeout = t;
         self
     }
+    /// Time between heartbeats (default T/4; must be below T).
     pub fn heartbeat_interval(mut self, i: Duration) -> Self {
         self.cfg.heartbeat_interval = Some(i);
         self
     }
+    /// The session timeout S, as the client property `session.timeout.ms`
+    /// (default 3 T; exclusive mode needs T < S).
     pub fn session_timeout(self, s: Duration) -> Self {
         self.kafka("session.timeout.ms", s.as_millis().to_string())
     }
+    /// Shortest time between two polls of the broker (default 100 ms).
     pub fn min_poll_interval(mut self, i: Duration) -> Self {
         self.cfg.min_poll_interval = i;
         self
     }
+    /// The acquisition grace G: a new owner of a partition leads no sooner
+    /// than G after its assignment (default 0).
     pub fn grace(mut self, g: Duration) -> Self {
         self.cfg.grace = g;
         self
     }
+    /// The bound on `close()`, also when the broker or a handler hangs
+    /// (default 10 s).
     pub fn close_timeout(mut self, c: Duration) -> Self {
         self.cfg.close_timeout = c;
         self
     }
+    /// Bound leases by a generation-checked membership proof (default on;
+    /// recommended).
     pub fn membership_proof(mut self, on: bool) -> Self {
         self.cfg.membership_proof = on;
         self
     }
+    /// How roles map onto the election topic (default: exclusive, one role).
     pub fn mode(mut self, mode: Mode) -> Self {
         self.cfg.mode = mode;
         self
     }
+    /// The partition assignment strategy (default eager `range`).
     pub fn assignment(mut self, assignment: Assignment) -> Self {
         self.cfg.assignment = assignment;
         self

@@ -33,8 +33,11 @@ use crate::core::{Event, Lease, Member, Output, Time, Token};
 /// Lifecycle of an election handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum State {
+    /// The election runs.
     Live,
+    /// `close()` is under way: `Revoked` handlers run, the client closes.
     Closing,
+    /// The election has finished (closed, ended, or dropped).
     Closed,
 }
 
@@ -53,8 +56,11 @@ pub enum Outcome {
 #[must_use = "a finished election must stop the loop that pulses it"]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pulse {
-    /// The election runs; whether this member leads role 0 now.
-    Running { leader: bool },
+    /// The election runs.
+    Running {
+        /// Whether this member leads role 0 now.
+        leader: bool,
+    },
     /// The election is over; every later pulse says so again.
     Finished(Outcome),
 }
@@ -69,6 +75,7 @@ impl Pulse {
 /// Errors surfaced by the driver.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
+    /// The configuration was refused (before anything connected).
     #[error("invalid configuration: {0}")]
     Config(#[from] ConfigError),
     /// A fatal broker error; sticky: every later call returns it again.
@@ -78,6 +85,8 @@ pub enum Error {
     /// as [`Pulse::Finished`] instead).
     #[error("{0}")]
     Finished(Outcome),
+    /// `close()` did not finish within the close timeout (given): a broker
+    /// call or a `Revoked` handler hung, and was abandoned.
     #[error("close did not finish within {0:?}; resources were abandoned")]
     CloseTimedOut(Duration),
 }
@@ -85,6 +94,7 @@ pub enum Error {
 /// Published on the status `watch` channel after every change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Status {
+    /// The election's lifecycle state.
     pub state: State,
     /// The roles this member leads, with the leases the core holds (an
     /// entry may have ended since it was published: ask
@@ -319,10 +329,13 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         self.handler = Some(tx);
     }
 
+    /// A cloneable handle for other tasks and handlers: leadership,
+    /// status, events, and `close`/`resign` requests.
     pub fn control(&self) -> Control {
         Control { shared: self.shared.clone() }
     }
 
+    /// The validated configuration, defaults resolved.
     pub fn config(&self) -> &ResolvedConfig {
         &self.cfg
     }
@@ -387,6 +400,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         self.shared.lease_at(0, self.clock.now()).map(|l| l.token)
     }
 
+    /// The election's lifecycle state.
     pub fn state(&self) -> State {
         self.state
     }

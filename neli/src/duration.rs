@@ -29,7 +29,12 @@ pub enum DurationError {
     /// A number without a unit (`"5"`).
     NoUnit(String),
     /// A unit other than `ms`, `s`, `m`, `h` (`"5sec"`, `"1.5s"`).
-    UnknownUnit { text: String, unit: String },
+    UnknownUnit {
+        /// The whole text.
+        text: String,
+        /// What stood where the unit should be.
+        unit: String,
+    },
     /// More milliseconds than an `i64` holds.
     TooLarge(String),
     /// A `-` where only non-negative durations are accepted.

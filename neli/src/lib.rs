@@ -35,6 +35,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod broker;
 #[cfg(feature = "cli")]
 pub mod cli;
@@ -61,6 +63,10 @@ pub use core::{Event, Lease, Time, Token};
 pub use driver::{Background, Control, Error, Neli, Outcome, Pulse, State, Status};
 pub use mock::{Election, MockNeli, Transition};
 
+/// The crate README's examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 /// The cancellation token [`Neli::background_until`] takes (tokio-util's),
 /// re-exported so that a matching version is always at hand.
 pub use tokio_util::sync::CancellationToken;
