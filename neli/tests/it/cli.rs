@@ -343,3 +343,12 @@ fn exec_explain_prints_the_bounds_and_exits_0_without_connecting() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+// The transcript of the defaults' bounds in neli/KAFKA.md ("What a
+// configuration promises") is what `explain` prints.
+#[test]
+fn kafka_md_shows_the_explanation_of_the_defaults() {
+    let config = neli::Config::builder().group("g").build().unwrap();
+    let text = config.explain().unwrap().to_string();
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/KAFKA.md")).unwrap();
+    assert!(doc.contains(&format!("```\n{text}\n```")), "neli/KAFKA.md should show, verbatim:\n{text}");
+}
