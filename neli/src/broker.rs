@@ -1,6 +1,6 @@
 //! The `Broker` seam: what a driver needs from Kafka (or a simulation of it).
 //!
-//! Implementations: `neli-kafka`'s rdkafka broker (production), the
+//! Implementations: `neli::kafka::KafkaBroker` on rdkafka (production, feature `kafka`), the
 //! simulator's `SimBroker`, and [`crate::testing::FakeBroker`] in memory.
 
 use std::future::Future;
@@ -13,18 +13,23 @@ use crate::core::Record;
 pub enum BrokerEvent {
     /// Eager assignment: the full set of partitions held in `generation`.
     Assigned {
+        /// The group generation of this assignment.
         generation: u64,
+        /// Every partition of the election topic this member now holds.
         partitions: Vec<u32>,
     },
     /// Orderly revocation. The broker must not release the partitions to
     /// another member until [`Broker::ack_revoked`] is called.
     Revoked {
+        /// The partitions taken away.
         partitions: Vec<u32>,
     },
     /// The assignment was lost (session timeout, eviction): no handover wait.
     Lost {
+        /// The partitions lost.
         partitions: Vec<u32>,
     },
+    /// A record read from an assigned partition of the election topic.
     Record(Record),
     /// The election topic was deleted: every member stops (terminal).
     ElectionEnded,
@@ -48,17 +53,22 @@ pub enum ErrorKind {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{kind:?} broker error: {message}")]
 pub struct BrokerError {
+    /// Whether the driver retries or the election stops.
     pub kind: ErrorKind,
+    /// What went wrong, with secrets redacted.
     pub message: String,
 }
 
 impl BrokerError {
+    /// A transient error: the driver carries on.
     pub fn retriable(message: impl Into<String>) -> BrokerError {
         BrokerError { kind: ErrorKind::Retriable, message: message.into() }
     }
+    /// An unrecoverable error: the election stops with it.
     pub fn fatal(message: impl Into<String>) -> BrokerError {
         BrokerError { kind: ErrorKind::Fatal, message: message.into() }
     }
+    /// Whether the error ends the election.
     pub fn is_fatal(&self) -> bool {
         self.kind == ErrorKind::Fatal
     }

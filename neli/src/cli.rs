@@ -30,13 +30,16 @@ Examples (TLS, SASL/SCRAM over TLS):
   (scram.properties: security.protocol=SASL_SSL, sasl.mechanism=SCRAM-SHA-256,
    sasl.username=billing, ssl.ca.location=/etc/neli/ca.pem; see neli/KAFKA.md)";
 
+/// The `neli` command line.
 #[derive(Parser)]
 #[command(name = "neli", about = "NELI leader election over Kafka", version, after_help = AFTER_HELP)]
 pub struct Cli {
+    /// The subcommand and its flags.
     #[command(subcommand)]
     pub command: Cmd,
 }
 
+/// The subcommands of `neli`.
 #[derive(Subcommand)]
 pub enum Cmd {
     /// Run CMD only while this process leads the election.
@@ -78,6 +81,7 @@ const HOLDS_HELP: &str = r#"Example, in CMD's loop:
     do-one-step --fencing-token "$NELI_TOKEN"
   done"#;
 
+/// The flags of `neli holds`.
 #[derive(Args)]
 pub struct HoldsArgs {
     /// The lease file `neli exec` keeps (default: $NELI_LEASE_FILE, which
@@ -93,10 +97,13 @@ pub struct HoldsArgs {
     pub verbose: bool,
 }
 
+/// The flags every subcommand that talks to Kafka takes.
 #[derive(Args, Clone)]
 pub struct Common {
+    /// Kafka brokers to connect to first (librdkafka's `bootstrap.servers`).
     #[arg(long, value_name = "HOST:PORT")]
     pub bootstrap_servers: String,
+    /// Election group: every member of one election uses the same.
     #[arg(long, value_name = "G")]
     pub group: String,
     /// Election topic (default `<group>.neli`).
@@ -130,8 +137,10 @@ pub struct Common {
     pub connect_timeout: Duration,
 }
 
+/// The flags of `neli exec`.
 #[derive(Args)]
 pub struct ExecArgs {
+    /// The election's flags.
     #[command(flatten)]
     pub common: Common,
     /// How long CMD may take to stop after SIGTERM before SIGKILL.
@@ -143,8 +152,14 @@ pub struct ExecArgs {
     /// Shell command run after CMD stopped on losing leadership.
     #[arg(long, value_name = "SHELL")]
     pub on_revoke: Option<String>,
+    /// Print the bounds this configuration implies (failover on a crash,
+    /// handover on close, resign hold-off, the rebalance timeout it needs,
+    /// the clock drift it tolerates) and exit 0, without connecting. CMD
+    /// may be left out.
+    #[arg(long)]
+    pub explain: bool,
     /// The command to run while leading.
-    #[arg(last = true, required = true, value_name = "CMD")]
+    #[arg(last = true, required_unless_present = "explain", value_name = "CMD")]
     pub cmd: Vec<String>,
 }
 
@@ -159,8 +174,11 @@ fn parse_assignment(s: &str) -> Result<crate::config::Assignment, String> {
 /// A client property and where it came from (`-X`, `-X @FILE`, or the
 /// environment variable), for messages that must not show its value.
 pub struct Property {
+    /// The property's name (`sasl.mechanism`).
     pub key: String,
+    /// Its value: never shown, it may be a secret.
     pub value: String,
+    /// Where it came from: `-X`, `-X @FILE` or the `NELI_KAFKA_*` variable.
     pub source: String,
 }
 

@@ -15,6 +15,7 @@ use crate::core::Time;
 
 /// A monotonic clock. `now` never goes backwards.
 pub trait Clock: Clone + Send + Sync + 'static {
+    /// The time now, on this clock.
     fn now(&self) -> Time;
     /// Completes once `now()` has advanced by at least `duration`.
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send;
@@ -27,6 +28,7 @@ pub struct SystemClock {
 }
 
 impl SystemClock {
+    /// The clock, with its origin (`Time::ZERO`) now.
     pub fn new() -> SystemClock {
         SystemClock { origin: tokio::time::Instant::now() }
     }
@@ -57,10 +59,12 @@ pub struct ManualClock {
 }
 
 impl ManualClock {
+    /// A clock standing at `start`.
     pub fn new(start: Time) -> ManualClock {
         ManualClock { now: Arc::new(watch::Sender::new(start)) }
     }
 
+    /// Moves time forward by `by`, waking the sleepers it passes.
     pub fn advance(&self, by: Duration) {
         self.now.send_modify(|t| *t = *t + by);
     }

@@ -31,6 +31,13 @@ pub const DEFAULT_HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(5);
 pub const DEFAULT_MIN_POLL_INTERVAL: Duration = Duration::from_millis(100);
 /// Default bound on `close()`.
 pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
+/// librdkafka's default `max.poll.interval.ms`, which is also the classic
+/// group's rebalance timeout: what is in effect unless the client properties
+/// set it.
+pub const LIBRDKAFKA_MAX_POLL_INTERVAL: Duration = Duration::from_secs(300);
+/// The client property that turns on static group membership (KIP-345),
+/// which neli refuses: see [`ConfigError::StaticMembership`].
+pub const STATIC_MEMBERSHIP_KEY: &str = "group.instance.id";
 
 /// How roles map onto the election topic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -41,10 +48,19 @@ pub enum Mode {
     /// Roles `0..roles` on `partitions` partitions via `role mod partitions`
     /// (NELI paper). `exclusive` requires `T < S`; non-exclusive requires
     /// `T > S` and trades overlap for continuous availability.
-    MultiRole { roles: u32, partitions: u32, exclusive: bool },
+    MultiRole {
+        /// How many roles (each elects its own leader).
+        roles: u32,
+        /// How many partitions the election topic has (`M`).
+        partitions: u32,
+        /// At most one leader per role (`T < S`), or continuous
+        /// availability with overlaps (`T > S`).
+        exclusive: bool,
+    },
 }
 
 impl Mode {
+    /// How many roles are elected (1 in exclusive mode).
     pub fn roles(&self) -> u32 {
         match *self {
             Mode::Exclusive => 1,
@@ -52,6 +68,7 @@ impl Mode {
         }
     }
 
+    /// How many partitions the election topic needs.
     pub fn partitions(&self) -> u32 {
         match *self {
             Mode::Exclusive => 1,
@@ -59,6 +76,7 @@ impl Mode {
         }
     }
 
+    /// Whether a role has at most one leader at a time.
     pub fn is_exclusive(&self) -> bool {
         match *self {
             Mode::Exclusive => true,
@@ -130,6 +148,7 @@ pub struct Config {
     pub close_timeout: Duration,
     /// Bound leases by a generation-checked membership proof (recommended).
     pub membership_proof: bool,
+    /// How roles map onto the election topic (exclusive, one role, by default).
     pub mode: Mode,
     /// Partition assignment strategy (eager `range` by default).
     pub assignment: Assignment,
@@ -170,6 +189,45 @@ pub fn group_heartbeat_interval(session_timeout: Duration) -> Duration {
 /// simulator's `resign-holds-off` rule holds members to it.
 pub fn resign_hold_off(session_timeout: Duration, heartbeat_timeout: Duration) -> Duration {
     2 * session_timeout + heartbeat_timeout
+}
+
+/// The rebalance timeout (`max.poll.interval.ms`) must be above this with
+/// the membership proof: T + S. A member learns of a rebalance only at its
+/// next group heartbeat (< S), so a commit accepted up to then proves a
+/// lease to T later, and the partition must not move before that lease
+/// ended (found by neli-sim, hazard test
+/// `membership_proof_broken_by_rebalance_timeout_below_lease`).
+pub fn min_rebalance_timeout(heartbeat_timeout: Duration, session_timeout: Duration) -> Duration {
+    heartbeat_timeout + session_timeout
+}
+
+/// How much sooner the lease `T` ends than the session `S` can expire in
+/// exclusive mode: `S - T`, or `None` when `T >= S` (which validation
+/// refuses: an evicted leader could overlap its successor).
+pub fn lease_margin(heartbeat_timeout: Duration, session_timeout: Duration) -> Option<Duration> {
+    session_timeout.checked_sub(heartbeat_timeout).filter(|m| !m.is_zero())
+}
+
+/// From a leader's leave (close or resign, once its `Revoked` handlers
+/// returned) to a successor's lease, not counting the broker's own
+/// rebalance delay: the others learn of the rebalance at their next group
+/// heartbeat (`group_heartbeat`) and rejoin, then the new owner of the
+/// partition waits the grace `G` and needs fresh own evidence, a heartbeat
+/// read back within `T`, and a membership proof.
+pub fn handover_bound(group_heartbeat: Duration, grace: Duration, heartbeat_timeout: Duration) -> Duration {
+    group_heartbeat + grace + heartbeat_timeout
+}
+
+/// From a leader's crash to a successor's lease, not counting the
+/// broker's own rebalance delay: its session expires within `S` of its
+/// last group heartbeat, then as [`handover_bound`].
+pub fn failover_bound(
+    session_timeout: Duration,
+    group_heartbeat: Duration,
+    grace: Duration,
+    heartbeat_timeout: Duration,
+) -> Duration {
+    session_timeout + handover_bound(group_heartbeat, grace, heartbeat_timeout)
 }
 
 pub use crate::secrets::is_secret_key;
@@ -213,36 +271,98 @@ impl fmt::Debug for Redacted<'_> {
 /// A configuration problem, naming the field, the value and the rule.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
+    /// A client property the election sets itself ([`FORCED_KEYS`]).
     #[error("cannot override configuration '{0}'")]
     ForcedKey(String),
+    /// A group, topic or member name Kafka (or neli) would not accept.
     #[error("{field} '{value}' is invalid: {rule}")]
-    InvalidName { field: &'static str, value: String, rule: &'static str },
+    InvalidName {
+        /// `group`, `topic` or `name`.
+        field: &'static str,
+        /// The name given.
+        value: String,
+        /// The rule it breaks.
+        rule: &'static str,
+    },
+    /// A duration that must be positive is zero.
     #[error("{field} must be greater than zero (got {value:?})")]
-    Zero { field: &'static str, value: Duration },
+    Zero {
+        /// The setting.
+        field: &'static str,
+        /// Its value.
+        value: Duration,
+    },
+    /// A client property that must be a whole number of milliseconds is not.
     #[error("{field} '{value}' is not a whole number of milliseconds")]
-    NotANumber { field: &'static str, value: String },
+    NotANumber {
+        /// The client property.
+        field: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// Exclusive mode with `T >= S`.
     #[error(
         "heartbeat_timeout ({t:?}) must be below session.timeout.ms ({s:?}) in exclusive mode: \
          a lease as long as the session lets an evicted leader overlap its successor"
     )]
-    ExclusiveLeaseTooLong { t: Duration, s: Duration },
+    ExclusiveLeaseTooLong {
+        /// The lease, `heartbeat_timeout`.
+        t: Duration,
+        /// The session timeout.
+        s: Duration,
+    },
+    /// Non-exclusive mode with `T <= S`.
     #[error(
         "heartbeat_timeout ({t:?}) must be above session.timeout.ms ({s:?}) in non-exclusive mode: \
          the lease must outlast a rebalance for continuous availability"
     )]
-    NonExclusiveLeaseTooShort { t: Duration, s: Duration },
+    NonExclusiveLeaseTooShort {
+        /// The lease, `heartbeat_timeout`.
+        t: Duration,
+        /// The session timeout.
+        s: Duration,
+    },
+    /// Heartbeats no more often than the lease lasts.
     #[error(
         "heartbeat_interval ({interval:?}) must be below heartbeat_timeout ({t:?}) or the lease lapses between heartbeats"
     )]
-    IntervalTooLong { interval: Duration, t: Duration },
+    IntervalTooLong {
+        /// The heartbeat interval.
+        interval: Duration,
+        /// The lease, `heartbeat_timeout`.
+        t: Duration,
+    },
+    /// A multi-role mode with no roles or no partitions.
     #[error("mode: {field} must be at least 1 (got {value})")]
-    ZeroCount { field: &'static str, value: u32 },
+    ZeroCount {
+        /// `roles` or `partitions`.
+        field: &'static str,
+        /// The count given.
+        value: u32,
+    },
+    /// With the membership proof, a rebalance timeout (`max.poll.interval.ms`)
+    /// not above `T + S` ([`min_rebalance_timeout`]).
     #[error(
         "max.poll.interval.ms ({max_poll:?}) must be above heartbeat_timeout + session.timeout.ms ({t:?} + {s:?}) \
          with the membership proof: it is the rebalance timeout, and a commit accepted during a rebalance \
          proves a lease of heartbeat_timeout that must end before the partition can move"
     )]
-    RebalanceTimeoutTooShort { max_poll: Duration, t: Duration, s: Duration },
+    RebalanceTimeoutTooShort {
+        /// The `max.poll.interval.ms` given.
+        max_poll: Duration,
+        /// The lease, `heartbeat_timeout`.
+        t: Duration,
+        /// The session timeout.
+        s: Duration,
+    },
+    /// `group.instance.id` among the client properties.
+    #[error(
+        "cannot set 'group.instance.id': static group membership is not supported. A replacement static member \
+         with the same instance id receives the partition without a rebalance and without the holder's session \
+         expiring, which the T < S argument (a lease ends before the holder's session can expire) does not cover; \
+         neli will accept it once its simulator and model cover static members"
+    )]
+    StaticMembership,
 }
 
 impl ConfigError {
@@ -261,6 +381,7 @@ impl ConfigError {
             }
             ConfigError::IntervalTooLong { .. } => "heartbeat_interval",
             ConfigError::RebalanceTimeoutTooShort { .. } => "max.poll.interval.ms",
+            ConfigError::StaticMembership => STATIC_MEMBERSHIP_KEY,
         }
     }
 }
@@ -274,17 +395,29 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 /// A validated configuration with every default resolved.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ResolvedConfig {
+    /// The consumer group of the election.
     pub group_id: String,
+    /// The election topic.
     pub topic: String,
+    /// This member's instance name, written into its heartbeats.
     pub name: String,
+    /// Session timeout S (`session.timeout.ms`, 3 T unless set).
     pub session_timeout: Duration,
+    /// Lease length T.
     pub heartbeat_timeout: Duration,
+    /// Time between heartbeats (T/4 unless set).
     pub heartbeat_interval: Duration,
+    /// Shortest time between two polls of the broker.
     pub min_poll_interval: Duration,
+    /// Acquisition grace G.
     pub grace: Duration,
+    /// Upper bound on `close()`.
     pub close_timeout: Duration,
+    /// Whether leases are bounded by a membership proof.
     pub membership_proof: bool,
+    /// How roles map onto the election topic.
     pub mode: Mode,
+    /// Partition assignment strategy.
     pub assignment: Assignment,
     /// User client properties (forced keys excluded) plus a defaulted
     /// `session.timeout.ms`.
@@ -334,11 +467,213 @@ impl ResolvedConfig {
             unsafe_variant: UnsafeVariant::default(),
         }
     }
+
+    /// The group heartbeat interval in effect: the client property
+    /// `heartbeat.interval.ms` if set, else what the Kafka backend sets
+    /// ([`group_heartbeat_interval`]).
+    pub fn group_heartbeat_interval(&self) -> Duration {
+        property_ms(&self.kafka_config, "heartbeat.interval.ms")
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| group_heartbeat_interval(self.session_timeout))
+    }
+
+    /// The rebalance timeout in effect: the client property
+    /// `max.poll.interval.ms` if set, else librdkafka's default
+    /// ([`LIBRDKAFKA_MAX_POLL_INTERVAL`]).
+    pub fn rebalance_timeout(&self) -> Duration {
+        property_ms(&self.kafka_config, "max.poll.interval.ms").ok().flatten().unwrap_or(LIBRDKAFKA_MAX_POLL_INTERVAL)
+    }
+
+    /// The bounds this configuration implies ([`Explanation`]).
+    pub fn explain(&self) -> Explanation {
+        let (t, s, g) = (self.heartbeat_timeout, self.session_timeout, self.grace);
+        let group_heartbeat = self.group_heartbeat_interval();
+        let exclusive = self.mode.is_exclusive();
+        let drift_margin = if exclusive { lease_margin(t, s).map(|m| m + g) } else { None };
+        let tolerated_drift_ppm = drift_margin.map(|m| {
+            let ppm = m.as_micros().saturating_mul(1_000_000) / (s + g).as_micros().max(1);
+            u32::try_from(ppm).unwrap_or(u32::MAX)
+        });
+        Explanation {
+            exclusive,
+            membership_proof: self.membership_proof,
+            heartbeat_timeout: t,
+            session_timeout: s,
+            heartbeat_interval: self.heartbeat_interval,
+            group_heartbeat_interval: group_heartbeat,
+            grace: g,
+            close_timeout: self.close_timeout,
+            failover: failover_bound(s, group_heartbeat, g, t),
+            handover: handover_bound(group_heartbeat, g, t),
+            resign_hold_off: self.core(self.mode.partitions()).resign_hold_off,
+            min_rebalance_timeout: self.membership_proof.then(|| min_rebalance_timeout(t, s)),
+            rebalance_timeout: self.rebalance_timeout(),
+            rebalance_timeout_set: self.kafka_config.contains_key("max.poll.interval.ms"),
+            drift_margin,
+            tolerated_drift_ppm,
+        }
+    }
+}
+
+/// What a configuration promises in time: the bounds its settings imply,
+/// computed by the functions the core and validation use
+/// ([`failover_bound`], [`handover_bound`], [`resign_hold_off`],
+/// [`min_rebalance_timeout`], [`lease_margin`], [`group_heartbeat_interval`]).
+/// From [`Config::explain`]; `neli exec --explain` prints its `Display`
+/// form, and the driver logs it once when it starts.
+///
+/// The bounds leave out what only the broker knows: its own delay before
+/// it completes a rebalance (none for a non-empty group on Apache Kafka,
+/// up to S/2 on tansu, S − 1 s on librdkafka's mock cluster: neli/KAFKA.md)
+/// and round trips, which must stay below T for anyone to lead at all.
+///
+/// ```
+/// use std::time::Duration;
+/// use neli::Config;
+///
+/// let config = Config::builder()
+///     .group("billing-cron")
+///     .heartbeat_timeout(Duration::from_secs(5))
+///     .session_timeout(Duration::from_secs(15))
+///     .build()?;
+/// let bounds = config.explain()?;
+/// // S + the group heartbeat (S/5) + G + T
+/// assert_eq!(bounds.failover, Duration::from_secs(15 + 3 + 5));
+/// // the group heartbeat + G + T
+/// assert_eq!(bounds.handover, Duration::from_secs(3 + 5));
+/// assert_eq!(bounds.min_rebalance_timeout, Some(Duration::from_secs(20)));
+/// println!("{bounds}");
+/// # Ok::<(), neli::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explanation {
+    /// Exclusive mode (at most one leader per role): `T < S`.
+    pub exclusive: bool,
+    /// Whether leases are bounded by a membership proof.
+    pub membership_proof: bool,
+    /// Lease length T.
+    pub heartbeat_timeout: Duration,
+    /// Session timeout S (`session.timeout.ms`).
+    pub session_timeout: Duration,
+    /// Time between a member's heartbeats on the election topic.
+    pub heartbeat_interval: Duration,
+    /// The group heartbeat interval in effect (`heartbeat.interval.ms`):
+    /// how soon the others learn of a rebalance.
+    pub group_heartbeat_interval: Duration,
+    /// Acquisition grace G.
+    pub grace: Duration,
+    /// Upper bound on `close()`, the `Revoked` handlers included.
+    pub close_timeout: Duration,
+    /// Worst case from the leader's crash (or a pause longer than S) to a
+    /// successor's lease: S for its session to expire, the group heartbeat
+    /// for the others to rejoin, G and T ([`failover_bound`]), plus the
+    /// broker's rebalance delay.
+    pub failover: Duration,
+    /// From the leader's `close()` or `resign()` (or dropping its
+    /// [`crate::Background`]), once its `Revoked` handlers returned, to a
+    /// successor's lease: the group heartbeat, G and T
+    /// ([`handover_bound`]), plus the broker's rebalance delay. No session
+    /// has to expire.
+    pub handover: Duration,
+    /// How long a member that resigned stays out of the group
+    /// ([`resign_hold_off`]: 2 S + T).
+    pub resign_hold_off: Duration,
+    /// With the membership proof, `max.poll.interval.ms` (the rebalance
+    /// timeout) must be above this, T + S ([`min_rebalance_timeout`]);
+    /// `None` without the proof.
+    pub min_rebalance_timeout: Option<Duration>,
+    /// The rebalance timeout in effect (`max.poll.interval.ms`, else
+    /// librdkafka's default of 300 s).
+    pub rebalance_timeout: Duration,
+    /// Whether the client properties set `max.poll.interval.ms`.
+    pub rebalance_timeout_set: bool,
+    /// In exclusive mode, how much longer than T the leader's lease may
+    /// last in real time (a slow clock, a late timer) and still end before
+    /// a successor can lead: S − T ([`lease_margin`]) + G. `None` in
+    /// non-exclusive mode.
+    pub drift_margin: Option<Duration>,
+    /// The same as a clock rate: the leader's clock may run this many parts
+    /// per million slow, `(S − T + G) / (S + G)`. `None` in non-exclusive
+    /// mode.
+    pub tolerated_drift_ppm: Option<u32>,
+}
+
+impl fmt::Display for Explanation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = crate::duration::format;
+        let (t, s, g, hb) =
+            (d(self.heartbeat_timeout), d(self.session_timeout), d(self.grace), d(self.group_heartbeat_interval));
+        writeln!(
+            f,
+            "lease T = {t}, session S = {s}, grace G = {g}, heartbeats every {}, group heartbeats every {hb} ({})",
+            d(self.heartbeat_interval),
+            if self.exclusive { "exclusive" } else { "non-exclusive" }
+        )?;
+        writeln!(
+            f,
+            "failover on crash: within {} (S for the session to expire + {hb} group heartbeat + G + T for the \
+             successor's evidence), plus the broker's rebalance delay",
+            d(self.failover)
+        )?;
+        writeln!(
+            f,
+            "handover on close/resign: within {} ({hb} group heartbeat + G + T) once the Revoked handler returned \
+             (close waits for it up to {}), plus the broker's rebalance delay",
+            d(self.handover),
+            d(self.close_timeout)
+        )?;
+        writeln!(
+            f,
+            "resign hold-off: {} (2 S + T): a resigned member rejoins only then, so that it cannot take the role straight back",
+            d(self.resign_hold_off)
+        )?;
+        let in_effect = if self.rebalance_timeout_set { "max.poll.interval.ms" } else { "librdkafka's default" };
+        match self.min_rebalance_timeout {
+            Some(min) => writeln!(
+                f,
+                "rebalance timeout: must be above {} (T + S): a membership proof accepted while a rebalance runs \
+                 proves a lease of T that must end before the partition moves; in effect {} ({in_effect})",
+                d(min),
+                d(self.rebalance_timeout)
+            )?,
+            None => writeln!(
+                f,
+                "rebalance timeout: no requirement without the membership proof; in effect {} ({in_effect})",
+                d(self.rebalance_timeout)
+            )?,
+        }
+        match (self.drift_margin, self.tolerated_drift_ppm) {
+            (Some(margin), Some(ppm)) => {
+                write!(
+                    f,
+                    "clock drift: the leader's clock may run {}.{}% slow (a margin of S - T + G = {}) and its lease \
+                     still ends before a successor can lead",
+                    ppm / 10_000,
+                    ppm % 10_000 / 1_000,
+                    d(margin)
+                )?;
+                if !self.membership_proof {
+                    write!(f, " (without the membership proof only while it reaches the group coordinator)")?;
+                }
+                Ok(())
+            }
+            _ => write!(f, "clock drift: non-exclusive mode (T > S) promises no single leader, so no drift bound"),
+        }
+    }
 }
 
 impl Config {
+    /// A builder starting from goNELI's defaults; `build` validates.
     pub fn builder() -> ConfigBuilder {
         ConfigBuilder { cfg: Config::default() }
+    }
+
+    /// The bounds this configuration implies (worst-case failover,
+    /// handover, resign hold-off, the rebalance timeout it needs, the clock
+    /// drift it tolerates): see [`Explanation`]. `Err` when it is invalid.
+    pub fn explain(&self) -> Result<Explanation, ConfigError> {
+        Ok(self.resolve()?.explain())
     }
 
     /// Validates and resolves defaults.
@@ -346,6 +681,9 @@ impl Config {
         for key in self.kafka_config.keys() {
             if FORCED_KEYS.contains(&key.as_str()) {
                 return Err(ConfigError::ForcedKey(key.clone()));
+            }
+            if key.trim().eq_ignore_ascii_case(STATIC_MEMBERSHIP_KEY) {
+                return Err(ConfigError::StaticMembership);
             }
         }
         let group_id = match &self.leader_group_id {
@@ -405,19 +743,20 @@ impl Config {
                 return Err(ConfigError::ZeroCount { field: "partitions", value: partitions });
             }
         }
-        if self.mode.is_exclusive() && t >= s {
+        if self.mode.is_exclusive() && lease_margin(t, s).is_none() {
             return Err(ConfigError::ExclusiveLeaseTooLong { t, s });
         }
         if !self.mode.is_exclusive() && t <= s {
             return Err(ConfigError::NonExclusiveLeaseTooShort { t, s });
         }
-        // Found by neli-sim (hazard test `membership_proof_broken_by_rebalance_timeout_below_lease`):
-        // a member learns of a rebalance only at its next group heartbeat (< S),
-        // so a commit up to then proves a lease to T later; the rebalance
-        // timeout must outlast that.
+        // Parsed whatever the mode, so that `explain` can state them.
+        let max_poll = self.property_ms("max.poll.interval.ms")?;
+        if let Some(hb) = self.property_ms("heartbeat.interval.ms")? {
+            nonzero("heartbeat.interval.ms", hb)?;
+        }
         if self.membership_proof
-            && let Some(max_poll) = self.property_ms("max.poll.interval.ms")?
-            && max_poll <= t + s
+            && let Some(max_poll) = max_poll
+            && max_poll <= min_rebalance_timeout(t, s)
         {
             return Err(ConfigError::RebalanceTimeoutTooShort { max_poll, t, s });
         }
@@ -426,9 +765,7 @@ impl Config {
 
     /// The client property `key`, a whole number of milliseconds, if set.
     fn property_ms(&self, key: &'static str) -> Result<Option<Duration>, ConfigError> {
-        let Some(v) = self.kafka_config.get(key) else { return Ok(None) };
-        let ms: u64 = v.trim().parse().map_err(|_| ConfigError::NotANumber { field: key, value: v.clone() })?;
-        Ok(Some(Duration::from_millis(ms)))
+        property_ms(&self.kafka_config, key)
     }
 }
 
@@ -439,6 +776,7 @@ pub struct ConfigBuilder {
 }
 
 impl ConfigBuilder {
+    /// The Kafka brokers to connect to first (`bootstrap.servers`).
     pub fn bootstrap_servers(self, servers: impl Into<String>) -> Self {
         self.kafka("bootstrap.servers", servers)
     }
@@ -447,49 +785,65 @@ impl ConfigBuilder {
         self.cfg.kafka_config.insert(key.into(), value.into());
         self
     }
+    /// The election's consumer group (default: the running binary's name).
     pub fn group(mut self, group: impl Into<String>) -> Self {
         self.cfg.leader_group_id = Some(group.into());
         self
     }
+    /// The election topic (default: `<group>.neli`).
     pub fn topic(mut self, topic: impl Into<String>) -> Self {
         self.cfg.leader_topic = Some(topic.into());
         self
     }
+    /// This member's instance name (default: `{hostname}_{pid}_{unix seconds}`).
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.cfg.name = Some(name.into());
         self
     }
+    /// The lease length T (default 5 s).
     pub fn heartbeat_timeout(mut self, t: Duration) -> Self {
         self.cfg.heartbeat_timeout = t;
         self
     }
+    /// Time between heartbeats (default T/4; must be below T).
     pub fn heartbeat_interval(mut self, i: Duration) -> Self {
         self.cfg.heartbeat_interval = Some(i);
         self
     }
+    /// The session timeout S, as the client property `session.timeout.ms`
+    /// (default 3 T; exclusive mode needs T < S).
     pub fn session_timeout(self, s: Duration) -> Self {
         self.kafka("session.timeout.ms", s.as_millis().to_string())
     }
+    /// Shortest time between two polls of the broker (default 100 ms).
     pub fn min_poll_interval(mut self, i: Duration) -> Self {
         self.cfg.min_poll_interval = i;
         self
     }
+    /// The acquisition grace G: a new owner of a partition leads no sooner
+    /// than G after its assignment (default 0).
     pub fn grace(mut self, g: Duration) -> Self {
         self.cfg.grace = g;
         self
     }
+    /// The bound on `close()`, also when the broker or a handler hangs
+    /// (default 10 s).
     pub fn close_timeout(mut self, c: Duration) -> Self {
         self.cfg.close_timeout = c;
         self
     }
+    /// Bound leases by a generation-checked membership proof (default on;
+    /// recommended).
     pub fn membership_proof(mut self, on: bool) -> Self {
         self.cfg.membership_proof = on;
         self
     }
+    /// How roles map onto the election topic (default: exclusive, one role).
     pub fn mode(mut self, mode: Mode) -> Self {
         self.cfg.mode = mode;
         self
     }
+    /// The partition assignment strategy (default eager `range`).
     pub fn assignment(mut self, assignment: Assignment) -> Self {
         self.cfg.assignment = assignment;
         self
@@ -499,6 +853,14 @@ impl ConfigBuilder {
         self.cfg.resolve()?;
         Ok(self.cfg)
     }
+}
+
+/// The client property `key` of `properties`, a whole number of
+/// milliseconds, if set.
+fn property_ms(properties: &BTreeMap<String, String>, key: &'static str) -> Result<Option<Duration>, ConfigError> {
+    let Some(v) = properties.get(key) else { return Ok(None) };
+    let ms: u64 = v.trim().parse().map_err(|_| ConfigError::NotANumber { field: key, value: v.clone() })?;
+    Ok(Some(Duration::from_millis(ms)))
 }
 
 fn nonzero(field: &'static str, value: Duration) -> Result<(), ConfigError> {
@@ -795,6 +1157,110 @@ mod tests {
         assert!(named(1024).is_ok());
         assert!(named(1025).unwrap_err().to_string().ends_with("must be at most 1024 bytes"));
         assert!(named(3000).is_err());
+    }
+
+    // Issue 39: the bounds `explain` states, for goNELI's defaults (T = 5 s,
+    // S = 3 T) against the documented formulas, each written out here.
+    #[test]
+    fn explain_states_the_documented_bounds_of_the_defaults() {
+        let e = base().build().unwrap().explain().unwrap();
+        let secs = Duration::from_secs;
+        let (t, s, g) = (secs(5), secs(15), Duration::ZERO);
+        assert_eq!((e.heartbeat_timeout, e.session_timeout, e.grace), (t, s, g));
+        assert_eq!(e.heartbeat_interval, t / 4);
+        // heartbeat.interval.ms as the Kafka backend sets it: S/5 within 100 ms..3 s.
+        assert_eq!(e.group_heartbeat_interval, secs(3));
+        // failover: S (session expiry) + group heartbeat + G + T.
+        assert_eq!(e.failover, s + secs(3) + g + t);
+        assert_eq!(e.failover, secs(23));
+        // handover: group heartbeat + G + T, no session expiry.
+        assert_eq!(e.handover, secs(8));
+        // resign hold-off: 2 S + T, the core's own value.
+        assert_eq!(e.resign_hold_off, 2 * s + t);
+        assert_eq!(e.resign_hold_off, base().build().unwrap().resolve().unwrap().core(1).resign_hold_off);
+        // the rebalance timeout must be above T + S with the proof; librdkafka's 300 s is in effect.
+        assert_eq!(e.min_rebalance_timeout, Some(secs(20)));
+        assert_eq!((e.rebalance_timeout, e.rebalance_timeout_set), (secs(300), false));
+        // drift: S - T + G of margin, (S - T + G) / (S + G) as a rate.
+        assert_eq!(e.drift_margin, Some(secs(10)));
+        assert_eq!(e.tolerated_drift_ppm, Some(666_666));
+        assert_eq!(e.close_timeout, DEFAULT_CLOSE_TIMEOUT);
+        assert!(e.exclusive && e.membership_proof);
+    }
+
+    #[test]
+    fn explain_uses_the_properties_in_effect_and_the_grace() {
+        let ms = Duration::from_millis;
+        let e = base()
+            .heartbeat_timeout(ms(1000))
+            .session_timeout(ms(3000))
+            .grace(ms(500))
+            .kafka("heartbeat.interval.ms", "250")
+            .kafka("max.poll.interval.ms", "10000")
+            .build()
+            .unwrap()
+            .explain()
+            .unwrap();
+        assert_eq!(e.group_heartbeat_interval, ms(250), "the user's heartbeat.interval.ms");
+        assert_eq!(e.failover, ms(3000 + 250 + 500 + 1000));
+        assert_eq!(e.handover, ms(250 + 500 + 1000));
+        assert_eq!(e.resign_hold_off, ms(7000));
+        assert_eq!(e.min_rebalance_timeout, Some(ms(4000)));
+        assert_eq!((e.rebalance_timeout, e.rebalance_timeout_set), (ms(10_000), true));
+        assert_eq!(e.drift_margin, Some(ms(2500)));
+        assert_eq!(e.tolerated_drift_ppm, Some(714_285), "2.5 s / 3.5 s");
+        let text = e.to_string();
+        for line in [
+            "lease T = 1s, session S = 3s, grace G = 500ms, heartbeats every 250ms, group heartbeats every 250ms (exclusive)",
+            "failover on crash: within 4750ms (S for the session to expire + 250ms group heartbeat + G + T",
+            "handover on close/resign: within 1750ms (250ms group heartbeat + G + T) once the Revoked handler returned \
+             (close waits for it up to 10s)",
+            "resign hold-off: 7s (2 S + T)",
+            "rebalance timeout: must be above 4s (T + S)",
+            "in effect 10s (max.poll.interval.ms)",
+            "clock drift: the leader's clock may run 71.4% slow (a margin of S - T + G = 2500ms)",
+        ] {
+            assert!(text.contains(line), "{line:?} missing from:\n{text}");
+        }
+        assert_eq!(text.lines().count(), 6, "{text}");
+    }
+
+    #[test]
+    fn explain_without_the_proof_or_exclusivity_says_what_it_cannot_promise() {
+        let e = base().membership_proof(false).build().unwrap().explain().unwrap();
+        assert_eq!(e.min_rebalance_timeout, None);
+        assert!(e.to_string().contains("no requirement without the membership proof"), "{e}");
+        assert!(e.to_string().contains("only while it reaches the group coordinator"), "{e}");
+        let multi = Mode::MultiRole { roles: 4, partitions: 2, exclusive: false };
+        let e = base().mode(multi).session_timeout(Duration::from_secs(3)).build().unwrap().explain().unwrap();
+        assert_eq!((e.drift_margin, e.tolerated_drift_ppm), (None, None));
+        assert!(e.to_string().contains("non-exclusive mode"), "{e}");
+        let invalid = Config { heartbeat_timeout: Duration::ZERO, ..base().build().unwrap() };
+        assert_eq!(invalid.explain(), Err(ConfigError::Zero { field: "heartbeat_timeout", value: Duration::ZERO }));
+    }
+
+    #[test]
+    fn static_membership_is_refused_by_name_and_why() {
+        for key in ["group.instance.id", " group.instance.id", "GROUP.INSTANCE.ID"] {
+            let err = base().kafka(key, "billing-1").build().unwrap_err();
+            assert_eq!(err, ConfigError::StaticMembership, "{key:?}");
+            assert_eq!(err.field(), "group.instance.id");
+            let text = err.to_string();
+            assert!(text.starts_with("cannot set 'group.instance.id': static group membership"), "{text}");
+            assert!(text.contains("without a rebalance and without the holder's session expiring"), "{text}");
+            assert!(text.contains("T < S"), "{text}");
+            assert!(text.contains("simulator and model"), "{text}");
+        }
+    }
+
+    #[test]
+    fn heartbeat_interval_property_must_be_a_positive_number_of_milliseconds() {
+        let err = base().kafka("heartbeat.interval.ms", "soon").build().unwrap_err();
+        assert_eq!(err, ConfigError::NotANumber { field: "heartbeat.interval.ms", value: "soon".into() });
+        let err = base().kafka("heartbeat.interval.ms", "0").build().unwrap_err();
+        assert_eq!(err, ConfigError::Zero { field: "heartbeat.interval.ms", value: Duration::ZERO });
+        let err = base().membership_proof(false).kafka("max.poll.interval.ms", "soon").build().unwrap_err();
+        assert_eq!(err, ConfigError::NotANumber { field: "max.poll.interval.ms", value: "soon".into() });
     }
 
     #[test]

@@ -21,6 +21,7 @@ use futures::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio_stream::wrappers::UnboundedReceiverStream;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::broker::{Broker, BrokerError, BrokerEvent, Membership};
 use crate::clock::Clock;
@@ -32,8 +33,11 @@ use crate::core::{Event, Lease, Member, Output, Time, Token};
 /// Lifecycle of an election handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum State {
+    /// The election runs.
     Live,
+    /// `close()` is under way: `Revoked` handlers run, the client closes.
     Closing,
+    /// The election has finished (closed, ended, or dropped).
     Closed,
 }
 
@@ -52,8 +56,11 @@ pub enum Outcome {
 #[must_use = "a finished election must stop the loop that pulses it"]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pulse {
-    /// The election runs; whether this member leads role 0 now.
-    Running { leader: bool },
+    /// The election runs.
+    Running {
+        /// Whether this member leads role 0 now.
+        leader: bool,
+    },
     /// The election is over; every later pulse says so again.
     Finished(Outcome),
 }
@@ -68,6 +75,7 @@ impl Pulse {
 /// Errors surfaced by the driver.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
+    /// The configuration was refused (before anything connected).
     #[error("invalid configuration: {0}")]
     Config(#[from] ConfigError),
     /// A fatal broker error; sticky: every later call returns it again.
@@ -77,6 +85,8 @@ pub enum Error {
     /// as [`Pulse::Finished`] instead).
     #[error("{0}")]
     Finished(Outcome),
+    /// `close()` did not finish within the close timeout (given): a broker
+    /// call or a `Revoked` handler hung, and was abandoned.
     #[error("close did not finish within {0:?}; resources were abandoned")]
     CloseTimedOut(Duration),
 }
@@ -84,6 +94,7 @@ pub enum Error {
 /// Published on the status `watch` channel after every change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Status {
+    /// The election's lifecycle state.
     pub state: State,
     /// The roles this member leads, with the leases the core holds (an
     /// entry may have ended since it was published: ask
@@ -245,6 +256,20 @@ impl<B: Broker, C: Clock> Neli<B, C> {
     /// Validates `config`, subscribes to the election and returns the handle.
     pub async fn new(config: &Config, mut broker: B, clock: C) -> Result<Self, Error> {
         let cfg = config.resolve()?;
+        let bounds = cfg.explain();
+        let d = crate::duration::format;
+        tracing::info!(
+            name = %cfg.name,
+            group = %cfg.group_id,
+            topic = %cfg.topic,
+            failover = %d(bounds.failover),
+            handover = %d(bounds.handover),
+            resign_hold_off = %d(bounds.resign_hold_off),
+            min_rebalance_timeout = %bounds.min_rebalance_timeout.map_or_else(|| "none".to_owned(), d),
+            rebalance_timeout = %d(bounds.rebalance_timeout),
+            drift_margin = %bounds.drift_margin.map_or_else(|| "none".to_owned(), d),
+            "election starting; bounds not counting the broker's rebalance delay (Config::explain, neli exec --explain)"
+        );
         let partitions = broker.partition_count().await?;
         if partitions < cfg.mode.partitions() {
             tracing::warn!(topic = %cfg.topic, partitions, wanted = cfg.mode.partitions(), "election topic has fewer partitions than configured");
@@ -304,10 +329,13 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         self.handler = Some(tx);
     }
 
+    /// A cloneable handle for other tasks and handlers: leadership,
+    /// status, events, and `close`/`resign` requests.
     pub fn control(&self) -> Control {
         Control { shared: self.shared.clone() }
     }
 
+    /// The validated configuration, defaults resolved.
     pub fn config(&self) -> &ResolvedConfig {
         &self.cfg
     }
@@ -372,6 +400,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         self.shared.lease_at(0, self.clock.now()).map(|l| l.token)
     }
 
+    /// The election's lifecycle state.
     pub fn state(&self) -> State {
         self.state
     }
@@ -422,7 +451,49 @@ impl<B: Broker, C: Clock> Neli<B, C> {
 
     /// Runs the election loop on a task: pulse every `min_poll_interval`
     /// until closed, ended or a fatal error.
-    pub fn background(mut self) -> Background {
+    ///
+    /// The returned [`Background`] owns the election: dropping it (or the
+    /// future that awaits it) closes the election as [`Background::close`]
+    /// would, on the task. [`Neli::background_until`] adds a cancellation
+    /// token that does the same.
+    pub fn background(self) -> Background {
+        self.background_until(CancellationToken::new())
+    }
+
+    /// [`Neli::background`], closing the election once `cancel` is
+    /// cancelled, as when the returned handle is dropped: the loop sees
+    /// it at its next pulse (within `min_poll_interval`), then closes as
+    /// [`Neli::close`] does: leaders get `Revoked` and the handover waits
+    /// for the `Revoked` handler, then the member leaves the group, so
+    /// another member takes over within the graceful handover time
+    /// ([`crate::config::Explanation::handover`]), not after the session
+    /// timeout. The whole close is bounded by twice the close timeout from
+    /// the cancellation (the bound of [`Background::close`]); past that
+    /// the task gives up and drops the client. Awaiting the handle then
+    /// gives `Ok(Outcome::Closed)` (or the error the close met).
+    ///
+    /// One token can stop many elections, and a child token of the
+    /// application's shutdown token stops this one with the rest:
+    ///
+    /// ```
+    /// use neli::{CancellationToken, Config, Outcome, SystemClock, testing::FakeCluster};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), neli::Error> {
+    /// let shutdown = CancellationToken::new();
+    /// let config = Config::builder().group("billing-cron").build()?;
+    /// let clock = SystemClock::new();
+    /// let cluster = FakeCluster::new(1);
+    /// let neli = neli::Neli::new(&config, cluster.broker("a", clock.clone()), clock).await?;
+    /// let election = neli.background_until(shutdown.clone());
+    /// // ... on SIGTERM, say:
+    /// shutdown.cancel();
+    /// assert_eq!(election.await?, Outcome::Closed);
+    /// # Ok(()) }
+    /// ```
+    pub fn background_until(mut self, cancel: CancellationToken) -> Background {
+        // A child: dropping the handle cancels this election only.
+        let stop = cancel.child_token();
+        let guard = stop.clone().drop_guard();
         let control = self.control();
         let close_timeout = self.cfg.close_timeout;
         let clock = self.clock.clone();
@@ -430,24 +501,44 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             let clock = clock.clone();
             async move { clock.sleep(d).await }.boxed()
         }) as Box<dyn Fn(Duration) -> BoxFuture<'static, ()> + Send>;
+        let clock = self.clock.clone();
         let task = tokio::spawn(async move {
-            let poll = self.cfg.min_poll_interval;
-            let result = loop {
-                match self.pulse(poll).await {
-                    Ok(Pulse::Running { .. }) => {}
-                    Ok(Pulse::Finished(outcome)) => break Ok(outcome),
-                    Err(e) => break Err(e),
+            let run = async {
+                let poll = self.cfg.min_poll_interval;
+                let result = loop {
+                    if stop.is_cancelled() {
+                        // The same request as `Control::close`: the close
+                        // runs inside the pulse, Revoked barrier and all.
+                        self.shared.requests.lock().expect("requests lock").close = true;
+                    }
+                    match self.pulse(poll).await {
+                        Ok(Pulse::Running { .. }) => {}
+                        Ok(Pulse::Finished(outcome)) => break Ok(outcome),
+                        Err(e) => break Err(e),
+                    }
+                };
+                if self.state != State::Closed {
+                    let closed = self.close().await;
+                    if result.is_ok() {
+                        closed?;
+                    }
                 }
+                result
             };
-            if self.state != State::Closed {
-                let closed = self.close().await;
-                if result.is_ok() {
-                    closed?;
-                }
+            // Once cancelled, bounded as `Background::close` bounds it: a
+            // pulse stuck in a hung broker call or handler is abandoned
+            // (and with it the client, when `self` drops below).
+            let bounded = async {
+                stop.cancelled().await;
+                clock.sleep(close_timeout * 2).await;
+            };
+            tokio::select! {
+                biased;
+                r = run => r,
+                _ = bounded => Err(Error::CloseTimedOut(close_timeout)),
             }
-            result
         });
-        Background { task, control, close_timeout, sleep: limit }
+        Background { task, control, close_timeout, sleep: limit, guard }
     }
 
     /// `Err` once the election has finished: the fatal error, or why it ended.
@@ -563,6 +654,29 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         }
     }
 
+    /// What a dropped, unclosed `Neli` can still do without awaiting: end
+    /// the core's leases, tell subscribers and the handler (`Revoked`, not
+    /// waited for), and publish `Closed`, so that no `Control` answers
+    /// `is_leader` from a lease nobody renews while the client (dropped
+    /// next) leaves the group.
+    fn close_without_waiting(&mut self) {
+        if !self.core.is_closed() {
+            self.core.close(self.clock.now());
+        }
+        while let Some(output) = self.core.poll_output() {
+            // Writes, proofs and leaves need the broker, which is going.
+            let Output::Event(event) = output else { continue };
+            tracing::info!(name = %self.cfg.name, ?event, "leadership transition (dropped without close)");
+            self.shared.subscribers.lock().expect("subscribers lock").retain(|tx| tx.send(event).is_ok());
+            if let Some(handler) = &self.handler {
+                let _ = handler.send((event, None));
+            }
+        }
+        self.state = State::Closed;
+        self.shared.finish(Ok(Outcome::Closed));
+        self.publish();
+    }
+
     fn broker_error(&mut self, e: BrokerError) -> Result<(), Error> {
         if e.is_fatal() {
             tracing::error!(error = %e, "fatal broker error");
@@ -599,8 +713,37 @@ impl<B: Broker, C: Clock> Neli<B, C> {
     }
 }
 
+/// Dropping a `Neli` that was not closed (`close()` is the way to end an
+/// election: it awaits the `Revoked` handlers and the leave) cannot await
+/// anything: its leases end at once (every handle's `is_leader` turns
+/// false and `Control::end` says `Closed`), subscribers and the handler are
+/// told `Revoked` but nothing waits for the handler, and then the broker
+/// is dropped. The Kafka backend's client leaves the group as it is
+/// destroyed (librdkafka's consumer close sends LeaveGroup, on a thread of
+/// its own), so another member takes over after a rebalance rather than a
+/// session timeout; [`crate::testing::FakeBroker`] leaves too. A `Neli`
+/// dropped while unwinding from a panic does none of this.
+impl<B: Broker, C: Clock> Drop for Neli<B, C> {
+    fn drop(&mut self) {
+        if self.state == State::Closed || std::thread::panicking() {
+            return;
+        }
+        self.close_without_waiting();
+    }
+}
+
 /// The handle of an election running in the background. Awaiting it waits
 /// for the loop to end.
+///
+/// The handle owns the election: dropping it (or the future awaiting it,
+/// before it completed) closes the election on its task as
+/// [`Background::close`] does (the `Revoked` handlers are awaited, then
+/// the member leaves the group), bounded by twice the close timeout. So a
+/// leader whose handle goes out of scope hands over within the graceful
+/// handover time ([`crate::config::Explanation::handover`]) instead of
+/// leading on, with nobody doing the work, until the process exits.
+/// [`Control`]s do not keep the election alive. To close on a signal of
+/// your own, see [`Neli::background_until`].
 ///
 /// It dereferences to the election's [`Control`], so everything a `Control`
 /// answers or requests is asked of the handle directly:
@@ -626,6 +769,9 @@ pub struct Background {
     control: Control,
     close_timeout: Duration,
     sleep: Box<dyn Fn(Duration) -> BoxFuture<'static, ()> + Send>,
+    /// Cancels the task's token when the handle (or the future awaiting
+    /// it) is dropped: the task then closes the election.
+    guard: DropGuard,
 }
 
 impl std::ops::Deref for Background {
@@ -644,18 +790,25 @@ impl Background {
 
     /// Closes the election and waits for the loop, never longer than the
     /// close timeout plus one poll.
+    ///
+    /// Closing after the election was cancelled (its token), or after it
+    /// ended, closes nothing twice: it waits for the close under way, or
+    /// reports how the election ended.
     pub async fn close(self) -> Result<Outcome, Error> {
-        self.control.close();
-        let limit = self.close_timeout * 2;
-        let mut task = self.task;
-        tokio::select! {
+        let Background { mut task, control, close_timeout, sleep, guard } = self;
+        control.close();
+        let limit = close_timeout * 2;
+        let result = tokio::select! {
             biased;
             joined = &mut task => flatten(joined),
-            _ = (self.sleep)(limit) => {
+            _ = sleep(limit) => {
                 task.abort();
-                Err(Error::CloseTimedOut(self.close_timeout))
+                Err(Error::CloseTimedOut(close_timeout))
             }
-        }
+        };
+        // The task has ended: cancelling it now changes nothing.
+        drop(guard);
+        result
     }
 }
 
@@ -671,6 +824,13 @@ impl IntoFuture for Background {
     type Output = Result<Outcome, Error>;
     type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.task.map(flatten))
+        let Background { task, guard, .. } = self;
+        Box::pin(async move {
+            let joined = task.await;
+            // Held until the loop ended: a future dropped before that
+            // closes the election, as the handle would.
+            drop(guard);
+            flatten(joined)
+        })
     }
 }

@@ -29,7 +29,12 @@ pub enum DurationError {
     /// A number without a unit (`"5"`).
     NoUnit(String),
     /// A unit other than `ms`, `s`, `m`, `h` (`"5sec"`, `"1.5s"`).
-    UnknownUnit { text: String, unit: String },
+    UnknownUnit {
+        /// The whole text.
+        text: String,
+        /// What stood where the unit should be.
+        unit: String,
+    },
     /// More milliseconds than an `i64` holds.
     TooLarge(String),
     /// A `-` where only non-negative durations are accepted.
@@ -86,9 +91,44 @@ pub fn parse(text: &str) -> Result<Duration, DurationError> {
     u64::try_from(ms).map(Duration::from_millis).map_err(|_| DurationError::Negative(text.trim().to_owned()))
 }
 
+/// `d` in this grammar, with the largest unit that keeps it whole
+/// (`1250ms`, `3s`, `2m`, `1h`), so that what neli prints reads back as the
+/// same duration. A duration with a fraction of a millisecond, which no
+/// input can give, prints in `Debug` form.
+///
+/// ```
+/// use std::time::Duration;
+/// assert_eq!(neli::duration::format(Duration::from_millis(1250)), "1250ms");
+/// assert_eq!(neli::duration::format(Duration::from_secs(120)), "2m");
+/// assert_eq!(neli::duration::parse(&neli::duration::format(Duration::from_secs(45))), Ok(Duration::from_secs(45)));
+/// ```
+pub fn format(d: Duration) -> String {
+    if !d.subsec_nanos().is_multiple_of(1_000_000) {
+        return format!("{d:?}");
+    }
+    let ms = d.as_millis();
+    match ms {
+        0 => "0ms".to_owned(),
+        _ if ms.is_multiple_of(3_600_000) => format!("{}h", ms / 3_600_000),
+        _ if ms.is_multiple_of(60_000) => format!("{}m", ms / 60_000),
+        _ if ms.is_multiple_of(1000) => format!("{}s", ms / 1000),
+        _ => format!("{ms}ms"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn formatted_durations_read_back_as_themselves() {
+        for ms in [0, 1, 999, 1000, 1250, 60_000, 90_000, 3_600_000, 5_400_000, 86_400_000] {
+            let d = Duration::from_millis(ms);
+            assert_eq!(parse(&format(d)), Ok(d), "{}", format(d));
+        }
+        assert_eq!(format(Duration::from_millis(90_000)), "90s");
+        assert_eq!(format(Duration::from_micros(1500)), "1.5ms");
+    }
 
     #[test]
     fn every_unit_reads_the_same_everywhere() {

@@ -23,7 +23,9 @@ use crate::driver::Status;
 pub struct LeaseFile {
     /// End of the lease on `CLOCK_MONOTONIC`, in ns; 0: no lease.
     pub deadline_ns: u64,
+    /// The lease's fencing token (0 without a lease).
     pub token: u64,
+    /// The election log's epoch the token belongs to ([`crate::Status::log_epoch`]).
     pub log_epoch: u64,
 }
 
@@ -31,16 +33,28 @@ pub struct LeaseFile {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     /// The lease holds for this many more ns.
-    Holds { left_ns: u64 },
+    Holds {
+        /// Nanoseconds left.
+        left_ns: u64,
+    },
     /// No lease is held (neli is a follower, or lost the lease).
     NoLease,
     /// The lease ended this many ns ago (neli may not have noticed yet).
-    Ended { ago_ns: u64 },
+    Ended {
+        /// Nanoseconds since it ended.
+        ago_ns: u64,
+    },
     /// The file is about another term than the caller's `NELI_TOKEN`.
-    OtherTerm { file: u64, mine: u64 },
+    OtherTerm {
+        /// The token in the file.
+        file: u64,
+        /// The caller's token.
+        mine: u64,
+    },
 }
 
 impl Verdict {
+    /// Whether CMD may act (`neli holds` exits 0).
     pub fn holds(&self) -> bool {
         matches!(self, Verdict::Holds { .. })
     }
@@ -61,6 +75,7 @@ impl std::fmt::Display for Verdict {
 }
 
 impl LeaseFile {
+    /// No lease held.
     pub const NONE: LeaseFile = LeaseFile { deadline_ns: 0, token: 0, log_epoch: 0 };
 
     /// The file for `status`'s lease of role 0 (the role `neli exec` runs
@@ -82,6 +97,7 @@ impl LeaseFile {
         }
     }
 
+    /// The file's one line: `v1 <deadline ns> <token> <log epoch>`.
     pub fn render(&self) -> String {
         format!("v1 {} {} {}\n", self.deadline_ns, self.token, self.log_epoch)
     }

@@ -35,6 +35,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod broker;
 #[cfg(feature = "cli")]
 pub mod cli;
@@ -56,7 +58,15 @@ pub mod testing;
 
 pub use broker::{Broker, BrokerError, BrokerEvent, ErrorKind, Membership};
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use config::{Assignment, Config, ConfigBuilder, ConfigError, Mode, ResolvedConfig};
+pub use config::{Assignment, Config, ConfigBuilder, ConfigError, Explanation, Mode, ResolvedConfig};
 pub use core::{Event, Lease, Time, Token};
 pub use driver::{Background, Control, Error, Neli, Outcome, Pulse, State, Status};
 pub use mock::{Election, MockNeli, Transition};
+
+/// The crate README's examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+/// The cancellation token [`Neli::background_until`] takes (tokio-util's),
+/// re-exported so that a matching version is always at hand.
+pub use tokio_util::sync::CancellationToken;

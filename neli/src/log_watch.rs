@@ -43,6 +43,7 @@ pub struct LogWatch {
 pub const MISSING_LOOKS: u32 = 2;
 
 impl LogWatch {
+    /// Takes one look's finding into account and says what to do.
     pub fn look(&mut self, look: Look) -> Verdict {
         match look {
             Look::Missing => {

@@ -21,11 +21,17 @@ use crate::driver::{Error, Neli, Outcome, Pulse, State};
 /// What downstream code needs from an election; implemented by [`Neli`] and
 /// [`MockNeli`] so code under test can take either.
 pub trait Election: Send {
+    /// [`Neli::pulse`]: advance the election, waiting up to `timeout`.
     fn pulse(&mut self, timeout: Duration) -> impl Future<Output = Result<Pulse, Error>> + Send;
+    /// [`Neli::is_leader`]: whether this member leads role 0 now.
     fn is_leader(&self) -> bool;
+    /// [`Neli::token`]: the fencing token of role 0 while leading.
     fn token(&self) -> Option<Token>;
+    /// [`Neli::state`]: the lifecycle state.
     fn state(&self) -> State;
+    /// [`Neli::resign`]: give up leadership.
     fn resign(&mut self) -> impl Future<Output = Result<(), Error>> + Send;
+    /// [`Neli::close`]: end the election.
     fn close(&mut self) -> impl Future<Output = Result<(), Error>> + Send;
 }
 
@@ -87,6 +93,7 @@ impl Default for MockNeli {
 }
 
 impl MockNeli {
+    /// A mock that is live and leads nothing.
     pub fn new() -> MockNeli {
         MockNeli { inner: Arc::new(Mutex::new(MockState::default())), state: State::Live }
     }

@@ -15,18 +15,48 @@ pub const ENV_PREFIX: &str = "NELI_KAFKA_";
 /// A properties file or environment variable that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PropertiesError {
+    /// The file cannot be read (missing, unreadable, too large, not UTF-8).
     #[error("cannot read properties file '{path}': {reason}")]
-    Unreadable { path: String, reason: String },
+    Unreadable {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// A line that is neither `KEY=VALUE`, a comment nor blank.
     #[error(
         "{path}:{line}: expected KEY=VALUE, a comment (#) or a blank line (the line is not shown: it may hold a secret)"
     )]
-    Malformed { path: String, line: usize },
+    Malformed {
+        /// The file.
+        path: String,
+        /// The line number (from 1).
+        line: usize,
+    },
+    /// `=VALUE` with no name.
     #[error("{path}:{line}: the property name before '=' is empty")]
-    EmptyKey { path: String, line: usize },
+    EmptyKey {
+        /// The file.
+        path: String,
+        /// The line number (from 1).
+        line: usize,
+    },
+    /// A line continued with a trailing backslash.
     #[error("{path}:{line}: a line ending in '\\' (a continuation) is not supported; put the value on one line")]
-    Continuation { path: String, line: usize },
+    Continuation {
+        /// The file.
+        path: String,
+        /// The line number (from 1).
+        line: usize,
+    },
+    /// A `NELI_KAFKA_*` variable that gives no usable property (the rule says why).
     #[error("environment variable {name}: {rule}")]
-    BadVariable { name: String, rule: &'static str },
+    BadVariable {
+        /// The variable.
+        name: String,
+        /// The rule it breaks.
+        rule: &'static str,
+    },
 }
 
 /// Parses the text of a properties file: one `KEY=VALUE` per line; blank

@@ -4,8 +4,11 @@
 //! fail calls, hang `close` and end the election.
 //!
 //! Deliberately simple: rebalances are instantaneous and eager, partition
-//! `p` goes to the `p mod n`-th member in name order. The simulator
-//! (`neli-sim`) models Kafka's timing faithfully; this is for unit tests.
+//! `p` goes to the `p mod n`-th member in name order. Sessions never expire
+//! unless [`FakeCluster::session_timeout`] asks for it. A [`FakeBroker`]
+//! dropped while in the group leaves it, as librdkafka's consumer does when
+//! destroyed. The simulator (`neli-sim`) models Kafka's timing faithfully;
+//! this is for unit tests.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -26,11 +29,14 @@ struct FakeMember {
     fail_next: VecDeque<BrokerError>,
     hang_close: bool,
     notify: Arc<Notify>,
+    /// When the member last made a broker call (with a session timeout).
+    last_seen: Option<tokio::time::Instant>,
 }
 
 struct ClusterState {
     partitions: u32,
     generation: u64,
+    session_timeout: Option<Duration>,
     members: BTreeMap<String, FakeMember>,
     logs: Vec<Vec<Vec<u8>>>,
     calls: Vec<String>,
@@ -48,11 +54,23 @@ impl FakeCluster {
         let state = ClusterState {
             partitions,
             generation: 0,
+            session_timeout: None,
             members: BTreeMap::new(),
             logs: vec![Vec::new(); partitions as usize],
             calls: Vec::new(),
         };
         FakeCluster { state: Arc::new(Mutex::new(state)) }
+    }
+
+    /// Expires the session of a joined member that made no broker call
+    /// (a poll included) for `timeout`, as a group coordinator does: it is
+    /// evicted as by [`FakeCluster::evict`]. Time is tokio's (paused in
+    /// tests, so the expiry is exact), and the check runs at every broker
+    /// call of any member. Off by default: a member that stops calling
+    /// keeps its partitions forever.
+    pub fn session_timeout(self, timeout: Duration) -> FakeCluster {
+        self.lock().session_timeout = Some(timeout);
+        self
     }
 
     /// A broker connection for member `name`, waiting on `clock`.
@@ -64,17 +82,7 @@ impl FakeCluster {
     /// The group coordinator drops `name` (session timeout): it gets a lost
     /// revocation and stays out until it subscribes again.
     pub fn evict(&self, name: &str) {
-        let mut s = self.lock();
-        if let Some(m) = s.members.get_mut(name) {
-            m.joined = false;
-            let lost = std::mem::take(&mut m.assigned);
-            if !lost.is_empty() {
-                m.queue.push_back(BrokerEvent::Lost { partitions: lost });
-            }
-            m.notify.notify_one();
-        }
-        s.calls.push(format!("evict {name}"));
-        s.rebalance();
+        self.lock().evict(name);
     }
 
     /// A foreign writer appends `payload` to `partition`.
@@ -126,6 +134,38 @@ impl FakeCluster {
 }
 
 impl ClusterState {
+    fn evict(&mut self, name: &str) {
+        if let Some(m) = self.members.get_mut(name) {
+            m.joined = false;
+            let lost = std::mem::take(&mut m.assigned);
+            if !lost.is_empty() {
+                m.queue.push_back(BrokerEvent::Lost { partitions: lost });
+            }
+            m.notify.notify_one();
+        }
+        self.calls.push(format!("evict {name}"));
+        self.rebalance();
+    }
+
+    /// `name` made a broker call: with a session timeout, its session
+    /// starts over, and every joined member silent for longer is evicted.
+    fn seen(&mut self, name: &str) {
+        let Some(timeout) = self.session_timeout else { return };
+        let now = tokio::time::Instant::now();
+        if let Some(m) = self.members.get_mut(name) {
+            m.last_seen = Some(now);
+        }
+        let expired: Vec<String> = self
+            .members
+            .iter()
+            .filter(|(_, m)| m.joined && m.last_seen.is_some_and(|at| now.duration_since(at) >= timeout))
+            .map(|(n, _)| n.clone())
+            .collect();
+        for name in expired {
+            self.evict(&name);
+        }
+    }
+
     fn rebalance(&mut self) {
         self.generation += 1;
         let generation = self.generation;
@@ -168,6 +208,7 @@ pub struct FakeBroker<C: Clock> {
 impl<C: Clock> FakeBroker<C> {
     fn enter(&self, call: &str) -> Result<MutexGuard<'_, ClusterState>, BrokerError> {
         let mut s = self.cluster.lock();
+        s.seen(&self.name);
         s.calls.push(format!("{} {call}", self.name));
         let m = s.members.get_mut(&self.name).expect("member registered by FakeCluster::broker");
         match m.fail_next.pop_front() {
@@ -192,6 +233,7 @@ impl<C: Clock> Broker for FakeBroker<C> {
     async fn poll(&mut self, timeout: Duration) -> Result<Vec<BrokerEvent>, BrokerError> {
         let notify = {
             let mut s = self.cluster.lock();
+            s.seen(&self.name);
             let m = self.member(&mut s);
             if let Some(e) = m.fail_next.pop_front() {
                 return Err(e);
@@ -206,6 +248,7 @@ impl<C: Clock> Broker for FakeBroker<C> {
             _ = self.clock.sleep(timeout) => {}
         }
         let mut s = self.cluster.lock();
+        s.seen(&self.name);
         Ok(self.member(&mut s).queue.drain(..).collect())
     }
 
@@ -255,5 +298,21 @@ impl<C: Clock> Broker for FakeBroker<C> {
             std::future::pending::<()>().await;
         }
         Ok(())
+    }
+}
+
+impl<C: Clock> Drop for FakeBroker<C> {
+    /// A connection dropped while in the group leaves it (librdkafka's
+    /// consumer sends LeaveGroup when destroyed), unless its `close` hangs.
+    fn drop(&mut self) {
+        let Ok(mut s) = self.cluster.state.lock() else { return };
+        let Some(m) = s.members.get_mut(&self.name) else { return };
+        if !m.joined || m.hang_close {
+            return;
+        }
+        m.joined = false;
+        m.assigned.clear();
+        s.calls.push(format!("{} dropped", self.name));
+        s.rebalance();
     }
 }

@@ -141,6 +141,15 @@ async fn exec(args: ExecArgs) -> ExitCode {
         Ok(cfg) => cfg,
         Err(e) => return usage_error(e),
     };
+    if args.explain {
+        return match cfg.explain() {
+            Ok(bounds) => {
+                println!("{bounds}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => usage_error(e),
+        };
+    }
     let clock = SystemClock::new();
     let connect = async {
         let broker =

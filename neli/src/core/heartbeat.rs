@@ -50,16 +50,27 @@ pub struct Heartbeat {
 /// Why a record is not a heartbeat we understand.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
+    /// Fewer bytes than a heartbeat's fixed part (the count given).
     #[error("record too short for a heartbeat ({0} bytes)")]
     TooShort(usize),
+    /// Not a NELI record at all.
     #[error("record does not start with the NELI magic")]
     BadMagic,
+    /// A format version this build does not read.
     #[error("unsupported heartbeat version {0}")]
     UnsupportedVersion(u8),
+    /// The name's declared length disagrees with the record's.
     #[error("heartbeat name length {declared} does not match the {actual} bytes present")]
-    BadLength { declared: usize, actual: usize },
+    BadLength {
+        /// The length the record declares.
+        declared: usize,
+        /// The bytes it has.
+        actual: usize,
+    },
+    /// The member name is not UTF-8.
     #[error("heartbeat name is not UTF-8")]
     NameNotUtf8,
+    /// The lease flag byte is neither 0 nor 1.
     #[error("heartbeat lease flag {0} is neither 0 nor 1")]
     BadLeaseFlag(u8),
 }

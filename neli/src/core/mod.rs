@@ -46,12 +46,23 @@ impl std::fmt::Display for Token {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Event {
     /// This member now leads `role`; `token` fences its writes.
-    Acquired { role: u32, token: Token },
+    Acquired {
+        /// The role now led.
+        role: u32,
+        /// The term's fencing token, above every earlier term's of the role.
+        token: Token,
+    },
     /// Orderly loss (partition revoked, resign, close): finish work; the
     /// driver holds the handover until the handler returns.
-    Revoked { role: u32 },
+    Revoked {
+        /// The role given up.
+        role: u32,
+    },
     /// Suspected partition, lost assignment or expired lease: stop now.
-    Fenced { role: u32 },
+    Fenced {
+        /// The role lost.
+        role: u32,
+    },
 }
 
 impl Event {
@@ -67,13 +78,24 @@ impl Event {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Output {
     /// Produce `payload` (an encoded [`Heartbeat`]) to `partition`.
-    Produce { partition: u32, payload: Vec<u8> },
+    Produce {
+        /// The election topic's partition to write to.
+        partition: u32,
+        /// The encoded heartbeat.
+        payload: Vec<u8>,
+    },
     /// Prove group membership for `generation` (a synchronous,
     /// generation-checked offset commit) and report the outcome with
     /// [`Member::handle_membership`], passing the time the request was sent.
-    ConfirmMembership { generation: u64 },
+    ConfirmMembership {
+        /// The group generation the member believes it holds.
+        generation: u64,
+    },
     /// Leave the group now and rejoin after `rejoin_after` (resign).
-    LeaveGroup { rejoin_after: Duration },
+    LeaveGroup {
+        /// How long to stay out of the group (the resign hold-off).
+        rejoin_after: Duration,
+    },
     /// Tell the application.
     Event(Event),
 }
@@ -81,11 +103,15 @@ pub enum Output {
 /// A record read from the election topic.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Record {
+    /// The partition it was read from.
     pub partition: u32,
+    /// Its offset in that partition: a heartbeat's offset is the fencing
+    /// token of the term it confirms.
     pub offset: u64,
     /// Broker timestamp (CreateTime or LogAppendTime), if any. Informational:
     /// broker time is not comparable with the member's monotonic clock.
     pub timestamp: Option<u64>,
+    /// The record's value (a heartbeat, or anything a foreign writer wrote).
     pub payload: Vec<u8>,
 }
 
@@ -139,6 +165,7 @@ pub struct CoreConfig {
     /// "The core under incremental assignment"). Eager (`false`): every
     /// generation starts from scratch.
     pub incremental: bool,
+    /// Deliberately unsafe behaviours switched on (harness builds only).
     #[cfg(feature = "unsafe-variants")]
     pub unsafe_variant: UnsafeVariant,
 }
@@ -187,14 +214,23 @@ impl CoreConfig {
 /// Counts of records and inputs the core ignored, by reason.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Counters {
+    /// Heartbeats this member handed its driver to write.
     pub heartbeats_sent: u64,
+    /// Own current-term heartbeats read back (the only evidence).
     pub own_heartbeats: u64,
+    /// Records that are no heartbeat this version understands.
     pub undecodable: u64,
+    /// Heartbeats of other members (or strangers).
     pub foreign: u64,
+    /// Own heartbeats of an earlier term (generation).
     pub stale_term: u64,
+    /// Own heartbeats whose lease had ended by the time they were read.
     pub expired_on_arrival: u64,
+    /// Heartbeats for a role this member does not have, or on the wrong partition.
     pub misplaced: u64,
+    /// Own heartbeats read for a role not assigned to this member.
     pub while_unassigned: u64,
+    /// Membership proofs the coordinator rejected.
     pub membership_rejected: u64,
 }
 
@@ -280,6 +316,7 @@ impl<T> std::ops::DerefMut for Statistics<T> {
 }
 
 impl Member {
+    /// A member that holds nothing yet.
     pub fn new(cfg: CoreConfig) -> Member {
         let roles = (0..cfg.roles).map(|r| (r, RoleState::Idle)).collect();
         Member {
@@ -301,6 +338,7 @@ impl Member {
         }
     }
 
+    /// The configuration it runs with.
     pub fn config(&self) -> &CoreConfig {
         &self.cfg
     }
@@ -314,6 +352,7 @@ impl Member {
         self.cfg.name = name.into();
     }
 
+    /// What it read and ignored, by reason, for diagnostics.
     pub fn counters(&self) -> &Counters {
         &self.counters
     }
@@ -687,6 +726,7 @@ impl Member {
         self.closed = true;
     }
 
+    /// Whether [`Member::close`] was called.
     pub fn is_closed(&self) -> bool {
         self.closed
     }

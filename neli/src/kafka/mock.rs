@@ -43,6 +43,7 @@ impl MockKafka {
         self.handle.client().mock_cluster().expect("created with test.mock.num.brokers")
     }
 
+    /// The mock brokers' addresses, for `bootstrap.servers`.
     pub fn bootstrap_servers(&self) -> String {
         self.cluster().bootstrap_servers()
     }
@@ -63,10 +64,12 @@ impl MockKafka {
         let _ = self.cluster().partition_leader(topic, partition as i32, Some(broker));
     }
 
+    /// Takes `broker` down: its connections drop, new ones are refused.
     pub fn broker_down(&self, broker: i32) {
         let _ = self.cluster().broker_down(broker);
     }
 
+    /// Brings `broker` back.
     pub fn broker_up(&self, broker: i32) {
         let _ = self.cluster().broker_up(broker);
     }
@@ -76,6 +79,7 @@ impl MockKafka {
         let _ = self.cluster().coordinator(MockCoordinator::Group(group.to_owned()), broker);
     }
 
+    /// Delays every answer of `broker` by `rtt` (zero: no delay).
     pub fn round_trip_time(&self, broker: i32, rtt: Duration) {
         let _ = self.cluster().broker_round_trip_time(broker, rtt);
     }
@@ -90,6 +94,7 @@ impl MockKafka {
         self.cluster().request_errors(RDKafkaApiKey::OffsetCommit, &vec![error; count]);
     }
 
+    /// Forgets the errors `fail_heartbeats` and `fail_commits` queued.
     pub fn clear_errors(&self) {
         self.cluster().clear_request_errors(RDKafkaApiKey::Heartbeat);
         self.cluster().clear_request_errors(RDKafkaApiKey::OffsetCommit);

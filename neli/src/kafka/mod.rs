@@ -136,7 +136,9 @@ pub fn end_marker_topic(topic: &str) -> String {
 /// The broker's timestamp type for the election topic, as read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TimestampType {
+    /// The broker stamps records as it appends them (what neli asks for).
     LogAppendTime,
+    /// Records keep the producer's timestamp.
     CreateTime,
     /// The broker did not say (DescribeConfigs unsupported or failed).
     Unknown,
@@ -194,6 +196,8 @@ impl KafkaBroker {
         KafkaBroker::with_connect_timeout(config, DEFAULT_CONNECT_TIMEOUT).await
     }
 
+    /// [`KafkaBroker::new`], waiting up to `connect_timeout` for the
+    /// cluster to answer.
     pub async fn with_connect_timeout(config: &Config, connect_timeout: Duration) -> Result<KafkaBroker, Error> {
         let cfg = config.resolve()?;
         let redactor = Arc::new(cfg.redactor());

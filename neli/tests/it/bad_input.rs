@@ -82,6 +82,19 @@ fn every_bad_flag_is_refused_naming_the_flag() {
         ),
         (vec!["-X", "session.timeout.ms=soon"], vec![], "-X session.timeout.ms: session.timeout.ms 'soon'"),
         (vec!["-X", "group.id=other"], vec![], "cannot override configuration 'group.id'"),
+        // Static membership: refused by name, saying why (issue 39).
+        (
+            vec!["-X", "group.instance.id=billing-1"],
+            vec![],
+            "-X group.instance.id: cannot set 'group.instance.id': static group membership is not supported",
+        ),
+        (
+            vec![],
+            vec![("NELI_KAFKA_GROUP_INSTANCE_ID", "billing-1")],
+            "NELI_KAFKA_GROUP_INSTANCE_ID group.instance.id: cannot set 'group.instance.id'",
+        ),
+        (vec!["-X", "group.instance.id=billing-1", "--explain"], vec![], "without a rebalance"),
+        (vec!["-X", "heartbeat.interval.ms=soon"], vec![], "-X heartbeat.interval.ms: heartbeat.interval.ms 'soon'"),
         // A property only the consumer reads, with a bad value: librdkafka
         // refuses it before anything connects.
         (vec!["-X", "fetch.wait.max.ms=soon"], vec![], "fetch.wait.max.ms"),

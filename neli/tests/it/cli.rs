@@ -306,3 +306,49 @@ fn help_shows_the_tested_tls_and_secret_examples() {
         }
     }
 }
+
+// Issue 39: `--explain` prints the bounds the configuration implies and
+// exits 0 without connecting (nothing listens on 127.0.0.1:1) and without
+// running CMD; CMD may be left out.
+#[test]
+fn exec_explain_prints_the_bounds_and_exits_0_without_connecting() {
+    let dir = std::env::temp_dir().join(format!("neli-explain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ran = dir.join("ran");
+    let base = ["exec", "--bootstrap-servers", "127.0.0.1:1", "--group", "g", "--heartbeat-timeout", "1s"];
+    let started = Instant::now();
+    for cmd in [vec![], vec!["--".to_owned(), "touch".to_owned(), ran.display().to_string()]] {
+        let out = neli().args(base).args(["--session-timeout", "3s", "--explain"]).args(&cmd).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{cmd:?}: {}", stderr(&out));
+        for line in [
+            "lease T = 1s, session S = 3s, grace G = 0ms",
+            "failover on crash: within 4600ms",
+            "handover on close/resign: within 1600ms",
+            "resign hold-off: 7s (2 S + T)",
+            "rebalance timeout: must be above 4s (T + S)",
+            "in effect 5m (librdkafka's default)",
+            "clock drift: the leader's clock may run 66.6% slow",
+        ] {
+            assert!(text.contains(line), "{cmd:?}: {line:?} missing from:\n{text}");
+        }
+        assert!(!stderr(&out).contains("cannot reach"), "{}", stderr(&out));
+    }
+    assert!(started.elapsed() < budget(Duration::ZERO), "explained without waiting for a broker");
+    assert!(!ran.exists(), "CMD ran");
+    // An invalid configuration is refused as without --explain.
+    let out = neli().args(base).args(["--session-timeout", "1s", "--explain"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--heartbeat-timeout: heartbeat_timeout (1s) must be below"), "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// The transcript of the defaults' bounds in neli/KAFKA.md ("What a
+// configuration promises") is what `explain` prints.
+#[test]
+fn kafka_md_shows_the_explanation_of_the_defaults() {
+    let config = neli::Config::builder().group("g").build().unwrap();
+    let text = config.explain().unwrap().to_string();
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/KAFKA.md")).unwrap();
+    assert!(doc.contains(&format!("```\n{text}\n```")), "neli/KAFKA.md should show, verbatim:\n{text}");
+}

@@ -331,3 +331,223 @@ async fn a_panic_in_the_background_task_reaches_whoever_awaits_it() {
     let payload = closed.expect_err("closing the handle must resume the task's panic");
     assert_eq!(payload.downcast_ref::<&str>(), Some(&"clock bug"));
 }
+
+/// The session timeout of the handover tests: long, so that a handover
+/// that waited for the old leader's session to expire is told apart from a
+/// graceful one by a wide margin.
+const LONG_S: Duration = Duration::from_secs(30);
+
+fn long_session_config(name: &str) -> Config {
+    Config::builder()
+        .group("g")
+        .name(name)
+        .heartbeat_timeout(Duration::from_millis(1000))
+        .session_timeout(LONG_S)
+        .close_timeout(Duration::from_secs(2))
+        .build()
+        .expect("valid test config")
+}
+
+async fn long_session_member(cluster: &FakeCluster, name: &str) -> FakeNeli {
+    let clock = SystemClock::new();
+    Neli::new(&long_session_config(name), cluster.broker(name, clock.clone()), clock).await.expect("member starts")
+}
+
+/// A cluster that expires a member's session after `LONG_S` without a
+/// broker call, as a coordinator does.
+fn expiring_cluster() -> FakeCluster {
+    FakeCluster::new(1).session_timeout(LONG_S)
+}
+
+/// The graceful handover time of `long_session_config`, from the
+/// configuration: the loop sees the drop or the cancellation at its next
+/// pulse (the poll interval), then `Explanation::handover` (the group
+/// heartbeat + G + T); the fake's rebalances add no delay of their own.
+/// Far below S, so meeting it shows no session had to expire.
+fn graceful_handover() -> Duration {
+    let config = long_session_config("a");
+    let bound = config.min_poll_interval + config.explain().expect("valid").handover;
+    assert!(bound * 4 < LONG_S, "the bound {bound:?} tells a graceful handover from a session timeout of {LONG_S:?}");
+    bound
+}
+
+/// How long until `cond` holds (paused time, checked every 10 ms), or
+/// `None` once `limit` passed.
+async fn time_until(limit: Duration, mut cond: impl FnMut() -> bool) -> Option<Duration> {
+    let start = tokio::time::Instant::now();
+    while start.elapsed() <= limit {
+        if cond() {
+            return Some(start.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    None
+}
+
+fn closes_of(cluster: &FakeCluster, name: &str) -> usize {
+    cluster.calls().iter().filter(|l| **l == format!("{name} close")).count()
+}
+
+/// Two members in the background on an expiring cluster; "a" (first by
+/// name) leads.
+async fn a_leads(cluster: &FakeCluster, a: FakeNeli) -> (neli::Background, neli::Background) {
+    let (a, b) = (a.background(), long_session_member(cluster, "b").await.background());
+    assert!(time_until(Duration::from_secs(2), || a.is_leader()).await.is_some(), "a leads");
+    (a, b)
+}
+
+// Issue 39: dropping the handle used to detach the task, and the process
+// led on with nobody doing the work (on this cluster, forever: the task
+// kept polling, so its session never expired).
+#[tokio::test(start_paused = true)]
+async fn dropping_the_leaders_background_hands_over_within_the_graceful_handover_time() {
+    let cluster = expiring_cluster();
+    let (a, b) = a_leads(&cluster, long_session_member(&cluster, "a").await).await;
+    let control = a.control();
+    let mut events = a.events();
+    drop(a);
+    let bound = graceful_handover();
+    let took = time_until(3 * LONG_S, || b.is_leader()).await.expect("b leads at all");
+    eprintln!("handover after dropping the leader's Background: {took:?} (bound {bound:?}, S {LONG_S:?})");
+    assert!(took <= bound, "b led {took:?} after the drop, beyond the graceful handover time {bound:?}");
+    assert_eq!(events.next().await, Some(Event::Revoked { role: 0 }), "an orderly close");
+    assert_eq!(control.end(), Some(Ok(Outcome::Closed)));
+    assert_eq!(control.state(), State::Closed);
+    assert_eq!(closes_of(&cluster, "a"), 1, "closed through the client: {:?}", cluster.calls());
+    assert!(!cluster.calls().contains(&"evict a".to_owned()), "no session expired");
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_the_token_hands_over_within_the_graceful_handover_time() {
+    let cluster = expiring_cluster();
+    let token = neli::CancellationToken::new();
+    let a = long_session_member(&cluster, "a").await.background_until(token.clone());
+    let b = long_session_member(&cluster, "b").await.background();
+    assert!(time_until(Duration::from_secs(2), || a.is_leader()).await.is_some(), "a leads");
+    token.cancel();
+    let bound = graceful_handover();
+    let took = time_until(3 * LONG_S, || b.is_leader()).await.expect("b leads at all");
+    eprintln!("handover after cancelling the leader's token: {took:?} (bound {bound:?}, S {LONG_S:?})");
+    assert!(took <= bound, "b led {took:?} after the cancellation, beyond the graceful handover time {bound:?}");
+    assert_eq!(a.await, Ok(Outcome::Closed), "awaiting the handle says how it ended");
+    assert_eq!(closes_of(&cluster, "a"), 1, "{:?}", cluster.calls());
+    assert!(b.is_leader() && b.state() == State::Live, "b is untouched by a's token");
+}
+
+// The baseline the bounds above are told apart from: a member that stops
+// without leaving (a crash: nothing runs, nothing is dropped) is replaced
+// only once its session expired.
+#[tokio::test(start_paused = true)]
+async fn a_leader_that_stops_without_leaving_is_replaced_only_after_the_session_timeout() {
+    let cluster = expiring_cluster();
+    let mut a = long_session_member(&cluster, "a").await;
+    let b = long_session_member(&cluster, "b").await.background();
+    for _ in 0..10 {
+        let _ = a.pulse(P).await.expect("pulse");
+    }
+    assert!(a.is_leader(), "a leads");
+    std::mem::forget(a);
+    let took = time_until(3 * LONG_S, || b.is_leader()).await.expect("b leads once a's session expired");
+    eprintln!("takeover after the leader stopped without leaving: {took:?} (S {LONG_S:?})");
+    assert!(took >= LONG_S - P, "b led {took:?} after a stopped, before a's session could expire");
+    assert!(cluster.calls().contains(&"evict a".to_owned()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_background_still_waits_for_the_revoked_handler() {
+    let cluster = expiring_cluster();
+    let mut a = long_session_member(&cluster, "a").await;
+    let release = Arc::new(Notify::new());
+    let r = release.clone();
+    a.on_event(move |event, _| {
+        let r = r.clone();
+        async move {
+            if matches!(event, Event::Revoked { .. }) {
+                r.notified().await;
+            }
+        }
+    });
+    let (a, b) = a_leads(&cluster, a).await;
+    drop(a);
+    // Below the close timeout (2 s): the handler holds the handover.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(closes_of(&cluster, "a"), 0, "left the group before the Revoked handler returned");
+    assert!(!b.is_leader());
+    release.notify_one();
+    let took = time_until(3 * LONG_S, || b.is_leader()).await.expect("b leads at all");
+    assert!(took <= graceful_handover(), "b led {took:?} after the handler returned");
+    assert_eq!(closes_of(&cluster, "a"), 1);
+}
+
+// A handler that never returns holds a dropped election no longer than a
+// `close()`: the close timeout, then the client is dropped (and leaves).
+#[tokio::test(start_paused = true)]
+async fn a_dropped_background_with_a_hung_revoked_handler_is_released_after_the_close_timeout() {
+    let cluster = expiring_cluster();
+    let mut a = long_session_member(&cluster, "a").await;
+    a.on_event(|event, _| async move {
+        if matches!(event, Event::Revoked { .. }) {
+            std::future::pending::<()>().await;
+        }
+    });
+    let (a, b) = a_leads(&cluster, a).await;
+    let control = a.control();
+    drop(a);
+    let close_timeout = long_session_config("a").close_timeout;
+    let took = time_until(3 * LONG_S, || b.is_leader()).await.expect("b leads at all");
+    eprintln!("handover after dropping a leader whose Revoked handler hangs: {took:?}");
+    assert!(took >= close_timeout, "the handler was not waited for: {took:?}");
+    assert!(took <= close_timeout + graceful_handover(), "b led {took:?} after the drop");
+    assert_eq!(control.state(), State::Closed);
+}
+
+// `Background::close` after the token was cancelled waits for the close
+// under way; nothing is closed twice.
+#[tokio::test(start_paused = true)]
+async fn closing_after_cancelling_closes_once() {
+    let cluster = expiring_cluster();
+    let token = neli::CancellationToken::new();
+    let a = long_session_member(&cluster, "a").await.background_until(token.clone());
+    assert!(time_until(Duration::from_secs(2), || a.is_leader()).await.is_some(), "a leads");
+    token.cancel();
+    assert_eq!(a.close().await, Ok(Outcome::Closed));
+    assert_eq!(closes_of(&cluster, "a"), 1, "{:?}", cluster.calls());
+}
+
+// The future that awaits the handle owns the election as the handle did:
+// dropped before the election ended (a timeout around it), it closes it.
+#[tokio::test(start_paused = true)]
+async fn dropping_the_future_that_awaits_the_handle_closes_the_election() {
+    let cluster = expiring_cluster();
+    let (a, b) = a_leads(&cluster, long_session_member(&cluster, "a").await).await;
+    let control = a.control();
+    assert!(tokio::time::timeout(Duration::from_millis(200), a).await.is_err(), "still running");
+    let took = time_until(3 * LONG_S, || b.is_leader()).await.expect("b leads at all");
+    assert!(took <= graceful_handover(), "b led {took:?} after the future was dropped");
+    assert_eq!(control.end(), Some(Ok(Outcome::Closed)));
+}
+
+// A `Neli` dropped unclosed cannot await its handler or its leave, but
+// its leases end at once for every handle, subscribers hear `Revoked`, and
+// its client leaves the group as it is dropped.
+#[tokio::test(start_paused = true)]
+async fn dropping_an_unclosed_neli_ends_its_leases_and_leaves_the_group() {
+    let cluster = expiring_cluster();
+    let mut a = long_session_member(&cluster, "a").await;
+    let b = long_session_member(&cluster, "b").await.background();
+    for _ in 0..10 {
+        let _ = a.pulse(P).await.expect("pulse");
+    }
+    assert!(a.is_leader(), "a leads");
+    let control = a.control();
+    let mut events = control.events();
+    drop(a);
+    assert!(!control.is_leader() && control.token().is_none(), "no handle leads on a dropped election");
+    assert_eq!(control.state(), State::Closed);
+    assert_eq!(control.end(), Some(Ok(Outcome::Closed)));
+    assert_eq!(events.next().await, Some(Event::Revoked { role: 0 }));
+    assert!(cluster.calls().contains(&"a dropped".to_owned()), "{:?}", cluster.calls());
+    let took = time_until(3 * LONG_S, || b.is_leader()).await.expect("b leads at all");
+    eprintln!("handover after dropping the leader's Neli: {took:?} (S {LONG_S:?})");
+    assert!(took <= graceful_handover(), "b led {took:?} after the drop");
+}

@@ -50,6 +50,36 @@ async fn closing_the_leader_hands_over_fast() {
     assert!(members[new].bg.as_ref().unwrap().token().unwrap() > old_token, "fencing tokens increase");
 }
 
+/// Issue 39: dropping the leader's `Background` closes the election as
+/// `close()` does (Revoked, then the client leaves the group), so the
+/// other member takes over after one rebalance, not after the dropped
+/// leader's session expired. S is long enough to tell the two apart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn dropping_the_leaders_background_hands_over_without_a_session_timeout() {
+    const LONG_S: Duration = Duration::from_secs(6);
+    let (_mock, mut members, _) = mock_election(2, T, LONG_S).await;
+    let old = leaders(&members)[0];
+    let dropped_at = Instant::now();
+    drop(members[old].bg.take());
+    // The leave starts a rebalance (held S - 1 s by the mock), a retry,
+    // then fresh evidence (T): the bound of `closing_the_leader_hands_over_fast`.
+    let limit = budget(LONG_S + retry(LONG_S) + T);
+    assert!(
+        wait_for(limit, || leaders(&members).len() == 1).await,
+        "the other member leads within {limit:?}:{}",
+        history(&members, dropped_at)
+    );
+    let took = dropped_at.elapsed();
+    // Had the dropped leader stayed in the group, its session would have
+    // had to expire first (S), then the same rebalance (S - 1 s) and T.
+    let after_expiry = LONG_S + (LONG_S - Duration::from_secs(1)) + T;
+    eprintln!(
+        "handover after dropping the leader's Background: {took:?} (S {LONG_S:?}; a session expiry needs {after_expiry:?})"
+    );
+    assert!(took < after_expiry, "took {took:?}: as long as a session expiry ({after_expiry:?})");
+    assert!(members[old].saw_after(dropped_at, |e| matches!(e, Event::Revoked { .. })).is_some(), "orderly Revoked");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn resigning_leader_hands_over_and_stays_out() {
     let (_mock, members, _) = mock_election(3, T, S).await;

@@ -118,6 +118,9 @@ done
 /// the test would measure a wedged tick file, not the election. The pause is
 /// therefore taken while this process holds the lock (a CMD waiting for it
 /// holds nothing, and a stopped waiter does not take it).
+// `File::lock` is Rust 1.89: the test suite needs 1.89, the library
+// `rust-version` (1.88).
+#[clippy::msrv = "1.89"]
 pub(crate) fn pause_leader(file: &Path, neli: u32, cmd: u32) {
     let lock_path = format!("{}.lock", file.display());
     let lock = std::fs::OpenOptions::new()
@@ -407,6 +410,53 @@ fn rebalance_waits_for_the_revoked_handler_before_the_next_leader_starts() {
         );
         let _ = m0.close().await;
         let _ = m1.close().await;
+    });
+}
+
+/// Issue 39: dropping the leader's `Background` closes the election as
+/// `close()` does: leaders get `Revoked`, the client leaves the group, and
+/// the other member leads after one rebalance (tansu holds its JoinGroup
+/// up to S/2), not after the dropped leader's session expired. Before, the
+/// dropped handle detached the task and the process led on, with nobody
+/// doing the work, until it exited. S is BARRIER_S (12 s), far above any
+/// scheduling stall, so that the two are told apart.
+#[test]
+fn dropping_the_leaders_background_hands_over_before_its_session_could_expire() {
+    let Some(bin) = tansu_bin() else { return };
+    let tansu = start_tansu(&bin);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async {
+        let s = BARRIER_S;
+        let cfg = |name: &str| crate::support::config(&tansu.bootstrap, "dropped", name, T_DUR, s);
+        let mut members = vec![
+            crate::support::start_member(&cfg("m0")).await,
+            crate::support::start_member(&cfg("m1")).await,
+        ];
+        let formed = budget(s + T_DUR + (join_wait(s) + retry(s)) * 2);
+        assert!(
+            crate::support::wait_stable(&members, Duration::from_secs(3), formed).await,
+            "one member leads for 3 s within {formed:?}"
+        );
+        let old = crate::support::leaders(&members)[0];
+        let dropped_at = Instant::now();
+        drop(members[old].bg.take());
+        // The leave starts a rebalance: the survivor's JoinGroup is held
+        // (join_wait), a retry, then fresh evidence (T).
+        let limit = budget(join_wait(s) + retry(s) + T_DUR);
+        let led = crate::support::wait_for(limit, || crate::support::leaders(&members).len() == 1).await;
+        assert!(led, "the other member leads within {limit:?}:{}", crate::support::history(&members, dropped_at));
+        let took = dropped_at.elapsed();
+        // A session expiry alone takes S, and its rebalance another join_wait.
+        let after_expiry = s + join_wait(s);
+        eprintln!("handover after dropping the leader's Background: {took:?} (S {s:?}; a session expiry needs {after_expiry:?})");
+        assert!(took < after_expiry, "took {took:?}: as long as a session expiry and its rebalance ({after_expiry:?})");
+        let revoked = members[old].saw_after(dropped_at, |e| matches!(e, neli::Event::Revoked { .. }));
+        assert!(revoked.is_some(), "the dropped leader was told Revoked (an orderly close)");
+        for m in &mut members {
+            if let Some(bg) = m.bg.take() {
+                let _ = bg.close().await;
+            }
+        }
     });
 }
 
