@@ -181,8 +181,9 @@ impl Shared {
     }
 
     /// Sets the time-dependent gauges from the published status at `now`.
+    /// (The status first, then the metrics: the one lock order.)
     fn set_gauges(&self, now: Time) {
-        let status = self.status.borrow().clone();
+        let status = self.status.borrow();
         self.metrics.lock().expect("metrics lock").set_gauges(&status, now);
     }
 
@@ -816,14 +817,12 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         if self.counts.records != *core {
             self.counts.records = core.clone();
         }
-        let metrics = self.shared.metrics.lock().expect("metrics lock");
         if self.counts != self.emitted {
-            metrics.add(&self.emitted, &self.counts);
+            self.shared.metrics.lock().expect("metrics lock").add(&self.emitted, &self.counts);
             self.emitted.clone_from(&self.counts);
             self.shared.counters.lock().expect("counters lock").clone_from(&self.counts);
         }
-        let status = self.shared.status.borrow().clone();
-        metrics.set_gauges(&status, self.clock.now());
+        self.shared.set_gauges(self.clock.now());
     }
 
     fn broker_error(&mut self, e: BrokerError) -> Result<(), Error> {
