@@ -158,9 +158,49 @@ pub struct ExecArgs {
     /// may be left out.
     #[arg(long)]
     pub explain: bool,
+    /// Serve /metrics (Prometheus text), /healthz (200 while the election
+    /// loop is alive) and /leader (200 while this member leads) over HTTP
+    /// on HOST:PORT; port 0 takes a free port. The address is printed on
+    /// stderr. Loopback only (e.g. 127.0.0.1:9464 or localhost:9464)
+    /// unless --metrics-allow-remote.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_addr: Option<String>,
+    /// Allow --metrics-addr on an address other than loopback: the
+    /// endpoints have no authentication.
+    #[arg(long, requires = "metrics_addr")]
+    pub metrics_allow_remote: bool,
     /// The command to run while leading.
     #[arg(last = true, required_unless_present = "explain", value_name = "CMD")]
     pub cmd: Vec<String>,
+}
+
+impl ExecArgs {
+    /// The address `--metrics-addr` names, if given: an IP address and
+    /// port (`localhost:PORT` is 127.0.0.1), on loopback unless
+    /// `--metrics-allow-remote`; otherwise a message naming the flag and
+    /// its value.
+    pub fn metrics_addr(&self) -> Result<Option<std::net::SocketAddr>, String> {
+        let Some(text) = &self.metrics_addr else { return Ok(None) };
+        let addr = parse_socket_addr(text).ok_or_else(|| {
+            format!("--metrics-addr '{text}' is not an IP address and port (e.g. 127.0.0.1:9464, [::1]:9464)")
+        })?;
+        if !addr.ip().is_loopback() && !self.metrics_allow_remote {
+            return Err(format!(
+                "--metrics-addr '{text}' is not a loopback address: the endpoints have no authentication; \
+                 add --metrics-allow-remote to serve them on it anyway"
+            ));
+        }
+        Ok(Some(addr))
+    }
+}
+
+/// `IP:PORT`, `[IPv6]:PORT` or `localhost:PORT` (no name lookup).
+fn parse_socket_addr(text: &str) -> Option<std::net::SocketAddr> {
+    if let Ok(addr) = text.parse() {
+        return Some(addr);
+    }
+    let port = text.strip_prefix("localhost:")?.parse::<u16>().ok()?;
+    Some(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -299,6 +339,33 @@ mod tests {
         args.extend_from_slice(&["--", "true"]);
         let Cmd::Exec(e) = Cli::try_parse_from(args).expect("parses").command else { panic!("exec") };
         e.common.config(Vec::new()).expect("a valid configuration").0
+    }
+
+    fn metrics_addr(extra: &[&str]) -> Result<Option<std::net::SocketAddr>, String> {
+        let mut args = vec!["neli", "exec", "--bootstrap-servers", "h:1", "--group", "g"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", "true"]);
+        let Cmd::Exec(e) = Cli::try_parse_from(args).expect("parses").command else { panic!("exec") };
+        e.metrics_addr()
+    }
+
+    #[test]
+    fn metrics_addr_is_loopback_unless_remote_is_allowed() {
+        assert_eq!(metrics_addr(&[]), Ok(None));
+        let ok = |a: &str| metrics_addr(&["--metrics-addr", a]).expect("accepted").expect("given").to_string();
+        assert_eq!(ok("127.0.0.1:9464"), "127.0.0.1:9464");
+        assert_eq!(ok("127.0.0.2:0"), "127.0.0.2:0");
+        assert_eq!(ok("[::1]:9464"), "[::1]:9464");
+        assert_eq!(ok("localhost:9464"), "127.0.0.1:9464");
+        let err = metrics_addr(&["--metrics-addr", "0.0.0.0:9464"]).unwrap_err();
+        assert!(err.contains("--metrics-addr '0.0.0.0:9464' is not a loopback address"), "{err}");
+        assert!(err.contains("--metrics-allow-remote"), "{err}");
+        let remote = metrics_addr(&["--metrics-addr", "0.0.0.0:9464", "--metrics-allow-remote"]);
+        assert_eq!(remote.map(|a| a.map(|a| a.to_string())), Ok(Some("0.0.0.0:9464".into())));
+        for bad in ["9464", "localhost", "example.com:9464", "127.0.0.1:99999", "127.0.0.1:"] {
+            let err = metrics_addr(&["--metrics-addr", bad]).unwrap_err();
+            assert!(err.contains(&format!("--metrics-addr '{bad}' is not an IP address and port")), "{err}");
+        }
     }
 
     #[test]

@@ -28,7 +28,8 @@ use crate::clock::Clock;
 use crate::config::{Config, ConfigError, ResolvedConfig};
 #[cfg(feature = "unsafe-variants")]
 use crate::core::{CoreConfig, UnsafeVariant};
-use crate::core::{Event, Lease, Member, Output, Time, Token};
+use crate::core::{Event, FenceCause, Lease, Member, Output, Time, Token};
+use crate::metrics::{ElectionCounters, Handles, Health};
 
 /// Lifecycle of an election handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -151,6 +152,21 @@ struct Shared {
     /// Set once (the first end sticks) and read by every handle.
     end: Mutex<Option<Result<Outcome, Error>>>,
     now: Now,
+    /// The election's metric handles (`neli::metrics`).
+    metrics: Mutex<Handles>,
+    /// The counts as of the loop's last pulse (`Control::counters`).
+    counters: Mutex<ElectionCounters>,
+    /// When the loop last finished a pulse, and since when it waits for a
+    /// `Revoked` handler (`Control::health`).
+    pulses: Mutex<Pulses>,
+    /// `neli::metrics::liveness_bound` of the configuration.
+    liveness_bound: Duration,
+}
+
+#[derive(Clone, Copy)]
+struct Pulses {
+    last: Time,
+    in_handler_since: Option<Time>,
 }
 
 impl Shared {
@@ -162,6 +178,13 @@ impl Shared {
 
     fn end(&self) -> Option<Result<Outcome, Error>> {
         self.end.lock().expect("end lock").clone()
+    }
+
+    /// Sets the time-dependent gauges from the published status at `now`.
+    /// (The status first, then the metrics: the one lock order.)
+    fn set_gauges(&self, now: Time) {
+        let status = self.status.borrow();
+        self.metrics.lock().expect("metrics lock").set_gauges(&status, now);
     }
 
     /// Records how the election ended, unless it already had.
@@ -210,6 +233,12 @@ impl Control {
         self.shared.lease_at(0, (self.shared.now)()).map(|l| l.token)
     }
 
+    /// The lease of `role` while it is live (its token and end): the answer
+    /// `is_leader_of` and `token` read.
+    pub fn lease_of(&self, role: u32) -> Option<Lease> {
+        self.shared.lease_at(role, (self.shared.now)())
+    }
+
     /// The election's lifecycle state, as last published.
     pub fn state(&self) -> State {
         self.shared.status.borrow().state
@@ -236,6 +265,42 @@ impl Control {
     pub fn end(&self) -> Option<Result<Outcome, Error>> {
         self.shared.end()
     }
+
+    /// What the election did since it started (terms, revocations, fences
+    /// by cause, resigns, membership proofs, records ignored, broker
+    /// errors), as of the loop's last pulse: the figures the `_total`
+    /// metrics show ([`crate::metrics`]), without a metrics recorder.
+    pub fn counters(&self) -> ElectionCounters {
+        self.shared.counters.lock().expect("counters lock").clone()
+    }
+
+    /// Whether the election loop is alive, on the member's clock now: the
+    /// time since its last pulse against [`crate::metrics::liveness_bound`]
+    /// (see [`Health::is_alive`]). A loop that stopped pulsing (a hung
+    /// broker call, a starved runtime, a process resumed from a stop whose
+    /// loop has not run yet) turns not alive once the bound passes.
+    pub fn health(&self) -> Health {
+        let now = (self.shared.now)();
+        let pulses = *self.shared.pulses.lock().expect("pulses lock");
+        Health {
+            state: self.state(),
+            finished: self.shared.end().is_some(),
+            last_pulse_age: now.saturating_since(pulses.last),
+            bound: self.shared.liveness_bound,
+            in_revoked_handler: pulses.in_handler_since.map(|t| now.saturating_since(t)),
+        }
+    }
+
+    /// Sets the gauges that change with time alone (`neli_leader`,
+    /// `neli_lease_remaining_seconds`, `neli_fencing_token`) from the
+    /// published leases on the member's clock now. The loop sets them after
+    /// every pulse; an exporter calls this right before it renders a
+    /// scrape, so that no scrape shows a lease that ended since the loop's
+    /// last pulse (a process resumed from a stop answers before its loop
+    /// ran). `neli exec --metrics-addr` does.
+    pub fn refresh_metrics(&self) {
+        self.shared.set_gauges((self.shared.now)());
+    }
 }
 
 /// The election handle. See the crate docs for a complete example.
@@ -250,6 +315,10 @@ pub struct Neli<B: Broker, C: Clock> {
     rejoin_at: Option<Time>,
     /// The log epoch last reported (warned about and published).
     log_epoch: u64,
+    /// What the driver counted (the core's counters are added as emitted).
+    counts: ElectionCounters,
+    /// The counts last emitted as metrics.
+    emitted: ElectionCounters,
 }
 
 impl<B: Broker, C: Clock> Neli<B, C> {
@@ -276,6 +345,8 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         }
         broker.subscribe().await?;
         let core = Member::new(cfg.core(partitions));
+        let metrics = Handles::register(None, &cfg.group_id, cfg.mode.roles());
+        let started = clock.now();
         let now: Now = {
             let clock = clock.clone();
             Arc::new(move || clock.now())
@@ -291,8 +362,34 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             subscribers: Mutex::new(Vec::new()),
             end: Mutex::new(None),
             now,
+            metrics: Mutex::new(metrics),
+            counters: Mutex::new(ElectionCounters::default()),
+            pulses: Mutex::new(Pulses { last: started, in_handler_since: None }),
+            liveness_bound: crate::metrics::liveness_bound(cfg.min_poll_interval, cfg.heartbeat_timeout),
         });
-        Ok(Neli { cfg, core, broker, clock, shared, handler: None, state: State::Live, rejoin_at: None, log_epoch: 0 })
+        Ok(Neli {
+            cfg,
+            core,
+            broker,
+            clock,
+            shared,
+            handler: None,
+            state: State::Live,
+            rejoin_at: None,
+            log_epoch: 0,
+            counts: ElectionCounters::default(),
+            emitted: ElectionCounters::default(),
+        })
+    }
+
+    /// Registers this election's metrics with `recorder` instead of the
+    /// global recorder it registered them with in [`Neli::new`] (for a
+    /// process with several registries, or a test reading its own). Call
+    /// before the first `pulse`: what was emitted before stays with the
+    /// earlier recorder.
+    pub fn set_metrics_recorder(&mut self, recorder: &dyn ::metrics::Recorder) {
+        let handles = Handles::register(Some(recorder), &self.cfg.group_id, self.cfg.mode.roles());
+        *self.shared.metrics.lock().expect("metrics lock") = handles;
     }
 
     /// Replaces the core with one running the deliberately broken
@@ -350,6 +447,13 @@ impl<B: Broker, C: Clock> Neli<B, C> {
     /// finished (closed, or ended with `neli end`). A fatal broker error is
     /// returned by this and every later pulse.
     pub async fn pulse(&mut self, timeout: Duration) -> Result<Pulse, Error> {
+        let result = self.pulse_once(timeout).await;
+        self.shared.pulses.lock().expect("pulses lock").last = self.clock.now();
+        self.emit();
+        result
+    }
+
+    async fn pulse_once(&mut self, timeout: Duration) -> Result<Pulse, Error> {
         if let Some(end) = self.shared.end() {
             return end.map(Pulse::Finished);
         }
@@ -411,6 +515,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
     /// member takes over.
     pub async fn resign(&mut self) -> Result<(), Error> {
         self.usable()?;
+        self.counts.resigns += 1;
         self.core.resign(self.clock.now());
         self.drain().await
     }
@@ -443,6 +548,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         self.state = State::Closed;
         self.shared.finish(Ok(Outcome::Closed));
         self.publish();
+        self.emit();
         match result {
             Err(Error::Broker(e)) if !e.is_fatal() => Ok(()),
             other => other,
@@ -607,7 +713,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
     }
 
     async fn carry_out(&mut self) -> Result<(), Error> {
-        while let Some(output) = self.core.poll_output() {
+        while let Some((output, cause)) = self.core.poll_output_with_cause() {
             match output {
                 Output::Produce { partition, payload } => {
                     if let Err(e) = self.broker.produce(partition, payload).await {
@@ -618,10 +724,16 @@ impl<B: Broker, C: Clock> Neli<B, C> {
                     let sent = self.clock.now();
                     match self.broker.confirm_membership(generation).await {
                         Ok(Membership::Undetermined) => {
+                            self.counts.proofs.undetermined += 1;
                             tracing::debug!(generation, "membership proof undetermined (rebalance in progress)");
                         }
                         Ok(m) => {
                             let accepted = m == Membership::Confirmed;
+                            if accepted {
+                                self.counts.proofs.accepted += 1;
+                            } else {
+                                self.counts.proofs.rejected += 1;
+                            }
                             self.core.handle_membership(self.clock.now(), generation, sent, accepted);
                         }
                         Err(e) => self.broker_error(e)?,
@@ -633,21 +745,24 @@ impl<B: Broker, C: Clock> Neli<B, C> {
                     }
                     self.rejoin_at = Some(self.clock.now() + rejoin_after);
                 }
-                Output::Event(event) => self.deliver(event).await,
+                Output::Event(event) => self.deliver(event, cause).await,
             }
         }
         Ok(())
     }
 
-    async fn deliver(&mut self, event: Event) {
-        tracing::info!(name = %self.cfg.name, ?event, "leadership transition");
+    async fn deliver(&mut self, event: Event, cause: Option<FenceCause>) {
+        tracing::info!(name = %self.cfg.name, ?event, ?cause, "leadership transition");
+        self.count(event, cause);
         self.publish();
         self.shared.subscribers.lock().expect("subscribers lock").retain(|tx| tx.send(event).is_ok());
         let Some(handler) = &self.handler else { return };
         if matches!(event, Event::Revoked { .. }) {
             let (done, wait) = oneshot::channel();
             if handler.send((event, Some(done))).is_ok() {
+                self.shared.pulses.lock().expect("pulses lock").in_handler_since = Some(self.clock.now());
                 let _ = wait.await;
+                self.shared.pulses.lock().expect("pulses lock").in_handler_since = None;
             }
         } else {
             let _ = handler.send((event, None));
@@ -663,10 +778,11 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         if !self.core.is_closed() {
             self.core.close(self.clock.now());
         }
-        while let Some(output) = self.core.poll_output() {
+        while let Some((output, cause)) = self.core.poll_output_with_cause() {
             // Writes, proofs and leaves need the broker, which is going.
             let Output::Event(event) = output else { continue };
             tracing::info!(name = %self.cfg.name, ?event, "leadership transition (dropped without close)");
+            self.count(event, cause);
             self.shared.subscribers.lock().expect("subscribers lock").retain(|tx| tx.send(event).is_ok());
             if let Some(handler) = &self.handler {
                 let _ = handler.send((event, None));
@@ -675,15 +791,49 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         self.state = State::Closed;
         self.shared.finish(Ok(Outcome::Closed));
         self.publish();
+        self.emit();
+    }
+
+    /// Counts a leadership transition (and a fence's cause).
+    fn count(&mut self, event: Event, cause: Option<FenceCause>) {
+        let role = self.counts.role_mut(event.role());
+        match event {
+            Event::Acquired { .. } => role.acquisitions += 1,
+            Event::Revoked { .. } => role.revocations += 1,
+            Event::Fenced { .. } => {
+                // The core gives every Fenced its cause.
+                debug_assert!(cause.is_some(), "a Fenced event without a cause");
+                role.fences.add(cause.unwrap_or(FenceCause::LeaseExpired));
+            }
+        }
+    }
+
+    /// The one place metrics are emitted: the counters grow by what was
+    /// counted since the last emission (the driver's counts and the
+    /// core's), the gauges are set from the published status now, and
+    /// `Control::counters` answers the new counts.
+    fn emit(&mut self) {
+        let core = self.core.counters();
+        if self.counts.records != *core {
+            self.counts.records = core.clone();
+        }
+        if self.counts != self.emitted {
+            self.shared.metrics.lock().expect("metrics lock").add(&self.emitted, &self.counts);
+            self.emitted.clone_from(&self.counts);
+            self.shared.counters.lock().expect("counters lock").clone_from(&self.counts);
+        }
+        self.shared.set_gauges(self.clock.now());
     }
 
     fn broker_error(&mut self, e: BrokerError) -> Result<(), Error> {
         if e.is_fatal() {
+            self.counts.broker_errors.fatal += 1;
             tracing::error!(error = %e, "fatal broker error");
             let err = Error::Broker(e);
             self.shared.finish(Err(err.clone()));
             Err(err)
         } else {
+            self.counts.broker_errors.retriable += 1;
             tracing::warn!(error = %e, "retriable broker error");
             Ok(())
         }

@@ -45,12 +45,15 @@ pub mod config;
 pub mod core;
 mod driver;
 pub mod duration;
+#[cfg(feature = "endpoints")]
+pub mod endpoints;
 #[doc(hidden)]
 pub mod fuzzing;
 #[cfg(feature = "kafka")]
 pub mod kafka;
 pub mod lease_file;
 pub mod log_watch;
+pub mod metrics;
 pub mod mock;
 pub mod properties;
 pub mod secrets;
@@ -61,6 +64,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{Assignment, Config, ConfigBuilder, ConfigError, Explanation, Mode, ResolvedConfig};
 pub use core::{Event, Lease, Time, Token};
 pub use driver::{Background, Control, Error, Neli, Outcome, Pulse, State, Status};
+pub use metrics::{ElectionCounters, Health};
 pub use mock::{Election, MockNeli, Transition};
 
 /// The crate README's examples, compiled as doc tests.

@@ -141,6 +141,10 @@ async fn exec(args: ExecArgs) -> ExitCode {
         Ok(cfg) => cfg,
         Err(e) => return usage_error(e),
     };
+    let metrics_addr = match args.metrics_addr() {
+        Ok(addr) => addr,
+        Err(e) => return usage_error(e),
+    };
     if args.explain {
         return match cfg.explain() {
             Ok(bounds) => {
@@ -150,6 +154,11 @@ async fn exec(args: ExecArgs) -> ExitCode {
             Err(e) => usage_error(e),
         };
     }
+    // Listening before connecting: a port in use is bad input, found at once.
+    let endpoints = match metrics_addr.map(serve_metrics).transpose() {
+        Ok(endpoints) => endpoints,
+        Err(code) => return code,
+    };
     let clock = SystemClock::new();
     let connect = async {
         let broker =
@@ -161,6 +170,9 @@ async fn exec(args: ExecArgs) -> ExitCode {
         Some(Ok(n)) => n,
         Some(Err(e)) => return usage_error(e),
     };
+    if let Some(endpoints) = &endpoints {
+        endpoints.serve(neli.control());
+    }
     let lease_file = LeaseFilePath::new();
     if let Err(e) = write_lease_file(&lease_file.0, &neli.control().status().borrow().clone(), &clock) {
         return usage_error(format!("cannot write the lease file {}: {e}", lease_file.0.display()));
@@ -194,6 +206,19 @@ async fn exec(args: ExecArgs) -> ExitCode {
         stop_child(child, spec.stop_timeout).await;
     }
     exit_code(outcome, &s)
+}
+
+/// `--metrics-addr`: installs the Prometheus recorder (before the election
+/// registers its metrics) and listens on `addr`; says where on stderr.
+fn serve_metrics(addr: std::net::SocketAddr) -> Result<neli::endpoints::Endpoints, ExitCode> {
+    use neli::endpoints::{Endpoints, PrometheusBuilder};
+    let prometheus = PrometheusBuilder::new()
+        .install_recorder()
+        .map_err(|e| usage_error(format!("--metrics-addr {addr}: cannot install the metrics recorder: {e}")))?;
+    let endpoints = Endpoints::bind(addr, prometheus)
+        .map_err(|e| usage_error(format!("--metrics-addr {addr}: cannot listen: {e}")))?;
+    eprintln!("neli: serving /metrics, /healthz and /leader on http://{}", endpoints.local_addr());
+    Ok(endpoints)
 }
 
 /// Runs the election until it ends; SIGINT, SIGTERM or CMD exiting by

@@ -65,6 +65,44 @@ pub enum Event {
     },
 }
 
+/// Why a member was fenced: the cause the core gives each
+/// [`Event::Fenced`] ([`Member::poll_output_with_cause`]), for diagnostics
+/// and metrics (`neli_fences_total`'s `cause` label). It decides nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FenceCause {
+    /// The group took the partition away without a revocation (session
+    /// expired, member evicted): [`Member::handle_lost`].
+    AssignmentLost,
+    /// The coordinator rejected a membership proof
+    /// ([`Member::handle_membership`] with `accepted == false`).
+    MembershipRejected,
+    /// The lease ran out: no fresh own heartbeat, or no fresh membership
+    /// proof, came back within T ([`Member::handle_timeout`]).
+    LeaseExpired,
+}
+
+impl FenceCause {
+    /// Every cause, in a fixed order.
+    pub const ALL: [FenceCause; 3] =
+        [FenceCause::AssignmentLost, FenceCause::MembershipRejected, FenceCause::LeaseExpired];
+
+    /// The cause as a metric label value: `assignment_lost`,
+    /// `membership_rejected` or `lease_expired`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FenceCause::AssignmentLost => "assignment_lost",
+            FenceCause::MembershipRejected => "membership_rejected",
+            FenceCause::LeaseExpired => "lease_expired",
+        }
+    }
+}
+
+impl std::fmt::Display for FenceCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl Event {
     /// The role this event is about.
     pub fn role(&self) -> u32 {
@@ -280,6 +318,9 @@ pub struct Member {
     last_now: Time,
     closed: bool,
     outputs: VecDeque<Output>,
+    /// The cause of every `Fenced` event in `outputs`, in the same order:
+    /// derived from what produced them, so it decides nothing either.
+    fence_causes: Statistics<VecDeque<FenceCause>>,
     counters: Statistics<Counters>,
 }
 
@@ -334,6 +375,7 @@ impl Member {
             last_now: Time::ZERO,
             closed: false,
             outputs: VecDeque::new(),
+            fence_causes: Statistics::default(),
             counters: Statistics::default(),
         }
     }
@@ -475,13 +517,17 @@ impl Member {
     /// Orderly revocation of `partitions`: leaders of their roles get
     /// `Revoked`; revoking other partitions emits nothing.
     pub fn handle_revoked(&mut self, now: Time, partitions: &[u32]) {
-        self.release(now, partitions, |role| Event::Revoked { role });
+        self.release(now, partitions, None);
     }
 
     /// The assignment of `partitions` was lost (session timed out, member
     /// evicted): leaders of their roles are fenced.
     pub fn handle_lost(&mut self, now: Time, partitions: &[u32]) {
-        self.release(now, partitions, |role| Event::Fenced { role });
+        self.lose(now, partitions, FenceCause::AssignmentLost);
+    }
+
+    fn lose(&mut self, now: Time, partitions: &[u32], cause: FenceCause) {
+        self.release(now, partitions, Some(cause));
         if self.cfg.incremental {
             // The membership the proofs were about is gone; under eager
             // rebalancing the next generation clears them anyway.
@@ -490,7 +536,9 @@ impl Member {
         }
     }
 
-    fn release(&mut self, now: Time, partitions: &[u32], event: fn(u32) -> Event) {
+    /// Gives up the roles of `partitions`: leaders get `Revoked`, or
+    /// `Fenced` with `fenced`'s cause.
+    fn release(&mut self, now: Time, partitions: &[u32], fenced: Option<FenceCause>) {
         self.clamp(now);
         for p in partitions {
             self.assigned.remove(p);
@@ -498,7 +546,15 @@ impl Member {
         for (role, state) in self.roles.iter_mut() {
             if partitions.contains(&(role % self.cfg.partitions.max(1))) {
                 if matches!(state, RoleState::Leader { .. }) {
-                    self.outputs.push_back(Output::Event(event(*role)));
+                    let role = *role;
+                    let event = match fenced {
+                        Some(cause) => {
+                            self.fence_causes.push_back(cause);
+                            Event::Fenced { role }
+                        }
+                        None => Event::Revoked { role },
+                    };
+                    self.outputs.push_back(Output::Event(event));
                 }
                 *state = RoleState::Idle;
             }
@@ -616,7 +672,7 @@ impl Member {
         } else {
             self.counters.membership_rejected += 1;
             let all: Vec<u32> = self.assigned.iter().copied().collect();
-            self.handle_lost(now, &all);
+            self.lose(now, &all, FenceCause::MembershipRejected);
             self.generation = None;
             self.membership_until = None;
             self.membership_sent = None;
@@ -644,6 +700,7 @@ impl Member {
                     let until = bound(self.cfg.membership_proof, self.membership_until, heartbeat_until);
                     if !(Lease { token, until }).is_live_at(now) {
                         *state = RoleState::Candidate { eligible_at: now, evidence: None };
+                        self.fence_causes.push_back(FenceCause::LeaseExpired);
                         self.outputs.push_back(Output::Event(Event::Fenced { role: *role }));
                     }
                 }
@@ -700,7 +757,20 @@ impl Member {
     /// The next effect to carry out, oldest first.
     #[must_use]
     pub fn poll_output(&mut self) -> Option<Output> {
-        self.outputs.pop_front()
+        self.poll_output_with_cause().map(|(output, _)| output)
+    }
+
+    /// [`Member::poll_output`], with the cause of a [`Event::Fenced`]
+    /// (`None` for every other output): what the driver's metrics label
+    /// fences with. Draining with either method is the same.
+    #[must_use]
+    pub fn poll_output_with_cause(&mut self) -> Option<(Output, Option<FenceCause>)> {
+        let output = self.outputs.pop_front()?;
+        let cause = match output {
+            Output::Event(Event::Fenced { .. }) => self.fence_causes.pop_front(),
+            _ => None,
+        };
+        Some((output, cause))
     }
 
     /// Give up every role now: leaders get `Revoked`, and the member leaves

@@ -102,6 +102,20 @@ fn every_bad_flag_is_refused_naming_the_flag() {
         (vec!["-X", "=value"], vec![], "-X argument 1: the property name before '=' is empty"),
         (vec!["-X", "@/nonexistent/neli.properties"], vec![], "/nonexistent/neli.properties"),
         (vec![], vec![("NELI_KAFKA_", "x")], "NELI_KAFKA_"),
+        // --metrics-addr: an IP address and port, on loopback unless allowed.
+        (vec!["--metrics-addr", "nonsense"], vec![], "--metrics-addr 'nonsense' is not an IP address and port"),
+        (vec!["--metrics-addr", "9464"], vec![], "--metrics-addr '9464' is not an IP address and port"),
+        (vec!["--metrics-addr", "127.0.0.1:99999"], vec![], "--metrics-addr '127.0.0.1:99999' is not an IP"),
+        (vec!["--metrics-addr", "example.com:9464"], vec![], "--metrics-addr 'example.com:9464' is not an IP"),
+        (
+            vec!["--metrics-addr", "0.0.0.0:9464"],
+            vec![],
+            "--metrics-addr '0.0.0.0:9464' is not a loopback address: the endpoints have no authentication; add --metrics-allow-remote",
+        ),
+        (vec!["--metrics-addr", "[::]:9464"], vec![], "--metrics-addr '[::]:9464' is not a loopback address"),
+        (vec!["--metrics-addr", "192.0.2.1:9464"], vec![], "--metrics-addr '192.0.2.1:9464' is not a loopback address"),
+        (vec!["--metrics-addr", "nonsense", "--explain"], vec![], "--metrics-addr 'nonsense' is not an IP"),
+        (vec!["--metrics-allow-remote"], vec![], "--metrics-addr <HOST:PORT>"),
     ];
     for (flags, env, want) in cases {
         let mut c = neli();
@@ -114,6 +128,20 @@ fn every_bad_flag_is_refused_naming_the_flag() {
         assert!(!err.contains("panicked"), "{flags:?}: {err}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+// A port in use is bad input too: exit 2, naming the flag and the
+// address, before anything connects.
+#[test]
+fn metrics_addr_in_use_is_refused_naming_the_flag() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let out = neli().args(BASE).args(["--group", "g", "--metrics-addr", &addr, "--", "true"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let want = format!("neli: --metrics-addr {addr}: cannot listen: ");
+    assert!(err.contains(&want) && err.contains("in use"), "expected {want:?}…in use in:\n{err}");
+    assert!(!err.contains("cannot reach"), "refused only after trying to connect:\n{err}");
 }
 
 // SIGTERM while `exec` is still connecting ends it with exit 0 and a line

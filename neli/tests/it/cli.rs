@@ -9,7 +9,7 @@ use neli::kafka::mock::MockKafka;
 
 use rustix::process::Pid;
 
-use crate::support::{Signal, budget, retry, signal};
+use crate::support::{Signal, budget, http_get, retry, sample, served_on, signal};
 
 /// T and S of `exec_args`.
 const T: Duration = Duration::from_secs(1);
@@ -351,4 +351,74 @@ fn kafka_md_shows_the_explanation_of_the_defaults() {
     let text = config.explain().unwrap().to_string();
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/KAFKA.md")).unwrap();
     assert!(doc.contains(&format!("```\n{text}\n```")), "neli/KAFKA.md should show, verbatim:\n{text}");
+}
+
+/// `--metrics-addr 127.0.0.1:0`: the address is printed; `/healthz`,
+/// `/leader` and `/metrics` answer for the election (mock broker).
+#[test]
+fn metrics_addr_serves_metrics_health_and_leader() {
+    let mock = mock("served");
+    let dir = std::env::temp_dir().join(format!("neli-it-served-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let log = dir.join("neli.stderr");
+    let mut child = neli()
+        .args(exec_args(&mock.bootstrap_servers(), "served"))
+        .args(["--metrics-addr", "127.0.0.1:0", "--", "sleep", "600"])
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    // Listening comes before connecting: the line is there at once.
+    let limit = budget(Duration::ZERO);
+    let deadline = Instant::now() + limit;
+    let addr = loop {
+        if let Some(a) = served_on(&read_log()) {
+            break a;
+        }
+        assert!(Instant::now() < deadline, "no 'serving … on http://' line within {limit:?}:\n{}", read_log());
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(addr.starts_with("127.0.0.1:") && !addr.ends_with(":0"), "{addr}");
+    let get = |path: &str| http_get(&addr, path, Duration::from_secs(5)).unwrap_or_else(|e| panic!("GET {path}: {e}"));
+    let deadline = Instant::now() + first_lead();
+    let leader = loop {
+        let (code, body) = get("/leader");
+        if code == 200 {
+            break body;
+        }
+        assert_eq!(code, 503, "{body}");
+        assert!(body.starts_with("not leader of role 0"), "{body}");
+        assert!(Instant::now() < deadline, "/leader never answered 200 within {:?}:\n{}", first_lead(), read_log());
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let token: u64 = leader
+        .strip_prefix("leader of role 0: token ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("/leader names the token: {leader:?}"));
+    assert!(leader.trim_end().ends_with("log_epoch 0"), "{leader}");
+    let (code, health) = get("/healthz");
+    assert_eq!(code, 200, "{health}");
+    assert!(health.starts_with("alive: last pulse"), "{health}");
+    let (code, text) = get("/metrics");
+    assert_eq!(code, 200, "{text}");
+    let role0 = [("group", "served"), ("role", "0")];
+    assert_eq!(sample(&text, "neli_leader", &role0), Some(1.0), "{text}");
+    assert_eq!(sample(&text, "neli_fencing_token", &role0), Some(token as f64), "{text}");
+    assert_eq!(sample(&text, "neli_acquisitions_total", &role0), Some(1.0), "{text}");
+    let left = sample(&text, "neli_lease_remaining_seconds", &role0).expect("lease remaining");
+    assert!(left > 0.0 && left <= T.as_secs_f64(), "{left}");
+    let accepted = sample(&text, "neli_membership_proofs_total", &[("outcome", "accepted")]).expect("proofs");
+    assert!(accepted >= 1.0, "{text}");
+    for line in ["# TYPE neli_leader gauge", "# TYPE neli_acquisitions_total counter", "# HELP neli_fences_total"] {
+        assert!(text.contains(line), "{line:?} missing from:\n{text}");
+    }
+    let (code, _) = get("/nothing-here");
+    assert_eq!(code, 404);
+    let (code, body) = get("/leader?role=x");
+    assert_eq!(code, 400, "{body}");
+    signal(child.id(), Signal::TERM);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", read_log());
+    let _ = std::fs::remove_dir_all(&dir);
 }

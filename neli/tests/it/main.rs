@@ -2,14 +2,17 @@
 //!
 //! Core and driver (always): the sans-IO core (goNELI parity and the new
 //! lease rules), property tests over random inputs, and the async driver on
-//! the in-memory fake broker with a manual clock.
+//! the in-memory fake broker with a manual clock; `metrics` — counters,
+//! gauges and health on the fake broker.
 //!
 //! Kafka (feature `kafka`): `bad_input` — one case per flag rule: exit 2
 //! and a message naming the flag, before anything connects; `cli` — the
 //! `neli` binary's exit codes, signals and hooks (mock broker); `kafka_mock` — the rdkafka backend against
 //! librdkafka's in-process mock cluster; `kafka_coop` — cooperative-sticky
 //! on tansu and the mock: followers come and go without stopping the
-//! leader; `kafka_tansu` — members and
+//! leader; `kafka_metrics` — `neli exec --metrics-addr` on tansu: one
+//! member reports leading, takeover after SIGKILL, a stopped leader's
+//! `/leader` says 503 once its lease ended; `kafka_tansu` — members and
 //! `neli exec` as child processes against the tansu broker (fetched by
 //! `scripts/fetch-tansu.sh`); `kafka_tls` — the same over TLS (tansu behind
 //! the TLS proxy of `tls`) and SASL/SCRAM; `secrets` — a marker secret under
@@ -21,6 +24,7 @@ mod core_props;
 mod core_rules;
 mod driver;
 mod fuzz_corpus;
+mod metrics;
 mod mock;
 
 #[cfg(feature = "kafka")]
@@ -29,6 +33,8 @@ mod bad_input;
 mod cli;
 #[cfg(feature = "kafka")]
 mod kafka_coop;
+#[cfg(feature = "kafka")]
+mod kafka_metrics;
 #[cfg(feature = "kafka")]
 mod kafka_mock;
 #[cfg(feature = "kafka")]

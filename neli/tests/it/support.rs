@@ -191,3 +191,52 @@ pub async fn mock_election_with(
     }
     panic!("mock cluster never elected a leader in 4 attempts");
 }
+
+/// `GET path` from `addr` (one HTTP/1.0 request on its own connection):
+/// the status code and the body. `timeout` bounds each read and write.
+pub fn http_get(addr: &str, path: &str, timeout: Duration) -> std::io::Result<(u16, String)> {
+    http_response(http_request(addr, path, timeout)?)
+}
+
+/// Sends `GET path` to `addr` without waiting for the answer (the kernel
+/// takes the connection and the request also while the server is stopped).
+pub fn http_request(addr: &str, path: &str, timeout: Duration) -> std::io::Result<std::net::TcpStream> {
+    use std::io::Write;
+    let mut stream = std::net::TcpStream::connect(addr)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\nConnection: close\r\n\r\n")?;
+    Ok(stream)
+}
+
+/// The answer to [`http_request`]: the status code and the body.
+pub fn http_response(mut stream: std::net::TcpStream) -> std::io::Result<(u16, String)> {
+    use std::io::Read;
+    let mut text = String::new();
+    stream.read_to_string(&mut text)?;
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let code = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("no status line in {head:?}")))?;
+    Ok((code, body.to_owned()))
+}
+
+/// The value of the sample `name{…}` whose labels include every one of
+/// `labels`, in Prometheus text format.
+pub fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    text.lines().filter(|l| !l.starts_with('#')).find_map(|line| {
+        let (series, value) = line.rsplit_once(' ')?;
+        let (n, rest) = series.split_once('{').unwrap_or((series, "}"));
+        let have: Vec<&str> = rest.trim_end_matches('}').split(',').collect();
+        let matches = n == name && labels.iter().all(|(k, v)| have.contains(&format!("{k}=\"{v}\"").as_str()));
+        if matches { value.parse().ok() } else { None }
+    })
+}
+
+/// The address `neli exec --metrics-addr` says it serves on, from its stderr.
+pub fn served_on(stderr: &str) -> Option<String> {
+    let line = stderr.lines().find(|l| l.contains("serving /metrics, /healthz and /leader on http://"))?;
+    Some(line.rsplit("http://").next()?.trim().to_owned())
+}
