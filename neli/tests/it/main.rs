@@ -22,6 +22,7 @@ mod core_rules;
 mod driver;
 mod fuzz_corpus;
 mod mock;
+mod observer;
 
 #[cfg(feature = "kafka")]
 mod bad_input;
