@@ -54,9 +54,27 @@ const POLL_SLICE: Duration = Duration::from_millis(20);
 type Tx = mpsc::UnboundedSender<Result<ReaderEvent, BrokerError>>;
 
 /// The Kafka [`TopicReader`]: every partition of the election topic from
-/// its end, without a consumer group. [`super::observe`] builds one and
-/// starts an [`crate::observer::Observer`] on it. See the module source for
-/// how it follows the topic through an end, a lost log and an outage.
+/// its end, assigned, never subscribed, so it joins no group and takes no
+/// part in the election. [`super::observe`] builds one and starts an
+/// [`crate::observer::Observer`] on it.
+///
+/// - **Group id.** librdkafka assigns partitions only to a consumer with a
+///   `group.id` (without one, assigning fails with "Unknown group"), so the
+///   reader names [`observer_group`] (`<group>.watch`, what `neli watch`
+///   always used) and never joins it: no JoinGroup, no offsets committed.
+///   With Kafka ACLs, the observer's principal needs Describe on that group
+///   (librdkafka looks its coordinator up) and Read on the election topic.
+/// - **Topic.** Never created: the reader looks at the cluster's topic list
+///   every [`WAITING_LOOK`] until a member created the topic, then every
+///   [`super::TOPIC_CHECK_INTERVAL`]. Each look asks for all topics, never
+///   one by name (naming a deleted topic crashed librdkafka against tansu).
+/// - **End, loss, outage.** The end marker listed ends the reader
+///   ([`ReaderEvent::ElectionEnded`]). The topic missing stops its fetching at
+///   once (a client fetching a topic tansu deleted crashes) and, by the
+///   members' rule ([`crate::log_watch`]), reports a lost log; reading starts
+///   again at the end once the topic is listed again. librdkafka reporting
+///   every broker down stops fetching too, until a look lists the topic
+///   (which also refreshes its topic id).
 pub struct KafkaReader {
     events: mpsc::UnboundedReceiver<Result<ReaderEvent, BrokerError>>,
     pending_error: Option<BrokerError>,
@@ -151,7 +169,7 @@ impl Drop for KafkaReader {
     }
 }
 
-/// The group id the reader names and never joins ([module docs](self)).
+/// The group id a [`KafkaReader`] names and never joins: `<group>.watch`.
 pub fn observer_group(group: &str) -> String {
     format!("{group}.watch")
 }
