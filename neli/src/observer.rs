@@ -206,6 +206,8 @@ pub enum Update {
         log_epoch: u64,
     },
     /// The election was ended: the last update; the stream ends after it.
+    /// Every claim ends with it (no [`Update::Ended`] of its own):
+    /// [`Observer::current`] is empty from then on.
     ElectionEnded,
 }
 
