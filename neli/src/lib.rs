@@ -4,7 +4,8 @@
 //! assigned a role's partition writes heartbeats there and leads while it
 //! reads its *own* fresh heartbeats back: leadership is a lease that lapses
 //! on its own. The protocol lives once, in the sans-IO [`core`]; [`Neli`]
-//! drives it with a [`Broker`] and a [`Clock`].
+//! drives it with a [`Broker`] and a [`Clock`]. An [`observer::Observer`]
+//! tells who leads from anywhere, without joining the election.
 //!
 //! ```
 //! use std::time::Duration;
@@ -55,6 +56,7 @@ pub mod lease_file;
 pub mod log_watch;
 pub mod metrics;
 pub mod mock;
+pub mod observer;
 pub mod properties;
 pub mod secrets;
 pub mod testing;

@@ -1,7 +1,9 @@
 //! An in-memory broker for tests of code that drives [`crate::Neli`]: one
 //! [`FakeCluster`] (group coordinator + election topic) shared by any number
 //! of [`FakeBroker`]s, with knobs to evict members, inject foreign records,
-//! fail calls, hang `close` and end the election.
+//! fail calls, hang `close`, lose the log and end the election. Its
+//! [`FakeReader`]s read the topic as an [`crate::observer::Observer`] does,
+//! without joining the group.
 //!
 //! Deliberately simple: rebalances are instantaneous and eager, partition
 //! `p` goes to the `p mod n`-th member in name order. Sessions never expire
@@ -19,6 +21,7 @@ use tokio::sync::Notify;
 use crate::broker::{Broker, BrokerError, BrokerEvent, Membership};
 use crate::clock::Clock;
 use crate::core::Record;
+use crate::observer::{ReaderEvent, TopicReader};
 
 #[derive(Default)]
 struct FakeMember {
@@ -33,6 +36,20 @@ struct FakeMember {
     last_seen: Option<tokio::time::Instant>,
 }
 
+/// One [`FakeReader`]'s pending events.
+#[derive(Default)]
+struct ReaderSlot {
+    queue: VecDeque<ReaderEvent>,
+    notify: Arc<Notify>,
+}
+
+impl ReaderSlot {
+    fn push(&mut self, event: ReaderEvent) {
+        self.queue.push_back(event);
+        self.notify.notify_one();
+    }
+}
+
 struct ClusterState {
     partitions: u32,
     generation: u64,
@@ -40,6 +57,8 @@ struct ClusterState {
     members: BTreeMap<String, FakeMember>,
     logs: Vec<Vec<Vec<u8>>>,
     calls: Vec<String>,
+    readers: BTreeMap<u64, ReaderSlot>,
+    next_reader: u64,
 }
 
 /// The shared in-memory cluster. Clones share state.
@@ -58,6 +77,8 @@ impl FakeCluster {
             members: BTreeMap::new(),
             logs: vec![Vec::new(); partitions as usize],
             calls: Vec::new(),
+            readers: BTreeMap::new(),
+            next_reader: 0,
         };
         FakeCluster { state: Arc::new(Mutex::new(state)) }
     }
@@ -103,13 +124,69 @@ impl FakeCluster {
         self.lock().members.entry(name.to_owned()).or_default().hang_close = true;
     }
 
-    /// Deletes the election: every member observes `ElectionEnded`.
+    /// Deletes the election: every member and every reader observes
+    /// `ElectionEnded`.
     pub fn end_election(&self) {
         let mut s = self.lock();
         for m in s.members.values_mut() {
             m.queue.push_back(BrokerEvent::ElectionEnded);
             m.notify.notify_one();
         }
+        for r in s.readers.values_mut() {
+            r.push(ReaderEvent::ElectionEnded);
+        }
+    }
+
+    /// The broker loses the election log and it is recreated empty (a
+    /// restart without its data): offsets, and so fencing tokens, start
+    /// again from 0. Every member is told `LogLost` (as a member's topic
+    /// watcher would: neli::log_watch), every reader `LogLost` and then
+    /// `Reading` the new log. Assignments stay as they were.
+    pub fn lose_log(&self) {
+        let mut s = self.lock();
+        for log in s.logs.iter_mut() {
+            log.clear();
+        }
+        for m in s.members.values_mut() {
+            m.queue.push_back(BrokerEvent::LogLost);
+            m.notify.notify_one();
+        }
+        let partitions = s.partitions;
+        for r in s.readers.values_mut() {
+            r.push(ReaderEvent::LogLost);
+            r.push(ReaderEvent::Reading { partitions });
+        }
+        s.calls.push("lose_log".into());
+    }
+
+    /// A reader of the election topic that joins no group (what an
+    /// [`crate::observer::Observer`] reads through), waiting on `clock`. It
+    /// reads every partition from the current end: its first event is
+    /// [`ReaderEvent::Reading`], then every record appended from now on.
+    ///
+    /// ```
+    /// use neli::observer::{ReaderEvent, TopicReader};
+    /// use neli::{SystemClock, testing::FakeCluster};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let cluster = FakeCluster::new(2);
+    /// cluster.write(0, b"before".to_vec()); // not read: the reader starts at the end
+    /// let mut reader = cluster.reader(SystemClock::new());
+    /// cluster.write(1, b"after".to_vec());
+    /// let events = reader.poll(std::time::Duration::from_millis(10)).await.unwrap();
+    /// assert_eq!(events[0], ReaderEvent::Reading { partitions: 2 });
+    /// assert!(matches!(&events[1], ReaderEvent::Record(r) if r.partition == 1 && r.payload == b"after"));
+    /// # }
+    /// ```
+    pub fn reader<C: Clock>(&self, clock: C) -> FakeReader<C> {
+        let mut s = self.lock();
+        let id = s.next_reader;
+        s.next_reader += 1;
+        let mut slot = ReaderSlot::default();
+        slot.push(ReaderEvent::Reading { partitions: s.partitions });
+        s.readers.insert(id, slot);
+        s.calls.push(format!("reader {id} started"));
+        FakeReader { cluster: self.clone(), id, clock }
     }
 
     /// Which member holds `partition` now.
@@ -190,6 +267,9 @@ impl ClusterState {
         let Some(log) = self.logs.get_mut(partition as usize) else { return };
         let offset = log.len() as u64;
         log.push(payload.clone());
+        for r in self.readers.values_mut() {
+            r.push(ReaderEvent::Record(Record { partition, offset, timestamp: None, payload: payload.clone() }));
+        }
         for m in self.members.values_mut().filter(|m| m.assigned.contains(&partition)) {
             let record = Record { partition, offset, timestamp: None, payload: payload.clone() };
             m.queue.push_back(BrokerEvent::Record(record));
@@ -314,5 +394,56 @@ impl<C: Clock> Drop for FakeBroker<C> {
         m.assigned.clear();
         s.calls.push(format!("{} dropped", self.name));
         s.rebalance();
+    }
+}
+
+/// A reader of a [`FakeCluster`]'s election topic that joins no group:
+/// made by [`FakeCluster::reader`], read by an
+/// [`crate::observer::Observer`]. Dropping or closing it stops its reading.
+pub struct FakeReader<C: Clock> {
+    cluster: FakeCluster,
+    id: u64,
+    clock: C,
+}
+
+impl<C: Clock> FakeReader<C> {
+    fn drain(&self) -> Vec<ReaderEvent> {
+        let mut s = self.cluster.lock();
+        s.readers.get_mut(&self.id).map(|r| r.queue.drain(..).collect()).unwrap_or_default()
+    }
+}
+
+impl<C: Clock> TopicReader for FakeReader<C> {
+    async fn poll(&mut self, timeout: Duration) -> Result<Vec<ReaderEvent>, BrokerError> {
+        let notify = {
+            let mut s = self.cluster.lock();
+            let Some(slot) = s.readers.get_mut(&self.id) else {
+                return Err(BrokerError::fatal("the fake reader is closed"));
+            };
+            if !slot.queue.is_empty() {
+                return Ok(slot.queue.drain(..).collect());
+            }
+            slot.notify.clone()
+        };
+        tokio::select! {
+            _ = notify.notified() => {}
+            _ = self.clock.sleep(timeout) => {}
+        }
+        Ok(self.drain())
+    }
+
+    async fn close(&mut self) {
+        let mut s = self.cluster.lock();
+        if s.readers.remove(&self.id).is_some() {
+            s.calls.push(format!("reader {} closed", self.id));
+        }
+    }
+}
+
+impl<C: Clock> Drop for FakeReader<C> {
+    fn drop(&mut self) {
+        if let Ok(mut s) = self.cluster.state.lock() {
+            s.readers.remove(&self.id);
+        }
     }
 }

@@ -7,15 +7,14 @@
 //! 2 bad flags or an unreachable broker. `holds`: 0 holds, 1 does not, 2 a
 //! missing or bad lease file.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
 use neli::cli::{Cli, Cmd, Common, ExecArgs, ExecChildArgs, HoldsArgs};
-use neli::kafka::{KafkaBroker, end_election};
+use neli::kafka::{KafkaBroker, KafkaReader, end_election};
 use neli::lease_file::LeaseFile;
 use neli::{Background, Clock, Config, Control, Error, Event, Neli, Outcome, Status, SystemClock};
 use rustix::process::{Pid, Signal};
@@ -524,45 +523,32 @@ async fn run_hook(hook: &str, token: u64, role: &str) -> bool {
     matches!(status, Ok(s) if s.success())
 }
 
-/// Follows the topic's heartbeats (no group membership, so watching never
-/// takes part in the election) and prints a JSON line whenever the writer
-/// of a role changes or its heartbeats stop for longer than the lease.
+/// Follows the topic's heartbeats through the library's observer
+/// (`neli::observer`: no group membership, so watching never takes part in
+/// the election) and prints a JSON line per transition it reports: a member
+/// claims a role's lease (`acquired`), a claim ends (`expired`: its holder's
+/// heartbeats stop claiming it, another claim of the role, or nothing for
+/// T), the election ended (`election_ended`, then exit 0).
 async fn watch(c: Common) -> ExitCode {
+    use futures::StreamExt;
+    use neli::observer::{Observer, Update};
     let cfg = match configure(&c) {
         Ok(cfg) => cfg,
         Err(e) => return usage_error(e),
     };
-    let resolved = match cfg.resolve() {
-        Ok(r) => r,
-        Err(e) => return usage_error(e),
-    };
-    // Connecting this way creates the topic if needed and checks reachability.
-    let broker = match unless_signalled("connecting", KafkaBroker::with_connect_timeout(&cfg, c.connect_timeout)).await
-    {
+    if let Err(e) = cfg.resolve() {
+        return usage_error(e);
+    }
+    let reader = match unless_signalled("connecting", KafkaReader::connect(&cfg, c.connect_timeout)).await {
         None => return ExitCode::SUCCESS,
-        Some(Ok(b)) => b,
+        Some(Ok(r)) => r,
         Some(Err(e)) => return usage_error(e),
     };
-    let partitions = {
-        let mut b = broker;
-        let n = neli::Broker::partition_count(&mut b).await.unwrap_or(1);
-        let _ = neli::Broker::close(&mut b).await;
-        n
+    let observer = match Observer::new(&cfg, reader, SystemClock::new()) {
+        Ok(o) => o,
+        Err(e) => return usage_error(e),
     };
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let worker = {
-        let (stop, resolved) = (stop.clone(), resolved.clone());
-        std::thread::spawn(move || follow(&resolved, partitions, &stop, &tx))
-    };
-    // Leadership as members publish it: each heartbeat says whether its
-    // sender leads the role and with which token (the core's own answer,
-    // neli/src/core/heartbeat.rs). A lease is reported when first announced
-    // and ends when its holder stops announcing it: a heartbeat of it
-    // without the lease, another member's lease of the role, or nothing for T.
-    let t = resolved.heartbeat_timeout;
-    let mut current: BTreeMap<u32, (String, u64, tokio::time::Instant)> = BTreeMap::new();
-    let printed = Arc::new(Mutex::new(()));
+    let mut updates = observer.updates();
     let mut sigterm = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
         Ok(s) => s,
         Err(e) => return usage_error(e),
@@ -571,58 +557,27 @@ async fn watch(c: Common) -> ExitCode {
         tokio::select! {
             _ = tokio::signal::ctrl_c() => break,
             _ = sigterm.recv() => break,
-            item = rx.recv() => match item {
+            update = updates.next() => match update {
+                Some(Update::Acquired(v)) => emit(&v.member, "acquired", v.role, Some(v.token.0)),
+                Some(Update::Ended { view: v, .. }) => emit(&v.member, "expired", v.role, Some(v.token.0)),
+                Some(Update::ElectionEnded) => emit("", "election_ended", 0, None),
+                Some(Update::LogLost { log_epoch }) => {
+                    say(format!("the election log was lost (log epoch {log_epoch}): fencing tokens restart"));
+                }
                 None => break,
-                Some(hb) => observe(&printed, &mut current, hb),
             },
-            _ = tokio::time::sleep(Duration::from_millis(50)) => {
-                let expired: Vec<u32> = current.iter().filter(|(_, e)| e.2.elapsed() > t).map(|(r, _)| *r).collect();
-                for role in expired {
-                    if let Some((name, token, _)) = current.remove(&role) {
-                        emit(&printed, &name, "expired", role, Some(token));
-                    }
-                }
-            }
         }
     }
-    stop.store(true, std::sync::atomic::Ordering::SeqCst);
-    let ended = worker.join().unwrap_or(false);
-    if ended {
-        emit(&printed, "", "election_ended", 0, None);
-    }
-    ExitCode::SUCCESS
-}
-
-/// One heartbeat read by `watch`: updates who leads its role (holder, token,
-/// when last announced) and prints the changes.
-fn observe(
-    printed: &Mutex<()>,
-    current: &mut BTreeMap<u32, (String, u64, tokio::time::Instant)>,
-    hb: neli::core::Heartbeat,
-) {
-    let role = hb.role;
-    let holder = current.get(&role).map(|(name, token, _)| (name.clone(), *token));
-    match hb.lease {
-        Some(token) => {
-            if holder.as_ref() != Some(&(hb.name.clone(), token.0)) {
-                if let Some((name, old)) = holder {
-                    emit(printed, &name, "expired", role, Some(old));
-                }
-                emit(printed, &hb.name, "acquired", role, Some(token.0));
-            }
-            current.insert(role, (hb.name, token.0, tokio::time::Instant::now()));
-        }
-        None => {
-            if let Some((name, old)) = holder.filter(|(name, _)| *name == hb.name) {
-                current.remove(&role);
-                emit(printed, &name, "expired", role, Some(old));
-            }
+    match observer.close().await {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            say(e);
+            ExitCode::from(1)
         }
     }
 }
 
-fn emit(lock: &Mutex<()>, name: &str, event: &str, role: u32, token: Option<u64>) {
-    let _g = lock.lock();
+fn emit(name: &str, event: &str, role: u32, token: Option<u64>) {
     let time_ms =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     let line = serde_json::json!({
@@ -633,50 +588,4 @@ fn emit(lock: &Mutex<()>, name: &str, event: &str, role: u32, token: Option<u64>
         "token": token,
     });
     println!("{line}");
-}
-
-/// Reads heartbeats from the log end until `stop`; returns whether the topic
-/// disappeared (the election ended).
-fn follow(
-    cfg: &neli::ResolvedConfig,
-    partitions: u32,
-    stop: &std::sync::atomic::AtomicBool,
-    tx: &tokio::sync::mpsc::UnboundedSender<neli::core::Heartbeat>,
-) -> bool {
-    use rdkafka::consumer::{BaseConsumer, Consumer};
-    use rdkafka::message::Message;
-    let mut c = rdkafka::ClientConfig::new();
-    for (k, v) in &cfg.kafka_config {
-        if k != "session.timeout.ms" {
-            c.set(k, v);
-        }
-    }
-    c.set("enable.auto.commit", "false").set("group.id", format!("{}.watch", cfg.group_id));
-    let Ok(consumer) = c.create::<BaseConsumer>() else {
-        return false;
-    };
-    let mut tpl = rdkafka::TopicPartitionList::new();
-    for p in 0..partitions {
-        let _ = tpl.add_partition_offset(&cfg.topic, p as i32, rdkafka::Offset::End);
-    }
-    if consumer.assign(&tpl).is_err() {
-        return false;
-    }
-    let mut last_check = std::time::Instant::now();
-    let marker = neli::kafka::end_marker_topic(&cfg.topic);
-    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-        if let Some(Ok(m)) = consumer.poll(Duration::from_millis(50))
-            && let Ok(hb) = neli::core::Heartbeat::decode(m.payload().unwrap_or_default())
-        {
-            let _ = tx.send(hb);
-        }
-        if last_check.elapsed() >= Duration::from_secs(1) {
-            last_check = std::time::Instant::now();
-            // The same signal members use: `neli end` creates the marker.
-            if neli::kafka::topic_present(consumer.client(), &marker) == Some(true) {
-                return true;
-            }
-        }
-    }
-    false
 }

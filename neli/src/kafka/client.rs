@@ -333,7 +333,7 @@ pub(crate) fn librdkafka_log_level() -> RDKafkaLogLevel {
     }
 }
 
-fn log_librdkafka(redactor: &Redactor, level: RDKafkaLogLevel, fac: &str, message: &str) {
+pub(crate) fn log_librdkafka(redactor: &Redactor, level: RDKafkaLogLevel, fac: &str, message: &str) {
     let message = redactor.redact(message);
     match level {
         RDKafkaLogLevel::Emerg | RDKafkaLogLevel::Alert | RDKafkaLogLevel::Critical | RDKafkaLogLevel::Error => {

@@ -43,6 +43,9 @@
 //!   the member recreates the topic and the election carries on. A member
 //!   that creates a missing election topic at startup removes a leftover
 //!   marker: a new election begins.
+//! - **Observing.** [`observe`] follows an election without joining it
+//!   ([`crate::observer`]): a [`KafkaReader`] assigns itself every
+//!   partition from the end, never subscribes, and stops on the end marker.
 //! - **Bounded close.** All blocking librdkafka work runs on dedicated
 //!   threads; `close` waits for them at most as long as the driver's close
 //!   timeout lets it, and a hung librdkafka is abandoned, never awaited.
@@ -50,6 +53,7 @@
 mod client;
 mod errors;
 pub mod mock;
+mod reader;
 mod wire;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -69,9 +73,11 @@ use crate::broker::{Broker, BrokerError, BrokerEvent, Membership};
 use crate::clock::SystemClock;
 use crate::config::{Config, ResolvedConfig};
 use crate::driver::{Error, Neli};
+use crate::observer::Observer;
 use crate::secrets::Redactor;
 use client::{ElectionContext, ProduceContext, Shared};
 pub use errors::classify;
+pub use reader::{KafkaReader, WAITING_LOOK, observer_group};
 
 /// How long [`KafkaBroker::new`] waits for the cluster to answer at all.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -86,6 +92,39 @@ pub const END_GRACE: Duration = Duration::from_secs(3);
 pub async fn connect(config: &Config) -> Result<Neli<KafkaBroker, SystemClock>, Error> {
     let broker = KafkaBroker::new(config).await?;
     Neli::new(config, broker, SystemClock::new()).await
+}
+
+/// Follows the election `config` describes without joining it: an
+/// [`Observer`] reading every partition of the election topic through a
+/// [`KafkaReader`] (assigned, never joining a group; it never creates the
+/// topic: reading starts once a member has), waiting up to
+/// [`DEFAULT_CONNECT_TIMEOUT`] for the cluster to answer. What `neli watch`
+/// runs on; [`KafkaReader::connect`] takes another timeout.
+///
+/// ```no_run
+/// use futures::StreamExt;
+/// use neli::observer::Update;
+///
+/// # #[tokio::main] async fn main() -> Result<(), neli::Error> {
+/// // The members' configuration, or one with the same servers, group and T.
+/// let config = neli::Config::builder().bootstrap_servers("kafka:9092").group("billing-cron").build()?;
+/// let observer = neli::kafka::observe(&config).await?;
+/// let mut updates = observer.updates();
+/// while let Some(update) = updates.next().await {
+///     match update {
+///         Update::Acquired(l) => {
+///             println!("{} leads role {} with token {} (log epoch {})", l.member, l.role, l.token, l.log_epoch)
+///         }
+///         Update::Ended { view: l, reason } => println!("{} no longer leads role {} ({reason:?})", l.member, l.role),
+///         _ => {}
+///     }
+///     // From any task, at any time: `observer.leader(0)`, `observer.current()`.
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn observe(config: &Config) -> Result<Observer, Error> {
+    let reader = KafkaReader::connect(config, DEFAULT_CONNECT_TIMEOUT).await?;
+    Observer::new(config, reader, SystemClock::new())
 }
 
 /// Ends the election: deletes its topic. Every member observes it and stops

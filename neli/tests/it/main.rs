@@ -3,12 +3,15 @@
 //! Core and driver (always): the sans-IO core (goNELI parity and the new
 //! lease rules), property tests over random inputs, and the async driver on
 //! the in-memory fake broker with a manual clock; `metrics` — counters,
-//! gauges and health on the fake broker.
+//! gauges and health on the fake broker;
+//! the observer on the fake.
 //!
 //! Kafka (feature `kafka`): `bad_input` — one case per flag rule: exit 2
 //! and a message naming the flag, before anything connects; `cli` — the
 //! `neli` binary's exit codes, signals and hooks (mock broker); `kafka_mock` — the rdkafka backend against
-//! librdkafka's in-process mock cluster; `kafka_coop` — cooperative-sticky
+//! librdkafka's in-process mock cluster; `kafka_observer` — the observer
+//! (`neli::kafka::observe`) on the mock, and on tansu next to `neli watch`
+//! and the members' own status; `kafka_coop` — cooperative-sticky
 //! on tansu and the mock: followers come and go without stopping the
 //! leader; `kafka_metrics` — `neli exec --metrics-addr` on tansu: one
 //! member reports leading, takeover after SIGKILL, a stopped leader's
@@ -26,6 +29,7 @@ mod driver;
 mod fuzz_corpus;
 mod metrics;
 mod mock;
+mod observer;
 
 #[cfg(feature = "kafka")]
 mod bad_input;
@@ -37,6 +41,8 @@ mod kafka_coop;
 mod kafka_metrics;
 #[cfg(feature = "kafka")]
 mod kafka_mock;
+#[cfg(feature = "kafka")]
+mod kafka_observer;
 #[cfg(feature = "kafka")]
 mod kafka_tansu;
 #[cfg(feature = "kafka")]
