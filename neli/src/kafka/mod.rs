@@ -373,18 +373,7 @@ impl Broker for KafkaBroker {
             Ok(None) => return Err(BrokerError::fatal("the Kafka client threads stopped")),
             Err(_) => return Ok(out),
         };
-        let mut next = Some(first);
-        while let Some(item) = next.take() {
-            match item {
-                Ok(ev) => out.push(ev),
-                Err(e) if out.is_empty() => return Err(e),
-                Err(e) => {
-                    self.pending_error = Some(e);
-                    break;
-                }
-            }
-            next = self.events.try_recv().ok();
-        }
+        drain(first, &mut self.events, &mut self.pending_error, &mut out)?;
         Ok(out)
     }
 
@@ -900,4 +889,28 @@ fn watch_topic(
             recreate();
         }
     }
+}
+
+/// Appends `first` and whatever else is already queued on `events` to
+/// `out`. An error with nothing before it is returned at once; one after
+/// events waits in `pending` for the next poll, so the events are not lost.
+pub(crate) fn drain<T>(
+    first: Result<T, BrokerError>,
+    events: &mut mpsc::UnboundedReceiver<Result<T, BrokerError>>,
+    pending: &mut Option<BrokerError>,
+    out: &mut Vec<T>,
+) -> Result<(), BrokerError> {
+    let mut next = Some(first);
+    while let Some(item) = next.take() {
+        match item {
+            Ok(ev) => out.push(ev),
+            Err(e) if out.is_empty() => return Err(e),
+            Err(e) => {
+                *pending = Some(e);
+                break;
+            }
+        }
+        next = events.try_recv().ok();
+    }
+    Ok(())
 }

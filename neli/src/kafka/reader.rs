@@ -138,18 +138,7 @@ impl TopicReader for KafkaReader {
             Err(_) => return Ok(Vec::new()),
         };
         let mut out = Vec::new();
-        let mut next = Some(first);
-        while let Some(item) = next.take() {
-            match item {
-                Ok(event) => out.push(event),
-                Err(e) if out.is_empty() => return Err(e),
-                Err(e) => {
-                    self.pending_error = Some(e);
-                    break;
-                }
-            }
-            next = self.events.try_recv().ok();
-        }
+        super::drain(first, &mut self.events, &mut self.pending_error, &mut out)?;
         Ok(out)
     }
 

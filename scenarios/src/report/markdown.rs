@@ -128,23 +128,7 @@ impl Tune {
             self.start,
             self.broker
         );
-        let rows: Vec<Vec<String>> = self
-            .configs
-            .iter()
-            .map(|c| {
-                vec![
-                    c.label.clone(),
-                    c.violating.to_string(),
-                    c.overlap_max_ms.to_string(),
-                    format!("{}/{}", c.gap_p50_ms, c.gap_p99_ms),
-                    match (c.failover_p50_ms, c.failover_max_ms) {
-                        (Some(a), Some(b)) => format!("{a}/{b}"),
-                        _ => "-".into(),
-                    },
-                    c.verdict().into(),
-                ]
-            })
-            .collect();
+        let rows = self.rows();
         o.push_str(&table(
             &["config", "violating", "overlap max (ms)", "gap p50/p99 (ms)", "failover p50/max (ms)", "verdict"],
             &rows,

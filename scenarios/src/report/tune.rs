@@ -161,10 +161,9 @@ impl Tune {
         }
     }
 
-    /// The table, the safe region, the recommendation and the files written.
-    pub fn text(&self) -> String {
-        let rows: Vec<Vec<String>> = self
-            .configs
+    /// One table row per configuration (text and Markdown print the same).
+    pub(crate) fn rows(&self) -> Vec<Vec<String>> {
+        self.configs
             .iter()
             .map(|c| {
                 vec![
@@ -179,7 +178,12 @@ impl Tune {
                     c.verdict().into(),
                 ]
             })
-            .collect();
+            .collect()
+    }
+
+    /// The table, the safe region, the recommendation and the files written.
+    pub fn text(&self) -> String {
+        let rows = self.rows();
         let mut o = format!("tune {} over {} seed(s) from {} (ms)\n", self.scenario, self.seeds, self.start);
         o.push_str(&stats::table(
             &["config", "violating", "overlap max", "gap p50/p99", "failover p50/max", "verdict"],
