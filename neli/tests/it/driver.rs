@@ -355,6 +355,17 @@ async fn long_session_member(cluster: &FakeCluster, name: &str) -> FakeNeli {
 
 /// A cluster that expires a member's session after `LONG_S` without a
 /// broker call, as a coordinator does.
+/// `a` pulsed until it leads, `b` beside it in the background.
+async fn a_leads_beside_b(cluster: &FakeCluster) -> (FakeNeli, neli::Background) {
+    let mut a = long_session_member(cluster, "a").await;
+    let b = long_session_member(cluster, "b").await.background();
+    for _ in 0..10 {
+        let _ = a.pulse(P).await.expect("pulse");
+    }
+    assert!(a.is_leader(), "a leads");
+    (a, b)
+}
+
 fn expiring_cluster() -> FakeCluster {
     FakeCluster::new(1).session_timeout(LONG_S)
 }
@@ -440,12 +451,7 @@ async fn cancelling_the_token_hands_over_within_the_graceful_handover_time() {
 #[tokio::test(start_paused = true)]
 async fn a_leader_that_stops_without_leaving_is_replaced_only_after_the_session_timeout() {
     let cluster = expiring_cluster();
-    let mut a = long_session_member(&cluster, "a").await;
-    let b = long_session_member(&cluster, "b").await.background();
-    for _ in 0..10 {
-        let _ = a.pulse(P).await.expect("pulse");
-    }
-    assert!(a.is_leader(), "a leads");
+    let (mut a, b) = a_leads_beside_b(&cluster).await;
     std::mem::forget(a);
     let took = time_until(3 * LONG_S, || b.is_leader()).await.expect("b leads once a's session expired");
     eprintln!("takeover after the leader stopped without leaving: {took:?} (S {LONG_S:?})");
@@ -533,12 +539,7 @@ async fn dropping_the_future_that_awaits_the_handle_closes_the_election() {
 #[tokio::test(start_paused = true)]
 async fn dropping_an_unclosed_neli_ends_its_leases_and_leaves_the_group() {
     let cluster = expiring_cluster();
-    let mut a = long_session_member(&cluster, "a").await;
-    let b = long_session_member(&cluster, "b").await.background();
-    for _ in 0..10 {
-        let _ = a.pulse(P).await.expect("pulse");
-    }
-    assert!(a.is_leader(), "a leads");
+    let (mut a, b) = a_leads_beside_b(&cluster).await;
     let control = a.control();
     let mut events = control.events();
     drop(a);
