@@ -451,7 +451,7 @@ async fn cancelling_the_token_hands_over_within_the_graceful_handover_time() {
 #[tokio::test(start_paused = true)]
 async fn a_leader_that_stops_without_leaving_is_replaced_only_after_the_session_timeout() {
     let cluster = expiring_cluster();
-    let (mut a, b) = a_leads_beside_b(&cluster).await;
+    let (a, b) = a_leads_beside_b(&cluster).await;
     std::mem::forget(a);
     let took = time_until(3 * LONG_S, || b.is_leader()).await.expect("b leads once a's session expired");
     eprintln!("takeover after the leader stopped without leaving: {took:?} (S {LONG_S:?})");
@@ -539,7 +539,7 @@ async fn dropping_the_future_that_awaits_the_handle_closes_the_election() {
 #[tokio::test(start_paused = true)]
 async fn dropping_an_unclosed_neli_ends_its_leases_and_leaves_the_group() {
     let cluster = expiring_cluster();
-    let (mut a, b) = a_leads_beside_b(&cluster).await;
+    let (a, b) = a_leads_beside_b(&cluster).await;
     let control = a.control();
     let mut events = control.events();
     drop(a);
