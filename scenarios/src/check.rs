@@ -418,7 +418,7 @@ fn replay_counterexample(o: &Outcome, sim_seeds: u64) -> Option<Replay> {
     }
     let sc = neli_sim::Scenario::load(f);
     let hit = sc.ok().and_then(|sc| {
-        (0..sim_seeds).find_map(|seed| crate::run(&sc, seed).violations.first().map(|v| (seed, v.clone())))
+        (0..sim_seeds).find_map(|seed| crate::run(&sc, seed).violations.first().map(|v| (seed, v.to_string())))
     });
     Some(match hit {
         Some((seed, v)) => Replay::Reproduced(seed, v),

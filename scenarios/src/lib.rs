@@ -46,11 +46,4 @@ pub fn run(s: &Scenario, seed: u64) -> RunReport {
     run_scenario(s, seed)
 }
 
-/// The class of a violation, used to check that a shrunk scenario still
-/// fails the same way: the text before the first `:` or ` =`.
-pub fn violation_class(v: &str) -> &str {
-    let end = [v.find(':'), v.find(" =")].into_iter().flatten().min().unwrap_or(v.len());
-    &v[..end]
-}
-
 pub use neli_sim::oracle::secs;

@@ -63,7 +63,7 @@ pub fn replay(loaded: &[(PathBuf, Scenario, u64)]) -> Vec<Regression> {
                 scenario: s.name.clone(),
                 seed: *seed,
                 passed: r.passed(),
-                violations: r.violations,
+                violations: r.violations.iter().map(ToString::to_string).collect(),
             }
         })
         .collect()

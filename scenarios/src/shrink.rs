@@ -9,36 +9,37 @@
 
 use indicatif::ProgressBar;
 use neli_sim::scenario::{Dur, Host, TimedFault};
-use neli_sim::{Scenario, run_scenario};
+use neli_sim::{Rule, Scenario, Violation, run_scenario};
 
-use crate::{schedule, violation_class};
+use crate::schedule;
 
 /// The outcome of a shrink.
 #[derive(Debug, Clone)]
 pub struct Shrunk {
     pub scenario: Scenario,
-    pub class: String,
-    pub violations: Vec<String>,
+    /// The rule the shrunk scenario still breaks (its first violation's).
+    pub class: Rule,
+    pub violations: Vec<Violation>,
     pub runs: u32,
 }
 
 struct Judge<'a> {
     seed: u64,
-    class: String,
+    class: Rule,
     runs: u32,
     budget: u32,
     bar: &'a ProgressBar,
 }
 
 impl Judge<'_> {
-    fn fails(&mut self, s: &Scenario) -> Option<Vec<String>> {
+    fn fails(&mut self, s: &Scenario) -> Option<Vec<Violation>> {
         if self.runs >= self.budget {
             return None;
         }
         self.runs += 1;
         self.bar.inc(1);
         let r = run_scenario(s, self.seed);
-        r.violations.iter().any(|v| violation_class(v) == self.class).then_some(r.violations)
+        r.violations.iter().any(|v| v.rule == self.class).then_some(r.violations)
     }
 }
 
@@ -70,7 +71,7 @@ pub fn shrink(s: &Scenario, seed: u64, budget: u32) -> Option<Shrunk> {
 /// budget, so its ETA is an upper bound).
 pub fn shrink_with_progress(s: &Scenario, seed: u64, budget: u32, bar: &ProgressBar) -> Option<Shrunk> {
     let first = run_scenario(&schedule::materialize(s, seed), seed);
-    let class = violation_class(first.violations.first()?).to_owned();
+    let class = first.violations.first()?.rule.clone();
     let mut j = Judge { seed, class, runs: 1, budget, bar };
     let mut best = Best { scenario: schedule::materialize(s, seed), violations: first.violations.clone() };
     drop_whole_faults(s, &mut j, &mut best);
@@ -88,7 +89,7 @@ pub fn shrink_with_progress(s: &Scenario, seed: u64, budget: u32, bar: &Progress
 /// The smallest failing scenario so far and how it failed.
 struct Best {
     scenario: Scenario,
-    violations: Vec<String>,
+    violations: Vec<Violation>,
 }
 
 impl Best {
@@ -225,7 +226,7 @@ pub fn to_file(original: &Scenario, arg: &str, seed: u64, shrunk: &Shrunk) -> Re
     sc.seed = Some(seed);
     let header = vec![
         format!("shrunk by: neli-lab shrink {arg} --seed {seed} ({} runs)", shrunk.runs),
-        format!("fails with: {}", shrunk.violations.first().cloned().unwrap_or_default()),
+        format!("fails with: {}", shrunk.violations.first().map(ToString::to_string).unwrap_or_default()),
     ];
     let text = sc.to_toml(&header).map_err(|e| e.to_string())?;
     let check =

@@ -44,7 +44,7 @@ impl SeedResult {
     pub fn of(r: &RunReport, simulated_ms: u64) -> SeedResult {
         SeedResult {
             seed: r.seed,
-            violations: r.violations.clone(),
+            violations: r.violations.iter().map(ToString::to_string).collect(),
             overlap_total_ms: r.figures.overlap_total_ms,
             gap_max_ms: r.figures.gap_max_ms,
             failover_max_ms: (!r.figures.failovers_ms.is_empty()).then(|| r.figures.failover_max_ms()),

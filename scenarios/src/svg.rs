@@ -14,7 +14,7 @@ use std::fmt::Write;
 
 use neli_sim::oracle::LeaseSpan;
 use neli_sim::scenario::FaultKind;
-use neli_sim::{PlayedFault, RunReport};
+use neli_sim::{PlayedFault, Rule, RunReport, Violation};
 
 /// A leadership bar: slot row, role, start, end (ms), incarnation, token.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,20 +142,16 @@ fn tick_step(span_ms: u64) -> u64 {
         .unwrap_or(600_000)
 }
 
-/// Overlaps the oracle reported, from the violation sentences
-/// (`overlap: role 0 held by m0 and m1 at once from 12.330s for 880ms`):
-/// rows, start, end.
-pub fn overlaps(violations: &[String]) -> Vec<(Vec<usize>, u64, u64)> {
+/// Overlaps the oracle reported (each [`Rule::Overlap`] violation names its
+/// holders, start and length): rows, start, end.
+pub fn overlaps(violations: &[Violation]) -> Vec<(Vec<usize>, u64, u64)> {
     violations
         .iter()
+        .filter(|v| v.rule == Rule::Overlap)
         .filter_map(|v| {
-            let rest = v.strip_prefix("overlap: ")?;
-            let (who, when) = rest.split_once(" at once from ")?;
-            let (start, len) = when.split_once(" for ")?;
-            let start = parse_at(start)?;
-            let len: u64 = len.strip_suffix("ms")?.parse().ok()?;
-            let rows = who.split_whitespace().filter_map(row_of).collect();
-            Some((rows, start, start + len))
+            let start = v.at?;
+            let rows = v.members.iter().filter_map(|m| row_of(m)).collect();
+            Some((rows, start, start + v.lasted_ms.unwrap_or(0)))
         })
         .collect()
 }
@@ -332,7 +328,7 @@ impl Frame {
     }
 
     /// Overlaps on top of everything, so a failure is seen at once.
-    fn overlaps(&self, o: &mut String, violations: &[String]) {
+    fn overlaps(&self, o: &mut String, violations: &[Violation]) {
         let row_h = self.row_h;
         for (rs, start, stop) in overlaps(violations) {
             for row in rs.iter().filter(|r| **r < self.rows) {

@@ -116,7 +116,7 @@ pub fn sweep(
                     failover_p50_ms: (!fos.is_empty()).then(|| percentile(&fos, 50)),
                     failover_max_ms: (!fos.is_empty()).then(|| percentile(&fos, 100)),
                     valid: valid(&sc),
-                    first_violation: rs.iter().find_map(|r| r.violations.first().map(|v| (r.seed, v.clone()))),
+                    first_violation: rs.iter().find_map(|r| r.violations.first().map(|v| (r.seed, v.to_string()))),
                 });
             }
         }

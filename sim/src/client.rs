@@ -391,7 +391,7 @@ impl SimBroker {
                 hb.role, hb.term, hb.seq, self.last_seq
             );
             self.shared.rec.lock().seen_broken.push((
-                crate::oracle::rules::HEARTBEAT_SEQ,
+                crate::verdict::names::HEARTBEAT_SEQ,
                 global_ms(),
                 self.shared.cfg.name.clone(),
                 what,
@@ -724,11 +724,11 @@ impl neli::Broker for SimBroker {
             // election, so the run goes on and reports why.
             let what = format!(
                 "its driver polled {BUSY_POLLS} times in a row with no wait at {} (own clock): it spins and simulated time stands still",
-                crate::oracle::secs(at)
+                crate::verdict::secs(at)
             );
             let name = self.shared.cfg.name.clone();
             let mut log = self.shared.rec.lock();
-            log.seen_broken.push((crate::oracle::rules::NO_BUSY_WAIT, global_ms(), name.clone(), what));
+            log.seen_broken.push((crate::verdict::names::NO_BUSY_WAIT, global_ms(), name.clone(), what));
             // As a `fatal-error` fault: the rules about closing after one apply.
             log.fatal_at.entry(name).or_insert(global_ms());
             drop(log);

@@ -21,9 +21,11 @@ pub mod record;
 pub mod scenario;
 mod seed;
 pub mod server;
+pub mod verdict;
 pub(crate) mod world;
 
 pub use oracle::Figures;
 pub use scenario::{Scenario, ScenarioError, schedule};
 pub use seed::mix;
+pub use verdict::{Rule, Violation};
 pub use world::{MAX_LATENCY, MIN_LATENCY, PlayedFault, RunReport, TICK, run_scenario};

@@ -629,7 +629,7 @@ impl<'a> RealRun<'a> {
             log_epochs,
             scenario: self.s.name.clone(),
             figures,
-            violations,
+            violations: violations.iter().map(ToString::to_string).collect(),
             trace: trace.iter().map(|(at, h, t)| format_line(*at, h, t)).collect(),
             formed_ms,
             recovered_ms,

@@ -52,7 +52,7 @@ impl Run {
             broker: s.cluster.broker_provenance(),
             seed: r.seed,
             passed: r.passed(),
-            violations: r.violations.clone(),
+            violations: r.violations.iter().map(ToString::to_string).collect(),
             figures: f.clone(),
             reproduce: format!("{REPRO} run {arg} --seed {}", r.seed),
             timeline,

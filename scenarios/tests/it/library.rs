@@ -85,7 +85,12 @@ fn timeline_reads_leadership_from_the_trace_and_bands_from_the_faults() {
     let got: Vec<(usize, u64, u64, u64)> = leads.iter().map(|l| (l.row, l.start, l.end, l.token)).collect();
     assert_eq!(got, vec![(0, 3000, 15_000, 4), (1, 13_000, 20_000, 9)]);
     assert_eq!((bands[0].rows.clone(), bands[0].start, bands[0].end), (vec![0], 10_000, 15_000));
-    let o = neli_lab::svg::overlaps(&["overlap: role 0 held by m0 and m1.1 at once from 12.330s for 880ms".into()]);
+    let mut overlap =
+        neli_sim::Violation::new(neli_sim::Rule::Overlap, "overlap: role 0 held by m0 and m1.1").at(12_330);
+    overlap.members = vec!["m0".into(), "m1.1".into()];
+    overlap.lasted_ms = Some(880);
+    let stale = neli_sim::Violation::new(neli_sim::Rule::StaleWrite, "stale write").by("m2").at(1);
+    let o = neli_lab::svg::overlaps(&[overlap, stale]);
     assert_eq!(o, vec![(vec![0, 1], 12_330, 13_210)]);
 }
 

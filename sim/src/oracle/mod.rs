@@ -13,6 +13,8 @@ use neli::Event;
 use crate::clock::ClockModel;
 use crate::record::Log;
 use crate::scenario::Scenario;
+pub use crate::verdict::secs;
+use crate::verdict::{Rule, Violation, names};
 
 pub mod rules;
 
@@ -128,7 +130,7 @@ pub fn lease_spans(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> 
 
 /// Figures and violations of a finished run. Each oracle below adds its
 /// figures and its violations, in this order.
-pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figures, Vec<String>) {
+pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figures, Vec<Violation>) {
     let mut f = Figures::default();
     let mut v = Vec::new();
     for role in 0..s.roles() {
@@ -154,7 +156,7 @@ pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figur
 
 /// Counts holders of `role` over time: gaps, overlaps (a violation in
 /// exclusive modes), the first leader and whether somebody leads at the end.
-fn sweep(s: &Scenario, role: u32, hs: &[Hold], end: u64, f: &mut Figures, v: &mut Vec<String>) {
+fn sweep(s: &Scenario, role: u32, hs: &[Hold], end: u64, f: &mut Figures, v: &mut Vec<Violation>) {
     let mut edges: Vec<(u64, i64)> = hs.iter().flat_map(|h| [(h.start, 1), (h.end, -1)]).collect();
     edges.sort();
     let first = hs.first().map(|h| h.start);
@@ -188,11 +190,15 @@ fn sweep(s: &Scenario, role: u32, hs: &[Hold], end: u64, f: &mut Figures, v: &mu
                 if s.election.is_exclusive() && v.len() < 20 {
                     let who: Vec<&str> =
                         hs.iter().filter(|h| h.start < at && h.end > st).map(|h| h.member.as_str()).collect();
-                    v.push(format!(
+                    let text = format!(
                         "overlap: role {role} held by {} at once from {} for {o}ms",
                         who.join(" and "),
                         secs(st)
-                    ));
+                    );
+                    let mut found = Violation::new(Rule::Overlap, text).at(st);
+                    found.members = who.iter().map(|m| (*m).to_owned()).collect();
+                    found.lasted_ms = Some(o);
+                    v.push(found);
                 }
             }
         }
@@ -261,7 +267,7 @@ fn interrupts(log: &Log, h: &Hold, settle: u64, end: u64) -> bool {
 /// strictly increase per role (within one log epoch: a
 /// broker that lost its log restarts offsets, which the token contract
 /// excludes; the rules judge each member's own tokens across epochs).
-fn events(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
+fn events(log: &Log, f: &mut Figures, v: &mut Vec<Violation>) {
     let mut last_token: BTreeMap<u32, (u64, String, u64)> = BTreeMap::new();
     let mut state: BTreeMap<(&str, u32), bool> = BTreeMap::new();
     let mut events: Vec<_> = log.events.iter().collect();
@@ -273,29 +279,29 @@ fn events(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
             Event::Acquired { token, .. } => {
                 f.acquisitions += 1;
                 if *held {
-                    v.push(format!("ill-formed events: {} Acquired role {role} twice at {}", e.member, secs(e.at)));
+                    let text = format!("ill-formed events: {} Acquired role {role} twice at {}", e.member, secs(e.at));
+                    v.push(Violation::new(Rule::IllFormedEvents, text).by(&e.member).at(e.at));
                 }
                 *held = true;
                 if let Some((t, who, epoch)) = last_token.get(&role)
                     && *t >= token.0
                     && *epoch == e.log_epoch
                 {
-                    v.push(format!(
+                    let text = format!(
                         "token not increasing: {} got token {} for role {role} at {} after {who} had {t}",
                         e.member,
                         token.0,
                         secs(e.at)
-                    ));
+                    );
+                    v.push(Violation::new(Rule::TokenNotIncreasing, text).by(&e.member).at(e.at));
                 }
                 last_token.insert(role, (token.0, e.member.clone(), e.log_epoch));
             }
             Event::Revoked { .. } | Event::Fenced { .. } => {
                 if !*held {
-                    v.push(format!(
-                        "ill-formed events: {} lost role {role} it never acquired at {}",
-                        e.member,
-                        secs(e.at)
-                    ));
+                    let text =
+                        format!("ill-formed events: {} lost role {role} it never acquired at {}", e.member, secs(e.at));
+                    v.push(Violation::new(Rule::IllFormedEvents, text).by(&e.member).at(e.at));
                 }
                 *held = false;
             }
@@ -306,9 +312,10 @@ fn events(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
     // leaves), so no lease the application was told of ends in silence.
     for ((member, role), held) in state {
         if held && log.finished.contains(member) {
-            v.push(format!(
+            let text = format!(
                 "ill-formed events: {member}'s election finished while it held role {role} and it was never told Revoked or Fenced"
-            ));
+            );
+            v.push(Violation::new(Rule::IllFormedEvents, text).by(member));
         }
     }
 }
@@ -318,7 +325,7 @@ fn events(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
 /// core that stops electing), so a run long enough for the group to form
 /// and one lease to be proven must see role 0 held at least once. Scenarios
 /// where nobody may lead end sooner than that.
-fn elected(s: &Scenario, hs: &[Hold], end: u64, v: &mut Vec<String>) {
+fn elected(s: &Scenario, hs: &[Hold], end: u64, v: &mut Vec<Violation>) {
     let e = &s.election;
     let broker = s.cluster.broker();
     // Kafka extends the initial delay while members keep joining, up to
@@ -334,11 +341,12 @@ fn elected(s: &Scenario, hs: &[Hold], end: u64, v: &mut Vec<String>) {
         + 2 * e.heartbeat_timeout.ms()
         + 4 * e.poll_interval.ms();
     if hs.is_empty() && end > bound {
-        v.push(format!(
+        let text = format!(
             "rule leader-elected: no member held role 0 in {} (a run longer than {} must elect: the group forms, a lease is proven)",
             secs(end),
             secs(bound)
-        ));
+        );
+        v.push(Violation::new(Rule::Named(names::LEADER_ELECTED), text).at(bound));
     }
 }
 
@@ -350,7 +358,7 @@ fn elected(s: &Scenario, hs: &[Hold], end: u64, v: &mut Vec<String>) {
 /// one would poll forever. The timeout runs on the member's clock, so a
 /// second of slack for drift, two polls, and the time its faults held it
 /// (a paused loop asks nothing); an ask too close to the end is not judged.
-fn close_finishes(s: &Scenario, log: &Log, end: u64, v: &mut Vec<String>) {
+fn close_finishes(s: &Scenario, log: &Log, end: u64, v: &mut Vec<Violation>) {
     let limit = neli::config::DEFAULT_CLOSE_TIMEOUT.as_millis() as u64 + 2 * s.election.poll_interval.ms() + 1_000;
     let asked = log.close_asked.iter().map(|(m, at)| (m, *at, "its application asked to close"));
     let failed = log.fatal_at.iter().map(|(m, at)| (m, *at, "its client failed fatally"));
@@ -358,12 +366,16 @@ fn close_finishes(s: &Scenario, log: &Log, end: u64, v: &mut Vec<String>) {
         let due = at + limit + held_by_faults(log, member);
         let ended = log.ends.get(member).copied();
         if due <= end && ended.is_none_or(|e| e > due) {
-            v.push(format!(
+            let text = format!(
                 "rule close-finishes: {why} ({member}, at {}) but its loop {} (due by {}: the close timeout, two polls and its faults)",
                 secs(at),
-                ended.map_or("was never told the election finished".to_owned(), |e| format!("ended only at {}", secs(e))),
+                ended.map_or("was never told the election finished".to_owned(), |e| format!(
+                    "ended only at {}",
+                    secs(e)
+                )),
                 secs(due)
-            ));
+            );
+            v.push(Violation::new(Rule::Named(names::CLOSE_FINISHES), text).by(member).at(due));
         }
     }
 }
@@ -374,18 +386,19 @@ fn close_finishes(s: &Scenario, log: &Log, end: u64, v: &mut Vec<String>) {
 /// once the client failed fatally, that fatal error; never a retriable
 /// broker error, and never `Ok` after a fatal one (docs/background.md,
 /// "Per-rule oracles").
-fn close_reports(log: &Log, v: &mut Vec<String>) {
+fn close_reports(log: &Log, v: &mut Vec<Violation>) {
     for c in &log.close_results {
         let failed = log.fatal_at.get(&c.member).is_some_and(|f| *f <= c.at);
         let right = c.timed_out || if failed { c.fatal } else { c.result.is_ok() };
         if !right {
             let expected = if failed { "the client's fatal error" } else { "Ok (its client never failed fatally)" };
-            v.push(format!(
+            let text = format!(
                 "rule close-reports: {}'s close returned {:?} at {}; expected {expected} or CloseTimedOut",
                 c.member,
                 c.result,
                 secs(c.at)
-            ));
+            );
+            v.push(Violation::new(Rule::Named(names::CLOSE_REPORTS), text).by(&c.member).at(c.at));
         }
     }
 }
@@ -402,22 +415,23 @@ fn held_by_faults(log: &Log, member: &str) -> u64 {
 /// for that barrier) and the time its faults held it, unless it stopped
 /// first. Else a resign would be a no-op that no other rule sees
 /// (docs/background.md, "Per-rule oracles").
-fn resign_takes_effect(s: &Scenario, log: &Log, end: u64, v: &mut Vec<String>) {
+fn resign_takes_effect(s: &Scenario, log: &Log, end: u64, v: &mut Vec<Violation>) {
     use crate::record::AssignmentChange;
     for (asked, member) in &log.resign_asked {
         let handler =
-            s.election.revoked_work.map_or(crate::world::member::DEFAULT_REVOKED_WORK.as_millis() as u64, |w| w.ms());
+            s.election.revoked_work.map_or(crate::scenario::DEFAULT_REVOKED_WORK.as_millis() as u64, |w| w.ms());
         let due = asked + 2 * s.election.poll_interval.ms() + 1_000 + handler + held_by_faults(log, member);
         let left = log.assignments.iter().any(|a| {
             a.member == *member && matches!(a.change, AssignmentChange::Resigned) && (*asked..=due).contains(&a.at)
         });
         let stopped = log.ends.get(member).is_some_and(|e| *e <= due);
         if due <= end && !left && !stopped {
-            v.push(format!(
+            let text = format!(
                 "rule resign-takes-effect: {member}'s application asked to resign at {} but it had not left the group by {} (two polls and a second, plus its Revoked handler's work and its faults)",
                 secs(*asked),
                 secs(due)
-            ));
+            );
+            v.push(Violation::new(Rule::Named(names::RESIGN_TAKES_EFFECT), text).by(member).at(due));
         }
     }
 }
@@ -427,7 +441,7 @@ fn resign_takes_effect(s: &Scenario, log: &Log, end: u64, v: &mut Vec<String>) {
 /// least once that it leads (`token()`), else an election that never lets
 /// its application work would pass every safety oracle. One lease of slack
 /// covers a hold spent paused; the member's incarnations count separately.
-fn told_while_leading(s: &Scenario, log: &Log, hs: &[Hold], v: &mut Vec<String>) {
+fn told_while_leading(s: &Scenario, log: &Log, hs: &[Hold], v: &mut Vec<Violation>) {
     let e = &s.election;
     let bound = e.heartbeat_timeout.ms() + 4 * e.poll_interval.ms() + e.app_work.map_or(0, |w| w.ms());
     let mut held: BTreeMap<&str, u64> = BTreeMap::new();
@@ -436,17 +450,18 @@ fn told_while_leading(s: &Scenario, log: &Log, hs: &[Hold], v: &mut Vec<String>)
     }
     for (member, total) in held.into_iter().filter(|(_, t)| *t > bound) {
         if !log.writes.iter().any(|w| w.member == member && !w.in_handler) {
-            v.push(format!(
+            let text = format!(
                 "rule told-while-leading: {member} held role 0 for {} in total but its application was never told it leads (token() was None at every poll; at most {bound}ms may pass untold)",
                 secs(total)
-            ));
+            );
+            v.push(Violation::new(Rule::Named(names::TOLD_WHILE_LEADING), text).by(member));
         }
     }
 }
 
 /// The token-guarded resource: nobody is told it leads without a lease,
 /// and no write uses a token older than one already used.
-fn writes(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
+fn writes(log: &Log, f: &mut Figures, v: &mut Vec<Violation>) {
     // Ordered as a downstream that knows each token's log would order them:
     // (log epoch of the acquisition, token).
     let mut newest: Option<(u64, u64)> = None;
@@ -465,7 +480,7 @@ fn writes(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
         .filter(|(_, t)| t.lease_until.is_none_or(|u| t.local >= u))
         .collect();
     if let Some((w, t)) = told_late.first() {
-        v.push(format!(
+        let text = format!(
             "told without a lease: {} was told it leads role 0 (is_leader() = true, token {}) at {} when its clock read {}ms, but its lease {} ({} such answer(s))",
             w.member,
             w.token,
@@ -473,7 +488,8 @@ fn writes(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
             t.local,
             t.lease_until.map_or("was not published".to_owned(), |u| format!("had ended at {u}ms")),
             told_late.len()
-        ));
+        );
+        v.push(Violation::new(Rule::ToldWithoutLease, text).by(&w.member).at(w.at));
     }
     for w in writes {
         f.writes += 1;
@@ -482,12 +498,13 @@ fn writes(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
             f.stale_writes += 1;
             if f.stale_writes == 1 {
                 let log = if epoch == w.log_epoch { String::new() } else { format!(" of log epoch {epoch}") };
-                v.push(format!(
+                let text = format!(
                     "stale write: {} wrote with token {} at {} after token {n}{log} was used",
                     w.member,
                     w.token,
                     secs(w.at)
-                ));
+                );
+                v.push(Violation::new(Rule::StaleWrite, text).by(&w.member).at(w.at));
             }
         }
         newest = Some(newest.map_or(this, |n| n.max(this)));
@@ -495,39 +512,46 @@ fn writes(log: &Log, f: &mut Figures, v: &mut Vec<String>) {
 }
 
 /// The scenario's own `[expect]` bounds.
-fn expectations(s: &Scenario, f: &Figures, v: &mut Vec<String>) {
+fn expectations(s: &Scenario, f: &Figures, v: &mut Vec<Violation>) {
     let x = &s.expect;
     if let Some(m) = x.max_overlap
         && f.overlap_total_ms > m.ms()
     {
-        v.push(format!("expect.max_overlap = \"{m}\" exceeded: {}ms", f.overlap_total_ms));
+        v.push(Violation::new(
+            Rule::Expect("max_overlap"),
+            format!("expect.max_overlap = \"{m}\" exceeded: {}ms", f.overlap_total_ms),
+        ));
     }
     if let Some(m) = x.max_gap
         && f.gap_max_ms > m.ms()
     {
-        v.push(format!("expect.max_gap = \"{m}\" exceeded: {}ms", f.gap_max_ms));
+        v.push(Violation::new(
+            Rule::Expect("max_gap"),
+            format!("expect.max_gap = \"{m}\" exceeded: {}ms", f.gap_max_ms),
+        ));
     }
     if let Some(m) = x.max_failover
         && f.failover_max_ms() > m.ms()
     {
-        v.push(format!("expect.max_failover = \"{m}\" exceeded: {}ms", f.failover_max_ms()));
+        v.push(Violation::new(
+            Rule::Expect("max_failover"),
+            format!("expect.max_failover = \"{m}\" exceeded: {}ms", f.failover_max_ms()),
+        ));
     }
     if let Some(m) = x.max_interruptions
         && f.interruptions > m
     {
-        v.push(format!(
+        let text = format!(
             "expect.max_interruptions = {m} exceeded: the leader of role 0 lost it {} time(s) with no fault on itself",
             f.interruptions
-        ));
+        );
+        v.push(Violation::new(Rule::Expect("max_interruptions"), text));
     }
     if let Some(m) = x.max_leader_changes
         && f.leader_changes > m
     {
-        v.push(format!("expect.max_leader_changes = {m} exceeded: role 0 changed hands {} time(s)", f.leader_changes));
+        let text =
+            format!("expect.max_leader_changes = {m} exceeded: role 0 changed hands {} time(s)", f.leader_changes);
+        v.push(Violation::new(Rule::Expect("max_leader_changes"), text));
     }
-}
-
-/// `12345` ms as `12.345s`, as traces and violations print times.
-pub fn secs(ms: u64) -> String {
-    format!("{}.{:03}s", ms / 1000, ms % 1000)
 }

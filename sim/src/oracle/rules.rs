@@ -21,43 +21,33 @@ use crate::record::{AppendObs, AssignmentChange, AssignmentObs, ClaimObs, LeaseV
 use crate::scenario::Scenario;
 
 use super::secs;
+use crate::verdict::{Rule, Violation};
 
 /// The rules, as violation texts name them.
-pub const ASSIGNED_ONLY: &str = "assigned-only";
-pub const OWN_EVIDENCE: &str = "own-evidence";
-pub const CURRENT_TERM: &str = "current-term";
-pub const CURRENT_GENERATION: &str = "current-generation";
-pub const SEND_TIME: &str = "send-time";
-pub const MEMBERSHIP_PROOF: &str = "membership-proof";
-pub const TOKEN_ORDER: &str = "token-order";
-pub const LOST_IS_FENCED: &str = "lost-is-fenced";
-pub const REVOKED_BARRIER: &str = "revoked-barrier";
-pub const LOG_EPOCH: &str = "log-epoch";
-pub const STATUS_GENERATION: &str = "status-generation";
-pub const HEARTBEAT_LEASE: &str = "heartbeat-lease";
-pub const HANDLES_AGREE: &str = "handles-agree";
-pub const GRACE: &str = "grace";
-pub const RESIGN_HOLDS_OFF: &str = "resign-holds-off";
-pub const WAKES_ON_TIME: &str = "wakes-on-time";
-pub const HEARTBEAT_SEQ: &str = "heartbeat-seq";
-pub const NO_BUSY_WAIT: &str = "no-busy-wait";
+pub use crate::verdict::names::*;
 
-/// Collects violations per rule: the first one in full, then a count.
+/// Collects violations per rule: the first one in full (who, when, what),
+/// then a count.
 #[derive(Default)]
-struct Found(BTreeMap<&'static str, (String, u64)>);
+struct Found(BTreeMap<&'static str, (Violation, u64)>);
 
 impl Found {
-    fn add(&mut self, rule: &'static str, text: impl FnOnce() -> String) {
-        let e = self.0.entry(rule).or_insert_with(|| (text(), 0));
+    /// A breach of `rule` by incarnation `member`, at global `at` if the
+    /// rule knows; `text` is only built for the first of its rule.
+    fn add(&mut self, rule: &'static str, member: &str, at: Option<u64>, text: impl FnOnce() -> String) {
+        let e = self.0.entry(rule).or_insert_with(|| {
+            let v = Violation::new(Rule::Named(rule), text()).by(member);
+            (Violation { at, ..v }, 0)
+        });
         e.1 += 1;
     }
 
-    fn into_violations(self) -> Vec<String> {
+    fn into_violations(self) -> Vec<Violation> {
         self.0
             .into_iter()
-            .map(|(rule, (text, n))| {
+            .map(|(rule, (v, n))| {
                 let more = if n > 1 { format!(" ({} more)", n - 1) } else { String::new() };
-                format!("rule {rule}: {text}{more}")
+                Violation { detail: format!("rule {rule}: {}{more}", v.detail), ..v }
             })
             .collect()
     }
@@ -230,7 +220,7 @@ struct LeaseClaim<'a> {
 
 /// Judges every lease claim against the rules that bound it; returns
 /// violations named `rule <name>: ...`.
-pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
+pub fn judge(s: &Scenario, log: &Log) -> Vec<Violation> {
     let mut removals: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
     for (at, m) in &log.removals {
         removals.entry(m.as_str()).or_default().push(*at);
@@ -254,10 +244,10 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<String> {
     epoch_not_ahead_of_losses(log, &knows, &mut found);
     heartbeat_lease(log, bounds.t, &mut found);
     for (at, m, what) in &log.disagreements {
-        found.add(HANDLES_AGREE, || format!("{m}'s handles disagreed at {}: {what}", secs(*at)));
+        found.add(HANDLES_AGREE, m, Some(*at), || format!("{m}'s handles disagreed at {}: {what}", secs(*at)));
     }
     for (rule, at, m, what) in &log.seen_broken {
-        found.add(rule, || format!("{m} at {}: {what}", secs(*at)));
+        found.add(rule, m, Some(*at), || format!("{m} at {}: {what}", secs(*at)));
     }
     lost_is_fenced(log, s.roles(), bounds.partitions, &mut found);
     revoked_barrier(log, &mut found);
@@ -320,7 +310,7 @@ fn resign_holds_off(a: &AssignmentObs, generation: u64, k: &mut Knows, hold_off:
     if let (Some(resigned), Some(hold)) = (k.resigned_at.take(), hold_off)
         && a.at < resigned + hold
     {
-        found.add(RESIGN_HOLDS_OFF, || {
+        found.add(RESIGN_HOLDS_OFF, &a.member, Some(a.at), || {
             format!(
                 "{} was assigned generation {generation} at {}, {}ms after it resigned at {}: a member that resigned stays out of the group for 2S + T = {hold}ms so another takes over",
                 a.member,
@@ -338,7 +328,7 @@ fn resign_holds_off(a: &AssignmentObs, generation: u64, k: &mut Knows, hold_off:
 fn status_generation(c: &ClaimObs, k: &Knows, found: &mut Found) {
     if c.generation != k.reports {
         let (m, want, at) = (&c.member, k.reports, secs(c.at));
-        found.add(STATUS_GENERATION, || {
+        found.add(STATUS_GENERATION, &c.member, Some(c.at), || {
             format!(
                 "{m}'s status reported generation {:?} at {at}, where the last assignment it took (none after it resigned, nor one of a generation it resigned through) was {want:?}",
                 c.generation
@@ -354,7 +344,7 @@ fn status_generation(c: &ClaimObs, k: &Knows, found: &mut Found) {
 fn log_epoch_raised(c: &ClaimObs, k: &Knows, found: &mut Found) {
     if c.log_epoch < k.told_lost {
         let (m, told, at) = (&c.member, k.told_lost, secs(c.at));
-        found.add(LOG_EPOCH, || {
+        found.add(LOG_EPOCH, &c.member, Some(c.at), || {
             format!(
                 "{m} published log epoch {} at {at} after its client told it {told} time(s) that the election log was lost: each told loss must raise the log epoch, or downstream takes the new log's tokens for stale ones",
                 c.log_epoch
@@ -386,7 +376,7 @@ fn judge_lease(b: &Bounds, seen: &Seen<'_>, l: &LeaseClaim<'_>, k: &mut Knows, f
 /// Rule `assigned-only`: a lost or revoked partition ends leadership at once.
 fn assigned_only(l: &LeaseClaim<'_>, k: &Knows, found: &mut Found) {
     let (m, role, p, at) = (l.m, l.role, l.p, &l.at);
-    found.add(ASSIGNED_ONLY, || {
+    found.add(ASSIGNED_ONLY, l.m, Some(l.claim.at), || {
         let last = k.last_change.get(&p).map_or("never assigned".to_owned(), Clone::clone);
         format!(
             "{m} claimed a lease of role {role} at {at} while partition {p} was not assigned to it (last change: {last}); a lost or revoked partition ends leadership at once"
@@ -402,7 +392,7 @@ fn grace(b: &Bounds, l: &LeaseClaim<'_>, k: &Knows, found: &mut Found) {
         && let Some(&handed) = k.owned_at.get(&p)
         && l.claim.at < handed + grace
     {
-        found.add(GRACE, || {
+        found.add(GRACE, l.m, Some(l.claim.at), || {
             format!(
                 "{m} took a new lease of role {role} at {at}, {}ms after partition {p} was handed to it at {}: a new assignment may lead only G = {grace}ms after it",
                 l.claim.at - handed,
@@ -423,7 +413,7 @@ fn own_token(seen: &Seen<'_>, l: &LeaseClaim<'_>, terms: &std::ops::RangeInclusi
         .any(|a| a.author == m && a.heartbeat.is_some_and(|hb| hb.role == role && terms.contains(&hb.term)));
     if !own {
         let (rule, text) = explain_token(m, role, l.lease.token, l.p, records, terms);
-        found.add(rule, || format!("{text} at {}", l.at));
+        found.add(rule, l.m, Some(l.claim.at), || format!("{text} at {}", l.at));
     }
 }
 
@@ -455,7 +445,7 @@ fn current_generation(seen: &Seen<'_>, l: &LeaseClaim<'_>, k: &Knows, removed: &
     for term in terms {
         let Some(&then_handed) = k.handed.get(&term) else { continue };
         if let Some(&r) = removed.iter().find(|r| then_handed < **r && **r <= now_handed) {
-            found.add(CURRENT_GENERATION, || {
+            found.add(CURRENT_GENERATION, l.m, Some(l.claim.at), || {
                 format!(
                     "{m} took a lease of role {role} at {} in generation {generation} (handed over at {}) on its heartbeat of generation {term} (token {token}), but the coordinator had removed it at {} in between: evidence of an ended membership confirms no new term",
                     l.at,
@@ -481,14 +471,14 @@ fn send_time(
     let (m, role, p, at, t, until) = (l.m, l.role, l.p, &l.at, b.t, l.lease.until);
     let sent = terms.clone().filter_map(|g| seen.newest_sent.get(&(m, p, role, g))).max().copied();
     match sent {
-        Some(sent) if until > sent + t => found.add(SEND_TIME, || {
+        Some(sent) if until > sent + t => found.add(SEND_TIME, l.m, Some(l.claim.at), || {
             format!(
                 "{}: a lease runs from when the heartbeat was sent, not when it was read",
                 past_cap(m, role, at, until, sent + t, "its newest own heartbeat's")
             )
         }),
         Some(_) => {}
-        None => found.add(OWN_EVIDENCE, || {
+        None => found.add(OWN_EVIDENCE, l.m, Some(l.claim.at), || {
             format!("{m} claimed a lease of role {role} at {at} without any own heartbeat of generation {generation} in partition {p}")
         }),
     }
@@ -509,10 +499,11 @@ fn membership_proof(
     let (m, role, at, t, until) = (l.m, l.role, &l.at, b.t, l.lease.until);
     let newest = terms.clone().filter_map(|g| seen.newest_proof.get(&(m, g))).max();
     match newest {
-        Some(sent) if until > sent + t => found
-            .add(MEMBERSHIP_PROOF, || past_cap(m, role, at, until, sent + t, "its newest accepted membership proof's")),
+        Some(sent) if until > sent + t => found.add(MEMBERSHIP_PROOF, l.m, Some(l.claim.at), || {
+            past_cap(m, role, at, until, sent + t, "its newest accepted membership proof's")
+        }),
         Some(_) => {}
-        None => found.add(MEMBERSHIP_PROOF, || {
+        None => found.add(MEMBERSHIP_PROOF, l.m, Some(l.claim.at), || {
             let of = if *terms.start() == generation {
                 format!("generation {generation}")
             } else {
@@ -532,7 +523,7 @@ fn token_order(l: &LeaseClaim<'_>, k: &Knows, found: &mut Found) {
     if let Some(&(last, epoch)) = k.last_token.get(&role) {
         let wrong = if l.acquired { token <= last && log_epoch <= epoch } else { token != last };
         if wrong {
-            found.add(TOKEN_ORDER, || {
+            found.add(TOKEN_ORDER, l.m, Some(l.claim.at), || {
                 let what = if l.acquired { "a new term" } else { "the same lease" };
                 format!(
                     "{m}'s token for role {role} went from {last} (log epoch {epoch}) to {token} (log epoch {log_epoch}) at {at} for {what}: a member's tokens only increase, so downstream never takes its new term for a stale one"
@@ -554,7 +545,7 @@ fn epoch_not_ahead_of_losses(log: &Log, knows: &BTreeMap<&str, Knows>, found: &m
         let acquired = k.terms.max(events as u64);
         let most = k.told_lost + acquired;
         if k.max_epoch > most {
-            found.add(LOG_EPOCH, || {
+            found.add(LOG_EPOCH, m, None, || {
                 format!(
                     "{m} published log epoch {} but was told of {} lost log(s) and acquired {acquired} term(s): a new epoch only per lost log",
                     k.max_epoch, k.told_lost
@@ -601,13 +592,13 @@ fn heartbeat_lease(log: &Log, t: u64, found: &mut Found) {
         }
         claimed.insert((m, hb.role, token));
         match terms.get(&(m, hb.role, token)) {
-            None => found.add(HEARTBEAT_LEASE, || {
+            None => found.add(HEARTBEAT_LEASE, m, Some(a.at), || {
                 format!(
                     "{m}'s heartbeat sent at {}ms on its clock (offset {} of partition {}) says it leads role {} with token {token}, a term it never published",
                     hb.sent_at, a.offset, a.partition, hb.role
                 )
             }),
-            Some(&(_, _, until)) if hb.sent_at >= until => found.add(HEARTBEAT_LEASE, || {
+            Some(&(_, _, until)) if hb.sent_at >= until => found.add(HEARTBEAT_LEASE, m, Some(a.at), || {
                 format!(
                     "{m}'s heartbeat sent at {}ms on its clock says it leads role {} with token {token}, but that lease ended at {until}ms: a lease is over at its end",
                     hb.sent_at, hb.role
@@ -618,7 +609,7 @@ fn heartbeat_lease(log: &Log, t: u64, found: &mut Found) {
     }
     for (&(m, role, token), &(first, last, _)) in &terms {
         if last - first >= 2 * t && !claimed.contains(&(m, role, token)) {
-            found.add(HEARTBEAT_LEASE, || {
+            found.add(HEARTBEAT_LEASE, m, Some(first), || {
                 format!(
                     "{m} held role {role} with token {token} from {} to {} but none of its heartbeats said so: `neli watch` would show no leader",
                     secs(first),
@@ -686,7 +677,7 @@ fn lost_is_fenced(log: &Log, roles: u32, partitions: u32, found: &mut Found) {
             if let Some(e) = next
                 && matches!(e.event, Event::Revoked { .. })
             {
-                found.add(LOST_IS_FENCED, || {
+                found.add(LOST_IS_FENCED, m, Some(lost.at), || {
                     format!(
                         "{m} lost partition {p} at {} but its next event for role {role} was Revoked at {}: a lost lease must be Fenced, so no handler finishes work on it",
                         secs(lost.at),
@@ -716,7 +707,7 @@ fn revoked_barrier(log: &Log, found: &mut Found) {
         if dropped.iter().any(|(m, at)| *m == w.member && *at <= e.at) {
             continue;
         }
-        found.add(REVOKED_BARRIER, || {
+        found.add(REVOKED_BARRIER, &w.member, Some(w.at), || {
             format!(
                 "{}'s Revoked handler still wrote with token {} at {}, after {} acquired role 0 with token {} at {}: the handover must wait for the handler",
                 w.member,

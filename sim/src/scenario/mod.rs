@@ -15,6 +15,10 @@ pub use dur::Dur;
 pub use fault::{BrokerId, Fault, FaultKind, Host, Picks, Target, TimedFault, Trigger};
 pub use limits::*;
 
+/// How long the built-in application's Revoked handler keeps finishing
+/// work unless the scenario says (`election.revoked_work`).
+pub const DEFAULT_REVOKED_WORK: std::time::Duration = std::time::Duration::from_millis(250);
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum ModeName {

@@ -26,6 +26,7 @@ use crate::oracle;
 use crate::record::{AssignmentChange, FaultObs, Recorder, format_line};
 use crate::scenario::{Fault, FaultKind, Host, Scenario, TimedFault, Trigger};
 use crate::server::{BrokerCtx, BrokerState};
+use crate::verdict::{Rule, Violation};
 
 /// A follow-up a fault schedules for later.
 enum Action {
@@ -172,7 +173,7 @@ impl World<'_> {
 
     /// Steps the simulation to `duration` ms, running each timeline action
     /// at its instant. Returns turmoil's error if the simulation broke.
-    pub fn play(&mut self, duration: u64) -> Option<String> {
+    pub fn play(&mut self, duration: u64) -> Option<Violation> {
         loop {
             let now = self.now();
             if now >= duration {
@@ -184,7 +185,7 @@ impl World<'_> {
                 self.act(now, action);
             }
             if let Err(err) = self.sim.step() {
-                return Some(format!("simulation error: {err}"));
+                return Some(Violation::new(Rule::SimulationError, format!("simulation error: {err}")));
             }
             if !self.armed.is_empty() {
                 self.fire_triggered();
@@ -534,7 +535,7 @@ impl World<'_> {
     }
 
     /// Ends the simulation and judges the recording.
-    pub fn finish(self, s: &Scenario, seed: u64, stopped: Option<String>) -> RunReport {
+    pub fn finish(self, s: &Scenario, seed: u64, stopped: Option<Violation>) -> RunReport {
         let end = self.now();
         let clocks = self.clocks();
         let World { sim, rec, brokers, played, .. } = self;

@@ -16,7 +16,7 @@ use crate::client::{ClientCfg, PollLog, SimBroker};
 use crate::clock::{ClockModel, Gate, SimClock, global_ms};
 use crate::proto::{Conn, Request};
 use crate::record::{ClaimObs, CloseResult, EventObs, LeaseObs, LeaseView, Recorder, Told, WriteObs};
-use crate::scenario::{Dur, ModeName, Scenario, Variant};
+use crate::scenario::{DEFAULT_REVOKED_WORK, Dur, ModeName, Scenario, Variant};
 
 /// What faults ask of a member's application; read by its loop and handler.
 #[derive(Debug, Default)]
@@ -331,9 +331,8 @@ async fn run_background(
     }
 }
 
-/// How long the application's Revoked handler works unless the scenario
-/// says (`election.revoked_work`), and how often it writes meanwhile.
-pub(crate) const DEFAULT_REVOKED_WORK: Duration = Duration::from_millis(250);
+/// How often the application's Revoked handler writes while it finishes
+/// its work (`election.revoked_work`, default `DEFAULT_REVOKED_WORK`).
 const HANDLER_WRITE_EVERY: Duration = Duration::from_millis(50);
 
 /// The application's handler. On Revoked it finishes its work (`revoked_work`),
@@ -626,11 +625,11 @@ impl Incarnation {
             if let Some(due) = probe.poll_output() {
                 let what = format!(
                     "its driver polled at {} (own clock) for {wait} ms, but its core already had work by {}: {due:?}",
-                    crate::oracle::secs(at),
-                    crate::oracle::secs(last)
+                    crate::verdict::secs(at),
+                    crate::verdict::secs(last)
                 );
                 rec.lock().seen_broken.push((
-                    crate::oracle::rules::WAKES_ON_TIME,
+                    crate::verdict::names::WAKES_ON_TIME,
                     global_ms(),
                     self.name.clone(),
                     what,

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use crate::oracle::Figures;
 use crate::scenario::{FaultKind, Scenario, schedule};
+use crate::verdict::{Rule, Violation};
 use apply::World;
 
 /// The simulation tick: 10 ms keeps turmoil near 400x real time (docs/background.md, Measured facts).
@@ -32,8 +33,8 @@ pub struct RunReport {
     /// and the trace line's text.
     pub faults: Vec<PlayedFault>,
     pub figures: Figures,
-    /// Broken guarantees, each a sentence; empty for a passing run.
-    pub violations: Vec<String>,
+    /// Broken guarantees; empty for a passing run.
+    pub violations: Vec<crate::verdict::Violation>,
     /// Where each lease really held (the oracles' view), for the timeline.
     pub leases: Vec<crate::oracle::LeaseSpan>,
     /// The layers whose setting made a difference (`Log::acted`).
@@ -72,7 +73,7 @@ pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
             .map(|s| (*s).to_owned())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "a non-text panic".to_owned());
-        Some(format!("the simulation panicked: {what}"))
+        Some(Violation::new(Rule::Panicked, format!("the simulation panicked: {what}")))
     });
     world.finish(&scenario, seed, stopped)
 }

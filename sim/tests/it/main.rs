@@ -6,6 +6,7 @@ mod ablation_reuse;
 mod determinism;
 mod fuzz_corpus;
 mod hazards;
+mod layers;
 mod oracle;
 mod overlap;
 mod profiles;
@@ -49,7 +50,7 @@ pub fn assert_survives(s: &Scenario, seed: u64) -> RunReport {
 pub fn assert_flagged(s: &Scenario, seeds: std::ops::Range<u64>, needle: &str) -> RunReport {
     for seed in seeds.clone() {
         let r = run_scenario(s, seed);
-        if r.violations.iter().any(|v| v.contains(needle)) {
+        if r.violations.iter().any(|v| v.detail.contains(needle)) {
             return r;
         }
     }

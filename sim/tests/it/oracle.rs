@@ -7,6 +7,7 @@
 use neli_sim::clock::ClockModel;
 use neli_sim::oracle::judge;
 use neli_sim::record::{Log, Told, WriteObs};
+use neli_sim::verdict::{Rule, names};
 
 use crate::scenario;
 
@@ -15,7 +16,7 @@ fn violations(local: u64, lease_until: Option<u64>) -> Vec<String> {
     let mut log = Log::default();
     let told = Some(Told { local, lease_until });
     log.writes.push(WriteObs { at: 1500, member: "m0".into(), token: 7, log_epoch: 0, told, in_handler: false });
-    judge(&s, &log, &[ClockModel::new(0)], 2000).1
+    judge(&s, &log, &[ClockModel::new(0)], 2000).1.iter().map(ToString::to_string).collect()
 }
 
 #[test]
@@ -65,7 +66,7 @@ fn untold(writes: usize) -> Vec<String> {
         let at = 100 + 100 * k as u64;
         log.writes.push(WriteObs { at, member: "m0".into(), token: 7, log_epoch: 0, told: None, in_handler: false });
     }
-    judge(&s, &log, &[ClockModel::new(0)], 10_000).1
+    judge(&s, &log, &[ClockModel::new(0)], 10_000).1.iter().map(ToString::to_string).collect()
 }
 
 #[test]
@@ -88,9 +89,13 @@ fn a_run_long_enough_to_elect_that_elects_nobody_is_a_violation() {
         judge(&s, &log, &[ClockModel::new(0), ClockModel::new(0)], end).1
     };
     let v = nobody(include_str!("scenarios/oracle-nobody-30s.toml"), 30_000);
-    assert!(v.iter().any(|v| v.starts_with("rule leader-elected: no member held role 0 in 30.000s")), "{v:?}");
+    assert!(
+        v.iter().any(|v| v.rule == Rule::Named(names::LEADER_ELECTED)
+            && v.detail.starts_with("rule leader-elected: no member held role 0 in 30.000s")),
+        "{v:?}"
+    );
     let short = nobody(include_str!("scenarios/oracle-nobody-5s.toml"), 5_000);
-    assert!(short.iter().all(|v| !v.contains("leader-elected")), "{short:?}");
+    assert!(short.iter().all(|v| v.rule != Rule::Named(names::LEADER_ELECTED)), "{short:?}");
 }
 
 /// m0's client tells its driver once that the election log was lost, then
@@ -114,7 +119,7 @@ fn after_one_told_loss(epoch: u64) -> Vec<String> {
     };
     log.claims.push(claim);
     let v = judge(&s, &log, &[ClockModel::new(0)], 2000).1;
-    v.into_iter().filter(|v| v.starts_with("rule log-epoch")).collect()
+    v.into_iter().filter(|v| v.rule == Rule::Named(names::LOG_EPOCH)).map(|v| v.detail).collect()
 }
 
 #[test]

@@ -11,6 +11,7 @@ use neli_sim::oracle::rules;
 use neli_sim::record::{
     AppendObs, AssignmentChange, AssignmentObs, ClaimObs, EventObs, HeartbeatClaim, LeaseView, Log, ProofObs, WriteObs,
 };
+use neli_sim::{Rule, Violation};
 
 use crate::scenario;
 
@@ -77,19 +78,22 @@ fn keeps_every_rule() -> Log {
     log
 }
 
-fn judged(log: &Log) -> Vec<String> {
+fn judged(log: &Log) -> Vec<Violation> {
     rules::judge(&scenario_with_proof(true), log)
 }
 
-fn only(v: Vec<String>, rule: &str) -> String {
+/// The one violation in `v`, of `rule`, with the member it names: its text.
+fn only(v: Vec<Violation>, rule: &'static str) -> String {
     assert_eq!(v.len(), 1, "exactly one rule broken, got {v:?}");
-    assert!(v[0].starts_with(&format!("rule {rule}: ")), "{v:?}");
-    v[0].clone()
+    assert_eq!(v[0].rule, Rule::Named(rule), "{v:?}");
+    assert!(v[0].detail.starts_with(&format!("rule {rule}: ")), "{v:?}");
+    assert_eq!(v[0].members.len(), 1, "a rule's violation names its member: {v:?}");
+    v[0].detail.clone()
 }
 
 #[test]
 fn a_lease_that_keeps_every_rule_passes() {
-    assert_eq!(judged(&keeps_every_rule()), Vec::<String>::new());
+    assert_eq!(judged(&keeps_every_rule()), Vec::<Violation>::new());
 }
 
 #[test]
@@ -113,7 +117,7 @@ fn a_lease_outliving_the_membership_proof_breaks_the_proof_rule() {
     let text = only(judged(&log), rules::MEMBERSHIP_PROOF);
     assert!(text.contains("100ms after its newest accepted membership proof"), "{text}");
     // With the proof off, the same lease keeps every rule that is on.
-    assert_eq!(rules::judge(&scenario_with_proof(false), &log), Vec::<String>::new());
+    assert_eq!(rules::judge(&scenario_with_proof(false), &log), Vec::<Violation>::new());
 }
 
 #[test]
@@ -189,10 +193,10 @@ fn a_members_tokens_only_increase_unless_it_says_the_log_restarted() {
         assert!(text.contains(&format!("went from 5 (log epoch 0) to {token} (log epoch 0)")), "{text}");
     }
     // Said loudly: a new log epoch, tokens start again.
-    assert_eq!(renewed(2, 1), Vec::<String>::new());
-    assert_eq!(renewed(5, 1), Vec::<String>::new());
+    assert_eq!(renewed(2, 1), Vec::<Violation>::new());
+    assert_eq!(renewed(5, 1), Vec::<Violation>::new());
     // A new term with a higher token is fine.
-    assert_eq!(renewed(6, 0), Vec::<String>::new());
+    assert_eq!(renewed(6, 0), Vec::<Violation>::new());
 }
 
 fn event(log: &mut Log, at: u64, member: &str, event: Event) {
@@ -210,7 +214,7 @@ fn a_lost_partition_answered_with_revoked_breaks_lost_is_fenced() {
     let mut log = keeps_every_rule();
     change(&mut log, 150, "m0", AssignmentChange::Lost(vec![0]));
     event(&mut log, 150, "m0", Event::Fenced { role: 0 });
-    assert_eq!(judged(&log), Vec::<String>::new());
+    assert_eq!(judged(&log), Vec::<Violation>::new());
 }
 
 fn handler_write(log: &mut Log, at: u64, member: &str, token: u64) {
@@ -229,7 +233,7 @@ fn a_revoked_handler_still_working_when_the_next_leader_acquires_breaks_the_barr
     let mut log = keeps_every_rule();
     handler_write(&mut log, 2950, "m0", 5);
     event(&mut log, 3000, "m1", Event::Acquired { role: 0, token: neli::Token(9) });
-    assert_eq!(judged(&log), Vec::<String>::new());
+    assert_eq!(judged(&log), Vec::<Violation>::new());
 
     // After the coordinator dropped m0 (its rebalance timeout ran out), the
     // barrier no longer holds and its late write is for the token to refuse.
@@ -237,7 +241,7 @@ fn a_revoked_handler_still_working_when_the_next_leader_acquires_breaks_the_barr
     log.removals.push((2900, "m0".into()));
     event(&mut log, 3000, "m1", Event::Acquired { role: 0, token: neli::Token(9) });
     handler_write(&mut log, 3050, "m0", 5);
-    assert_eq!(judged(&log), Vec::<String>::new());
+    assert_eq!(judged(&log), Vec::<Violation>::new());
 }
 
 #[test]
@@ -252,7 +256,7 @@ fn a_kept_partitions_proof_counts_across_generations() {
     assigned(&mut log, 105, "m0", 2);
     heartbeat(&mut log, 110, 5, "m0", 2, 1000);
     claim(&mut log, 120, "m0", 5, 2000, 0);
-    assert_eq!(judged(&log), Vec::<String>::new());
+    assert_eq!(judged(&log), Vec::<Violation>::new());
 }
 
 /// The status reports the generation of the assignment the member took:
@@ -265,16 +269,16 @@ fn the_status_reports_the_generation_of_the_assignment_taken() {
         let seq = log.next_seq();
         log.claims.push(ClaimObs { seq, at, member: "m0".into(), log_epoch: 0, generation, leading: BTreeMap::new() });
     };
-    let of_rule = |log: &Log| -> Vec<String> {
-        judged(log).into_iter().filter(|v| v.starts_with("rule status-generation")).collect()
+    let of_rule = |log: &Log| -> Vec<Violation> {
+        judged(log).into_iter().filter(|v| v.rule == Rule::Named(rules::STATUS_GENERATION)).collect()
     };
     let mut log = keeps_every_rule();
     status(&mut log, 130, Some(1));
-    assert_eq!(of_rule(&log), Vec::<String>::new());
+    assert_eq!(of_rule(&log), Vec::<Violation>::new());
     status(&mut log, 140, None);
     let v = of_rule(&log);
-    assert!(v[0].contains("m0's status reported generation None at 0.140s"), "{v:?}");
-    assert!(v[0].contains("was Some(1)"), "{v:?}");
+    assert!(v[0].detail.contains("m0's status reported generation None at 0.140s"), "{v:?}");
+    assert!(v[0].detail.contains("was Some(1)"), "{v:?}");
 
     // Resigned, then handed a late assignment of the generation it resigned
     // through: it reports none.
@@ -282,16 +286,16 @@ fn the_status_reports_the_generation_of_the_assignment_taken() {
     change(&mut log, 130, "m0", AssignmentChange::Resigned);
     assigned(&mut log, 135, "m0", 1);
     status(&mut log, 140, None);
-    assert_eq!(of_rule(&log), Vec::<String>::new());
+    assert_eq!(of_rule(&log), Vec::<Violation>::new());
     assigned(&mut log, 150, "m0", 2);
     status(&mut log, 160, Some(2));
-    assert_eq!(of_rule(&log), Vec::<String>::new());
+    assert_eq!(of_rule(&log), Vec::<Violation>::new());
 
     // A rejected proof of its generation ends the assignment.
     let mut log = keeps_every_rule();
     change(&mut log, 130, "m0", AssignmentChange::ProofRejected { generation: 1 });
     status(&mut log, 140, None);
-    assert_eq!(of_rule(&log), Vec::<String>::new());
+    assert_eq!(of_rule(&log), Vec::<Violation>::new());
 }
 
 /// Each heartbeat's `lease` (what `neli watch` shows) tells the truth: it
@@ -306,8 +310,8 @@ fn heartbeats_say_who_leads_and_only_while_it_does() {
         let heartbeat = Some(HeartbeatClaim { role: 0, term: 1, sent_at, lease: Some(token) });
         log.appends.push(AppendObs { seq, at: 150, partition: 0, offset: 6, author: "m0".into(), heartbeat });
     };
-    let of_rule = |log: &Log| -> Vec<String> {
-        judged(log).into_iter().filter(|v| v.starts_with("rule heartbeat-lease")).collect()
+    let of_rule = |log: &Log| -> Vec<Violation> {
+        judged(log).into_iter().filter(|v| v.rule.class() == "rule heartbeat-lease").collect()
     };
     let base = || {
         let mut log = keeps_every_rule();
@@ -315,21 +319,21 @@ fn heartbeats_say_who_leads_and_only_while_it_does() {
         leased(&mut log, 1500, 5);
         log
     };
-    assert_eq!(of_rule(&base()), Vec::<String>::new());
+    assert_eq!(of_rule(&base()), Vec::<Violation>::new());
     let mut at_end = base();
     leased(&mut at_end, 2000, 5);
     let v = of_rule(&at_end);
-    assert!(v[0].contains("says it leads role 0 with token 5, but that lease ended at 2000ms"), "{v:?}");
+    assert!(v[0].detail.contains("says it leads role 0 with token 5, but that lease ended at 2000ms"), "{v:?}");
     let mut unknown = base();
     leased(&mut unknown, 1500, 9);
-    assert!(of_rule(&unknown)[0].contains("with token 9, a term it never published"), "{:?}", of_rule(&unknown));
+    assert!(of_rule(&unknown)[0].detail.contains("with token 9, a term it never published"), "{:?}", of_rule(&unknown));
     // Held from 0.120 s to 2.120 s (2T) with no heartbeat claiming it.
     let mut silent = keeps_every_rule();
     silent.slots.insert("m0".into(), 0);
     claim(&mut silent, 2120, "m0", 5, 3000, 0);
     let v = of_rule(&silent);
     assert!(
-        v[0].contains("m0 held role 0 with token 5 from 0.120s to 2.120s but none of its heartbeats said so"),
+        v[0].detail.contains("m0 held role 0 with token 5 from 0.120s to 2.120s but none of its heartbeats said so"),
         "{v:?}"
     );
 }
@@ -341,12 +345,16 @@ fn heartbeats_say_who_leads_and_only_while_it_does() {
 #[test]
 fn handles_that_disagree_on_leadership_are_a_violation() {
     let mut log = keeps_every_rule();
-    assert!(judged(&log).iter().all(|v| !v.contains("handles-agree")));
+    assert!(judged(&log).iter().all(|v| !v.detail.contains("handles-agree")));
     log.disagreements.push((1500, "m0".into(), "Neli::is_leader false, Control::is_leader true".into()));
-    let v: Vec<String> = judged(&log).into_iter().filter(|v| v.starts_with("rule handles-agree")).collect();
+    let v: Vec<Violation> = judged(&log).into_iter().filter(|v| v.detail.starts_with("rule handles-agree")).collect();
     assert_eq!(
-        v,
-        ["rule handles-agree: m0's handles disagreed at 1.500s: Neli::is_leader false, Control::is_leader true"]
+        v.iter().map(|v| (v.detail.as_str(), v.members.clone(), v.at)).collect::<Vec<_>>(),
+        [(
+            "rule handles-agree: m0's handles disagreed at 1.500s: Neli::is_leader false, Control::is_leader true",
+            vec!["m0".to_owned()],
+            Some(1500)
+        )]
     );
 }
 
@@ -366,10 +374,10 @@ fn a_lease_taken_sooner_than_g_after_the_assignment_breaks_grace() {
     heartbeat(&mut late, 1090, 5, "m0", 1, 1000);
     proof(&mut late, "m0", 1, 1010);
     claim(&mut late, 1100, "m0", 5, 2000, 0);
-    assert_eq!(rules::judge(&grace, &late), Vec::<String>::new());
+    assert_eq!(rules::judge(&grace, &late), Vec::<Violation>::new());
 
     let stepped = scenario(include_str!("scenarios/rules-grace-clock-step.toml"));
-    assert_eq!(rules::judge(&stepped, &early), Vec::<String>::new());
+    assert_eq!(rules::judge(&stepped, &early), Vec::<Violation>::new());
 }
 
 /// A resign must move leadership: the member that resigned stays out of
@@ -389,7 +397,7 @@ fn an_assignment_sooner_than_the_resign_hold_off_breaks_resign_holds_off() {
     let seq = log.next_seq();
     log.assignments.push(AssignmentObs { seq, at: 3_000, member: "m0".into(), change: AssignmentChange::Resigned });
     assigned(&mut log, 10_000, "m0", 2);
-    assert!(judged(&log).iter().all(|v| !v.contains("resign-holds-off")), "{:?}", judged(&log));
+    assert!(judged(&log).iter().all(|v| !v.detail.contains("resign-holds-off")), "{:?}", judged(&log));
 }
 
 // The rules judged where the simulator sees them broken (`wakes-on-time`,
