@@ -48,6 +48,7 @@ pub fn write_failing_seed(dir: &Path, arg: &str, s: &Scenario, seed: u64) -> Res
         (format!("{stem}.toml"), fixed.to_toml(&header).map_err(|e| format!("--artifacts: {e}"))?),
         (format!("{stem}.trace.txt"), trace),
         (format!("{stem}.svg"), svg::timeline(&r, s.election.members, s.duration.ms())),
+        (format!("{stem}.history.jsonl"), r.history.to_jsonl()),
     ];
     let mut out = Vec::new();
     for (name, body) in files {

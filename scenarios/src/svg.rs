@@ -1,18 +1,19 @@
 //! Hand-written SVG: the leadership timeline of one run (`run --timeline`)
 //! and the overlap-against-gap chart of a sweep (`tune`).
 //!
-//! The timeline is derived from the run's trace and its played faults: a
-//! member leads a role from its `Acquired` event until `Revoked`/`Fenced`,
-//! its crash or close, or the end of the run; fault bands are the faults as
-//! the simulator played them (`RunReport::faults`, with `leader` resolved).
-//! Events are what the application saw; the oracles judge unexpired
-//! leases (`RunReport::leases`), which can end well before the member is
-//! told: each bar is solid where the lease held and pale after it ended.
+//! The timeline is drawn from the run's typed history (`neli_sim::history`),
+//! never from its trace text: a member leads a role from its `Acquired`
+//! until `Revoked`/`Fenced`, its process stopping, or the end of the run;
+//! fault bands are the faults as the simulator played them
+//! (`RunReport::faults`, with `leader` resolved). Events are what the
+//! application saw; the oracles judge unexpired leases (the history's
+//! `Held` entries), which can end well before the member is told: each bar
+//! is solid where the lease held and pale after it ended.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use neli_sim::oracle::LeaseSpan;
+use neli_sim::history::{Entry, History, Hold};
 use neli_sim::scenario::FaultKind;
 use neli_sim::{PlayedFault, Rule, RunReport, Violation};
 
@@ -37,18 +38,8 @@ pub struct Band {
     pub label: String,
 }
 
-fn parse_at(t: &str) -> Option<u64> {
-    let t = t.strip_suffix('s')?;
-    let (s, ms) = t.split_once('.')?;
-    Some(s.trim().parse::<u64>().ok()? * 1000 + ms.parse::<u64>().ok()?)
-}
-
 fn row_of(host: &str) -> Option<usize> {
     host.strip_prefix('m')?.split('.').next()?.parse().ok()
-}
-
-fn field(text: &str, key: &str) -> Option<u64> {
-    text.split_whitespace().find_map(|w| w.strip_prefix(key)).and_then(|v| v.parse().ok())
 }
 
 /// Fault bands of the faults a run played: the member rows each hit
@@ -66,65 +57,48 @@ pub fn bands(faults: &[PlayedFault]) -> Vec<Band> {
         .collect()
 }
 
-/// Open bars: (incarnation, role) -> (start, token).
-type Open = BTreeMap<(String, u32), (u64, u64)>;
-
-/// Ends `who`'s bars (of `role`, or all) at `at`.
-fn close(open: &mut Open, leads: &mut Vec<Lead>, who: &str, role: Option<u32>, at: u64) {
-    let keys: Vec<(String, u32)> =
-        open.keys().filter(|(w, r)| w == who && role.is_none_or(|x| x == *r)).cloned().collect();
-    for k in keys {
-        if let (Some((start, token)), Some(row)) = (open.remove(&k), row_of(&k.0)) {
-            leads.push(Lead { row, role: k.1, start, end: at, who: k.0, token });
-        }
-    }
-}
-
-/// A crash ends the bars of every incarnation on the rows it hit.
-fn crash(open: &mut Open, leads: &mut Vec<Lead>, c: &Band) {
-    let hit: Vec<String> =
-        open.keys().filter(|(h, _)| row_of(h).is_some_and(|r| c.rows.contains(&r))).map(|(h, _)| h.clone()).collect();
-    for h in hit {
-        close(open, leads, &h, None, c.start);
-    }
-}
-
-/// Leadership bars from a trace ending at `end` ms, and the fault bands of
-/// `faults` (a crash ends its member's bars).
-pub fn parse_trace(trace: &[String], faults: &[PlayedFault], end: u64) -> (Vec<Lead>, Vec<Band>) {
-    let mut open = Open::new();
+/// Leadership bars from a run's typed history: a member leads a role from
+/// its `Acquired` until its `Revoked` or `Fenced` of that role, its process
+/// stopping (a crash, its application finishing) or the end of the run.
+pub fn leads(h: &History) -> Vec<Lead> {
+    let mut slot: BTreeMap<&str, usize> = BTreeMap::new();
+    // (incarnation, role) -> (start, token) of the bars still open.
+    let mut open: BTreeMap<(&str, u32), (u64, u64)> = BTreeMap::new();
     let mut leads = Vec::new();
-    let bands = bands(faults);
-    let mut crashes = bands.iter().filter(|b| b.kind == FaultKind::Crash).peekable();
-    for line in trace {
-        let mut parts = line.trim_start().splitn(3, ' ');
-        let (Some(at), Some(host), Some(text)) = (parts.next(), parts.next(), parts.next()) else {
-            continue;
-        };
-        let Some(at) = parse_at(at) else { continue };
-        while let Some(c) = crashes.next_if(|c| c.start <= at) {
-            crash(&mut open, &mut leads, c);
+    let mut close = |open: &mut BTreeMap<(&str, u32), (u64, u64)>, who: &str, role: Option<u32>, at: u64| {
+        let keys: Vec<(&str, u32)> =
+            open.keys().filter(|(w, r)| *w == who && role.is_none_or(|x| x == *r)).copied().collect();
+        for k in keys {
+            let (start, token) = open.remove(&k).expect("a key just listed");
+            leads.push((k.0.to_owned(), k.1, start, at, token));
         }
-        if text.starts_with("Acquired") {
-            let role = field(text, "role=").unwrap_or(0) as u32;
-            let token = field(text, "token=").unwrap_or(0);
-            open.insert((host.to_owned(), role), (at, token));
-        } else if text.starts_with("Revoked") || text.starts_with("Fenced") {
-            let role = field(text, "role=").map(|r| r as u32);
-            close(&mut open, &mut leads, host, role, at);
-        } else if text.starts_with("closed") {
-            close(&mut open, &mut leads, host, None, at);
+    };
+    for e in &h.entries {
+        match e {
+            Entry::Started(p) => {
+                slot.insert(&p.member, p.slot);
+            }
+            Entry::Acquired(t) => {
+                open.insert((&t.member, t.role), (t.at, t.token.unwrap_or(0)));
+            }
+            Entry::Revoked(t) | Entry::Fenced(t) => close(&mut open, &t.member, Some(t.role), t.at),
+            Entry::Stopped(p) => close(&mut open, &p.member, None, p.at),
+            _ => {}
         }
     }
-    for c in crashes {
-        crash(&mut open, &mut leads, c);
+    let rest: Vec<&str> = open.keys().map(|(w, _)| *w).collect();
+    for w in rest {
+        close(&mut open, w, None, h.end);
     }
-    let rest: Vec<String> = open.keys().map(|(h, _)| h.clone()).collect();
-    for h in rest {
-        close(&mut open, &mut leads, &h, None, end);
-    }
-    leads.sort_by_key(|l| (l.row, l.start, l.role));
-    (leads, bands)
+    let mut out: Vec<Lead> = leads
+        .into_iter()
+        .filter_map(|(who, role, start, end, token)| {
+            let row = *slot.get(who.as_str())?;
+            Some(Lead { row, role, start, end, who, token })
+        })
+        .collect();
+    out.sort_by_key(|l| (l.row, l.start, l.role));
+    out
 }
 
 const PALETTE: [&str; 6] = ["#2b6cb0", "#2f855a", "#b7791f", "#6b46c1", "#c05621", "#2c7a7b"];
@@ -158,7 +132,7 @@ pub fn overlaps(violations: &[Violation]) -> Vec<(Vec<usize>, u64, u64)> {
 
 /// The timeline picture of `r` for a run of `end` ms with `members` rows.
 pub fn timeline(r: &RunReport, members: u32, end: u64) -> String {
-    let (leads, bands) = parse_trace(&r.trace, &r.faults, end);
+    let (leads, bands) = (leads(&r.history), bands(&r.faults));
     let f = Frame { left: 70.0, top: 60.0, width: 900.0, row_h: 36.0, rows: members.max(1) as usize, end };
     let height = f.y1() + 50.0 + 14.0 * bands.len().min(6) as f64;
     let mut o = String::new();
@@ -189,7 +163,8 @@ pub fn timeline(r: &RunReport, members: u32, end: u64) -> String {
     );
     f.grid(&mut o);
     f.bands(&mut o, &bands);
-    f.leads(&mut o, &leads, &r.leases);
+    let holds: Vec<&Hold> = r.history.holds().collect();
+    f.leads(&mut o, &leads, &holds);
     f.overlaps(&mut o, &r.violations);
     f.legend(&mut o, &bands);
     o.push_str("</svg>\n");
@@ -279,7 +254,7 @@ impl Frame {
     /// had already ended: a paused member is told only on resume, so its
     /// pale tail never overlaps its successor's solid bar. A lease of role 0
     /// that ended with no fault on its member (an interruption) is marked ▼.
-    fn leads(&self, o: &mut String, leads: &[Lead], spans: &[LeaseSpan]) {
+    fn leads(&self, o: &mut String, leads: &[Lead], spans: &[&Hold]) {
         let roles = leads.iter().map(|l| l.role).max().map_or(1, |m| m + 1) as f64;
         let x = |ms| self.x(ms);
         let lane = (self.row_h - 12.0) / roles;
@@ -299,8 +274,8 @@ impl Frame {
                 crate::secs(l.end)
             );
             let held = spans.iter().filter(|s| s.member == l.who && s.role == l.role);
-            for s in held.filter(|s| s.start < l.end && s.end > l.start) {
-                let (a, b) = (s.start.max(l.start), s.end.min(l.end));
+            for s in held.filter(|s| s.at < l.end && s.until > l.start) {
+                let (a, b) = (s.at.max(l.start), s.until.min(l.end));
                 let _ = writeln!(
                     o,
                     r#"<rect x="{}" y="{y}" width="{}" height="{}" fill="{colour}" rx="2"><title>{}'s lease of role {} (token {}) held {} – {}</title></rect>"#,
@@ -310,8 +285,8 @@ impl Frame {
                     esc(&l.who),
                     l.role,
                     l.token,
-                    crate::secs(s.start),
-                    crate::secs(s.end)
+                    crate::secs(s.at),
+                    crate::secs(s.until)
                 );
             }
         }
@@ -320,9 +295,9 @@ impl Frame {
             let _ = writeln!(
                 o,
                 r##"<text x="{}" y="{y}" text-anchor="middle" fill="#9b2c2c">▼<title>interruption: {}'s lease ended at {} with no fault on it</title></text>"##,
-                x(s.end),
+                x(s.until),
                 esc(&s.member),
-                crate::secs(s.end)
+                crate::secs(s.until)
             );
         }
     }

@@ -14,6 +14,7 @@ pub mod client;
 pub mod clock;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod history;
 pub mod oracle;
 pub mod profile;
 mod proto;
@@ -24,6 +25,7 @@ pub mod server;
 pub mod verdict;
 pub(crate) mod world;
 
+pub use history::History;
 pub use oracle::Figures;
 pub use scenario::{Scenario, ScenarioError, schedule};
 pub use seed::mix;

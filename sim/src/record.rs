@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use neli::Event;
 
 use crate::clock::ClockModel;
+use serde::{Deserialize, Serialize};
 
 /// A member's lease of one role as its driver published it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,6 +184,47 @@ impl CloseResult {
     }
 }
 
+/// A write's fencing stamp: the log epoch of the election log the token
+/// came from, then the token. A downstream that orders writes by it
+/// (lexicographically) refuses every write of an ended term once a newer
+/// term has written (neli/KAFKA.md, "Fencing tokens after a broker lost
+/// its log").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Stamp {
+    pub log_epoch: u64,
+    pub token: u64,
+}
+
+impl std::fmt::Display for Stamp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "({}, {})", self.log_epoch, self.token)
+    }
+}
+
+/// A write a member made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Write {
+    /// When it took effect: the store received it (harness applications),
+    /// or the built-in application wrote its token-guarded resource.
+    pub at: u64,
+    /// When the application sent it (the same instant for the built-in
+    /// application).
+    pub sent_at: u64,
+    pub member: String,
+    /// What was written (the store's key; `resource` for the built-in
+    /// application).
+    pub key: String,
+    /// The fencing stamp it carried; `None` for an unfenced write.
+    pub stamp: Option<Stamp>,
+    /// The store took it. A fenced store refuses a stamp below the highest
+    /// it has taken; the built-in resource takes every write (the oracles
+    /// judge it).
+    pub accepted: bool,
+    /// Written by a Revoked handler finishing its work (built-in application).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_handler: bool,
+}
+
 #[derive(Debug, Default)]
 pub struct Log {
     pub trace: Vec<(u64, String, String)>,
@@ -242,6 +284,9 @@ pub struct Log {
     /// (global ms, incarnation): the coordinator dropped the member
     /// (session or rebalance timeout), so a barrier it was in no longer holds.
     pub removals: Vec<(u64, String)>,
+    /// Writes that reached a harness application's downstream store
+    /// (`harness::store`), accepted or not.
+    pub store_writes: Vec<Write>,
     seq: u64,
 }
 

@@ -23,6 +23,12 @@ pub struct RunArgs {
     /// Draw leadership per member over time, with fault bands, into this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     timeline: Option<PathBuf>,
+    /// Write the run's typed history to this file as JSON Lines: a header
+    /// line with the history version, scenario and seed, then one event per
+    /// line (acquired, revoked, fenced, writes, faults, holds, process
+    /// starts and stops), in time order.
+    #[arg(long, value_name = "FILE.jsonl")]
+    history: Option<PathBuf>,
     /// Output: text, one JSON document or JUnit XML (one testcase).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -75,6 +81,11 @@ pub fn run(a: RunArgs) -> ExitCode {
         if let Err(err) = write(path, picture) {
             return fail(err);
         }
+    }
+    if let Some(path) = &a.history
+        && let Err(err) = write(path, r.history.to_jsonl())
+    {
+        return fail(err);
     }
     let out = report::Run::new(&e.scenario, &e.arg, &r, a.trace, a.timeline.map(|p| p.display().to_string()));
     match a.format {

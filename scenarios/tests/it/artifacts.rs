@@ -110,7 +110,7 @@ fn run_artifacts_only_for_a_failing_run() {
     let dir = scratch("run_artifacts");
     let o = lab(&["run", "lease-longer-than-session", "--seed", "1", "--artifacts", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
-    for ext in ["toml", "trace.txt", "svg"] {
+    for ext in ["toml", "trace.txt", "svg", "history.jsonl"] {
         assert!(dir.join(format!("lease-longer-than-session-seed1.{ext}")).exists(), "{ext} missing");
     }
     let again = lab(&["run", dir.join("lease-longer-than-session-seed1.toml").to_str().unwrap()]);

@@ -375,6 +375,7 @@ const BAD_FLAGS: &[&str] = &[
     "run FILE --seed 18446744073709551616",
     "run FILE --format xml",
     "run FILE --timeline /nonexistent/dir/x.svg",
+    "run FILE --history /nonexistent/dir/x.jsonl",
     "replay no-such-scenario --seed 1",
     "replay FILE --seed x",
     "explore",

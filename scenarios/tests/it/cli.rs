@@ -51,6 +51,36 @@ fn run_passes_and_draws_a_timeline() {
     }
 }
 
+// `run --history FILE` writes the run's typed history as JSON Lines: a
+// versioned header, then every event in time order; it reads back, and its
+// holds are the run's (the failing seed's overlap shows as two holders).
+#[test]
+fn run_writes_its_typed_history_as_json_lines() {
+    let dir = scratch("run_history");
+    let file = dir.join("h.jsonl");
+    let o = lab(&["run", "lease-longer-than-session", "--seed", "1", "--history", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let text = std::fs::read_to_string(&file).expect("history written");
+    assert!(text.starts_with(r#"{"history":1,"scenario":"lease-longer-than-session","seed":1,"#), "{text}");
+    let h = neli_sim::History::from_jsonl(&text).expect("the history reads back");
+    let at: Vec<u64> = h.entries.iter().map(|e| e.at()).collect();
+    assert!(at.windows(2).all(|w| w[0] <= w[1]), "entries in time order");
+    for kind in [
+        r#""event":"acquired""#,
+        r#""event":"held""#,
+        r#""event":"fault""#,
+        r#""event":"started""#,
+        r#""event":"write""#,
+    ] {
+        assert!(text.contains(kind), "{kind} missing");
+    }
+    let overlap = h.holds().find(|x| h.holders(x.role, x.at).len() > 1);
+    assert!(overlap.is_some(), "the failing seed's overlap: two holders at once");
+    assert_eq!(h.to_jsonl(), text, "the history round-trips byte for byte");
+    let bad = neli_sim::History::from_jsonl(&text.replacen(r#""history":1"#, r#""history":99"#, 1));
+    assert!(bad.is_err_and(|e| e.contains("line 1") && e.contains("version 99")));
+}
+
 // A violated expectation exits 1 and prints a one-line reproduction.
 #[test]
 fn run_fails_with_exit_1_and_a_reproduction_line() {

@@ -55,21 +55,28 @@ fn written_scenario_round_trips() {
     }
 }
 
-// The timeline reads leadership from the trace and fault bands from the
-// faults as played: a bar from Acquired to Revoked, a crash closes the bar,
-// a pause band lasts its duration.
+// The timeline reads leadership from the run's typed history and fault
+// bands from the faults as played: a bar from Acquired to Revoked, a stopped
+// process closes its bars, a pause band lasts its duration; overlaps come
+// from the typed violations.
 #[test]
-fn timeline_reads_leadership_from_the_trace_and_bands_from_the_faults() {
-    let trace: Vec<String> = [
-        "   3.000s m0 Acquired role=0 token=4",
-        "  10.000s sim pause m0 for 5s",
-        "  13.000s m1 Acquired role=0 token=9",
-        "  15.000s m0 Revoked role=0",
-        "  20.000s sim crash m1",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+fn timeline_reads_leadership_from_the_history_and_bands_from_the_faults() {
+    use neli_sim::history::{Entry, History, Process, Told};
+    let told = |at, member: &str, token| Told { at, member: member.into(), role: 0, token, log_epoch: 0 };
+    let started = |member: &str, slot| Entry::Started(Process { at: 0, member: member.into(), slot });
+    let history = History {
+        scenario: "story".into(),
+        seed: 1,
+        end: 30_000,
+        entries: vec![
+            started("m0", 0),
+            started("m1", 1),
+            Entry::Acquired(told(3000, "m0", Some(4))),
+            Entry::Acquired(told(13_000, "m1", Some(9))),
+            Entry::Revoked(told(15_000, "m0", None)),
+            Entry::Stopped(Process { at: 20_000, member: "m1".into(), slot: 1 }),
+        ],
+    };
     let played = |kind, start, end, host: &str, label: &str| neli_sim::PlayedFault {
         kind,
         start,
@@ -81,7 +88,8 @@ fn timeline_reads_leadership_from_the_trace_and_bands_from_the_faults() {
         played(FaultKind::Pause, 10_000, 15_000, "m0", "pause m0 for 5s"),
         played(FaultKind::Crash, 20_000, 20_000, "m1", "crash m1"),
     ];
-    let (leads, bands) = neli_lab::svg::parse_trace(&trace, &faults, 30_000);
+    let leads = neli_lab::svg::leads(&history);
+    let bands = neli_lab::svg::bands(&faults);
     let got: Vec<(usize, u64, u64, u64)> = leads.iter().map(|l| (l.row, l.start, l.end, l.token)).collect();
     assert_eq!(got, vec![(0, 3000, 15_000, 4), (1, 13_000, 20_000, 9)]);
     assert_eq!((bands[0].rows.clone(), bands[0].start, bands[0].end), (vec![0], 10_000, 15_000));
@@ -122,13 +130,13 @@ fn timeline_separates_the_lease_from_what_the_member_was_told() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("leader-pause.toml");
     let s = Scenario::load(&path).expect("leader-pause loads");
     let r = neli_lab::run(&s, 7);
-    let of = |m: &str| r.leases.iter().filter(|l| l.member == m && l.role == 0).cloned().collect::<Vec<_>>();
+    let of = |m: &str| r.history.holds().filter(|l| l.member == m && l.role == 0).cloned().collect::<Vec<_>>();
     let (m0, m1) = (of("m0"), of("m1"));
     let successor = m1.first().expect("m1 led");
-    assert!(m0[0].end <= successor.start, "m0's lease {:?} ended before m1's {:?} began", m0[0], successor);
+    assert!(m0[0].until <= successor.at, "m0's lease {:?} ended before m1's {:?} began", m0[0], successor);
     let told = r.trace.iter().find(|l| l.contains("m0 Revoked") || l.contains("m0 Fenced")).expect("m0 told");
     assert!(told.contains("15."), "m0 was told only after its pause: {told}");
-    assert_eq!(r.leases.iter().filter(|l| l.interrupted).count() as u64, r.figures.interruptions);
+    assert_eq!(r.history.holds().filter(|l| l.interrupted).count() as u64, r.figures.interruptions);
     let svg = neli_lab::svg::timeline(&r, 3, 30_000);
     assert!(svg.contains("m0's lease of role 0 (token 0) held"), "solid bar of the real lease");
     assert!(svg.contains("pale: its lease had ended"), "pale bar of what m0 was told");

@@ -22,6 +22,7 @@ use tokio::sync::Notify;
 use super::member::{MemberParams, Slot, foreign_main, member_main};
 use super::{MAX_LATENCY, MIN_LATENCY, PlayedFault, RunReport, TICK};
 use crate::clock::ClockModel;
+use crate::history::{self, History};
 use crate::oracle;
 use crate::record::{AssignmentChange, FaultObs, Recorder, format_line};
 use crate::scenario::{Fault, FaultKind, Host, Scenario, TimedFault, Trigger};
@@ -554,8 +555,19 @@ impl World<'_> {
         let mut lines: Vec<&(u64, String, String)> = log.trace.iter().collect();
         lines.sort_by_key(|(at, _, _)| *at);
         let trace = lines.into_iter().map(|(at, h, t)| format_line(*at, h, t)).collect();
-        let faults = played.into_iter().map(|f| PlayedFault { end: f.end.min(end), ..f }).collect();
+        let faults: Vec<PlayedFault> = played.into_iter().map(|f| PlayedFault { end: f.end.min(end), ..f }).collect();
+        let played: Vec<history::Fault> = faults
+            .iter()
+            .map(|f| history::Fault {
+                at: f.start,
+                until: f.end,
+                kind: f.kind.name().to_owned(),
+                hosts: f.hosts.clone(),
+                label: f.label.clone(),
+            })
+            .collect();
+        let history = History::of(&s.name, seed, end, &log, &played, &leases);
         let acted = log.acted.clone();
-        RunReport { scenario: s.name.clone(), seed, trace, faults, figures, violations, leases, acted }
+        RunReport { scenario: s.name.clone(), seed, trace, faults, figures, violations, history, acted }
     }
 }

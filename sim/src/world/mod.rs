@@ -35,8 +35,9 @@ pub struct RunReport {
     pub figures: Figures,
     /// Broken guarantees; empty for a passing run.
     pub violations: Vec<crate::verdict::Violation>,
-    /// Where each lease really held (the oracles' view), for the timeline.
-    pub leases: Vec<crate::oracle::LeaseSpan>,
+    /// The run as typed events (`history`): what the timeline draws,
+    /// `neli-lab run --history` writes and a harness's invariants judge.
+    pub history: crate::history::History,
     /// The layers whose setting made a difference (`Log::acted`).
     pub acted: std::collections::BTreeSet<crate::scenario::Layer>,
 }
