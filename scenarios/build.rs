@@ -3,10 +3,8 @@
 //! differed from it. A verdict that names no build cannot be trusted, so every
 //! `check`, `explore` and `run` prints this. Without git or a `.git` the
 //! commit is "unknown"; this script never fails the build.
-//!
-//! It also embeds the shipped scenario files (`*.toml` here and in
-//! `broken/`), so an installed `neli-lab` (`cargo install --path scenarios`)
-//! finds them without the source tree (scenarios/README.md, "Installing").
+//! (The shipped scenario files are embedded by neli-sim's build script:
+//! `neli_sim::shipped`.)
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,7 +25,6 @@ fn main() {
         (Some(_), Some(_)) => "dirty",
         _ => "tree state unknown",
     };
-    embed_scenarios(&manifest_dir());
     println!("cargo:rustc-env=NELI_LAB_COMMIT={}", commit.as_deref().unwrap_or("unknown"));
     println!("cargo:rustc-env=NELI_LAB_TREE={state}");
 
@@ -63,40 +60,5 @@ fn main() {
             }
             println!("cargo:rerun-if-changed={}", p.display());
         }
-    }
-}
-
-fn manifest_dir() -> PathBuf {
-    PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into()))
-}
-
-/// Writes `$OUT_DIR/embedded.rs`: `EMBEDDED: &[(&str, &str)]`, each shipped
-/// scenario's path relative to this crate (`leader-pause.toml`,
-/// `broken/lease-from-receipt.toml`) and its text, top level first.
-fn embed_scenarios(dir: &Path) {
-    let mut files = Vec::new();
-    for (prefix, d) in [("", dir.to_path_buf()), ("broken/", dir.join("broken"))] {
-        println!("cargo:rerun-if-changed={}", d.display());
-        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = entry.path();
-            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            if p.extension().is_some_and(|e| e == "toml") && name != "Cargo.toml" {
-                println!("cargo:rerun-if-changed={}", p.display());
-                files.push((format!("{prefix}{name}"), p));
-            }
-        }
-    }
-    // The directory's order: the top level, then `broken/`, each by name.
-    files.sort_by_key(|(rel, _)| (rel.starts_with("broken/"), rel.clone()));
-    let mut code = String::from(
-        "/// The shipped scenario files, embedded at build time.\npub const EMBEDDED: &[(&str, &str)] = &[\n",
-    );
-    for (rel, path) in &files {
-        code.push_str(&format!("    ({rel:?}, include_str!({:?})),\n", path.display().to_string()));
-    }
-    code.push_str("];\n");
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_else(|_| ".".into())).join("embedded.rs");
-    if let Err(e) = std::fs::write(&out, code) {
-        println!("cargo:warning=cannot write {}: {e}", out.display());
     }
 }

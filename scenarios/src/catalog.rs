@@ -19,7 +19,7 @@ pub struct Entry {
     pub scenario: Scenario,
 }
 
-include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
+use neli_sim::shipped::EMBEDDED;
 
 /// What `dir()` says when the embedded copies are in use.
 pub const EMBEDDED_DIR: &str = "<embedded>";

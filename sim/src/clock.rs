@@ -10,6 +10,7 @@
 //! so nothing of the member runs, timers fire late and input is delivered on
 //! resume.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -159,11 +160,34 @@ impl Gate {
 pub struct SimClock {
     model: Arc<Mutex<ClockModel>>,
     gate: Gate,
+    /// A harness application's clock: sleeps also wait out a `stall-poll`
+    /// of its loop (global ms it is stalled until). The driver's clock has none.
+    stall: Option<Arc<AtomicU64>>,
 }
 
 impl SimClock {
     pub fn new(model: Arc<Mutex<ClockModel>>, gate: Gate) -> SimClock {
-        SimClock { model, gate }
+        SimClock { model, gate, stall: None }
+    }
+
+    /// The same clock for an application loop that a `stall-poll` fault
+    /// holds (`stall`: global ms it is stalled until).
+    pub(crate) fn stalled_by(mut self, stall: Arc<AtomicU64>) -> SimClock {
+        self.stall = Some(stall);
+        self
+    }
+
+    /// Waits while the application loop is stalled or its process paused.
+    pub(crate) async fn wait_out_stall(&self) {
+        self.gate.pass().await;
+        while let Some(until) = self.stall.as_ref().map(|s| s.load(Ordering::SeqCst)) {
+            let g = global_ms();
+            if until <= g {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(until - g)).await;
+            self.gate.pass().await;
+        }
     }
 }
 
@@ -175,6 +199,7 @@ impl neli::Clock for SimClock {
     fn sleep(&self, duration: Duration) -> impl std::future::Future<Output = ()> + Send {
         let model = self.model.clone();
         let gate = self.gate.clone();
+        let stall = self.stall.clone();
         async move {
             let target = {
                 let m = model.lock().expect("clock lock");
@@ -190,6 +215,9 @@ impl neli::Clock for SimClock {
                 }
             }
             gate.pass().await;
+            if let Some(stall) = stall {
+                SimClock { model, gate, stall: Some(stall) }.wait_out_stall().await;
+            }
         }
     }
 }

@@ -10,10 +10,12 @@
 //! the recording with the [`oracle`]s. Same scenario, seed and code: the same
 //! trace, byte for byte.
 
+pub mod app;
 pub mod client;
 pub mod clock;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod harness;
 pub mod history;
 pub mod oracle;
 pub mod profile;
@@ -22,6 +24,7 @@ pub mod record;
 pub mod scenario;
 mod seed;
 pub mod server;
+pub mod shipped;
 pub mod verdict;
 pub(crate) mod world;
 

@@ -138,6 +138,16 @@ impl Conn {
     }
 
     pub async fn call(&mut self, req: &Request, timeout: Duration) -> Result<Response, String> {
+        self.exchange(req, timeout).await
+    }
+
+    /// One request and its answer in any of the simulator's protocols (the
+    /// brokers', the harness store's).
+    pub async fn exchange<Q: Serialize, A: for<'de> Deserialize<'de>>(
+        &mut self,
+        req: &Q,
+        timeout: Duration,
+    ) -> Result<A, String> {
         let addr = self.addr.clone();
         let stream = &mut self.stream;
         let work = async {
@@ -146,7 +156,7 @@ impl Conn {
             }
             let s = stream.as_mut().expect("connected above");
             write_frame(s, req).await.map_err(|e| e.to_string())?;
-            read_frame::<Response>(s).await.map_err(|e| e.to_string())
+            read_frame::<A>(s).await.map_err(|e| e.to_string())
         };
         let result = match tokio::time::timeout(timeout, work).await {
             Ok(Ok(r)) => Ok(r),

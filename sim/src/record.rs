@@ -287,6 +287,11 @@ pub struct Log {
     /// Writes that reached a harness application's downstream store
     /// (`harness::store`), accepted or not.
     pub store_writes: Vec<Write>,
+    /// Incarnations running a harness application instead of the built-in one.
+    pub user_apps: BTreeSet<String>,
+    /// (global ms, incarnation, what): a harness application failed as a
+    /// program (it panicked); judged as [`crate::verdict::Rule::App`].
+    pub app_failures: Vec<(u64, String, String)>,
     seq: u64,
 }
 

@@ -147,6 +147,10 @@ pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figur
     close_finishes(s, log, end, &mut v);
     resign_takes_effect(s, log, end, &mut v);
     close_reports(log, &mut v);
+    for (at, member, what) in &log.app_failures {
+        let text = format!("application: {member} at {}: {what}", secs(*at));
+        v.push(Violation::new(Rule::App, text).by(member).at(*at));
+    }
     events(log, &mut f, &mut v);
     writes(log, &mut f, &mut v);
     v.extend(rules::judge(s, log));
@@ -448,7 +452,9 @@ fn told_while_leading(s: &Scenario, log: &Log, hs: &[Hold], v: &mut Vec<Violatio
     for h in hs {
         *held.entry(h.member.as_str()).or_default() += h.end - h.start;
     }
-    for (member, total) in held.into_iter().filter(|(_, t)| *t > bound) {
+    // A harness application decides itself when it writes.
+    let judged = |m: &str| !log.user_apps.contains(m);
+    for (member, total) in held.into_iter().filter(|(m, t)| *t > bound && judged(m)) {
         if !log.writes.iter().any(|w| w.member == member && !w.in_handler) {
             let text = format!(
                 "rule told-while-leading: {member} held role 0 for {} in total but its application was never told it leads (token() was None at every poll; at most {bound}ms may pass untold)",

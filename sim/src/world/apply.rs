@@ -21,6 +21,7 @@ use tokio::sync::Notify;
 
 use super::member::{MemberParams, Slot, foreign_main, member_main};
 use super::{MAX_LATENCY, MIN_LATENCY, PlayedFault, RunReport, TICK};
+use crate::app::{AppSetup, STORE_HOST, StoreState, store_main};
 use crate::clock::ClockModel;
 use crate::history::{self, History};
 use crate::oracle;
@@ -104,7 +105,7 @@ fn count_down(map: &mut BTreeMap<(String, String), u32>, key: &(String, String))
 impl World<'_> {
     /// Brokers, members (and a foreign writer if a fault needs one) of `s`,
     /// with `s`'s faults on the timeline.
-    pub fn build(s: &Scenario, seed: u64) -> World<'static> {
+    pub fn build(s: &Scenario, seed: u64, app: Option<&AppSetup>) -> World<'static> {
         let c = &s.cluster;
         let mut sim = turmoil::Builder::new()
             .rng_seed(seed)
@@ -132,7 +133,14 @@ impl World<'_> {
             brokers.insert(b.clone(), ctx.state.clone());
             sim.host(b.as_str(), move || ctx.clone().run());
         }
-        let params = MemberParams::new(s);
+        let mut params = MemberParams::new(s);
+        params.app = app.cloned();
+        let mut hosts: Vec<String> = s.member_names().into_iter().chain(s.broker_names()).collect();
+        if let Some(setup) = app {
+            let (mode, state, r) = (setup.store, Arc::new(Mutex::new(StoreState::default())), rec.clone());
+            sim.host(STORE_HOST, move || store_main(mode, state.clone(), r.clone()));
+            hosts.push(STORE_HOST.to_owned());
+        }
         let mut slots = Vec::new();
         for i in 0..s.election.members as usize {
             let slot = Slot::new(i, seed);
@@ -153,7 +161,7 @@ impl World<'_> {
             slots,
             brokers,
             coordinator: c.coordinator.to_string(),
-            hosts: s.member_names().into_iter().chain(s.broker_names()).collect(),
+            hosts,
             foreign,
             timeline,
             order: 1_000_000,
@@ -369,7 +377,10 @@ impl World<'_> {
         match *fault {
             Fault::Pause { duration, .. } => self.pause(now, member, duration.ms()),
             Fault::StallPoll { duration, .. } => {
-                self.control(member, |c| c.stall_until = c.stall_until.max(now + duration.ms()))
+                self.control(member, |c| c.stall_until = c.stall_until.max(now + duration.ms()));
+                if let Some(i) = member {
+                    self.slots[i].app_stall.fetch_max(now + duration.ms(), std::sync::atomic::Ordering::SeqCst);
+                }
             }
             Fault::Crash { duration, .. } => {
                 if let Some(t) = target {

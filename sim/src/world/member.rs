@@ -12,6 +12,7 @@ use neli::core::{Heartbeat, UnsafeVariant};
 use neli::{Clock, Config, Mode, Neli, Time};
 use tokio::sync::Notify;
 
+use crate::app::{AppSetup, CatchUnwind, Member, Store};
 use crate::client::{ClientCfg, PollLog, SimBroker};
 use crate::clock::{ClockModel, Gate, SimClock, global_ms};
 use crate::proto::{Conn, Request};
@@ -40,6 +41,9 @@ pub(super) struct Slot {
     /// Set by a `fatal-error` fault: the client of the running incarnation
     /// fails fatally from its next poll on (a restart clears it).
     pub fatal: Arc<AtomicBool>,
+    /// Global ms a `stall-poll` holds a harness application's loop until
+    /// (its clock and store client wait it out: `app.rs`).
+    pub app_stall: Arc<AtomicU64>,
     /// Seeded start delay of the first incarnation, so members' timers run
     /// out of phase and seeds explore different interleavings.
     pub start_delay_ms: u64,
@@ -55,6 +59,7 @@ impl Slot {
             ctl: Arc::new(Mutex::new(MemberCtl::default())),
             incarnations: Arc::new(AtomicU64::new(0)),
             fatal: Arc::new(AtomicBool::new(false)),
+            app_stall: Arc::new(AtomicU64::new(0)),
             start_delay_ms: crate::mix(seed, 100 + idx as u64) % 1000,
         }
     }
@@ -104,6 +109,9 @@ pub(super) struct MemberParams {
     revoked_work: Duration,
     session_expiry: bool,
     assignment: neli::Assignment,
+    /// A harness application runs in every member process instead of the
+    /// built-in one.
+    pub app: Option<AppSetup>,
 }
 
 impl MemberParams {
@@ -135,6 +143,7 @@ impl MemberParams {
             revoked_work: e.revoked_work.map_or(DEFAULT_REVOKED_WORK, Dur::duration),
             session_expiry: e.client_session_expiry,
             assignment: e.assignment.neli(),
+            app: None,
         }
     }
 
@@ -224,6 +233,10 @@ pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> t
         }
     };
     let mut neli = if p.variant.is_any() { neli.with_unsafe_variant(p.variant) } else { neli };
+    if let Some(setup) = &p.app {
+        run_user_app(neli, clock, setup, &slot, name, &rec).await;
+        return Ok(());
+    }
     let control = neli.control();
     install_barrier(&mut neli, &slot, &rec, &name, p.revoked_work);
     if p.background {
@@ -241,6 +254,84 @@ pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> t
         member.run(&slot, &p, &rec).await;
     }
     Ok(())
+}
+
+/// A harness application runs in this process instead of the built-in
+/// one (`app.rs`, `harness.rs`): it gets the driver, a clock a stall holds
+/// and a store client; the faults that ask the application something
+/// (close, resign, close from a Revoked handler) go to its election's
+/// `Control`, as an admin task of the service would send them. When it
+/// returns (or panics: a reported failure) the process stops.
+async fn run_user_app(
+    neli: Neli<SimBroker, SimClock>,
+    clock: SimClock,
+    setup: &AppSetup,
+    slot: &Slot,
+    name: String,
+    rec: &Recorder,
+) {
+    let control = neli.control();
+    {
+        // Its leases are not claims in line with its polls (the loop is
+        // the user's), as with `Neli::background`.
+        let mut log = rec.lock();
+        log.background.insert(name.clone());
+        log.user_apps.insert(name.clone());
+    }
+    record_status(control.status(), control.events(), rec, &name, slot.idx);
+    forward_asks(control, slot, rec, &name);
+    let app_clock = clock.stalled_by(slot.app_stall.clone());
+    let store = Store::new(&name, app_clock.clone(), slot.gate.clone());
+    let member = Member { name: name.clone(), slot: slot.idx, neli, clock: app_clock, store };
+    let outcome = CatchUnwind((setup.app)(member)).await;
+    let mut log = rec.lock();
+    if let Err(what) = outcome {
+        log.app_failures.push((global_ms(), name.clone(), format!("the application panicked: {what}")));
+    }
+    log.trace.push((global_ms(), name.clone(), "the application returned".into()));
+    log.ends.entry(name).or_insert(global_ms());
+}
+
+/// The faults that ask a harness application to close or resign, sent to
+/// its election's `Control` (a close from a Revoked handler at its next
+/// Revoked event), and noted for the rules `close-finishes` and
+/// `resign-takes-effect`.
+fn forward_asks(control: neli::Control, slot: &Slot, rec: &Recorder, name: &str) {
+    let (ctl, rec2, name2, control2) = (slot.ctl.clone(), rec.clone(), name.to_owned(), control.clone());
+    tokio::task::spawn_local(async move {
+        let (rec, name, control) = (rec2, name2, control2);
+        while control.end().is_none() {
+            tokio::time::sleep(crate::world::TICK).await;
+            let (close, resign) = {
+                let mut c = ctl.lock().expect("ctl lock");
+                (std::mem::take(&mut c.close), std::mem::take(&mut c.resign))
+            };
+            if close {
+                rec.lock().close_asked.entry(name.clone()).or_insert(global_ms());
+                rec.trace(global_ms(), &name, "asked to close (Control::close)");
+                control.close();
+            }
+            if resign {
+                rec.lock().resign_asked.push((global_ms(), name.clone()));
+                rec.trace(global_ms(), &name, "asked to resign (Control::resign)");
+                control.resign();
+            }
+        }
+    });
+    let (ctl, rec, name) = (slot.ctl.clone(), rec.clone(), name.to_owned());
+    let mut events = control.events();
+    tokio::task::spawn_local(async move {
+        use tokio_stream::StreamExt;
+        while let Some(event) = events.next().await {
+            let armed = matches!(event, neli::Event::Revoked { .. })
+                && std::mem::take(&mut ctl.lock().expect("ctl lock").close_in_handler);
+            if armed {
+                rec.lock().close_asked.entry(name.clone()).or_insert(global_ms());
+                rec.trace(global_ms(), &name, "asked to close at its Revoked event (Control::close)");
+                control.close();
+            }
+        }
+    });
 }
 
 /// The member's election finished and its application loop ends. A

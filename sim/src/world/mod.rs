@@ -66,15 +66,17 @@ impl RunReport {
 /// that quotes it, so `explore` names the seed instead of dying.
 pub fn run_scenario(scenario: &Scenario, seed: u64) -> RunReport {
     let scenario = schedule::materialize(scenario, seed);
-    let mut world = World::build(&scenario, seed);
+    run_materialized(&scenario, seed, None)
+}
+
+/// Runs an already drawn scenario, with a harness application in every
+/// member process instead of the built-in one if `app` says so.
+pub(crate) fn run_materialized(scenario: &Scenario, seed: u64, app: Option<&crate::app::AppSetup>) -> RunReport {
+    let mut world = World::build(scenario, seed, app);
     let played = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| world.play(scenario.duration.ms())));
     let stopped = played.unwrap_or_else(|payload| {
-        let what = payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a non-text panic".to_owned());
+        let what = crate::app::panic_text(&*payload);
         Some(Violation::new(Rule::Panicked, format!("the simulation panicked: {what}")))
     });
-    world.finish(&scenario, seed, stopped)
+    world.finish(scenario, seed, stopped)
 }
