@@ -5,35 +5,45 @@
 //! fences by stamp; the run is judged by neli's oracles and by your own
 //! invariants over its typed [`History`].
 //!
-//! ```no_run
-//! use neli_sim::app::{Member, Outcome};
+//! ```
+//! use std::time::Duration;
+//!
+//! use neli::{Clock, Pulse};
+//! use neli_sim::app::Member;
 //! use neli_sim::harness::Harness;
 //! use neli_sim::history::Stamp;
-//! use std::time::Duration;
+//!
+//! // The service: leads, and writes `tick` once a round, stamped with its token.
+//! async fn service(m: Member) {
+//!     let Member { mut neli, clock, store, .. } = m;
+//!     loop {
+//!         match neli.pulse(Duration::from_millis(100)).await {
+//!             Ok(Pulse::Finished(_)) => return,
+//!             Ok(Pulse::Running { .. }) => {}
+//!             Err(_) => {
+//!                 clock.sleep(Duration::from_millis(100)).await;
+//!                 continue;
+//!             }
+//!         }
+//!         if let Some(token) = neli.token() {
+//!             let log_epoch = neli.control().status().borrow().log_epoch;
+//!             let _ = store.write("tick", Some(Stamp { log_epoch, token: token.0 })).await;
+//!         }
+//!     }
+//! }
 //!
 //! # fn main() -> Result<(), neli_sim::ScenarioError> {
 //! let report = Harness::shipped("leader-pause")?
-//!     .app(|Member { mut neli, store, .. }: Member| async move {
-//!         loop {
-//!             match neli.pulse(Duration::from_millis(100)).await {
-//!                 Ok(neli::Pulse::Finished(_)) => return,
-//!                 Ok(neli::Pulse::Running { .. }) => {}
-//!                 Err(_) => continue,
-//!             }
-//!             if let Some(token) = neli.token() {
-//!                 let stamp = Stamp { log_epoch: neli.control().status().borrow().log_epoch, token: token.0 };
-//!                 let _: Result<Outcome, _> = store.write("tick", Some(stamp)).await;
-//!             }
-//!         }
-//!     })
-//!     .invariant("one writer at a time", |h| {
-//!         match h.writes().find(|w| w.accepted && h.holders(0, w.at).iter().any(|m| *m != w.member)) {
-//!             Some(w) => Err(format!("{} wrote at {} ms while another member led", w.member, w.at)),
+//!     .app(service)
+//!     .invariant("only the leader writes", |h| {
+//!         match h.writes().find(|w| !h.held(&w.member, 0, w.sent_at)) {
+//!             Some(w) => Err(format!("{} wrote at {} ms without a lease", w.member, w.sent_at)),
 //!             None => Ok(()),
 //!         }
 //!     })
-//!     .seeds(0..50)
+//!     .seeds(0..3)
 //!     .run();
+//! println!("{report}");
 //! report.assert_passed();
 //! # Ok(())
 //! # }
@@ -61,6 +71,9 @@ pub const SEED_ENV: &str = "NELI_SIM_SEED";
 
 /// How long one seed may take on the wall clock by default.
 pub const DEFAULT_SEED_BUDGET: Duration = Duration::from_secs(120);
+
+/// Why a build without `--cfg tokio_unstable` is warned about.
+const UNSEEDED_TOKIO: &str = "neli-sim was built without --cfg tokio_unstable, so tokio's scheduler is not seeded and a seed may not replay byte for byte: add a .cargo/config.toml with [build] rustflags = [\"--cfg\", \"tokio_unstable\"] (examples/invoices has one)";
 
 type Invariant = Arc<dyn Fn(&History) -> Result<(), String> + Send + Sync>;
 
@@ -203,19 +216,20 @@ impl Harness {
             failures: Vec::new(),
             error: None,
             only_seed: false,
+            warnings: Vec::new(),
         };
-        let seeds = match std::env::var(SEED_ENV) {
-            Err(_) => self.seeds.clone(),
-            Ok(v) => match v.trim().parse::<u64>() {
-                Ok(seed) => {
-                    report.only_seed = true;
-                    vec![seed]
-                }
-                Err(_) => {
-                    report.error = Some(format!("{SEED_ENV}={v:?} is not a seed (a whole number from 0 to 2^64 - 1)"));
-                    return report;
-                }
-            },
+        if !cfg!(tokio_unstable) {
+            report.warnings.push(UNSEEDED_TOKIO.to_owned());
+        }
+        let seeds = match seeds_from(std::env::var(SEED_ENV).ok().as_deref(), &self.seeds) {
+            Ok((seeds, only)) => {
+                report.only_seed = only;
+                seeds
+            }
+            Err(e) => {
+                report.error = Some(e);
+                return report;
+            }
         };
         if let Some(why) = self.refusal() {
             report.error = Some(why);
@@ -263,6 +277,19 @@ impl Harness {
     }
 }
 
+/// The seeds to run: `NELI_SIM_SEED`'s value (`env`) alone if it is set
+/// (and `true`: one seed chosen), else `seeds`; an error names a value that
+/// is not a seed.
+pub fn seeds_from(env: Option<&str>, seeds: &[u64]) -> Result<(Vec<u64>, bool), String> {
+    match env {
+        None => Ok((seeds.to_vec(), false)),
+        Some(v) => match v.trim().parse::<u64>() {
+            Ok(seed) => Ok((vec![seed], true)),
+            Err(_) => Err(format!("{SEED_ENV}={v:?} is not a seed (a whole number from 0 to 2^64 - 1)")),
+        },
+    }
+}
+
 /// A failing seed.
 #[derive(Debug, Clone)]
 pub struct Failure {
@@ -286,6 +313,8 @@ pub struct Report {
     pub error: Option<String>,
     /// `NELI_SIM_SEED` chose the one seed run.
     pub only_seed: bool,
+    /// What may make the verdict less than it seems (printed first).
+    pub warnings: Vec<String>,
 }
 
 impl Report {
@@ -302,6 +331,9 @@ impl Report {
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for w in &self.warnings {
+            writeln!(f, "warning: {w}")?;
+        }
         if let Some(e) = &self.error {
             return writeln!(f, "harness {}: cannot run: {e}", self.scenario);
         }

@@ -1,5 +1,5 @@
 //! Scenario files (`scenarios/FORMAT.md`, v1): parsing with errors that name
-//! the file, line, field and rule, and [`run_scenario`], the entry point the
+//! the file, line, field and rule, and [`run_scenario`](crate::run_scenario), the entry point the
 //! `neli-lab` CLI and the tests share.
 
 mod dur;

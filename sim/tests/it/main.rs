@@ -5,9 +5,11 @@
 mod ablation_reuse;
 mod determinism;
 mod fuzz_corpus;
+mod harness;
 mod hazards;
 mod layers;
 mod oracle;
+mod outside;
 mod overlap;
 mod profiles;
 mod rules;
