@@ -2,8 +2,9 @@
 //! opens from a CI artifact list (scenarios/README.md, "Artifacts"):
 //! `<scenario>-seed<N>.toml`, a scenario file with the seed and the faults
 //! it drew written out (so `neli-lab run` on it fails the same way),
-//! `<scenario>-seed<N>.trace.txt`, the full trace and figures, and
-//! `<scenario>-seed<N>.svg`, the leadership timeline.
+//! `<scenario>-seed<N>.trace.txt`, the full trace and figures,
+//! `<scenario>-seed<N>.svg`, the leadership timeline, and
+//! `<scenario>-seed<N>.history.jsonl`, the run's typed history.
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -20,7 +21,7 @@ pub fn file_stem(name: &str, seed: u64) -> String {
     format!("{safe}-seed{seed}")
 }
 
-/// Writes the three files for `seed` of `s` (given on the command line as
+/// Writes the four files for `seed` of `s` (given on the command line as
 /// `arg`) into `dir` and returns their paths. The scenario file is checked
 /// to fail again before it is written.
 pub fn write_failing_seed(dir: &Path, arg: &str, s: &Scenario, seed: u64) -> Result<Vec<PathBuf>, String> {

@@ -127,16 +127,9 @@ impl History {
         // (instant, order of recording) keeps entries of one instant in the
         // order they happened; a kind's rank breaks ties between sources.
         let mut keyed: Vec<(u64, u8, usize, Entry)> = Vec::new();
-        for (i, (at, host, text)) in log.trace.iter().enumerate() {
-            // The member host notes each process start as its first act.
-            if text == "started" && log.slots.contains_key(host) {
-                keyed.push((
-                    *at,
-                    0,
-                    i,
-                    Entry::Started(Process { at: *at, member: host.clone(), slot: log.slots[host] }),
-                ));
-            }
+        for (i, (at, member)) in log.starts.iter().enumerate() {
+            let slot = log.slots.get(member).copied().unwrap_or(0);
+            keyed.push((*at, 0, i, Entry::Started(Process { at: *at, member: member.clone(), slot })));
         }
         for (i, f) in faults.iter().enumerate() {
             keyed.push((f.at, 1, i, Entry::Fault(f.clone())));

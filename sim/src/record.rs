@@ -259,6 +259,8 @@ pub struct Log {
     pub background: BTreeSet<String>,
     /// Incarnation name -> member slot.
     pub slots: BTreeMap<String, usize>,
+    /// (global ms, incarnation): its process started.
+    pub starts: Vec<(u64, String)>,
     /// Bumped when a broker loses its log: fencing tokens restart.
     pub log_epoch: u64,
     /// Current incarnation per slot.

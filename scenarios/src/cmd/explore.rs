@@ -26,7 +26,8 @@ pub struct ExploreArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// For every failing seed write DIR/<scenario>-seed<N>.toml (fails
-    /// under `run`), .trace.txt and .svg (timeline).
+    /// under `run`), .trace.txt, .svg (timeline) and .history.jsonl
+    /// (the typed history, as `run --history` writes it).
     #[arg(long, value_name = "DIR")]
     artifacts: Option<PathBuf>,
     /// Stop starting seeds after this long (`10m`, `90s`, `1h`): seeds run

@@ -73,8 +73,13 @@ fn explore_artifacts_reproduce_every_failing_seed() {
         assert_eq!(trace_lines(&stdout(&by_name)), want, "{stem}: the printed command replays another run");
         assert_eq!(trace_lines(&stdout(&by_file)), want, "{stem}: the written file replays another run");
     }
-    // Exactly three files per failing seed.
-    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 3 * tomls.len());
+    // Exactly four files per failing seed (the history is checked by `cli::run_writes_its_typed_history_as_json_lines`).
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 4 * tomls.len());
+    for toml in &tomls {
+        let history = toml.with_extension("history.jsonl");
+        let text = std::fs::read_to_string(&history).unwrap_or_else(|e| panic!("{}: {e}", history.display()));
+        assert!(neli_sim::History::from_jsonl(&text).is_ok_and(|h| !h.entries.is_empty()), "{}", history.display());
+    }
 }
 
 /// The trace lines of a report (`  12.345s m1 Acquired role=0 token=17`).

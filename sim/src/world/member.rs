@@ -208,6 +208,7 @@ pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> t
         let mut log = rec.lock();
         log.slots.insert(name.clone(), slot.idx);
         log.current.insert(slot.idx, name.clone());
+        log.starts.push((global_ms(), name.clone()));
     }
     // The gate is left as the world set it: a pause that began before this
     // process started (during its start delay) holds it at its first step;
