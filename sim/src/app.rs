@@ -1,5 +1,5 @@
 //! A team's own application inside the simulation (the harness API,
-//! [`crate::harness`]): what its code gets per member process ([`Member`]:
+//! `harness`): what its code gets per member process ([`Member`]:
 //! a real `neli::Neli` over the simulated client and clock, that clock, and
 //! a client of the downstream [`Store`]), and the store itself, a host of
 //! its own on the simulated network that judges each write by its fencing

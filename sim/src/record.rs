@@ -292,7 +292,7 @@ pub struct Log {
     /// Incarnations running a harness application instead of the built-in one.
     pub user_apps: BTreeSet<String>,
     /// (global ms, incarnation, what): a harness application failed as a
-    /// program (it panicked); judged as [`crate::verdict::Rule::App`].
+    /// program (it panicked); judged as rule `application` (`Rule::App`).
     pub app_failures: Vec<(u64, String, String)>,
     seq: u64,
 }

@@ -58,7 +58,7 @@ pub enum Rule {
     Panicked,
     /// The simulation itself failed (turmoil's error).
     SimulationError,
-    /// A user's invariant ([`crate::harness::Harness::invariant`]).
+    /// A user's invariant (`Harness::invariant`).
     Invariant(String),
     /// The user's application misbehaved as a program: it panicked, or it
     /// never returned after its election finished.

@@ -1,7 +1,8 @@
 //! The crate's modules form layers: no module reaches back into one that
 //! reaches it (issue 37 found `client` -> `oracle` -> `world` -> `client`,
 //! kept only for rule names, a time formatter and a constant). Read from
-//! the sources: each `crate::<module>` a file names is an edge.
+//! the sources: each `crate::<module>` a file names is an edge, also in a
+//! doc comment (a doc link up the layers counts: name it in plain text).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
