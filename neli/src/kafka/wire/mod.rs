@@ -19,6 +19,7 @@
 //! encodings included). Blocking `std::net` I/O with timeouts; the caller
 //! runs it on a worker thread.
 
+mod guard;
 mod sasl;
 pub(crate) mod security;
 #[cfg(test)]
@@ -357,14 +358,14 @@ impl Conn {
             let error = body.get(..2).map(|b| i16::from_be_bytes([b[0], b[1]]));
             if error == Some(code::UNSUPPORTED_VERSION) && version > 0 {
                 // The broker's own ApiVersions range, if its v0 answer says.
-                let theirs = ApiVersionsResponse::decode(&mut body.clone(), 0)
+                let theirs = decode_answer::<ApiVersionsResponse>(ApiKey::ApiVersions, body.clone(), 0)
                     .ok()
                     .and_then(|r| r.api_keys.into_iter().find(|k| k.api_key == ApiKey::ApiVersions as i16))
                     .map(|k| k.max_version);
                 version = theirs.filter(|&v| (0..version).contains(&v)).unwrap_or(0);
                 continue;
             }
-            break decode::<ApiVersionsResponse>(body, version)?;
+            break decode_answer::<ApiVersionsResponse>(ApiKey::ApiVersions, body, version)?;
         };
         if answer.error_code != code::NONE {
             return Err(WireError::Protocol(format!("ApiVersions v{version} answered error {}", answer.error_code)));
@@ -482,7 +483,7 @@ impl Conn {
         deadline: Instant,
     ) -> Result<Resp, WireError> {
         let body = self.round_trip(client_id, api, version, request, deadline)?;
-        decode(body, version)
+        decode_answer(api, body, version)
     }
 
     /// One request, the answer's body (after its header).
@@ -562,17 +563,24 @@ impl Conn {
     }
 }
 
-/// Decodes a whole answer (or header); malformed bytes are a protocol
-/// error, never a panic.
-fn decode<T: Decodable>(mut buf: impl kafka_protocol::protocol::buf::ByteBuf, version: i16) -> Result<T, WireError> {
-    let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| T::decode(&mut buf, version)));
-    match decoded {
+/// Decodes an answer's body; malformed bytes are a protocol error, never
+/// a panic or an abort (array lengths are checked first: `guard`).
+fn decode_answer<T: Decodable>(api: ApiKey, mut body: Bytes, version: i16) -> Result<T, WireError> {
+    // Flexible (compact) encodings: the request header v2 goes with them.
+    let flexible = api.request_header_version(version) >= 2;
+    if !guard::arrays_fit(api, version, flexible, &body) {
+        return Err(WireError::Protocol(format!("{api:?} v{version}: an array longer than the answer")));
+    }
+    decode(&mut body, version)
+}
+
+/// Decodes a whole answer (or header) whose arrays fit.
+fn decode<T: Decodable>(buf: &mut Bytes, version: i16) -> Result<T, WireError> {
+    let name = || std::any::type_name::<T>().rsplit("::").next().unwrap_or("answer");
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| T::decode(buf, version))) {
         Ok(Ok(t)) => Ok(t),
-        Ok(Err(e)) => Err(WireError::Protocol(format!(
-            "{} v{version}: {e}",
-            std::any::type_name::<T>().rsplit("::").next().unwrap_or("answer")
-        ))),
-        Err(_) => Err(WireError::Protocol(format!("undecodable {} v{version}", std::any::type_name::<T>()))),
+        Ok(Err(e)) => Err(WireError::Protocol(format!("{} v{version}: {e}", name()))),
+        Err(_) => Err(WireError::Protocol(format!("undecodable {} v{version}", name()))),
     }
 }
 
@@ -770,11 +778,15 @@ mod tests {
         assert!(e.to_string().contains("OffsetCommit versions 2..9"), "{e}");
     }
 
+    /// A truncated answer, and one whose array claims 2^32 entries
+    /// (OffsetCommit v9: throttle time, then a compact array length).
     #[test]
     fn a_malformed_answer_is_a_protocol_error_not_a_panic() {
-        let server = TestServer::start(Options { garbage_commits: true, ..Options::default() });
-        let e = conn(&server.bootstrap(), &BTreeMap::new()).commit(&commit(&[(0, 1)])).unwrap_err();
-        assert!(matches!(e, WireError::Protocol(_)), "{e}");
+        for garbage in [vec![0x7f, 0xff, 0xff], vec![0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f]] {
+            let server = TestServer::start(Options { garbage_commits: Some(garbage.clone()), ..Options::default() });
+            let e = conn(&server.bootstrap(), &BTreeMap::new()).commit(&commit(&[(0, 1)])).unwrap_err();
+            assert!(matches!(e, WireError::Protocol(_)), "{garbage:?}: {e}");
+        }
     }
 
     const PASSWORD: &str = "MARKER-sasl-secret-3f9a";

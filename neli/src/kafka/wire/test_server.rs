@@ -45,8 +45,8 @@ pub(crate) struct Options {
     pub users: Vec<(String, String)>,
     /// TLS, if set.
     pub tls: Option<SslAcceptor>,
-    /// Answer OffsetCommit with bytes that decode to nothing.
-    pub garbage_commits: bool,
+    /// Answer OffsetCommit with these bytes after the header.
+    pub garbage_commits: Option<Vec<u8>>,
 }
 
 impl Default for Options {
@@ -62,7 +62,7 @@ impl Default for Options {
             mechanisms: Vec::new(),
             users: Vec::new(),
             tls: None,
-            garbage_commits: false,
+            garbage_commits: None,
         }
     }
 }
@@ -252,11 +252,14 @@ fn serve(tcp: TcpStream, port: u16, options: &Options, seen: &Mutex<Vec<Seen>>) 
             }
             ApiKey::OffsetCommit => {
                 let Ok(req) = OffsetCommitRequest::decode(&mut buf, v) else { return };
-                if options.garbage_commits {
+                if let Some(garbage) = &options.garbage_commits {
+                    out.extend_from_slice(&[0; 4]);
                     let _ = ResponseHeader::default()
                         .with_correlation_id(header.correlation_id)
                         .encode(&mut out, api.response_header_version(v));
-                    out.extend_from_slice(&[0x7f, 0xff, 0xff]);
+                    out.extend_from_slice(garbage);
+                    let size = (out.len() - 4) as i32;
+                    out[..4].copy_from_slice(&size.to_be_bytes());
                     Ok(())
                 } else {
                     let topics = req
