@@ -29,8 +29,9 @@
 //! - **Membership proof.** A synchronous offset commit carrying the
 //!   consumer's current generation and member id, which the coordinator
 //!   rejects for an evicted member or an old generation. Under eager `range`
-//!   librdkafka sends it; under `cooperative-sticky` on a plaintext listener
-//!   neli sends it on a connection of its own (`kafka/wire.rs`), so a JoinGroup held
+//!   librdkafka sends it; under `cooperative-sticky` neli sends it on a
+//!   connection of its own (`kafka/wire`, secured like librdkafka's from the
+//!   same TLS and SASL properties), so a JoinGroup held
 //!   on librdkafka's coordinator connection does not hold the proof back.
 //! - **Offsets.** Assignments start at the log end: only fresh heartbeats
 //!   matter and a restarted member never replays history.
@@ -203,9 +204,9 @@ pub struct KafkaBroker {
     /// cooperative-sticky: partitions are kept through rebalances, and so is
     /// the membership proof (docs/cooperative-rebalance.md, "Proof").
     incremental: bool,
-    /// The proof's own coordinator connection, under cooperative-sticky on
-    /// a plaintext listener (docs/cooperative-rebalance.md, "One coordinator
-    /// connection"); otherwise the proof goes through librdkafka.
+    /// The proof's own coordinator connection, under cooperative-sticky
+    /// with settings it speaks (docs/cooperative-rebalance.md, "One
+    /// coordinator connection"); otherwise the proof goes through librdkafka.
     proof: Option<Arc<OwnProof>>,
 }
 
@@ -536,26 +537,32 @@ fn broker_err(redactor: &Redactor, what: &str, e: &KafkaError) -> BrokerError {
 
 /// The proof's own connection, where it helps and can be had: under
 /// cooperative-sticky (under eager range the member's own rebalance revokes
-/// the lease anyway) on a plaintext listener (TLS and SASL stay with
-/// librdkafka).
+/// the lease anyway), secured as librdkafka's connections are, from the same
+/// client properties. Settings it cannot speak (GSSAPI, OIDC tokens, a key
+/// store, …) leave the proof with librdkafka, said at startup by name.
 fn own_proof(cfg: &ResolvedConfig, incremental: bool) -> Option<Arc<OwnProof>> {
     if !incremental {
         return None;
     }
-    let protocol = cfg.kafka_config.get("security.protocol").map(|p| p.to_ascii_lowercase());
-    if protocol.as_deref().is_some_and(|p| p != "plaintext") {
-        tracing::info!(
-            "membership proof goes through librdkafka's coordinator connection (security.protocol is not plaintext): \
-             the leader's lease may lapse while its own JoinGroup is held (neli/KAFKA.md, \"Assignment strategy\")"
-        );
-        return None;
-    }
+    let redactor = Redactor::for_properties(&cfg.kafka_config);
+    let security = match wire::Security::from_properties(&cfg.kafka_config) {
+        Ok(s) => s,
+        Err(why) => {
+            tracing::warn!(
+                "membership proof goes through librdkafka's coordinator connection: the proof's own connection \
+                 cannot match these client properties ({}); the leader's lease may lapse while its own JoinGroup \
+                 is held (neli/KAFKA.md, \"TLS and SASL\")",
+                redactor.redact(&why)
+            );
+            return None;
+        }
+    };
     let bootstrap = cfg.kafka_config.get("bootstrap.servers")?;
     let client_id = format!("neli-proof-{}", cfg.name);
     let timeout = cfg.heartbeat_timeout.max(Duration::from_secs(1));
     Some(Arc::new(OwnProof {
         group: cfg.group_id.clone(),
-        conn: Mutex::new(wire::ProofConnection::new(bootstrap, &client_id, timeout)),
+        conn: Mutex::new(wire::ProofConnection::new(bootstrap, &client_id, timeout, security, redactor)),
         unusable: AtomicBool::new(false),
     }))
 }
@@ -598,7 +605,10 @@ fn own_commit(
     drop(conn);
     match answer {
         Ok(code) => errors::membership_of_answer(code, incremental),
-        Err(e @ wire::WireError::Unsupported { .. }) => {
+        Err(e) if e.is_permanent() => {
+            // The broker cannot take this client (no common version) or
+            // refuses its TLS or SASL credentials: the same settings would
+            // meet the same answer. (The error text is already redacted.)
             proof.unusable.store(true, Ordering::SeqCst);
             tracing::warn!(error = %e, "the membership proof's own connection cannot be used; it goes through librdkafka from now on");
             Err(BrokerError::retriable(format!("membership commit: {e}")))
