@@ -217,6 +217,11 @@ struct OwnProof {
     /// Set once the broker turned out unable to take it (no common protocol
     /// version): from then on the proof goes through librdkafka.
     unusable: AtomicBool,
+    /// Set at the coordinator's first answer on this connection, which is
+    /// logged once (the tests read it: the proof did not fall back).
+    answered: AtomicBool,
+    /// `security.protocol` as configured (`PLAINTEXT` when unset), for that line.
+    protocol: String,
 }
 
 /// Clears the in-flight flag when the commit worker finishes (or panics).
@@ -564,6 +569,8 @@ fn own_proof(cfg: &ResolvedConfig, incremental: bool) -> Option<Arc<OwnProof>> {
         group: cfg.group_id.clone(),
         conn: Mutex::new(wire::ProofConnection::new(bootstrap, &client_id, timeout, security, redactor)),
         unusable: AtomicBool::new(false),
+        answered: AtomicBool::new(false),
+        protocol: cfg.kafka_config.get("security.protocol").map_or("PLAINTEXT", |p| p.trim()).to_uppercase(),
     }))
 }
 
@@ -603,6 +610,12 @@ fn own_commit(
         }
     }
     drop(conn);
+    if answer.is_ok() && !proof.answered.swap(true, Ordering::SeqCst) {
+        tracing::info!(
+            security.protocol = %proof.protocol,
+            "membership proof: the group coordinator answers on the proof's own connection"
+        );
+    }
     match answer {
         Ok(code) => errors::membership_of_answer(code, incremental),
         Err(e) if e.is_permanent() => {

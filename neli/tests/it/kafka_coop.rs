@@ -6,6 +6,10 @@
 //! tick file of `kafka_tansu` (one interval per CMD that acted as leader).
 //! The membership proof is on for tansu (it goes on a connection of its own,
 //! docs/cooperative-rebalance.md, "One coordinator connection").
+//! Over TLS (tansu behind the proxy of `tls.rs`, plain and mutual TLS) the
+//! follower churn and the paused leader's return tell the same story, and
+//! every member's proof went on its own connection (it logs when it falls
+//! back to librdkafka; it never may here).
 //! librdkafka's mock: the same stories with `neli exec` processes over TCP,
 //! and in-process members, all with the membership proof off, since the mock answers every commit REBALANCE_IN_PROGRESS while a
 //! rebalance is joining (S - 1 s) without refreshing the member's session,
@@ -20,6 +24,7 @@ use crate::kafka_tansu::{
     tempdir, ticks, wait_until, what_happened,
 };
 use crate::support::{Signal, budget, signal, signal_group};
+use crate::tls::{ClientAuth, path};
 
 const T_DUR: Duration = Duration::from_secs(1);
 /// T of the `neli exec` members on librdkafka's mock (see [`mock_election`]).
@@ -118,6 +123,62 @@ fn election(name: &str, assignment: &str) -> Option<Election> {
     Some(Election::new(name, Box::new(tansu), bootstrap, &["--assignment", assignment], rebalance(), T_DUR))
 }
 
+/// tansu behind the TLS proxy of `tls.rs` (`ClientAuth::Required`: mutual
+/// TLS) and three `neli exec --assignment ASSIGNMENT` members speaking
+/// `security.protocol=SSL`, the client certificate given when the proxy
+/// asks for one. Timing as on plain tansu: the proxy forwards bytes.
+fn tls_election(name: &str, assignment: &str, auth: ClientAuth) -> Option<Election> {
+    let tls = crate::tls::start(name, auth, &[])?;
+    let mut args = vec![
+        "--assignment".to_owned(),
+        assignment.to_owned(),
+        "-X".to_owned(),
+        "security.protocol=SSL".to_owned(),
+        "-X".to_owned(),
+        format!("ssl.ca.location={}", path(&tls.files.ca)),
+    ];
+    if auth == ClientAuth::Required {
+        args.extend([
+            "-X".to_owned(),
+            format!("ssl.certificate.location={}", path(&tls.files.client_cert)),
+            "-X".to_owned(),
+            format!("ssl.key.location={}", path(&tls.files.client_key)),
+        ]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let bootstrap = tls.bootstrap.clone();
+    Some(Election::new(name, Box::new(tls), bootstrap, &args, rebalance(), T_DUR))
+}
+
+/// What a member logs when its membership proof goes through librdkafka's
+/// coordinator connection instead of its own (at startup, for properties
+/// the own connection cannot speak; later, once the broker refused it).
+const PROOF_FELL_BACK: &str = "goes through librdkafka";
+/// What a member logs (once, at `info`) when the coordinator first answers a
+/// proof on the proof's own connection.
+const PROOF_ON_OWN_CONNECTION: &str = "answers on the proof's own connection";
+
+/// The membership proof of every member went on its own connection: no
+/// member logged a fallback to librdkafka, and each of `leaders` (neli pids)
+/// logged that the coordinator answered it there.
+fn assert_proof_on_own_connection(e: &Election, leaders: &[u32]) {
+    for (child, log) in e.members.0.iter().zip(&e.logs) {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        assert!(
+            !text.contains(PROOF_FELL_BACK),
+            "member {} sent its proof through librdkafka, not its own connection:\n{text}",
+            child.id()
+        );
+        if leaders.contains(&child.id()) {
+            assert!(
+                text.contains(PROOF_ON_OWN_CONNECTION),
+                "leader {} never had a proof answered on its own connection:\n{text}",
+                child.id()
+            );
+        }
+    }
+}
+
 /// The librdkafka mock (in this process, members over TCP) and three
 /// cooperative-sticky `neli exec` members with the membership proof off:
 /// the mock refuses every commit while a rebalance is joining (see the
@@ -138,10 +199,36 @@ fn mock_election(name: &str) -> Election {
     Election::new(name, Box::new(mock), bootstrap, &args, spacing, t)
 }
 
-/// The first leader's neli pid, the neli pids that led in order, the CMD
-/// intervals ([`intervals`]) and how many times the first leader was told
-/// `Revoked`.
-type Churn = (u32, Vec<u32>, Vec<(u64, u64, u32, u64)>, usize);
+/// What a churn story did to the first leader.
+struct Churn {
+    /// The first leader's neli pid.
+    leader: u32,
+    /// The neli pids that led, in order ([`leader_changes`]).
+    changes: Vec<u32>,
+    /// The CMD intervals of the tick file ([`intervals`]).
+    iv: Vec<(u64, u64, u32, u64)>,
+    /// How many times the first leader was told `Revoked`.
+    revoked: usize,
+    /// The same two counts after the first change alone (a follower
+    /// restart), taken just before the second: CMD intervals and `Revoked`s.
+    after_restart: (usize, usize),
+}
+
+impl Churn {
+    /// One line for the figures (BENCHMARKS.md, "Leadership under churn
+    /// over TLS"): grep `CHURN-FIGURES`.
+    fn report(&self, what: &str) {
+        eprintln!(
+            "CHURN-FIGURES {what}: restart: cmd_breaks={} revoked={}; whole story (restart, leave, join): \
+             cmd_breaks={} revoked={} leader_changes={}",
+            self.after_restart.0.saturating_sub(1),
+            self.after_restart.1,
+            self.iv.len().saturating_sub(1),
+            self.revoked,
+            self.changes.len().saturating_sub(1),
+        );
+    }
+}
 
 /// What [`follower_churn`] waits for after the last change.
 #[derive(Clone, Copy, PartialEq)]
@@ -159,15 +246,17 @@ enum LastJoin {
 /// member joins), another leaves (SIGTERM), another joins. Returns the
 /// first leader's neli pid and the tick file's CMD intervals, once the
 /// leader has seen the last change as a new generation (if `last` says so).
-fn follower_churn(mut e: Election, last: LastJoin) -> Churn {
+fn follower_churn(e: &mut Election, last: LastJoin) -> Churn {
     let (leader, _) = wait_until(e.formation(), || current_leader(&e.file, None))
         .unwrap_or_else(|| panic!("a first leader within {:?}{}", e.formation(), what_happened(&e.file)));
     let slot = e.members.0.iter().position(|c| c.id() == leader).expect("the leader is one of ours");
     let log = e.logs[slot].clone();
     let followers: Vec<usize> = (0..e.members.0.len()).filter(|i| *i != slot).collect();
+    let revoked = |log: &Path| std::fs::read_to_string(log).unwrap_or_default().matches("event=Revoked").count();
     signal(e.members.0[followers[0]].id(), Signal::KILL);
     e.spawn();
     std::thread::sleep(e.spacing);
+    let after_restart = (intervals(&e.file).len(), revoked(&log));
     signal(e.members.0[followers[1]].id(), Signal::TERM);
     std::thread::sleep(e.spacing);
     let before = generations_seen(&log);
@@ -184,32 +273,83 @@ fn follower_churn(mut e: Election, last: LastJoin) -> Churn {
     let tokens: Vec<u64> = ticks(&e.file).iter().map(|t| t.2).collect();
     assert!(tokens.windows(2).all(|w| w[0] <= w[1]), "tokens only increase: {tokens:?}");
     crate::kafka_tansu::assert_one_at_a_time(&e.file);
-    let revoked = std::fs::read_to_string(&log).unwrap_or_default().matches("event=Revoked").count();
-    (leader, leader_changes(&e.file), intervals(&e.file), revoked)
+    Churn {
+        leader,
+        changes: leader_changes(&e.file),
+        iv: intervals(&e.file),
+        revoked: revoked(&log),
+        after_restart,
+    }
 }
 
 #[test]
 fn cooperative_followers_join_leave_and_restart_without_stopping_the_leader() {
-    let Some(e) = election("coop-churn", "cooperative-sticky") else { return };
-    let (leader, changes, iv, _) = follower_churn(e, LastJoin::MustReachTheLeader);
-    eprintln!("cooperative-sticky churn on tansu: {} CMD interval(s), leader changes 0: {iv:?}", iv.len());
-    assert_eq!(changes, vec![leader], "the leader stayed the leader while followers came and went");
+    let Some(mut e) = election("coop-churn", "cooperative-sticky") else { return };
+    let c = follower_churn(&mut e, LastJoin::MustReachTheLeader);
+    c.report("cooperative-sticky, tansu");
+    cooperative_churn_kept_the_leader(&c);
+}
+
+/// The claim of the cooperative churn stories: one leader, one CMD.
+fn cooperative_churn_kept_the_leader(c: &Churn) {
+    let iv = &c.iv;
+    assert_eq!(c.changes, vec![c.leader], "the leader stayed the leader while followers came and went");
     // The membership proof goes on a connection of its own, so the leader's
     // own held JoinGroups do not lapse its lease (docs/cooperative-rebalance.md,
     // "One coordinator connection"): one CMD, never restarted.
     assert_eq!(iv.len(), 1, "the leader's CMD ran without a break through three follower changes: {iv:?}");
+    assert_eq!(c.revoked, 0, "the leader was never told Revoked");
+}
+
+/// The same churn over TLS: the proof's own connection speaks TLS too
+/// (neli/KAFKA.md, "TLS and SASL"), so the leader keeps its lease, and the
+/// proof never fell back to librdkafka (which would lapse the lease while
+/// the leader's own JoinGroup is held).
+#[test]
+fn tls_cooperative_followers_join_leave_and_restart_without_stopping_the_leader() {
+    let Some(mut e) = tls_election("tls-coop-churn", "cooperative-sticky", ClientAuth::None) else { return };
+    let c = follower_churn(&mut e, LastJoin::MustReachTheLeader);
+    c.report("cooperative-sticky, tansu over TLS");
+    assert_proof_on_own_connection(&e, &[c.leader]);
+    cooperative_churn_kept_the_leader(&c);
+}
+
+/// The same with mutual TLS: the proof's own connection presents the client
+/// certificate as librdkafka does.
+#[test]
+fn mtls_cooperative_followers_join_leave_and_restart_without_stopping_the_leader() {
+    let Some(mut e) = tls_election("mtls-coop-churn", "cooperative-sticky", ClientAuth::Required) else { return };
+    let c = follower_churn(&mut e, LastJoin::MustReachTheLeader);
+    c.report("cooperative-sticky, tansu over mutual TLS");
+    assert_proof_on_own_connection(&e, &[c.leader]);
+    cooperative_churn_kept_the_leader(&c);
 }
 
 #[test]
 fn range_stops_the_leader_when_followers_come_and_go() {
     // The baseline cooperative-sticky is measured against: eager range
     // revokes partition 0 in every rebalance.
-    let Some(e) = election("range-churn", "range") else { return };
-    let (_, changes, iv, revoked) = follower_churn(e, LastJoin::DoNotWait);
-    eprintln!("range churn on tansu: {} CMD interval(s), leaders {changes:?}: {iv:?}", iv.len());
+    let Some(mut e) = election("range-churn", "range") else { return };
+    let c = follower_churn(&mut e, LastJoin::DoNotWait);
+    c.report("range, tansu");
+    range_churn_stopped_the_leader(&c);
+}
+
+/// The range baseline over TLS, for the figures beside the cooperative ones.
+#[test]
+fn tls_range_stops_the_leader_when_followers_come_and_go() {
+    let Some(mut e) = tls_election("tls-range-churn", "range", ClientAuth::None) else { return };
+    let c = follower_churn(&mut e, LastJoin::DoNotWait);
+    c.report("range, tansu over TLS");
+    range_churn_stopped_the_leader(&c);
+}
+
+fn range_churn_stopped_the_leader(c: &Churn) {
+    let iv = &c.iv;
+    eprintln!("range churn: {} CMD interval(s), leaders {:?}: {iv:?}", iv.len(), c.changes);
     // Eager range revokes at the start of every rebalance, whenever the
     // group forms again: the first change is enough to show it.
-    assert!(revoked >= 1, "a follower's join or leave revoked the leader's partition (CMD intervals {iv:?})");
+    assert!(c.revoked >= 1, "a follower's join or leave revoked the leader's partition (CMD intervals {iv:?})");
 }
 
 /// The neli pids that led, in order, each listed once per term run: a
@@ -227,18 +367,29 @@ fn leader_changes(file: &Path) -> Vec<u32> {
 #[test]
 fn cooperative_paused_leader_that_returns_does_not_take_leadership_back() {
     let Some(e) = election("coop-return", "cooperative-sticky") else { return };
-    paused_leader_returns(e);
+    paused_leader_returns(&e);
+}
+
+/// The same over TLS: one leader change for one pause, and both leaders'
+/// proofs went on their own connection.
+#[test]
+fn tls_cooperative_paused_leader_that_returns_does_not_take_leadership_back() {
+    let Some(e) = tls_election("tls-coop-return", "cooperative-sticky", ClientAuth::None) else { return };
+    let (first, successor) = paused_leader_returns(&e);
+    assert_proof_on_own_connection(&e, &[first, successor]);
 }
 
 /// SIGSTOP the leader (neli and CMD) past S, SIGCONT it once another
 /// member leads: exactly one handover, and the successor's CMD runs on.
-fn paused_leader_returns(e: Election) {
+/// Returns the two leaders' neli pids.
+fn paused_leader_returns(e: &Election) -> (u32, u32) {
     let (neli, cmd) = wait_until(e.formation(), || current_leader(&e.file, None))
         .unwrap_or_else(|| panic!("a first leader within {:?}{}", e.formation(), what_happened(&e.file)));
     pause_leader(&e.file, neli, cmd);
     let paused = Instant::now();
     let (successor, _) = wait_until(e.takeover(), || current_leader(&e.file, Some(neli)))
         .unwrap_or_else(|| panic!("a new leader within {:?} while paused{}", e.takeover(), what_happened(&e.file)));
+    eprintln!("CHURN-FIGURES paused leader: a successor led {:?} after the pause", paused.elapsed());
     // Past S, so the coordinator dropped it: a zombie, not a slow member.
     let past_s = S.saturating_sub(paused.elapsed());
     std::thread::sleep(past_s);
@@ -257,6 +408,7 @@ fn paused_leader_returns(e: Election) {
     // its CMD runs on without a break.
     let iv = intervals(&e.file);
     assert_eq!(iv.len(), 2, "the first leader's CMD and the successor's, neither restarted: {iv:?}");
+    (neli, successor)
 }
 
 #[test]
@@ -267,15 +419,14 @@ fn cooperative_leader_that_crashes_and_restarts_costs_one_handover() {
 
 #[test]
 fn mock_cooperative_followers_join_leave_and_restart_without_stopping_the_leader() {
-    let (leader, changes, iv, _) = follower_churn(mock_election("mock-churn"), LastJoin::MustReachTheLeader);
-    eprintln!("cooperative-sticky churn on the mock, proof off: {} CMD interval(s): {iv:?}", iv.len());
-    assert_eq!(changes, vec![leader], "the leader stayed the leader while followers came and went");
-    assert_eq!(iv.len(), 1, "the leader's CMD ran without a break through three follower changes: {iv:?}");
+    let c = follower_churn(&mut mock_election("mock-churn"), LastJoin::MustReachTheLeader);
+    c.report("cooperative-sticky, librdkafka mock, proof off");
+    cooperative_churn_kept_the_leader(&c);
 }
 
 #[test]
 fn mock_cooperative_paused_leader_that_returns_does_not_take_leadership_back() {
-    paused_leader_returns(mock_election("mock-return"));
+    paused_leader_returns(&mock_election("mock-return"));
 }
 
 #[test]
