@@ -826,9 +826,12 @@ impl neli::Broker for SimBroker {
             Ok(Response::Error(GroupError::IllegalGeneration | GroupError::RebalanceInProgress)) if cooperative => {
                 Ok(Membership::Undetermined)
             }
-            Ok(Response::Error(GroupError::UnknownMember | GroupError::IllegalGeneration)) => {
-                Ok(self.shared.rejected(generation))
-            }
+            // Eager: the rebalance takes every partition anyway, so neli's
+            // backend reads any of these as a rejection
+            // (`neli::kafka::errors::membership_of_code`).
+            Ok(Response::Error(
+                GroupError::UnknownMember | GroupError::IllegalGeneration | GroupError::RebalanceInProgress,
+            )) => Ok(self.shared.rejected(generation)),
             Ok(other) => Err(BrokerError::retriable(format!("commit failed: {other:?}"))),
             Err(e) => Err(BrokerError::retriable(format!("commit failed: {e}"))),
         }

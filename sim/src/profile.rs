@@ -28,6 +28,14 @@ pub struct Profile {
     pub leave_pause_ms: u64,
     /// An accepted offset commit reschedules the session like a heartbeat.
     pub commit_resets_session: bool,
+    /// An offset commit of the current generation while the group is
+    /// rebalancing (joining or syncing) is answered REBALANCE_IN_PROGRESS,
+    /// after the generation and member checks, and is no contact: the
+    /// session is not rescheduled (librdkafka's mock,
+    /// `rd_kafka_mock_cgrp_classic_check_state`: JOINING and SYNCING accept
+    /// only JoinGroup, SyncGroup and LeaveGroup; its OffsetCommit handler
+    /// never marks the member active). Kafka and tansu accept such a commit.
+    pub commit_rebalance_in_progress: bool,
     /// `message.timestamp.type=LogAppendTime` is honoured.
     pub log_append_time: bool,
     /// A JoinGroup without a member id is answered MEMBER_ID_REQUIRED
@@ -75,6 +83,7 @@ pub const PROFILES: &[Profile] = &[
         expiry_on_request: false,
         leave_pause_ms: 0,
         commit_resets_session: true,
+        commit_rebalance_in_progress: false,
         log_append_time: true,
         member_id_required: true,
         join_adopts_unknown_id: false,
@@ -95,6 +104,7 @@ pub const PROFILES: &[Profile] = &[
         expiry_on_request: true,
         leave_pause_ms: 2500,
         commit_resets_session: false,
+        commit_rebalance_in_progress: false,
         log_append_time: false,
         member_id_required: false,
         join_adopts_unknown_id: false,
@@ -106,13 +116,17 @@ pub const PROFILES: &[Profile] = &[
     },
     Profile {
         name: "librdkafka-mock",
-        provenance: "modelled from librdkafka v2.12.1's mock cluster (src/rdkafka_mock_cgrp.c) and measured with `cargo test -p neli --test it kafka_mock` (docs/background.md, \"Measured facts\")",
+        provenance: "modelled from librdkafka v2.12.1's mock cluster (src/rdkafka_mock_cgrp.c, src/rdkafka_mock_handlers.c) and measured with `cargo test -p neli --test it kafka_mock` (docs/background.md, \"Measured facts\")",
         initial_delay_ms: 3000,
         rebalance_pause_ms: 0,
         expiry_check_ms: 1000,
         expiry_on_request: false,
         leave_pause_ms: 0,
-        commit_resets_session: true,
+        // The mock's OffsetCommit handler never marks the member active
+        // (`rdkafka_mock_handlers.c`; only JoinGroup, SyncGroup and
+        // Heartbeat do): a proof keeps no session alive there.
+        commit_resets_session: false,
+        commit_rebalance_in_progress: true,
         log_append_time: false,
         member_id_required: false,
         join_adopts_unknown_id: true,

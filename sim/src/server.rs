@@ -399,6 +399,12 @@ impl BrokerCtx {
             return Response::Error(GroupError::IllegalGeneration);
         }
         match g.phase {
+            // librdkafka's mock: JOINING (and SYNCING, folded into the join
+            // answer here) refuse a commit of the current generation, and
+            // the refusal is no contact.
+            Phase::Preparing { .. } if self.profile.commit_rebalance_in_progress => {
+                Response::Error(GroupError::RebalanceInProgress)
+            }
             // doCommitOffsets: accepted in Stable and PreparingRebalance,
             // rescheduling the session like a heartbeat.
             Phase::Stable | Phase::Preparing { .. } => {

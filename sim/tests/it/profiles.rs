@@ -64,3 +64,44 @@ fn a_rebalance_pause_override_delays_failover_by_that_pause() {
         );
     }
 }
+
+/// `follower-churn` (cooperative-sticky: two follower restarts and a leave,
+/// the leader never stopped on Kafka) on the cluster of `profile`, with the
+/// membership proof on or off, judged without its `[expect]` figures.
+fn churn(profile: &str, proof: bool, seed: u64) -> neli_sim::RunReport {
+    let text = include_str!("../../../scenarios/follower-churn.toml")
+        .replace("profile = \"kafka\"", &format!("profile = \"{profile}\""))
+        .replace(
+            "assignment = \"cooperative-sticky\"",
+            &format!("assignment = \"cooperative-sticky\"\nmembership_proof = {proof}"),
+        )
+        .replace("max_interruptions = 0\nmax_leader_changes = 0\n", "");
+    let text = text.replace("name = \"follower-churn\"", &format!("name = \"follower-churn-{profile}-proof-{proof}\""));
+    assert_survives(&scenario(&text), seed)
+}
+
+// Proves the librdkafka-mock profile answers a proof as the mock does
+// (docs/cooperative-rebalance.md, "One coordinator connection"): while a
+// rebalance joins (S - 1 s there) a commit of the current generation is
+// REBALANCE_IN_PROGRESS, which neli reads as undetermined under
+// cooperative-sticky and which restarts no session, so the kept leader's
+// proven lease of T < S - 1 s lapses once per rebalance, as
+// `kafka_coop::mock` measured on the real mock; with the proof off the
+// leader is never stopped, as there. The kafka profile, which accepts
+// such a commit, never stops it either way.
+#[test]
+fn mock_profile_refuses_proofs_while_a_rebalance_joins() {
+    for seed in 1..4 {
+        let mock_on = churn("librdkafka-mock", true, seed).figures;
+        let mock_off = churn("librdkafka-mock", false, seed).figures;
+        let kafka_on = churn("kafka", true, seed).figures;
+        eprintln!(
+            "seed {seed}: interruptions mock+proof {} (changes {}), mock without proof {}, kafka+proof {}",
+            mock_on.interruptions, mock_on.leader_changes, mock_off.interruptions, kafka_on.interruptions
+        );
+        assert!(mock_on.interruptions >= 2, "seed {seed}: the mock stops the leader per rebalance: {mock_on:?}");
+        assert_eq!(mock_on.leader_changes, 0, "seed {seed}: and it leads again, nobody else: {mock_on:?}");
+        assert_eq!(mock_off.interruptions, 0, "seed {seed}: without the proof the mock stops nobody: {mock_off:?}");
+        assert_eq!(kafka_on.interruptions, 0, "seed {seed}: Kafka accepts the proof while joining: {kafka_on:?}");
+    }
+}
