@@ -116,9 +116,11 @@ pub struct Common {
     #[arg(long, value_parser = parse_duration)]
     pub session_timeout: Option<Duration>,
     /// Partition assignment strategy, the same for every member of the group:
-    /// `range` (eager: the leader stops whenever a member joins or leaves)
-    /// or `cooperative-sticky` (only a partition that moves is revoked).
-    #[arg(long, value_parser = parse_assignment, default_value = "range")]
+    /// `cooperative-sticky` (the default: only a partition that moves is
+    /// revoked) or `range` (eager: the leader stops whenever a member joins
+    /// or leaves; the default before neli 0.1, needed to join a group
+    /// whose members use it).
+    #[arg(long, value_parser = parse_assignment, default_value = "cooperative-sticky")]
     pub assignment: crate::config::Assignment,
     /// Turn the membership proof off (goNELI): the lease then rests on the
     /// member's own heartbeats alone, and a resumed zombie may lead until

@@ -91,13 +91,16 @@ impl Mode {
 /// not (INCONSISTENT_GROUP_PROTOCOL), librdkafka's mock cluster aborts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Assignment {
-    /// Eager `range` (goNELI's): every rebalance revokes every partition from
-    /// everyone, so the leader stops whenever any member joins or leaves.
-    #[default]
+    /// Eager `range` (goNELI's, the default before issue 40): every rebalance
+    /// revokes every partition from everyone, so the leader stops whenever
+    /// any member joins or leaves.
     Range,
-    /// Incremental `cooperative-sticky`: only a partition that moves is
-    /// revoked, and a member that comes back gets nothing while the owner
-    /// keeps it (docs/cooperative-rebalance.md).
+    /// Incremental `cooperative-sticky` (the default): only a partition that
+    /// moves is revoked, and a member that comes back gets nothing while the
+    /// owner keeps it (docs/cooperative-rebalance.md). A group started with
+    /// `range` refuses members that use it (neli/KAFKA.md, "Switching an
+    /// existing group").
+    #[default]
     CooperativeSticky,
 }
 
@@ -150,7 +153,7 @@ pub struct Config {
     pub membership_proof: bool,
     /// How roles map onto the election topic (exclusive, one role, by default).
     pub mode: Mode,
-    /// Partition assignment strategy (eager `range` by default).
+    /// Partition assignment strategy (incremental `cooperative-sticky` by default).
     pub assignment: Assignment,
 }
 
@@ -168,7 +171,7 @@ impl Default for Config {
             close_timeout: DEFAULT_CLOSE_TIMEOUT,
             membership_proof: true,
             mode: Mode::Exclusive,
-            assignment: Assignment::Range,
+            assignment: Assignment::CooperativeSticky,
         }
     }
 }
@@ -843,7 +846,9 @@ impl ConfigBuilder {
         self.cfg.mode = mode;
         self
     }
-    /// The partition assignment strategy (default eager `range`).
+    /// The partition assignment strategy (default incremental
+    /// `cooperative-sticky`; `Assignment::Range` keeps the eager one, which
+    /// every member of a group must then use).
     pub fn assignment(mut self, assignment: Assignment) -> Self {
         self.cfg.assignment = assignment;
         self
@@ -1109,7 +1114,10 @@ mod tests {
         assert_eq!(core.grace, Duration::from_millis(700));
         assert!(!core.membership_proof);
         assert!(core.incremental, "cooperative-sticky assignment is incremental");
-        let range = base().build().unwrap().resolve().unwrap();
+        let default = base().build().unwrap().resolve().unwrap();
+        assert_eq!(default.assignment, Assignment::CooperativeSticky, "the default since issue 40");
+        assert!(default.core(1).incremental, "the default assignment is incremental");
+        let range = base().assignment(Assignment::Range).build().unwrap().resolve().unwrap();
         assert!(!range.core(1).incremental, "range assignment is eager");
     }
 

@@ -97,7 +97,7 @@ pub fn plan(s: &Scenario) -> Result<Vec<Step>, String> {
         );
     }
     if e.assignment != neli_sim::scenario::AssignmentName::Range {
-        return Err("cooperative-sticky: neli-tc-member joins with the default range assignment (neli's kafka_coop tests run cooperative-sticky on tansu)".into());
+        return Err("cooperative-sticky: neli-tc-member joins with range (neli's kafka_coop tests run cooperative-sticky on tansu)".into());
     }
     if e.grace.ms() != 0 || e.heartbeat_interval.is_some() || e.max_poll_interval.is_some() {
         return Err("grace/heartbeat_interval/max_poll_interval overrides are not passed to neli-tc-member".into());

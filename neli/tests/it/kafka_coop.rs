@@ -273,13 +273,7 @@ fn follower_churn(e: &mut Election, last: LastJoin) -> Churn {
     let tokens: Vec<u64> = ticks(&e.file).iter().map(|t| t.2).collect();
     assert!(tokens.windows(2).all(|w| w[0] <= w[1]), "tokens only increase: {tokens:?}");
     crate::kafka_tansu::assert_one_at_a_time(&e.file);
-    Churn {
-        leader,
-        changes: leader_changes(&e.file),
-        iv: intervals(&e.file),
-        revoked: revoked(&log),
-        after_restart,
-    }
+    Churn { leader, changes: leader_changes(&e.file), iv: intervals(&e.file), revoked: revoked(&log), after_restart }
 }
 
 #[test]
@@ -514,4 +508,35 @@ mod mock {
         assert!(m0.is_leader(), "m0 still leads");
         assert!(!m1.is_leader());
     }
+}
+
+/// What an existing range group does with a member of the new default
+/// (neli/KAFKA.md, "Switching an existing group"): tansu refuses its join
+/// with INCONSISTENT_GROUP_PROTOCOL, which neli makes fatal, so it exits 1
+/// naming it, never leads, and the range leader's CMD runs on unbroken.
+#[test]
+fn a_member_of_the_default_strategy_is_refused_by_a_range_group_which_leads_on() {
+    let Some(e) = election("mixed", "range") else { return };
+    let (leader, _) = wait_until(e.formation(), || current_leader(&e.file, None))
+        .unwrap_or_else(|| panic!("a first leader within {:?}{}", e.formation(), what_happened(&e.file)));
+    let before = intervals(&e.file);
+    // The default assignment: no --assignment flag.
+    let started = Instant::now();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_neli"))
+        .args(["exec", "--bootstrap-servers", &e.bootstrap, "--group", &e.group, "--heartbeat-timeout", "1s"])
+        .args(["--session-timeout", &format!("{}ms", S.as_millis()), "--", "true"])
+        .output()
+        .expect("run neli exec");
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "the refused member exits 1: {stderr}");
+    assert!(stderr.contains("Inconsistent group protocol"), "it names the refusal: {stderr}");
+    // Refused at its first join: within one rebalance, not after retries.
+    let limit = budget(rebalance());
+    assert!(took < limit, "refused within {limit:?}, took {took:?}: {stderr}");
+    std::thread::sleep(2 * e.t);
+    assert_eq!(leader_changes(&e.file), vec![leader], "the range leader led on{}", what_happened(&e.file));
+    let after = intervals(&e.file);
+    assert_eq!(after.len(), before.len(), "its CMD ran on without a break: {before:?} then {after:?}");
+    assert_eq!(after.len(), 1, "one CMD interval: {after:?}");
 }

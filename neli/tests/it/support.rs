@@ -80,6 +80,11 @@ pub fn config(bootstrap: &str, group: &str, name: &str, t: Duration, s: Duration
         .min_poll_interval(Duration::from_millis(20))
         .close_timeout(Duration::from_secs(5))
         .kafka("log_level", "3")
+        // These in-process tests were written for eager range, and the
+        // librdkafka mock interrupts a cooperative leader once per
+        // rebalance with the proof on (neli/KAFKA.md, "REBALANCE_IN_PROGRESS");
+        // cooperative-sticky, the default, has its own (`kafka_coop`).
+        .assignment(neli::Assignment::Range)
         .build()
         .expect("valid test config")
 }
