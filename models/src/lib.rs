@@ -5,7 +5,7 @@
 pub mod bfs;
 pub mod election;
 
-pub use election::{ElectionAction, ElectionModel, ElectionModelCfg, ElectionState, Faults, property};
+pub use election::{ElectionAction, ElectionModel, ElectionModelCfg, ElectionState, Faults, GroupProtocol, property};
 pub mod trace;
 
 pub use trace::{Replay, counterexample_to_scenario, cut_at_violation, format_path, leadership, replay_path};

@@ -11,7 +11,7 @@ use neli_sim::scenario::{
 use stateright::Model;
 use stateright::Path;
 
-use crate::election::{ElectionAction, ElectionModel, ElectionModelCfg, ElectionState};
+use crate::election::{ElectionAction, ElectionModel, ElectionModelCfg, ElectionState, GroupProtocol};
 
 /// Who leads each role in `s`, e.g. `r0=m1.0#5` (member slot.incarnation, token).
 pub fn leadership(model: &ElectionModel, s: &ElectionState) -> String {
@@ -41,6 +41,8 @@ fn actor(a: &ElectionAction) -> Option<u8> {
         | Restart(m)
         | Isolate(m)
         | Heal(m)
+        | HeartbeatsFail(m)
+        | HeartbeatsHeal(m)
         | ClockFast(m) => Some(m),
         Sync { .. } | Foreign | LogLoss => None,
     }
@@ -219,7 +221,8 @@ fn settings(c: &ElectionModelCfg) -> Election {
         heartbeat_interval: Some(ticks(c.heartbeat_interval.into())),
         poll_interval: ticks(1),
         membership_proof: c.membership_proof,
-        client_session_expiry: true,
+        // The consumer protocol's client never expires its own session.
+        client_session_expiry: c.protocol == GroupProtocol::Classic,
         variant,
         assignment: if c.incremental { AssignmentName::CooperativeSticky } else { AssignmentName::Range },
         max_poll_interval: None,
@@ -238,6 +241,13 @@ fn settings(c: &ElectionModelCfg) -> Election {
 /// were renamed.
 fn first_notes(c: &ElectionModelCfg, sim: &[u8]) -> Vec<String> {
     let mut notes = Vec::new();
+    if c.protocol == GroupProtocol::Consumer {
+        notes.push(
+            "the model ran Kafka 4's consumer group protocol (KIP-848: commits renew no session); the simulator's \
+             coordinator speaks the classic one, so this scenario approximates it with client_session_expiry = false"
+                .to_owned(),
+        );
+    }
     if c.skip_revoked_barrier {
         notes.push(
             "the model's coordinator skipped the Revoked barrier (handed a moving partition on at once); \
@@ -301,6 +311,11 @@ impl Timeline<'_> {
                     Fault::BrokerCrash { target: BrokerId(1), duration: Some(ticks(c, 1)), lose_state: true },
                 )
             }
+            HeartbeatsFail(m) | HeartbeatsHeal(m) => self.notes.push(format!(
+                "at {at}: m{}'s group heartbeats {} while its commits go through (not expressible in v1: the simulator has no heartbeat-failure fault yet)",
+                self.sim[m as usize],
+                if matches!(action, HeartbeatsFail(_)) { "start failing" } else { "work again" }
+            )),
             Lose(m, k) => self.notes.push(format!(
                 "at {at}: message {k} in flight from m{} lost (not expressible in v1)",
                 self.sim[m as usize]

@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 
 use neli::core::UnsafeVariant;
 use neli_models::election::property::{self, Expectation, PropertyInfo};
-use neli_models::{ElectionModel, ElectionModelCfg, Faults, counterexample_to_scenario, cut_at_violation, format_path};
+use neli_models::{
+    ElectionModel, ElectionModelCfg, Faults, GroupProtocol, counterexample_to_scenario, cut_at_violation, format_path,
+};
 use neli_sim::scenario::{BrokerId, Dur, FaultKind};
 use stateright::report::{ReportData, ReportDiscovery, Reporter};
 use stateright::{Checker, Model};
@@ -104,6 +106,10 @@ pub struct Request {
     pub membership_proof: bool,
     /// Incremental (cooperative-sticky) assignment (`--assignment`).
     pub incremental: bool,
+    /// The group protocol (`--group-protocol`).
+    pub protocol: GroupProtocol,
+    /// `None`: 1 under the consumer protocol, else 0 (`--heartbeat-failures`).
+    pub heartbeat_failures: Option<u8>,
     pub variant: UnsafeVariant,
     /// The coordinator hands a moving partition on without waiting for its
     /// old owner's revocation (`--variant skip-revoked-barrier`).
@@ -135,6 +141,8 @@ impl Request {
             ticks: 8,
             membership_proof: true,
             incremental: false,
+            protocol: GroupProtocol::Classic,
+            heartbeat_failures: None,
             variant: UnsafeVariant::default(),
             skip_revoked_barrier: false,
             pauses: 1,
@@ -251,6 +259,7 @@ impl Request {
         c.max_ticks = self.ticks;
         c.membership_proof = self.membership_proof;
         c.incremental = self.incremental;
+        c.protocol = self.protocol;
         c.variant = self.variant;
         c.skip_revoked_barrier = self.skip_revoked_barrier;
         c.faults = Faults {
@@ -260,6 +269,11 @@ impl Request {
             clock_steps: self.clock_steps,
             max_skew,
             log_losses: self.log_losses,
+            heartbeat_failures: self.heartbeat_failures.unwrap_or(if self.protocol == GroupProtocol::Consumer {
+                1
+            } else {
+                0
+            }),
             ..Faults::default()
         };
         Ok(c)
@@ -291,9 +305,16 @@ pub fn describe(cfg: &ElectionModelCfg, search: Search, threads: usize) -> Strin
         Search::DfsSymmetry => "DFS + symmetry".to_owned(),
         Search::Simulate { seed } => format!("random walks (stateright's simulation, not exhaustive), seed {seed}"),
     };
+    // Named only when not classic / not zero, so the classic header reads as it always did.
+    let protocol = match cfg.protocol {
+        GroupProtocol::Classic => "",
+        GroupProtocol::Consumer => ", group protocol consumer (KIP-848)",
+    };
+    let hb =
+        if f.heartbeat_failures > 0 { format!(", heartbeat failures {}", f.heartbeat_failures) } else { String::new() };
     format!(
-        "model     {} members, {mode}, T={} S={} G={} heartbeat interval {} (ticks), {} ticks, membership proof {}, assignment {assignment}, variant {variant}\n\
-         faults    pauses {}, crashes {}, isolations {}, clock steps {} (max skew {}), log losses {}\n\
+        "model     {} members, {mode}, T={} S={} G={} heartbeat interval {} (ticks), {} ticks, membership proof {}, assignment {assignment}, variant {variant}{protocol}\n\
+         faults    pauses {}, crashes {}, isolations {}, clock steps {} (max skew {}), log losses {}{hb}\n\
          search    {search}, {threads} thread(s)",
         cfg.members,
         cfg.heartbeat_timeout,

@@ -28,6 +28,8 @@ pub enum ElectionAction {
     Restart(u8),
     Isolate(u8),
     Heal(u8),
+    HeartbeatsFail(u8),
+    HeartbeatsHeal(u8),
     ClockFast(u8),
     Foreign,
     LogLoss,
@@ -91,6 +93,11 @@ impl ElectionModel {
                 out.push(Heal(m));
             } else if u.isolations < f.isolations {
                 out.push(Isolate(m));
+            }
+            if slot.heartbeats_failing {
+                out.push(HeartbeatsHeal(m));
+            } else if u.heartbeat_failures < f.heartbeat_failures && slot.core.is_some() {
+                out.push(HeartbeatsFail(m));
             }
             if u.clock_steps < f.clock_steps && i16::from(slot.offset) < i16::from(f.max_skew) {
                 out.push(ClockFast(m));

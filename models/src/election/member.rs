@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use neli::core::{Event, Heartbeat, Member, Output, Time};
 
-use super::ElectionModel;
 use super::state::{Callback, ElectionState, Msg, UNKNOWN_LOG};
+use super::{ElectionModel, GroupProtocol};
 
 impl ElectionModel {
     /// Runs `f` on member `i`'s core, named for the step, then carries out
@@ -109,7 +109,10 @@ impl ElectionModel {
             Msg::Commit { generation, sent_at } => {
                 let expiry = s.now + self.cfg.session_timeout;
                 let accepted = s.coord.generation == generation && s.coord.members.contains_key(&key);
-                if accepted && s.coord.members[&key].expiry != expiry {
+                // Classic: an accepted commit renews the session; the
+                // consumer protocol renews it only on heartbeats.
+                let renews = self.cfg.protocol == GroupProtocol::Classic;
+                if accepted && renews && s.coord.members[&key].expiry != expiry {
                     s.coord_mut().members.get_mut(&key).expect("a member of the group").expiry = expiry;
                 }
                 if accepted && s.slots[i].proof_sent.is_none_or(|p| p < sent_at) {
@@ -165,14 +168,18 @@ impl ElectionModel {
                 continue;
             }
             // Decided on the shared slot; copied only if something changes.
-            let coord_ok = if slot.isolated { slot.coord_ok } else { local };
+            // Heartbeats carry what the member hears: failing ones tell it nothing.
+            let hears = !slot.isolated && !slot.heartbeats_failing;
+            let coord_ok = if hears { local } else { slot.coord_ok };
             let known = s.coord.members.get(&key);
-            let evicted = !slot.isolated && known.is_none();
-            let timed_out = local >= coord_ok + u64::from(self.cfg.session_timeout);
+            let evicted = hears && known.is_none();
+            // Only the classic client expires its own session.
+            let timed_out =
+                self.cfg.protocol == GroupProtocol::Classic && local >= coord_ok + u64::from(self.cfg.session_timeout);
             let callback = if slot.in_group && (evicted || timed_out) {
                 Some(Callback::Lost)
             } else if slot.in_group
-                && !slot.isolated
+                && hears
                 && known.is_some_and(|m| !m.rejoined)
                 && !slot.callbacks.contains(&Callback::Rejoin)
             {

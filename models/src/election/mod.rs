@@ -56,6 +56,27 @@ pub struct Faults {
     /// log is lost and recreated empty, so offsets (tokens) restart at 0;
     /// the group, on its own coordinator, is untouched.
     pub log_losses: u8,
+    /// The member's group heartbeats fail (answered with errors that do not
+    /// fence, or lost) while its other requests (the membership proof's
+    /// commits, produce, fetch) still go through: the coordinator stops
+    /// renewing its session. What a Kafka 4 consumer-protocol member whose
+    /// heartbeats are refused sees; the fault that separates the two
+    /// protocols (docs/background.md, "Group protocols").
+    pub heartbeat_failures: u8,
+}
+
+/// The group protocol the coordinator and the client speak.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum GroupProtocol {
+    /// JoinGroup/SyncGroup/Heartbeat: the client expires its own session
+    /// after S without a heartbeat answer, and an accepted generation-checked
+    /// commit renews its session at the coordinator.
+    #[default]
+    Classic,
+    /// KIP-848 (`group.protocol=consumer`): no client-side session expiry
+    /// (a member learns it was fenced only from an answer), and a commit
+    /// renews nothing: only heartbeats keep the session.
+    Consumer,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -82,6 +103,8 @@ pub struct ElectionModelCfg {
     /// old owner is told to revoke it, instead of one rebalance later, so
     /// nothing waits for the old owner's Revoked barrier.
     pub skip_revoked_barrier: bool,
+    /// The group protocol (classic unless said).
+    pub protocol: GroupProtocol,
     pub faults: Faults,
     pub max_ticks: u8,
     /// Forget, after every step, what no property and no later step can
@@ -110,6 +133,7 @@ impl ElectionModelCfg {
             incremental: false,
             variant: UnsafeVariant::default(),
             skip_revoked_barrier: false,
+            protocol: GroupProtocol::Classic,
             faults: Faults::default(),
             max_ticks: 10,
             forget: true,
@@ -226,6 +250,8 @@ impl Model for ElectionModel {
             Restart(m) => self.restart(s_, m),
             Isolate(m) => Self::isolate(s_, m),
             Heal(m) => Self::heal(s_, m),
+            HeartbeatsFail(m) => Self::heartbeats_fail(s_, m),
+            HeartbeatsHeal(m) => Self::heartbeats_heal(s_, m),
             ClockFast(m) => Self::clock_fast(s_, m),
             Foreign => Self::foreign(s_),
             LogLoss => Self::log_loss(s_),

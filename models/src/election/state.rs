@@ -77,6 +77,9 @@ pub struct Slot {
     pub offset: i8,
     pub paused: bool,
     pub isolated: bool,
+    /// Its group heartbeats fail (`Faults::heartbeat_failures`); its
+    /// commits still reach the coordinator.
+    pub heartbeats_failing: bool,
     pub in_group: bool,
     /// Local time of the last successful contact with the coordinator.
     pub coord_ok: u64,
@@ -109,6 +112,7 @@ impl Slot {
             offset: 0,
             paused: false,
             isolated: false,
+            heartbeats_failing: false,
             in_group: core.is_some(),
             coord_ok,
             callbacks: VecDeque::new(),
@@ -200,6 +204,8 @@ impl ElectionState {
     }
 
     pub(super) fn faults_active(&self) -> bool {
-        self.slots.iter().any(|s| s.paused || s.isolated || s.core.is_none() || !s.outbox.is_empty())
+        self.slots
+            .iter()
+            .any(|s| s.paused || s.isolated || s.heartbeats_failing || s.core.is_none() || !s.outbox.is_empty())
     }
 }

@@ -34,7 +34,8 @@ impl ElectionModel {
         let rebalance = s.coord.rebalance;
         for (k, gm) in s.coord_mut().members.iter_mut() {
             let slot = &last.slots[k.0 as usize];
-            if slot.inc == k.1 && slot.core.is_some() && !slot.paused && !slot.isolated && slot.in_group {
+            let heard = !slot.paused && !slot.isolated && !slot.heartbeats_failing;
+            if slot.inc == k.1 && slot.core.is_some() && heard && slot.in_group {
                 gm.expiry = now + self.cfg.session_timeout;
             } else if gm.expiry <= now {
                 expired.push(*k);
@@ -59,7 +60,12 @@ impl ElectionModel {
         // or a restart), so under incremental assignment it claims nothing.
         let expiry = s.now + self.cfg.session_timeout;
         s.coord_mut().members.insert(k, GroupMember::joined(expiry));
-        s.slot_mut(m as usize).in_group = true;
+        // A JoinGroup answered is contact with the coordinator, also while
+        // the member's heartbeats fail (for everyone else this changes
+        // nothing: settling sets it to the same instant).
+        let local = s.local(m as usize);
+        let slot = s.slot_mut(m as usize);
+        (slot.in_group, slot.coord_ok) = (true, local);
         self.start_rebalance(s, Some(k));
     }
 
@@ -190,6 +196,7 @@ impl ElectionModel {
         slot.acquired.clear();
         slot.own_read.clear();
         slot.proof_sent = None;
+        slot.heartbeats_failing = false;
         s.used.crashes += 1;
     }
 
@@ -210,6 +217,16 @@ impl ElectionModel {
 
     pub(super) fn heal(s: &mut ElectionState, m: u8) {
         s.slot_mut(m as usize).isolated = false;
+    }
+
+    /// Member `m`'s group heartbeats start failing; its commits still go through.
+    pub(super) fn heartbeats_fail(s: &mut ElectionState, m: u8) {
+        s.slot_mut(m as usize).heartbeats_failing = true;
+        s.used.heartbeat_failures += 1;
+    }
+
+    pub(super) fn heartbeats_heal(s: &mut ElectionState, m: u8) {
+        s.slot_mut(m as usize).heartbeats_failing = false;
     }
 
     /// Member `m`'s clock jumps one tick ahead.

@@ -5,6 +5,7 @@ mod bfs;
 mod forget;
 mod hazards;
 mod incremental;
+mod protocols;
 mod replay;
 mod safe;
 mod scenario;

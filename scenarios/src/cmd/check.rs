@@ -9,6 +9,7 @@ use std::time::Instant;
 use super::fail;
 use crate::check::{self, Limits, Mode, Request, Search};
 use crate::report::Format;
+use neli_models::GroupProtocol;
 
 #[derive(clap::Args, Debug)]
 pub struct CheckArgs {
@@ -44,6 +45,15 @@ pub struct CheckArgs {
     /// owner keeps its partitions, one that moves is revoked first).
     #[arg(long, value_enum, default_value_t = CheckAssignment::Range)]
     assignment: CheckAssignment,
+    /// The group protocol: classic (the client expires its own session and
+    /// an accepted commit renews it at the coordinator) or consumer
+    /// (Kafka 4's KIP-848: neither; only heartbeats keep a session).
+    #[arg(long, value_enum, default_value_t = CheckProtocol::Classic)]
+    group_protocol: CheckProtocol,
+    /// Members whose group heartbeats fail while their commits go through
+    /// (default 1 with --group-protocol consumer, else 0).
+    #[arg(long)]
+    heartbeat_failures: Option<u8>,
     /// Turn the membership proof off (goNELI).
     #[arg(long)]
     no_membership_proof: bool,
@@ -123,6 +133,12 @@ enum CheckVariant {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum CheckProtocol {
+    Classic,
+    Consumer,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum CheckAssignment {
     Range,
     CooperativeSticky,
@@ -144,6 +160,11 @@ impl CheckArgs {
             ticks: self.ticks,
             membership_proof: !self.no_membership_proof,
             incremental: self.assignment == CheckAssignment::CooperativeSticky,
+            protocol: match self.group_protocol {
+                CheckProtocol::Classic => GroupProtocol::Classic,
+                CheckProtocol::Consumer => GroupProtocol::Consumer,
+            },
+            heartbeat_failures: self.heartbeat_failures,
             variant: neli::core::UnsafeVariant {
                 lease_from_receipt: matches!(self.variant, CheckVariant::LeaseFromReceipt),
                 any_record_counts: matches!(self.variant, CheckVariant::AnyRecordCounts),

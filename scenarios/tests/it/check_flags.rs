@@ -475,3 +475,38 @@ fn assignment_and_its_variant_refuse_bad_input_naming_the_flag() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("--assignment"), "{err}");
 }
+
+#[test]
+fn heartbeat_failures_changes_the_count() {
+    changes_the_count(&[("--heartbeat-failures", "1")]);
+}
+
+// Issue 41: Kafka 4's consumer group protocol. A member whose heartbeats
+// fail while its proofs go through keeps a lease proven just before the
+// coordinator fences it and hands partition 0 on: two leaders with G = 0.
+// G = T separates them. The header names the protocol and the fault.
+#[test]
+fn consumer_protocol_needs_a_grace_of_t() {
+    let out = scratch("check_flags/consumer");
+    let out = out.display().to_string();
+    let small = ["--members", "2", "--pauses", "0", "--isolations", "0", "--sim-seeds", "0", "--out", &out];
+    let run = |extra: &[&str]| {
+        let mut args = vec!["check", "--group-protocol", "consumer"];
+        args.extend(small);
+        args.extend(extra);
+        let o = lab(&args);
+        (o.status.code(), format!("{}{}", stdout(&o), stderr(&o)))
+    };
+    let (code, text) = run(&[]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("variant recommended, group protocol consumer (KIP-848)\n"), "{text}");
+    assert!(text.contains("log losses 0, heartbeat failures 1\n"), "{text}");
+    assert!(text.contains("VIOLATED  at most one leader per role"), "{text}");
+    assert!(text.contains("HeartbeatsFail"), "the path shows the fault: {text}");
+    let (code, text) = run(&["--grace", "2"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("T=2 S=4 G=2") && text.contains("\nverdict   PASS\n"), "{text}");
+    // The classic protocol survives the same fault without a grace.
+    let o = lab(&["check", "--heartbeat-failures", "1", "--members", "2", "--pauses", "0", "--isolations", "0"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}

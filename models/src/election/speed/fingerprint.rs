@@ -33,7 +33,8 @@ impl Slot {
     pub(crate) fn fingerprint(&self) -> u64 {
         let mut h = hasher();
         self.core_fp.hash(&mut h);
-        (self.inc, self.offset, self.paused, self.isolated, self.in_group, self.coord_ok).hash(&mut h);
+        (self.inc, self.offset, self.paused, self.isolated, self.heartbeats_failing, self.in_group, self.coord_ok)
+            .hash(&mut h);
         (&self.callbacks, &self.read, &self.outbox, &self.acquired, &self.own_read, self.proof_sent).hash(&mut h);
         h.finish()
     }
