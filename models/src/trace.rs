@@ -6,7 +6,8 @@ use std::fmt::Write;
 
 use neli_sim::Scenario;
 use neli_sim::scenario::{
-    AssignmentName, BrokerId, Cluster, Dur, Election, Expect, Fault, ModeName, Target, Trigger, Variant,
+    AssignmentName, BrokerId, Cluster, Dur, Election, Expect, Fault, GroupProtocolName, ModeName, Target, Trigger,
+    Variant,
 };
 use stateright::Model;
 use stateright::Path;
@@ -221,8 +222,11 @@ fn settings(c: &ElectionModelCfg) -> Election {
         heartbeat_interval: Some(ticks(c.heartbeat_interval.into())),
         poll_interval: ticks(1),
         membership_proof: c.membership_proof,
-        // The consumer protocol's client never expires its own session.
-        client_session_expiry: c.protocol == GroupProtocol::Classic,
+        client_session_expiry: true,
+        group_protocol: match c.protocol {
+            GroupProtocol::Classic => GroupProtocolName::Classic,
+            GroupProtocol::Consumer => GroupProtocolName::Consumer,
+        },
         variant,
         assignment: if c.incremental { AssignmentName::CooperativeSticky } else { AssignmentName::Range },
         max_poll_interval: None,
@@ -243,8 +247,8 @@ fn first_notes(c: &ElectionModelCfg, sim: &[u8]) -> Vec<String> {
     let mut notes = Vec::new();
     if c.protocol == GroupProtocol::Consumer {
         notes.push(
-            "the model ran Kafka 4's consumer group protocol (KIP-848: commits renew no session); the simulator's \
-             coordinator speaks the classic one, so this scenario approximates it with client_session_expiry = false"
+            "the model ran Kafka 4's consumer group protocol (KIP-848); the simulator's group_protocol = \"consumer\" \
+             runs it as far as the lease sees it (no client-side session expiry, commits renew no session)"
                 .to_owned(),
         );
     }
@@ -291,9 +295,9 @@ impl Timeline<'_> {
         let at = ticks(c, t);
         match action {
             Pause(m) if self.right_after_assignment(k, m) => self.pause_at_proof(k, m, t),
-            Pause(m) | Crash(m) | Isolate(m) => self.open.push((action, t, self.target(s, m))),
+            Pause(m) | Crash(m) | Isolate(m) | HeartbeatsFail(m) => self.open.push((action, t, self.target(s, m))),
             Resume(_) if self.skip_resume.contains(&k) => {}
-            Resume(m) | Restart(m) | Heal(m) => self.heal(action, m, t),
+            Resume(m) | Restart(m) | Heal(m) | HeartbeatsHeal(m) => self.heal(action, m, t),
             ClockFast(m) => {
                 self.scenario.push_fault(at, Fault::ClockStep { target: self.target(s, m), by: ticks(c, 1) })
             }
@@ -311,11 +315,6 @@ impl Timeline<'_> {
                     Fault::BrokerCrash { target: BrokerId(1), duration: Some(ticks(c, 1)), lose_state: true },
                 )
             }
-            HeartbeatsFail(m) | HeartbeatsHeal(m) => self.notes.push(format!(
-                "at {at}: m{}'s group heartbeats {} while its commits go through (not expressible in v1: the simulator has no heartbeat-failure fault yet)",
-                self.sim[m as usize],
-                if matches!(action, HeartbeatsFail(_)) { "start failing" } else { "work again" }
-            )),
             Lose(m, k) => self.notes.push(format!(
                 "at {at}: message {k} in flight from m{} lost (not expressible in v1)",
                 self.sim[m as usize]
@@ -347,6 +346,7 @@ impl Timeline<'_> {
         match action {
             ElectionAction::Pause(_) => Fault::Pause { target, duration },
             ElectionAction::Crash(_) => Fault::Crash { target, duration: Some(duration) },
+            ElectionAction::HeartbeatsFail(_) => Fault::HeartbeatFailure { target, duration },
             _ => Fault::IsolateCoordinator { target, duration },
         }
     }
@@ -397,7 +397,10 @@ impl Timeline<'_> {
     fn heal(&mut self, healing: ElectionAction, m: u8, t: u64) {
         use ElectionAction::*;
         let opener = |a: &ElectionAction| match (a, healing) {
-            (Pause(x), Resume(_)) | (Crash(x), Restart(_)) | (Isolate(x), Heal(_)) => *x == m,
+            (Pause(x), Resume(_))
+            | (Crash(x), Restart(_))
+            | (Isolate(x), Heal(_))
+            | (HeartbeatsFail(x), HeartbeatsHeal(_)) => *x == m,
             _ => false,
         };
         if let Some(i) = self.open.iter().position(|(a, _, _)| opener(a)) {

@@ -217,6 +217,10 @@ pub struct BrokerCtx {
     pub appended: Arc<Notify>,
     pub rec: Recorder,
     pub tick: Duration,
+    /// Member hosts (`m1`) whose group heartbeats the coordinator drops
+    /// (a `heartbeat-failure` fault; nested faults count): they go
+    /// unanswered and renew nothing, while its other requests are served.
+    pub heartbeats_dropped: Arc<Mutex<BTreeMap<String, u32>>>,
 }
 
 impl BrokerCtx {
@@ -291,10 +295,26 @@ impl BrokerCtx {
                 // dropped sender means a newer join replaced this one.
                 rx.await.unwrap_or(Response::Error(GroupError::RebalanceInProgress))
             }
-            Request::Heartbeat { member_id, generation } => self.heartbeat(now, &member_id, generation),
+            Request::Heartbeat { member_id, generation } => {
+                if self.drops_heartbeats_of(&member_id) {
+                    // Unanswered: the client's request times out.
+                    return std::future::pending().await;
+                }
+                self.heartbeat(now, &member_id, generation)
+            }
             Request::Commit { member_id, generation } => self.commit(now, &member_id, generation),
             Request::Leave { member_id } => self.leave(now, &member_id),
         }
+    }
+
+    /// Whether a `heartbeat-failure` fault is on for the member host that
+    /// `member_id` belongs to, also after the coordinator evicted it (a
+    /// member whose heartbeats fail hears nothing, not even that). This
+    /// coordinator names members `{client}-{n}`, and clients are named
+    /// `m<slot>` or `m<slot>.<incarnation>`.
+    fn drops_heartbeats_of(&self, member_id: &str) -> bool {
+        let host = member_id.split(['.', '-']).next().unwrap_or_default();
+        self.heartbeats_dropped.lock().expect("drop lock").get(host).is_some_and(|n| *n > 0)
     }
 
     fn produce(&self, now: u64, partition: u32, payload: Vec<u8>, create_time: u64, author: String) -> Response {

@@ -142,6 +142,7 @@ pub enum FaultKind {
     Partition,
     OneWay,
     IsolateCoordinator,
+    HeartbeatFailure,
     Latency,
     DropConnections,
     BrokerCrash,
@@ -178,6 +179,10 @@ pub enum Fault {
     OneWay { from: Host, to: Host, duration: Dur },
     /// The member cannot reach the coordinator, still reaches the partition leader.
     IsolateCoordinator { target: Target, duration: Dur },
+    /// The coordinator drops the member's group heartbeats (they time out
+    /// and renew nothing) while its other requests, the membership proof's
+    /// commits included, are answered.
+    HeartbeatFailure { target: Target, duration: Dur },
     /// Extra delay (and jitter) on a link.
     Latency {
         a: Host,
@@ -286,6 +291,7 @@ impl FaultKind {
             FaultKind::Partition => "partition",
             FaultKind::OneWay => "one-way",
             FaultKind::IsolateCoordinator => "isolate-coordinator",
+            FaultKind::HeartbeatFailure => "heartbeat-failure",
             FaultKind::Latency => "latency",
             FaultKind::DropConnections => "drop-connections",
             FaultKind::BrokerCrash => "broker-crash",
@@ -319,6 +325,7 @@ impl FaultKind {
             }
             FaultKind::OneWay => Fault::OneWay { from: target.into(), to: p.coordinator.into(), duration },
             FaultKind::IsolateCoordinator => Fault::IsolateCoordinator { target, duration },
+            FaultKind::HeartbeatFailure => Fault::HeartbeatFailure { target, duration },
             FaultKind::Latency => {
                 Fault::Latency { a: target.into(), b: peer, latency: p.latency, jitter: None, duration }
             }
@@ -353,6 +360,7 @@ impl Fault {
             Fault::Partition { .. } => FaultKind::Partition,
             Fault::OneWay { .. } => FaultKind::OneWay,
             Fault::IsolateCoordinator { .. } => FaultKind::IsolateCoordinator,
+            Fault::HeartbeatFailure { .. } => FaultKind::HeartbeatFailure,
             Fault::Latency { .. } => FaultKind::Latency,
             Fault::DropConnections { .. } => FaultKind::DropConnections,
             Fault::BrokerCrash { .. } => FaultKind::BrokerCrash,
@@ -374,6 +382,7 @@ impl Fault {
             | Fault::StallPoll { target, .. }
             | Fault::Crash { target, .. }
             | Fault::IsolateCoordinator { target, .. }
+            | Fault::HeartbeatFailure { target, .. }
             | Fault::ClockStep { target, .. }
             | Fault::ClockDrift { target, .. }
             | Fault::Close { target }
@@ -430,6 +439,7 @@ impl Fault {
             | Fault::Partition { duration, .. }
             | Fault::OneWay { duration, .. }
             | Fault::IsolateCoordinator { duration, .. }
+            | Fault::HeartbeatFailure { duration, .. }
             | Fault::Latency { duration, .. } => Some(duration),
             Fault::Crash { duration, .. } | Fault::BrokerCrash { duration, .. } => duration.as_mut(),
             _ => None,
@@ -585,6 +595,9 @@ impl TryFrom<RawFault> for TimedFault {
             },
             FaultKind::IsolateCoordinator => {
                 Fault::IsolateCoordinator { target: member(kind, r.target.take())?, duration: lasting(&mut r)? }
+            }
+            FaultKind::HeartbeatFailure => {
+                Fault::HeartbeatFailure { target: member(kind, r.target.take())?, duration: lasting(&mut r)? }
             }
             FaultKind::Latency => Fault::Latency {
                 a: need(kind, "a", r.a.take())?,

@@ -44,6 +44,26 @@ impl AppLoop {
     }
 }
 
+/// The group protocol the members speak (`election.group_protocol`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GroupProtocolName {
+    /// JoinGroup/SyncGroup/Heartbeat.
+    #[default]
+    Classic,
+    /// Kafka 4's consumer protocol (KIP-848), as far as it changes the
+    /// lease: the client has no session expiry of its own and a commit
+    /// renews no session (docs/background.md, "Group protocols"). Member
+    /// epochs and server-side assignment are not simulated.
+    Consumer,
+}
+
+impl GroupProtocolName {
+    fn is_default(&self) -> bool {
+        *self == GroupProtocolName::Classic
+    }
+}
+
 /// `[election] assignment`: the partition assignment strategy every member
 /// uses (neli's `Assignment`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -277,6 +297,11 @@ pub struct Election {
     /// learns of an eviction only from the coordinator's answers.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub client_session_expiry: bool,
+    /// Extension to v1: `"consumer"` runs Kafka 4's consumer group
+    /// protocol as far as the lease sees it (no client-side session
+    /// expiry, commits renew no session); default `"classic"`.
+    #[serde(default, skip_serializing_if = "GroupProtocolName::is_default")]
+    pub group_protocol: GroupProtocolName,
     #[serde(default)]
     pub variant: Variant,
     /// Extension to v1: the partition assignment strategy (`"range"`, the

@@ -26,7 +26,7 @@ use crate::clock::ClockModel;
 use crate::history::{self, History};
 use crate::oracle;
 use crate::record::{AssignmentChange, FaultObs, Recorder, format_line};
-use crate::scenario::{Fault, FaultKind, Host, Scenario, TimedFault, Trigger};
+use crate::scenario::{Fault, FaultKind, GroupProtocolName, Host, Scenario, TimedFault, Trigger};
 use crate::server::{BrokerCtx, BrokerState};
 use crate::verdict::{Rule, Violation};
 
@@ -40,6 +40,8 @@ enum Action {
     RepairOneWay(String, String),
     Restart(String),
     RestoreLatency(String, String),
+    /// A `heartbeat-failure` of this member host ends.
+    RestoreHeartbeats(String),
 }
 
 type ForeignQueue = Arc<Mutex<VecDeque<(u32, u32, bool)>>>;
@@ -53,6 +55,8 @@ pub(super) struct World<'a> {
     /// Every member and broker host, members first.
     hosts: Vec<String>,
     foreign: (ForeignQueue, Arc<Notify>),
+    /// Shared with every broker: whose heartbeats the coordinator drops.
+    heartbeats_dropped: Arc<Mutex<BTreeMap<String, u32>>>,
     /// (instant, order, action): actions at one instant run in order.
     timeline: Vec<(u64, u64, Action)>,
     order: u64,
@@ -117,10 +121,16 @@ impl World<'_> {
         let rec = Recorder::default();
         let partitions = s.partitions();
         let mut brokers = BTreeMap::new();
+        let heartbeats_dropped: Arc<Mutex<BTreeMap<String, u32>>> = Arc::default();
+        let mut profile = c.broker();
+        if s.election.group_protocol == GroupProtocolName::Consumer {
+            // KIP-848: only heartbeats keep a session.
+            profile.commit_resets_session = false;
+        }
         for b in s.broker_names() {
             let ctx = BrokerCtx {
                 name: b.clone(),
-                profile: c.broker(),
+                profile,
                 generation_check: c.commit_generation_check,
                 coordinator: b == c.coordinator.to_string(),
                 partition_leader: b == c.partition_leader.to_string(),
@@ -129,6 +139,7 @@ impl World<'_> {
                 appended: Arc::new(Notify::new()),
                 rec: rec.clone(),
                 tick: TICK,
+                heartbeats_dropped: heartbeats_dropped.clone(),
             };
             brokers.insert(b.clone(), ctx.state.clone());
             sim.host(b.as_str(), move || ctx.clone().run());
@@ -163,6 +174,7 @@ impl World<'_> {
             coordinator: c.coordinator.to_string(),
             hosts,
             foreign,
+            heartbeats_dropped,
             timeline,
             order: 1_000_000,
             played: Vec::new(),
@@ -287,6 +299,16 @@ impl World<'_> {
                     self.sim.set_link_max_message_latency(a.as_str(), b.as_str(), MAX_LATENCY);
                 }
             }
+            Action::RestoreHeartbeats(host) => {
+                let mut dropped = self.heartbeats_dropped.lock().expect("drop lock");
+                if let Some(n) = dropped.get_mut(&host) {
+                    *n = n.saturating_sub(1);
+                }
+                if dropped.get(&host) == Some(&0) {
+                    dropped.remove(&host);
+                    self.rec.trace(now, "sim", format!("{host}'s heartbeats are answered again"));
+                }
+            }
             Action::Restart(h) => {
                 let due = self.restarts_due.entry(h.clone()).or_insert(1);
                 *due = due.saturating_sub(1);
@@ -403,6 +425,12 @@ impl World<'_> {
                 let (a, b) = (self.resolve(from, now).to_string(), self.resolve(to, now).to_string());
                 if a != b {
                     self.cut_one_way(now + duration.ms(), a, b);
+                }
+            }
+            Fault::HeartbeatFailure { duration, .. } => {
+                if let Some(t) = target.filter(|_| member.is_some()) {
+                    *self.heartbeats_dropped.lock().expect("drop lock").entry(t.clone()).or_insert(0) += 1;
+                    self.later(now + duration.ms(), Action::RestoreHeartbeats(t));
                 }
             }
             Fault::IsolateCoordinator { duration, .. } => {

@@ -141,7 +141,8 @@ impl MemberParams {
             app_asks_at_lease_end: e.app_asks_at_lease_end,
             background: e.app_loop == crate::scenario::AppLoop::Background,
             revoked_work: e.revoked_work.map_or(DEFAULT_REVOKED_WORK, Dur::duration),
-            session_expiry: e.client_session_expiry,
+            // The consumer protocol's client never expires its own session.
+            session_expiry: e.client_session_expiry && e.group_protocol == crate::scenario::GroupProtocolName::Classic,
             assignment: e.assignment.neli(),
             app: None,
         }

@@ -12,6 +12,7 @@ mod oracle;
 mod outside;
 mod overlap;
 mod profiles;
+mod protocols;
 mod rules;
 mod scenario_files;
 mod snapshots;

@@ -1,0 +1,38 @@
+//! Kafka 4's consumer group protocol in the simulator (issue 41,
+//! docs/background.md "Group protocols"): with `group_protocol =
+//! "consumer"` the client never expires its own session and a commit
+//! renews none. A leader whose heartbeats fail keeps proving its lease
+//! until the coordinator evicts it, S after its last answered heartbeat,
+//! and hands partition 0 on at once: with G = 0 the successor leads beside
+//! it (what `neli-lab check --group-protocol consumer` finds in the model);
+//! a grace G = T on the successor separates the leases. Under the classic
+//! protocol the same fault ends in the client's own session expiry.
+
+use crate::{assert_flagged, assert_survives, scenario};
+
+#[test]
+fn consumer_protocol_without_grace_gives_two_leaders_when_heartbeats_fail() {
+    let s = scenario(include_str!("scenarios/consumer-heartbeats-fail.toml"));
+    let r = assert_flagged(&s, 0..10, "overlap: role 0 held by");
+    assert!(r.trace.iter().any(|l| l.contains("evicted (session timeout)")), "the coordinator evicted the leader");
+    assert!(!r.trace.iter().any(|l| l.contains("session timed out on the client")), "no client-side expiry");
+}
+
+#[test]
+fn consumer_protocol_with_a_grace_of_t_keeps_one_leader() {
+    let s = scenario(include_str!("scenarios/consumer-heartbeats-fail-grace.toml"));
+    for seed in 0..10 {
+        let r = assert_survives(&s, seed);
+        assert!(r.trace.iter().any(|l| l.contains("evicted (session timeout)")), "seed {seed}: the fault bit");
+    }
+}
+
+#[test]
+fn classic_protocol_leader_with_failing_heartbeats_expires_its_own_session() {
+    let s = scenario(include_str!("scenarios/classic-heartbeats-fail.toml"));
+    for seed in 0..10 {
+        let r = assert_survives(&s, seed);
+        let lost = r.trace.iter().any(|l| l.contains("assignment lost (session timed out on the client)"));
+        assert!(lost, "seed {seed}: the client gives its assignment up");
+    }
+}
