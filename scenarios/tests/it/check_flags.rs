@@ -483,13 +483,14 @@ fn heartbeat_failures_changes_the_count() {
 
 // Issue 41: Kafka 4's consumer group protocol. A member whose heartbeats
 // fail while its proofs go through keeps a lease proven just before the
-// coordinator fences it and hands partition 0 on: two leaders with G = 0.
-// G = T separates them. The header names the protocol and the fault.
+// coordinator fences it and hands partition 0 on: two leaders with G = 0,
+// in the model and in the simulator's replay of its counterexample. G = T
+// separates them. The header names the protocol and the fault.
 #[test]
 fn consumer_protocol_needs_a_grace_of_t() {
     let out = scratch("check_flags/consumer");
     let out = out.display().to_string();
-    let small = ["--members", "2", "--pauses", "0", "--isolations", "0", "--sim-seeds", "0", "--out", &out];
+    let small = ["--members", "2", "--pauses", "0", "--isolations", "0", "--sim-seeds", "20", "--out", &out];
     let run = |extra: &[&str]| {
         let mut args = vec!["check", "--group-protocol", "consumer"];
         args.extend(small);
@@ -503,6 +504,9 @@ fn consumer_protocol_needs_a_grace_of_t() {
     assert!(text.contains("log losses 0, heartbeat failures 1\n"), "{text}");
     assert!(text.contains("VIOLATED  at most one leader per role"), "{text}");
     assert!(text.contains("HeartbeatsFail"), "the path shows the fault: {text}");
+    // The written counterexample (group_protocol = "consumer", a
+    // heartbeat-failure fault) fails in the simulator too.
+    assert!(text.contains("replay    REPRODUCED by the simulator with seed"), "{text}");
     let (code, text) = run(&["--grace", "2"]);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("T=2 S=4 G=2") && text.contains("\nverdict   PASS\n"), "{text}");
