@@ -13,13 +13,15 @@
 # only by tests, missed by both. Each mutant costs a rebuild: hours for the
 # whole set on 2 cores, so it is a documented command, not part of CI.
 #
-#   scripts/mutants.sh [--seeds N] [--shard K/N] [--re REGEX] [--out DIR] [--only harness|tests]
-#                      [--iterate] [--in-place] [--skip-kafka] [--timeout SECS] [FILE...]
+#   scripts/mutants.sh [--seeds N] [--shard K/N] [--re REGEX] [--exclude-re REGEX] [--out DIR]
+#                      [--only harness|tests] [--iterate] [--in-place] [--skip-kafka] [--timeout SECS] [FILE...]
 #
 # FILEs default to neli/src/core/*.rs and neli/src/driver.rs (harness and
 # tests) plus neli/src/config.rs (tests only). --shard K/N runs every N-th
 # mutant from K (cargo-mutants --shard), to split a run over sessions;
 # --re keeps the mutants whose name matches (e.g. 'handle_record');
+# --exclude-re leaves out those whose name matches (cargo-mutants' names as
+# `cargo mutants --list` prints them, `file:line:col: replace ...`);
 # --iterate tries again only what an earlier run into the same --out did not
 # catch (after the gate got stronger); --in-place mutates this checkout
 # instead of a copy (faster: the incremental build cache is reused; run it
@@ -42,6 +44,7 @@ set -u
 seeds=30
 shard=""
 re=""
+exclude_re=""
 out="target/mutation-runs"
 iterate=""
 in_place=""
@@ -54,13 +57,14 @@ while [ $# -gt 0 ]; do
     --seeds) [ $# -ge 2 ] || { echo "mutants: --seeds needs a number" >&2; exit 2; }; seeds="$2"; shift 2 ;;
     --shard) [ $# -ge 2 ] || { echo "mutants: --shard needs K/N" >&2; exit 2; }; shard="$2"; shift 2 ;;
     --re) [ $# -ge 2 ] || { echo "mutants: --re needs a regex" >&2; exit 2; }; re="$2"; shift 2 ;;
+    --exclude-re) [ $# -ge 2 ] || { echo "mutants: --exclude-re needs a regex" >&2; exit 2; }; exclude_re="$2"; shift 2 ;;
     --out) [ $# -ge 2 ] || { echo "mutants: --out needs a directory" >&2; exit 2; }; out="$2"; shift 2 ;;
     --iterate) iterate=1; shift ;;
     --in-place) in_place=1; shift ;;
     --skip-kafka) skip_kafka=1; shift ;;
     --timeout) [ $# -ge 2 ] || { echo "mutants: --timeout needs seconds" >&2; exit 2; }; timeout="$2"; shift 2 ;;
     --only) [ $# -ge 2 ] || { echo "mutants: --only needs harness or tests" >&2; exit 2; }; only="$2"; shift 2 ;;
-    -h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "mutants: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     *) [ -f "$1" ] || { echo "mutants: no such file '$1'" >&2; exit 2; }; files+=("$1"); shift ;;
   esac
@@ -92,6 +96,7 @@ if [ -n "$in_place" ]; then common+=(--in-place); else common+=(--copy-target tr
 [ -n "$iterate" ] && common+=(--iterate)
 [ -n "$shard" ] && common+=(--shard "$shard")
 [ -n "$re" ] && common+=(--re "$re")
+[ -n "$exclude_re" ] && common+=(--exclude-re "$exclude_re")
 as_files() { for f in "$@"; do printf -- '--file\n%s\n' "$f"; done; }
 
 run() { # name, test package, extra cargo args..., -- test args

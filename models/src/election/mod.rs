@@ -220,6 +220,7 @@ impl Model for ElectionModel {
             send_time_broken: false,
             proof_cap_broken: false,
             handover: false,
+            token_misreported: false,
             calm_leaderless: vec![0; c.roles as usize],
         }]
     }

@@ -168,6 +168,9 @@ pub struct ElectionState {
     /// newest accepted membership proof's send time + T ([`Slot::proof_sent`]).
     pub proof_cap_broken: bool,
     pub handover: bool,
+    /// Right after an acquisition, the core's `token(role)` was not the
+    /// token of its `Acquired` event.
+    pub token_misreported: bool,
     /// Per role: consecutive ticks, all faults healed, without a leader.
     pub calm_leaderless: Vec<u8>,
 }

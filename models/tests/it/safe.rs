@@ -6,8 +6,8 @@ use neli_models::{ElectionModelCfg, Faults};
 use stateright::Checker;
 
 use crate::{
-    ELECTED, HANDOVER, LIVENESS, ONE_LEADER, OWN_TOKENS, PROOF_CAP, RESOURCE, SEND_TIME, TOKENS, check, counterexample,
-    small,
+    ELECTED, HANDOVER, LIVENESS, ONE_LEADER, OWN_TOKENS, PROOF_CAP, RESOURCE, SEND_TIME, TOKEN_REPORTED, TOKENS, check,
+    counterexample, small,
 };
 
 /// Asserts every safety property holds, liveness holds, and the witnesses
@@ -16,7 +16,7 @@ pub(crate) fn assert_safe(cfg: ElectionModelCfg) -> usize {
     // Only a fault that removes the leader can move the role.
     let moves = cfg.faults.pauses + cfg.faults.crashes + cfg.faults.isolations > 0;
     let (model, checker) = check(cfg);
-    for p in [ONE_LEADER, TOKENS, OWN_TOKENS, RESOURCE, SEND_TIME, PROOF_CAP, LIVENESS] {
+    for p in [ONE_LEADER, TOKENS, OWN_TOKENS, RESOURCE, SEND_TIME, PROOF_CAP, TOKEN_REPORTED, LIVENESS] {
         if checker.discovery(p).is_some() {
             counterexample(&model, &checker, p);
         }

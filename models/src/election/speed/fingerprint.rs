@@ -102,6 +102,7 @@ impl ElectionState {
             self.send_time_broken,
             self.proof_cap_broken,
             self.handover,
+            self.token_misreported,
         ];
         flags.hash(&mut h);
         h.finish()
