@@ -112,9 +112,22 @@ pub struct Common {
     /// Lease length T (e.g. 500ms, 2s).
     #[arg(long, value_parser = parse_duration, default_value = "5s")]
     pub heartbeat_timeout: Duration,
-    /// Kafka session timeout S (default 3 × heartbeat timeout).
+    /// Kafka session timeout S (default 3 × heartbeat timeout). Under
+    /// `--group-protocol consumer` the broker sets it: then the value neli
+    /// assumes where the broker cannot say (default 45s, Kafka's).
     #[arg(long, value_parser = parse_duration)]
     pub session_timeout: Option<Duration>,
+    /// Acquisition grace G: a new owner of the partition leads no sooner
+    /// than this after its assignment. Must be at least the heartbeat
+    /// timeout under `--group-protocol consumer` (e.g. T + 10%).
+    #[arg(long, value_parser = parse_duration, default_value = "0s")]
+    pub grace: Duration,
+    /// Group protocol: `classic` (the default) or `consumer` (Kafka 4's
+    /// KIP-848: the broker assigns and sets the session timeout; the
+    /// successor then waits a grace of at least the heartbeat timeout,
+    /// neli/KAFKA.md "The consumer group protocol").
+    #[arg(long, value_parser = parse_group_protocol, default_value = "classic")]
+    pub group_protocol: crate::config::GroupProtocol,
     /// Partition assignment strategy, the same for every member of the group:
     /// `cooperative-sticky` (the default: only a partition that moves is
     /// revoked) or `range` (eager: the leader stops whenever a member joins
@@ -213,6 +226,10 @@ fn parse_assignment(s: &str) -> Result<crate::config::Assignment, String> {
     crate::config::Assignment::parse(s)
 }
 
+fn parse_group_protocol(s: &str) -> Result<crate::config::GroupProtocol, String> {
+    crate::config::GroupProtocol::parse(s)
+}
+
 /// A client property and where it came from (`-X`, `-X @FILE`, or the
 /// environment variable), for messages that must not show its value.
 pub struct Property {
@@ -267,7 +284,9 @@ fn flag_of(field: &str) -> Option<&'static str> {
         "leader_topic" | "topic" => Some("--topic"),
         "name" => Some("--name"),
         "heartbeat_timeout" => Some("--heartbeat-timeout"),
-        "session.timeout.ms" => Some("--session-timeout"),
+        "session.timeout.ms" | "broker_session_timeout" => Some("--session-timeout"),
+        "grace" => Some("--grace"),
+        "membership_proof" => Some("--no-membership-proof"),
         "bootstrap.servers" => Some("--bootstrap-servers"),
         _ => None,
     }
@@ -287,14 +306,18 @@ impl Common {
             .group(self.group.clone())
             .heartbeat_timeout(self.heartbeat_timeout)
             .assignment(self.assignment)
+            .group_protocol(self.group_protocol)
+            .grace(self.grace)
             .membership_proof(!self.no_membership_proof)
             .min_poll_interval(Duration::from_millis(20))
             .kafka("log_level", "3");
         if let Some(t) = &self.topic {
             b = b.topic(t.clone());
         }
-        if let Some(s) = self.session_timeout {
-            b = b.session_timeout(s);
+        match (self.session_timeout, self.group_protocol) {
+            (Some(s), crate::config::GroupProtocol::Consumer) => b = b.broker_session_timeout(s),
+            (Some(s), crate::config::GroupProtocol::Classic) => b = b.session_timeout(s),
+            (None, _) => {}
         }
         if let Some(n) = &self.name {
             b = b.name(n.clone());
@@ -368,6 +391,61 @@ mod tests {
             let err = metrics_addr(&["--metrics-addr", bad]).unwrap_err();
             assert!(err.contains(&format!("--metrics-addr '{bad}' is not an IP address and port")), "{err}");
         }
+    }
+
+    fn exec_error(extra: &[&str]) -> String {
+        let mut args = vec!["neli", "exec", "--bootstrap-servers", "h:1", "--group", "g"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", "true"]);
+        let Cmd::Exec(e) = Cli::try_parse_from(args).expect("parses").command else { panic!("exec") };
+        e.common.config(Vec::new()).err().expect("refused")
+    }
+
+    #[test]
+    fn group_protocol_consumer_takes_the_session_timeout_as_the_brokers_and_needs_a_grace() {
+        use crate::config::GroupProtocol;
+        assert_eq!(exec_config(&[]).group_protocol, GroupProtocol::Classic);
+        let c = exec_config(&["--group-protocol", "consumer", "--grace", "6s", "--session-timeout", "30s"]);
+        assert_eq!(c.group_protocol, GroupProtocol::Consumer);
+        assert_eq!(c.broker_session_timeout, Some(std::time::Duration::from_secs(30)));
+        assert!(!c.kafka_config.contains_key("session.timeout.ms"), "{:?}", c.kafka_config.keys());
+        let err = exec_error(&["--group-protocol", "consumer"]);
+        assert!(
+            err.starts_with(
+                "--grace: grace (0ns) must be at least heartbeat_timeout (5s) with group protocol consumer"
+            ),
+            "{err}"
+        );
+        let err = exec_error(&["--group-protocol", "consumer", "--grace", "5s", "--no-membership-proof"]);
+        assert!(
+            err.starts_with("--no-membership-proof: membership_proof cannot be off with group protocol consumer"),
+            "{err}"
+        );
+        let err = exec_error(&["--group-protocol", "consumer", "--grace", "5s", "-X", "heartbeat.interval.ms=500"]);
+        assert!(
+            err.starts_with(
+                "-X heartbeat.interval.ms: cannot set 'heartbeat.interval.ms' with group protocol consumer"
+            ),
+            "{err}"
+        );
+        let Err(e) = Cli::try_parse_from([
+            "neli",
+            "exec",
+            "--bootstrap-servers",
+            "h:1",
+            "--group",
+            "g",
+            "--group-protocol",
+            "kip848",
+            "--",
+            "true",
+        ]) else {
+            panic!("an unknown protocol is refused")
+        };
+        assert!(
+            e.to_string().contains("\"kip848\" is not a group protocol (expected \"classic\" or \"consumer\")"),
+            "{e}"
+        );
     }
 
     #[test]

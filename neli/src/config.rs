@@ -23,7 +23,30 @@ pub const FORCED_KEYS: &[&str] = &[
     "enable.partition.eof",
     "partition.assignment.strategy",
     "group.protocol",
+    "group.remote.assignor",
 ];
+
+/// Client properties librdkafka refuses under the consumer group protocol
+/// (it will not create the client), each with what to do instead: neli
+/// refuses them first, by name ([`ConfigError::RefusedUnderProtocol`]).
+/// `partition.assignment.strategy` is a forced key under either protocol.
+pub const CONSUMER_PROTOCOL_REFUSED: &[(&str, &str)] = &[
+    (
+        "session.timeout.ms",
+        "the session timeout is the broker's (group.consumer.session.timeout.ms, or the group's \
+         consumer.session.timeout.ms); state the value neli should assume with broker_session_timeout",
+    ),
+    ("heartbeat.interval.ms", "the group heartbeat interval is the broker's (group.consumer.heartbeat.interval.ms)"),
+    ("group.protocol.type", "the consumer protocol has no protocol type"),
+];
+
+/// Apache Kafka's default `group.consumer.session.timeout.ms`: the session
+/// timeout S neli assumes under the consumer protocol unless told
+/// ([`ConfigBuilder::broker_session_timeout`]) or the broker says otherwise.
+pub const KAFKA_CONSUMER_SESSION_TIMEOUT: Duration = Duration::from_secs(45);
+/// Apache Kafka's default `group.consumer.heartbeat.interval.ms`, the group
+/// heartbeat interval under the consumer protocol (the broker's to choose).
+pub const KAFKA_CONSUMER_HEARTBEAT_INTERVAL: Duration = Duration::from_secs(5);
 
 /// goNELI's default heartbeat timeout.
 pub const DEFAULT_HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -37,6 +60,11 @@ pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
 pub const LIBRDKAFKA_MAX_POLL_INTERVAL: Duration = Duration::from_secs(300);
 /// The client property that turns on static group membership (KIP-345),
 /// which neli refuses: see [`ConfigError::StaticMembership`].
+///
+/// A replacement static member receives the partition without a rebalance
+/// and without the holder's session expiring, as under the consumer
+/// protocol ([`GroupProtocol::Consumer`], whose rule is
+/// [`ConfigError::GraceBelowLease`]).
 pub const STATIC_MEMBERSHIP_KEY: &str = "group.instance.id";
 
 /// How roles map onto the election topic.
@@ -127,6 +155,68 @@ impl fmt::Display for Assignment {
     }
 }
 
+/// The group protocol the Kafka client speaks (librdkafka's `group.protocol`).
+///
+/// Under [`GroupProtocol::Consumer`] the coordinator can hand partition 0
+/// to a successor without the holder's session expiring: the client has no
+/// session expiry of its own and an accepted commit does not renew the
+/// session. A successor must then wait out the holder's lease, so the
+/// grace G must be at least T and the membership proof stays on
+/// ([`ConfigError::GraceBelowLease`], [`ConfigError::ProofRequired`];
+/// docs/background.md, "Group protocols").
+///
+/// ```
+/// use std::time::Duration;
+/// use neli::{Config, GroupProtocol};
+///
+/// let config = Config::builder()
+///     .group("billing-cron")
+///     .group_protocol(GroupProtocol::Consumer)
+///     .heartbeat_timeout(Duration::from_secs(5))
+///     .grace(Duration::from_millis(5500))
+///     .build()?;
+/// // S is the broker's: Kafka's default unless stated or read from the broker.
+/// assert_eq!(config.resolve()?.session_timeout, Duration::from_secs(45));
+/// # Ok::<(), neli::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GroupProtocol {
+    /// JoinGroup/SyncGroup/Heartbeat (KIP-345 and before): the client
+    /// expires its own session after S, and a generation-checked commit
+    /// renews it. The default.
+    #[default]
+    Classic,
+    /// Kafka 4's consumer group protocol (KIP-848): assignment by the
+    /// broker (`uniform` for [`Assignment::CooperativeSticky`], `range`
+    /// for [`Assignment::Range`], both incremental), session timeout and
+    /// heartbeat interval set on the broker.
+    Consumer,
+}
+
+impl GroupProtocol {
+    /// librdkafka's name of the protocol, also the CLI's and scenario files'.
+    pub fn name(self) -> &'static str {
+        match self {
+            GroupProtocol::Classic => "classic",
+            GroupProtocol::Consumer => "consumer",
+        }
+    }
+
+    /// Parses a protocol name, saying which names exist when it is none.
+    pub fn parse(text: &str) -> Result<GroupProtocol, String> {
+        [GroupProtocol::Classic, GroupProtocol::Consumer]
+            .into_iter()
+            .find(|p| p.name() == text)
+            .ok_or_else(|| format!("{text:?} is not a group protocol (expected \"classic\" or \"consumer\")"))
+    }
+}
+
+impl fmt::Display for GroupProtocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Election configuration. Unset optional fields take goNELI's defaults.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Config {
@@ -155,6 +245,12 @@ pub struct Config {
     pub mode: Mode,
     /// Partition assignment strategy (incremental `cooperative-sticky` by default).
     pub assignment: Assignment,
+    /// The group protocol (classic by default).
+    pub group_protocol: GroupProtocol,
+    /// Under the consumer protocol, the broker's session timeout S that
+    /// neli assumes where the broker cannot say
+    /// ([`KAFKA_CONSUMER_SESSION_TIMEOUT`] unless set).
+    pub broker_session_timeout: Option<Duration>,
 }
 
 impl Default for Config {
@@ -172,6 +268,8 @@ impl Default for Config {
             membership_proof: true,
             mode: Mode::Exclusive,
             assignment: Assignment::CooperativeSticky,
+            group_protocol: GroupProtocol::Classic,
+            broker_session_timeout: None,
         }
     }
 }
@@ -250,6 +348,8 @@ impl fmt::Debug for Config {
             .field("membership_proof", &self.membership_proof)
             .field("mode", &self.mode)
             .field("assignment", &self.assignment)
+            .field("group_protocol", &self.group_protocol)
+            .field("broker_session_timeout", &self.broker_session_timeout)
             .finish()
     }
 }
@@ -366,6 +466,57 @@ pub enum ConfigError {
          neli will accept it once its simulator and model cover static members"
     )]
     StaticMembership,
+    /// A client property librdkafka refuses under this group protocol
+    /// ([`CONSUMER_PROTOCOL_REFUSED`]).
+    #[error("cannot set '{property}' with group protocol {protocol}: {why}")]
+    RefusedUnderProtocol {
+        /// The client property.
+        property: String,
+        /// The protocol that refuses it.
+        protocol: GroupProtocol,
+        /// Why, and what to do instead.
+        why: &'static str,
+    },
+    /// `broker_session_timeout` under the classic protocol, where the
+    /// client sets the session timeout.
+    #[error(
+        "broker_session_timeout ({s:?}) is only for group protocol consumer; under classic the client sets the \
+         session timeout: session.timeout.ms"
+    )]
+    BrokerSessionTimeoutUnderClassic {
+        /// The value given.
+        s: Duration,
+    },
+    /// A successor can receive the partition without the holder's session
+    /// expiring (`cause`), and the grace G is below the lease T.
+    #[error(
+        "grace ({grace:?}) must be at least heartbeat_timeout ({t:?}) with {cause}: the coordinator can hand \
+         partition 0 to a successor without the leader's session expiring, while the leader's last accepted \
+         membership proof may still hold a lease of T, so the successor waits a grace of at least T before \
+         leading (docs/background.md, \"Group protocols\"); for example grace = {suggest:?} (T + 10%, which also \
+         tolerates clocks that run 9% apart)"
+    )]
+    GraceBelowLease {
+        /// What hands the partition on without a session expiry.
+        cause: &'static str,
+        /// The grace G given.
+        grace: Duration,
+        /// The lease T.
+        t: Duration,
+        /// T + T/10.
+        suggest: Duration,
+    },
+    /// The membership proof switched off where a successor can receive the
+    /// partition without the holder's session expiring (`cause`).
+    #[error(
+        "membership_proof cannot be off with {cause}: without it a leader's lease is bounded only by its own \
+         heartbeats, and the coordinator can hand partition 0 on while they still arrive (docs/background.md, \
+         \"Group protocols\")"
+    )]
+    ProofRequired {
+        /// What hands the partition on without a session expiry.
+        cause: &'static str,
+    },
 }
 
 impl ConfigError {
@@ -385,6 +536,10 @@ impl ConfigError {
             ConfigError::IntervalTooLong { .. } => "heartbeat_interval",
             ConfigError::RebalanceTimeoutTooShort { .. } => "max.poll.interval.ms",
             ConfigError::StaticMembership => STATIC_MEMBERSHIP_KEY,
+            ConfigError::RefusedUnderProtocol { property, .. } => property,
+            ConfigError::BrokerSessionTimeoutUnderClassic { .. } => "broker_session_timeout",
+            ConfigError::GraceBelowLease { .. } => "grace",
+            ConfigError::ProofRequired { .. } => "membership_proof",
         }
     }
 }
@@ -422,8 +577,10 @@ pub struct ResolvedConfig {
     pub mode: Mode,
     /// Partition assignment strategy.
     pub assignment: Assignment,
-    /// User client properties (forced keys excluded) plus a defaulted
-    /// `session.timeout.ms`.
+    /// The group protocol.
+    pub group_protocol: GroupProtocol,
+    /// User client properties (forced keys excluded) plus, under the
+    /// classic protocol, a defaulted `session.timeout.ms`.
     pub kafka_config: BTreeMap<String, String>,
 }
 
@@ -442,6 +599,7 @@ impl fmt::Debug for ResolvedConfig {
             .field("membership_proof", &self.membership_proof)
             .field("mode", &self.mode)
             .field("assignment", &self.assignment)
+            .field("group_protocol", &self.group_protocol)
             .field("kafka_config", &Redacted(&self.kafka_config))
             .finish()
     }
@@ -465,7 +623,10 @@ impl ResolvedConfig {
             grace: self.grace,
             membership_proof: self.membership_proof,
             resign_hold_off: resign_hold_off(self.session_timeout, self.heartbeat_timeout),
-            incremental: self.assignment == Assignment::CooperativeSticky,
+            // The consumer protocol is always incremental, whichever broker
+            // assignor deals the partitions.
+            incremental: self.assignment == Assignment::CooperativeSticky
+                || self.group_protocol == GroupProtocol::Consumer,
             #[cfg(feature = "unsafe-variants")]
             unsafe_variant: UnsafeVariant::default(),
         }
@@ -473,8 +634,13 @@ impl ResolvedConfig {
 
     /// The group heartbeat interval in effect: the client property
     /// `heartbeat.interval.ms` if set, else what the Kafka backend sets
-    /// ([`group_heartbeat_interval`]).
+    /// ([`group_heartbeat_interval`]); under the consumer protocol the
+    /// broker's, assumed to be Kafka's default
+    /// ([`KAFKA_CONSUMER_HEARTBEAT_INTERVAL`]).
     pub fn group_heartbeat_interval(&self) -> Duration {
+        if self.group_protocol == GroupProtocol::Consumer {
+            return KAFKA_CONSUMER_HEARTBEAT_INTERVAL;
+        }
         property_ms(&self.kafka_config, "heartbeat.interval.ms")
             .ok()
             .flatten()
@@ -493,9 +659,17 @@ impl ResolvedConfig {
         let (t, s, g) = (self.heartbeat_timeout, self.session_timeout, self.grace);
         let group_heartbeat = self.group_heartbeat_interval();
         let exclusive = self.mode.is_exclusive();
-        let drift_margin = if exclusive { lease_margin(t, s).map(|m| m + g) } else { None };
+        // Without a session expiry before a handover, the successor's grace
+        // alone must outlast the leader's lease: the margin is G - T, of a
+        // wait of G; otherwise S - T + G, of a wait of S + G.
+        let consumer = self.group_protocol == GroupProtocol::Consumer;
+        let (drift_margin, wait) = match (exclusive, consumer) {
+            (false, _) => (None, g),
+            (true, true) => (g.checked_sub(t), g),
+            (true, false) => (lease_margin(t, s).map(|m| m + g), s + g),
+        };
         let tolerated_drift_ppm = drift_margin.map(|m| {
-            let ppm = m.as_micros().saturating_mul(1_000_000) / (s + g).as_micros().max(1);
+            let ppm = m.as_micros().saturating_mul(1_000_000) / wait.as_micros().max(1);
             u32::try_from(ppm).unwrap_or(u32::MAX)
         });
         Explanation {
@@ -515,6 +689,7 @@ impl ResolvedConfig {
             rebalance_timeout_set: self.kafka_config.contains_key("max.poll.interval.ms"),
             drift_margin,
             tolerated_drift_ppm,
+            group_protocol: self.group_protocol,
         }
     }
 }
@@ -593,13 +768,17 @@ pub struct Explanation {
     pub rebalance_timeout_set: bool,
     /// In exclusive mode, how much longer than T the leader's lease may
     /// last in real time (a slow clock, a late timer) and still end before
-    /// a successor can lead: S − T ([`lease_margin`]) + G. `None` in
-    /// non-exclusive mode.
+    /// a successor can lead: S − T ([`lease_margin`]) + G; under the
+    /// consumer protocol G − T. `None` in non-exclusive mode.
     pub drift_margin: Option<Duration>,
     /// The same as a clock rate: the leader's clock may run this many parts
     /// per million slow, `(S − T + G) / (S + G)`. `None` in non-exclusive
     /// mode.
     pub tolerated_drift_ppm: Option<u32>,
+    /// The group protocol; under [`GroupProtocol::Consumer`] the drift
+    /// margin is G − T of a wait of G (no session expiry precedes a
+    /// handover there).
+    pub group_protocol: GroupProtocol,
 }
 
 impl fmt::Display for Explanation {
@@ -650,10 +829,11 @@ impl fmt::Display for Explanation {
             (Some(margin), Some(ppm)) => {
                 write!(
                     f,
-                    "clock drift: the leader's clock may run {}.{}% slow (a margin of S - T + G = {}) and its lease \
+                    "clock drift: the leader's clock may run {}.{}% slow (a margin of {} = {}) and its lease \
                      still ends before a successor can lead",
                     ppm / 10_000,
                     ppm % 10_000 / 1_000,
+                    if self.group_protocol == GroupProtocol::Consumer { "G - T" } else { "S - T + G" },
                     d(margin)
                 )?;
                 if !self.membership_proof {
@@ -681,6 +861,7 @@ impl Config {
 
     /// Validates and resolves defaults.
     pub fn resolve(&self) -> Result<ResolvedConfig, ConfigError> {
+        let consumer = self.group_protocol == GroupProtocol::Consumer;
         for key in self.kafka_config.keys() {
             if FORCED_KEYS.contains(&key.as_str()) {
                 return Err(ConfigError::ForcedKey(key.clone()));
@@ -688,6 +869,17 @@ impl Config {
             if key.trim().eq_ignore_ascii_case(STATIC_MEMBERSHIP_KEY) {
                 return Err(ConfigError::StaticMembership);
             }
+            let refused = CONSUMER_PROTOCOL_REFUSED.iter().find(|(k, _)| key.trim().eq_ignore_ascii_case(k));
+            if consumer && let Some((property, why)) = refused {
+                return Err(ConfigError::RefusedUnderProtocol {
+                    property: (*property).to_owned(),
+                    protocol: self.group_protocol,
+                    why,
+                });
+            }
+        }
+        if let (false, Some(s)) = (consumer, self.broker_session_timeout) {
+            return Err(ConfigError::BrokerSessionTimeoutUnderClassic { s });
         }
         let group_id = match &self.leader_group_id {
             Some(g) => g.clone(),
@@ -708,16 +900,25 @@ impl Config {
         if interval >= t {
             return Err(ConfigError::IntervalTooLong { interval, t });
         }
-        let session_timeout = match self.property_ms("session.timeout.ms")? {
-            Some(s) => {
-                nonzero("session.timeout.ms", s)?;
-                s
+        let session_timeout = if consumer {
+            let s = self.broker_session_timeout.unwrap_or(KAFKA_CONSUMER_SESSION_TIMEOUT);
+            nonzero("broker_session_timeout", s)?;
+            s
+        } else {
+            match self.property_ms("session.timeout.ms")? {
+                Some(s) => {
+                    nonzero("session.timeout.ms", s)?;
+                    s
+                }
+                None => t * 3,
             }
-            None => t * 3,
         };
         self.check_lease(t, session_timeout)?;
+        self.check_handover_without_expiry(t)?;
         let mut kafka_config = self.kafka_config.clone();
-        kafka_config.insert("session.timeout.ms".into(), session_timeout.as_millis().to_string());
+        if !consumer {
+            kafka_config.insert("session.timeout.ms".into(), session_timeout.as_millis().to_string());
+        }
         Ok(ResolvedConfig {
             group_id,
             topic,
@@ -731,8 +932,33 @@ impl Config {
             membership_proof: self.membership_proof,
             mode: self.mode,
             assignment: self.assignment,
+            group_protocol: self.group_protocol,
             kafka_config,
         })
+    }
+
+    /// What can hand partition 0 to a successor without the holder's
+    /// session expiring or its acknowledged revocation, if anything does in
+    /// this configuration: the consumer protocol (docs/background.md,
+    /// "Group protocols").
+    pub fn handover_without_expiry(&self) -> Option<&'static str> {
+        (self.group_protocol == GroupProtocol::Consumer).then_some("group protocol consumer")
+    }
+
+    /// Where a successor can receive the partition without the holder's
+    /// session expiring, it must wait out the lease the holder's last
+    /// accepted proof may still hold: G >= T, proof on. The model shows the
+    /// overlap without it (`neli-lab check --group-protocol consumer`), and
+    /// the simulator replays it (scenario consumer-heartbeats-fail).
+    fn check_handover_without_expiry(&self, t: Duration) -> Result<(), ConfigError> {
+        let Some(cause) = self.handover_without_expiry() else { return Ok(()) };
+        if !self.membership_proof {
+            return Err(ConfigError::ProofRequired { cause });
+        }
+        if self.grace < t {
+            return Err(ConfigError::GraceBelowLease { cause, grace: self.grace, t, suggest: t + t / 10 });
+        }
+        Ok(())
     }
 
     /// The lease `t` against the session timeout `s` and the rebalance
@@ -851,6 +1077,23 @@ impl ConfigBuilder {
     /// every member of a group must then use).
     pub fn assignment(mut self, assignment: Assignment) -> Self {
         self.cfg.assignment = assignment;
+        self
+    }
+    /// The group protocol (default [`GroupProtocol::Classic`]). Under
+    /// [`GroupProtocol::Consumer`] the grace must be at least T and the
+    /// session timeout is the broker's ([`Self::broker_session_timeout`]).
+    pub fn group_protocol(mut self, protocol: GroupProtocol) -> Self {
+        self.cfg.group_protocol = protocol;
+        self
+    }
+    /// Under the consumer protocol, the broker's session timeout S
+    /// (`group.consumer.session.timeout.ms`, or the group's
+    /// `consumer.session.timeout.ms`) that neli assumes where the broker
+    /// cannot say (default [`KAFKA_CONSUMER_SESSION_TIMEOUT`], 45 s); the
+    /// Kafka backend reads the group's value when the broker answers and
+    /// warns when it differs. Refused under the classic protocol.
+    pub fn broker_session_timeout(mut self, s: Duration) -> Self {
+        self.cfg.broker_session_timeout = Some(s);
         self
     }
     /// The configuration, validated.
@@ -1259,6 +1502,114 @@ mod tests {
             assert!(text.contains("T < S"), "{text}");
             assert!(text.contains("simulator and model"), "{text}");
         }
+    }
+
+    /// The consumer protocol with T = 1 s and the smallest grace it takes.
+    fn consumer() -> ConfigBuilder {
+        base()
+            .heartbeat_timeout(Duration::from_secs(1))
+            .group_protocol(GroupProtocol::Consumer)
+            .grace(Duration::from_secs(1))
+    }
+
+    #[test]
+    fn consumer_protocol_refuses_each_property_librdkafka_refuses_by_name_and_protocol() {
+        for (property, _) in CONSUMER_PROTOCOL_REFUSED {
+            for key in [property.to_string(), format!(" {}", property.to_uppercase())] {
+                let err = consumer().kafka(key.clone(), "3000").build().unwrap_err();
+                assert!(
+                    matches!(&err, ConfigError::RefusedUnderProtocol { property: p, protocol: GroupProtocol::Consumer, .. } if p == property),
+                    "{key:?}: {err:?}"
+                );
+                assert_eq!(err.field(), *property);
+                let text = err.to_string();
+                assert!(text.starts_with(&format!("cannot set '{property}' with group protocol consumer: ")), "{text}");
+            }
+            // The classic protocol takes them (session.timeout.ms within the rules).
+            let classic = base().kafka(*property, "30000").build();
+            assert!(classic.is_ok() || *property == "group.protocol.type", "{property}: {classic:?}");
+        }
+        let text = consumer().session_timeout(Duration::from_secs(6)).build().unwrap_err().to_string();
+        assert!(text.contains("broker_session_timeout"), "the refusal says what to do instead: {text}");
+        for forced in ["group.remote.assignor", "partition.assignment.strategy", "group.protocol"] {
+            assert_eq!(consumer().kafka(forced, "x").build().unwrap_err(), ConfigError::ForcedKey(forced.into()));
+        }
+    }
+
+    #[test]
+    fn consumer_protocol_needs_a_grace_of_at_least_t_and_the_proof() {
+        let t = Duration::from_secs(1);
+        let err = consumer().grace(Duration::ZERO).build().unwrap_err();
+        assert_eq!(
+            err,
+            ConfigError::GraceBelowLease {
+                cause: "group protocol consumer",
+                grace: Duration::ZERO,
+                t,
+                suggest: Duration::from_millis(1100)
+            }
+        );
+        assert_eq!(err.field(), "grace");
+        let text = err.to_string();
+        for part in [
+            "grace (0ns) must be at least heartbeat_timeout (1s) with group protocol consumer",
+            "without the leader's session expiring",
+            "grace = 1.1s",
+        ] {
+            assert!(text.contains(part), "{part:?} missing from {text}");
+        }
+        let just_below = consumer().grace(t - Duration::from_millis(1)).build();
+        assert!(matches!(just_below, Err(ConfigError::GraceBelowLease { .. })), "{just_below:?}");
+        assert!(consumer().grace(t).build().is_ok(), "G = T is the model's bound");
+        let err = consumer().membership_proof(false).build().unwrap_err();
+        assert_eq!(err, ConfigError::ProofRequired { cause: "group protocol consumer" });
+        assert_eq!(err.field(), "membership_proof");
+        // The classic protocol keeps G = 0 and the proof optional.
+        assert!(base().build().is_ok() && base().membership_proof(false).build().is_ok());
+    }
+
+    #[test]
+    fn consumer_protocol_assumes_the_brokers_session_timeout_and_sets_no_client_one() {
+        let r = consumer().build().unwrap().resolve().unwrap();
+        assert_eq!(r.session_timeout, KAFKA_CONSUMER_SESSION_TIMEOUT);
+        assert!(!r.kafka_config.contains_key("session.timeout.ms"), "{:?}", r.kafka_config.keys());
+        assert_eq!(r.group_heartbeat_interval(), KAFKA_CONSUMER_HEARTBEAT_INTERVAL);
+        assert!(r.core(1).incremental, "the consumer protocol is incremental under either broker assignor");
+        let range = consumer().assignment(Assignment::Range).build().unwrap().resolve().unwrap();
+        assert!(range.core(1).incremental);
+        let stated = consumer().broker_session_timeout(Duration::from_secs(10)).build().unwrap().resolve().unwrap();
+        assert_eq!(stated.session_timeout, Duration::from_secs(10));
+        // T < S still holds in exclusive mode, against the broker's S.
+        let err = consumer().broker_session_timeout(Duration::from_millis(900)).build().unwrap_err();
+        assert!(matches!(err, ConfigError::ExclusiveLeaseTooLong { .. }), "{err:?}");
+        let err = consumer().broker_session_timeout(Duration::ZERO).build().unwrap_err();
+        assert_eq!(err, ConfigError::Zero { field: "broker_session_timeout", value: Duration::ZERO });
+        let err = base().broker_session_timeout(Duration::from_secs(10)).build().unwrap_err();
+        assert_eq!(err, ConfigError::BrokerSessionTimeoutUnderClassic { s: Duration::from_secs(10) });
+        assert_eq!(err.field(), "broker_session_timeout");
+        assert!(err.to_string().contains("only for group protocol consumer"), "{err}");
+    }
+
+    #[test]
+    fn consumer_protocol_drift_margin_is_the_grace_beyond_the_lease() {
+        let e = consumer().grace(Duration::from_millis(1100)).build().unwrap().explain().unwrap();
+        assert_eq!(e.drift_margin, Some(Duration::from_millis(100)));
+        // 100 ms of a wait of 1.1 s.
+        assert_eq!(e.tolerated_drift_ppm, Some(90_909));
+        assert!(e.to_string().contains("may run 9.0% slow (a margin of G - T = 100ms)"), "{e}");
+        let at_bound = consumer().grace(Duration::from_secs(1)).build().unwrap().explain().unwrap();
+        assert_eq!((at_bound.drift_margin, at_bound.tolerated_drift_ppm), (Some(Duration::ZERO), Some(0)));
+    }
+
+    #[test]
+    fn group_protocol_names_parse_and_print() {
+        for p in [GroupProtocol::Classic, GroupProtocol::Consumer] {
+            assert_eq!(GroupProtocol::parse(p.name()), Ok(p));
+            assert_eq!(p.to_string(), p.name());
+        }
+        assert_eq!(GroupProtocol::default(), GroupProtocol::Classic);
+        let err = GroupProtocol::parse("CONSUMER").unwrap_err();
+        assert_eq!(err, "\"CONSUMER\" is not a group protocol (expected \"classic\" or \"consumer\")");
     }
 
     #[test]

@@ -56,7 +56,18 @@ pub(crate) fn membership_of_code(code: i32, incremental: bool) -> Option<Members
         // and commits through it; a commit that races the rebalance's phases
         // is answered so, neither confirming nor evicting.
         Some(if incremental { Membership::Undetermined } else { Membership::Rejected })
-    } else if is(C::UnknownMemberId) || is(C::FencedInstanceId) || is(C::State) || is(C::Fenced) {
+    } else if is(C::StaleMemberEpoch) {
+        // Consumer protocol: the commit carried an older member epoch than
+        // the coordinator's (the member moved on since); it says nothing
+        // about whether the member is still one (docs/background.md,
+        // "Group protocols").
+        Some(Membership::Undetermined)
+    } else if is(C::UnknownMemberId)
+        || is(C::FencedMemberEpoch)
+        || is(C::FencedInstanceId)
+        || is(C::State)
+        || is(C::Fenced)
+    {
         Some(Membership::Rejected)
     } else {
         None
@@ -99,6 +110,12 @@ mod tests {
             Some(Membership::Rejected),
             "an unknown member is evicted"
         );
+        // The consumer protocol's member epochs: fenced at once, or neither.
+        for protocol_incremental in [true, false] {
+            let answer = |c: RDKafkaErrorCode| membership_of_code(c as i32, protocol_incremental);
+            assert_eq!(answer(RDKafkaErrorCode::FencedMemberEpoch), Some(Membership::Rejected));
+            assert_eq!(answer(RDKafkaErrorCode::StaleMemberEpoch), Some(Membership::Undetermined));
+        }
         // librdkafka's own local answers for a member it already dropped.
         assert_eq!(incremental(RDKafkaErrorCode::State), Some(Membership::Rejected));
         assert_eq!(incremental(RDKafkaErrorCode::Fenced), Some(Membership::Rejected));

@@ -19,9 +19,13 @@
 //!   heartbeat's own send time on the member's monotonic clock, because tansu
 //!   and the librdkafka mock ignore LogAppendTime and broker time is not
 //!   comparable with a monotonic clock anyway (docs/background.md, Protocol semantics).
-//! - **Group protocol.** Classic; eager `range` by default, or
-//!   `cooperative-sticky` ([`crate::Assignment`], neli/KAFKA.md): a
-//!   revocation is a barrier. Our rebalance callback forwards `Revoked` and
+//! - **Group protocol.** Classic by default, with incremental
+//!   `cooperative-sticky` or eager `range` ([`crate::Assignment`],
+//!   neli/KAFKA.md); or Kafka 4's consumer protocol
+//!   ([`crate::GroupProtocol::Consumer`]: the broker assigns, with `uniform`
+//!   or `range`, and sets the session timeout, whose value for the group is
+//!   read with DescribeConfigs and logged). Either way a revocation is a
+//!   barrier. Our rebalance callback forwards `Revoked` and
 //!   blocks librdkafka's poll thread until the driver calls
 //!   [`Broker::ack_revoked`], i.e. until the application's Revoked handler
 //!   has finished; only then is the partition unassigned. A *lost*
@@ -72,7 +76,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::broker::{Broker, BrokerError, BrokerEvent, Membership};
 use crate::clock::SystemClock;
-use crate::config::{Config, ResolvedConfig};
+use crate::config::{Config, GroupProtocol, ResolvedConfig};
 use crate::driver::{Error, Neli};
 use crate::observer::Observer;
 use crate::secrets::Redactor;
@@ -261,6 +265,13 @@ impl KafkaBroker {
                 *slot.lock().expect("timestamp lock") = found;
             });
         }
+        if cfg.group_protocol == GroupProtocol::Consumer {
+            let cfg = cfg.clone();
+            tokio::spawn(async move {
+                let found = read_group_session(&cfg, Duration::from_secs(5)).await;
+                report_group_session(&cfg, found);
+            });
+        }
 
         let (acks, ack_rx) = std_mpsc::channel();
         let shared = Arc::new(Shared {
@@ -301,8 +312,11 @@ impl KafkaBroker {
                 .spawn(move || watch_topic(producer, topic, stop, tx, recreate))
                 .map_err(|e| BrokerError::fatal(format!("cannot start the topic watcher: {e}")))?;
         }
-        let incremental = cfg.assignment == crate::config::Assignment::CooperativeSticky;
-        let proof = own_proof(&cfg, incremental);
+        let incremental = cfg.core(partitions).incremental;
+        // Under the consumer protocol no JoinGroup holds librdkafka's
+        // coordinator connection (heartbeats carry the membership), so the
+        // proof goes through librdkafka's commit, with the member epoch.
+        let proof = own_proof(&cfg, incremental && cfg.group_protocol == GroupProtocol::Classic);
         Ok(KafkaBroker {
             topic: cfg.topic.clone(),
             partitions,
@@ -658,9 +672,21 @@ fn consumer_config(cfg: &ResolvedConfig) -> ClientConfig {
         .set("enable.auto.offset.store", "false")
         .set("auto.offset.reset", "latest")
         .set("enable.partition.eof", "false")
-        .set("partition.assignment.strategy", cfg.assignment.name())
-        .set("group.protocol", "classic");
-    if !cfg.kafka_config.contains_key("heartbeat.interval.ms") {
+        .set("group.protocol", cfg.group_protocol.name());
+    if cfg.group_protocol == GroupProtocol::Consumer {
+        // The broker assigns; both of its assignors are incremental. The
+        // session timeout and heartbeat interval are the broker's too
+        // (librdkafka refuses the client properties: config validation
+        // refused them first, by name).
+        let assignor = match cfg.assignment {
+            crate::config::Assignment::CooperativeSticky => "uniform",
+            crate::config::Assignment::Range => "range",
+        };
+        c.set("group.remote.assignor", assignor);
+    } else {
+        c.set("partition.assignment.strategy", cfg.assignment.name());
+    }
+    if cfg.group_protocol == GroupProtocol::Classic && !cfg.kafka_config.contains_key("heartbeat.interval.ms") {
         // librdkafka's 3 s default would get members with short sessions
         // evicted; a shorter interval also makes survivors notice a
         // rebalance (and so a failover) sooner.
@@ -843,6 +869,101 @@ async fn read_timestamp_type(cfg: &ResolvedConfig, timeout: Duration) -> Timesta
     }
 }
 
+/// What the broker says of the election group's session under the consumer
+/// protocol: its `consumer.session.timeout.ms` and
+/// `consumer.heartbeat.interval.ms` (group configs since Kafka 4.0; their
+/// value is the broker's default unless set for the group). `None` where the
+/// broker does not answer DescribeConfigs for groups (older brokers, the
+/// librdkafka mock, tansu).
+async fn read_group_session(cfg: &ResolvedConfig, timeout: Duration) -> Option<GroupSession> {
+    let admin = admin_client(cfg).ok()?;
+    let opts = AdminOptions::new().request_timeout(Some(timeout));
+    let spec = ResourceSpecifier::Group(&cfg.group_id);
+    let results = tokio::time::timeout(timeout, admin.describe_configs([&spec], &opts)).await.ok()?.ok()?;
+    let entries: Vec<_> = results.into_iter().flatten().flat_map(|r| r.entries.into_iter()).collect();
+    let ms = |name: &str| {
+        entries
+            .iter()
+            .find(|e| e.name == name)
+            .and_then(|e| e.value.as_deref())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_millis)
+    };
+    let found = GroupSession {
+        session_timeout: ms("consumer.session.timeout.ms"),
+        heartbeat_interval: ms("consumer.heartbeat.interval.ms"),
+    };
+    (found.session_timeout.is_some() || found.heartbeat_interval.is_some()).then_some(found)
+}
+
+/// The consumer-protocol group session as the broker reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct GroupSession {
+    session_timeout: Option<Duration>,
+    heartbeat_interval: Option<Duration>,
+}
+
+/// Logs what the broker said of the group's session against what neli
+/// assumed: the bounds `explain` gives rest on S; safety does not (under
+/// the consumer protocol it rests on G >= T, which validation enforced).
+fn report_group_session(cfg: &ResolvedConfig, found: Option<GroupSession>) {
+    for line in group_session_report(cfg, found) {
+        match line {
+            (true, text) => tracing::warn!(group = %cfg.group_id, "{text}"),
+            (false, text) => tracing::info!(group = %cfg.group_id, "{text}"),
+        }
+    }
+}
+
+/// The lines [`report_group_session`] logs, each with whether it is a warning.
+fn group_session_report(cfg: &ResolvedConfig, found: Option<GroupSession>) -> Vec<(bool, String)> {
+    let d = crate::duration::format;
+    let assumed = cfg.session_timeout;
+    let Some(found) = found else {
+        return vec![(
+            false,
+            format!(
+                "consumer group protocol: the broker does not say the group's session timeout (DescribeConfigs on \
+                 the group); neli assumes {} (broker_session_timeout / --session-timeout) for its failover bounds",
+                d(assumed)
+            ),
+        )];
+    };
+    let mut out = Vec::new();
+    match found.session_timeout {
+        Some(s) if s != assumed => out.push((
+            true,
+            format!(
+                "consumer group protocol: the broker's session timeout for this group is {}, neli assumed {} \
+                 (broker_session_timeout / --session-timeout): failover after a crash takes up to S + G + T, with \
+                 the broker's S; safety rests on the grace (G >= T), not on S",
+                d(s),
+                d(assumed)
+            ),
+        )),
+        Some(s) => {
+            out.push((false, format!("consumer group protocol: the broker's session timeout is {}, as assumed", d(s))))
+        }
+        None => {}
+    }
+    if let Some(s) = found.session_timeout.filter(|s| *s <= cfg.heartbeat_timeout) {
+        out.push((
+            true,
+            format!(
+                "consumer group protocol: the broker's session timeout ({}) is not above the lease T ({}): a leader \
+                 whose heartbeats stall is fenced before its lease ends; the grace still keeps the successor out, \
+                 but the role changes hands more often than it needs to",
+                d(s),
+                d(cfg.heartbeat_timeout)
+            ),
+        ));
+    }
+    if let Some(hb) = found.heartbeat_interval {
+        out.push((false, format!("consumer group protocol: the broker's group heartbeat interval is {}", d(hb))));
+    }
+    out
+}
+
 /// Whether the cluster lists `topic` (None: no answer). Asks for all topics:
 /// a metadata request naming a deleted topic crashed librdkafka's metadata
 /// parsing against tansu (segfault observed), a full listing does not.
@@ -936,4 +1057,81 @@ pub(crate) fn drain<T>(
         next = events.try_recv().ok();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::config::{Assignment, GroupProtocol};
+
+    fn resolved(protocol: GroupProtocol, assignment: Assignment) -> ResolvedConfig {
+        Config::builder()
+            .bootstrap_servers("127.0.0.1:9092")
+            .group("g")
+            .heartbeat_timeout(Duration::from_secs(1))
+            .grace(Duration::from_secs(1))
+            .group_protocol(protocol)
+            .assignment(assignment)
+            .build()
+            .and_then(|c| c.resolve())
+            .expect("a valid configuration")
+    }
+
+    #[test]
+    fn the_consumer_protocol_sets_the_broker_assignor_and_none_of_the_client_group_timings() {
+        for (assignment, assignor) in [(Assignment::CooperativeSticky, "uniform"), (Assignment::Range, "range")] {
+            let c = consumer_config(&resolved(GroupProtocol::Consumer, assignment));
+            assert_eq!(c.get("group.protocol"), Some("consumer"));
+            assert_eq!(c.get("group.remote.assignor"), Some(assignor));
+            // librdkafka refuses each of these under the consumer protocol.
+            for refused in ["session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"] {
+                assert_eq!(c.get(refused), None, "{refused}");
+            }
+        }
+        let classic = consumer_config(&resolved(GroupProtocol::Classic, Assignment::CooperativeSticky));
+        assert_eq!(classic.get("group.protocol"), Some("classic"));
+        assert_eq!(classic.get("partition.assignment.strategy"), Some("cooperative-sticky"));
+        assert_eq!(classic.get("session.timeout.ms"), Some("3000"));
+        assert_eq!(classic.get("heartbeat.interval.ms"), Some("600"));
+        assert_eq!(classic.get("group.remote.assignor"), None);
+    }
+
+    #[test]
+    fn the_consumer_protocol_creates_a_client_librdkafka_accepts() {
+        // librdkafka checks every property when the client is created
+        // (nothing connects): a refused one would fail here.
+        let c = consumer_config(&resolved(GroupProtocol::Consumer, Assignment::CooperativeSticky));
+        let created: Result<BaseConsumer, _> = c.create();
+        assert!(created.is_ok(), "{:?}", created.err());
+        let mut bad = c.clone();
+        bad.set("session.timeout.ms", "6000");
+        let refused: Result<BaseConsumer, _> = bad.create();
+        let text = refused.err().expect("librdkafka refuses it").to_string();
+        assert!(text.contains("session.timeout.ms"), "{text}");
+    }
+
+    #[test]
+    fn the_group_session_report_warns_where_the_broker_differs_from_the_assumption() {
+        let cfg = resolved(GroupProtocol::Consumer, Assignment::CooperativeSticky);
+        let unknown = group_session_report(&cfg, None);
+        assert_eq!(unknown.len(), 1);
+        assert!(!unknown[0].0 && unknown[0].1.contains("neli assumes 45s"), "{unknown:?}");
+        let same = GroupSession { session_timeout: Some(Duration::from_secs(45)), heartbeat_interval: None };
+        let lines = group_session_report(&cfg, Some(same));
+        assert_eq!(
+            lines,
+            vec![(false, "consumer group protocol: the broker's session timeout is 45s, as assumed".into())]
+        );
+        let short = GroupSession {
+            session_timeout: Some(Duration::from_millis(800)),
+            heartbeat_interval: Some(Duration::from_millis(200)),
+        };
+        let lines = group_session_report(&cfg, Some(short));
+        assert_eq!(lines.iter().filter(|(warn, _)| *warn).count(), 2, "{lines:?}");
+        assert!(lines[0].1.contains("is 800ms, neli assumed 45s"), "{lines:?}");
+        assert!(lines[1].1.contains("(800ms) is not above the lease T (1s)"), "{lines:?}");
+        assert!(lines[2].1.contains("heartbeat interval is 200ms"), "{lines:?}");
+    }
 }
