@@ -1,10 +1,14 @@
 //! An in-process Kafka for tests and benchmarks: librdkafka's mock cluster
 //! with the knobs the election's fault tests need.
 //!
-//! Quirks (docs/background.md, Measured facts): classic group protocol only, no CreateTopics (the
+//! Quirks (docs/background.md, Measured facts): no CreateTopics (the
 //! topic is created here), no LogAppendTime, member expiry checked every
 //! second. Its initial rebalance delay (3 s by default) is set to 0 here
-//! through the raw librdkafka call, since rdkafka does not expose it.
+//! through the raw librdkafka call, since rdkafka does not expose it. The
+//! consumer group protocol (KIP-848) is served too, with its own session
+//! timeout and heartbeat interval ([`MockKafka::consumer_group_timings`]), a
+//! range assignment recomputed on every membership change, and commits
+//! that renew no session (neli/KAFKA.md, "The consumer group protocol").
 
 use std::time::Duration;
 
@@ -98,6 +102,51 @@ impl MockKafka {
     pub fn clear_errors(&self) {
         self.cluster().clear_request_errors(RDKafkaApiKey::Heartbeat);
         self.cluster().clear_request_errors(RDKafkaApiKey::OffsetCommit);
+    }
+
+    /// The raw mock cluster, for the calls rdkafka does not wrap.
+    fn raw(&self) -> *mut rdkafka_sys::rd_kafka_mock_cluster_t {
+        // SAFETY: the handle was created with a mock cluster (checked in
+        // `start`) and outlives every use of the pointer, which is `&self`.
+        unsafe { rdkafka_sys::rd_kafka_handle_mock_cluster(self.handle.client().native_ptr()) }
+    }
+
+    /// The consumer group protocol's (KIP-848) session timeout and group
+    /// heartbeat interval, which the broker sets there (30 s and 3 s by
+    /// default on the mock). A group takes them when its members heartbeat:
+    /// call this before anyone joins.
+    pub fn consumer_group_timings(&self, session_timeout: Duration, heartbeat_interval: Duration) {
+        let ms = |d: Duration| i32::try_from(d.as_millis()).unwrap_or(i32::MAX);
+        // SAFETY: a live mock cluster (see `raw`); plain integer arguments.
+        unsafe {
+            rdkafka_sys::rd_kafka_mock_set_group_consumer_session_timeout_ms(self.raw(), ms(session_timeout));
+            rdkafka_sys::rd_kafka_mock_set_group_consumer_heartbeat_interval_ms(self.raw(), ms(heartbeat_interval));
+        }
+    }
+
+    /// The next `count` ConsumerGroupHeartbeat requests (ApiKey 68, from any
+    /// member: the mock's error stack is per API, not per client) fail
+    /// with `error`. rdkafka's `RDKafkaApiKey` stops before 68, so this is
+    /// the raw call. UNKNOWN_MEMBER_ID and FENCED_MEMBER_EPOCH also remove
+    /// the member on the mock's side, as a broker that fenced it would.
+    pub fn fail_consumer_heartbeats(&self, count: usize, error: RDKafkaRespErr) {
+        const CONSUMER_GROUP_HEARTBEAT: i16 = 68;
+        let errors = vec![error; count];
+        // SAFETY: a live mock cluster; the array outlives the call, which copies it.
+        unsafe {
+            rdkafka_sys::rd_kafka_mock_push_request_errors_array(
+                self.raw(),
+                CONSUMER_GROUP_HEARTBEAT,
+                errors.len(),
+                errors.as_ptr(),
+            );
+        }
+    }
+
+    /// Forgets the errors `fail_consumer_heartbeats` queued.
+    pub fn clear_consumer_heartbeat_errors(&self) {
+        // SAFETY: a live mock cluster (see `raw`).
+        unsafe { rdkafka_sys::rd_kafka_mock_clear_request_errors(self.raw(), 68) }
     }
 
     /// Produces `payload` to `topic`/`partition` as a foreign writer.

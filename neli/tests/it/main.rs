@@ -36,6 +36,8 @@ mod bad_input;
 #[cfg(feature = "kafka")]
 mod cli;
 #[cfg(feature = "kafka")]
+mod kafka_consumer;
+#[cfg(feature = "kafka")]
 mod kafka_coop;
 #[cfg(feature = "kafka")]
 mod kafka_metrics;
