@@ -11,7 +11,11 @@
 //! Usage: cargo build -p neli --bin neli --example failover_bench &&
 //!        target/debug/examples/failover_bench [mock|tansu|both] [runs] [sessions, e.g. 1,3,6] [failover,handover]
 //! `NELI_BENCH_ASSIGNMENT=cooperative-sticky` runs the members with that
-//! assignment strategy (default: range). Run i of N sends its signal
+//! assignment strategy (default: range). `NELI_BENCH_GROUP_PROTOCOL=consumer`
+//! runs them under Kafka 4's consumer protocol (mock only: tansu does not
+//! speak it) with the grace the rule asks, G = T + 10%, and the mock's
+//! consumer session set to S with group heartbeats every S/5 (as neli sets
+//! `heartbeat.interval.ms` under the classic protocol). Run i of N sends its signal
 //! i/N s later than run 0, so the runs cover every phase of the broker's
 //! once-a-second checks.
 
@@ -49,6 +53,16 @@ fn spawn(bootstrap: &str, group: &str, s: Duration, file: &Path) -> Child {
             &format!("{}ms", s.as_millis()),
         ])
         .args(["--assignment", &std::env::var("NELI_BENCH_ASSIGNMENT").unwrap_or_else(|_| "range".into())])
+        .args(if consumer_protocol() {
+            vec![
+                "--group-protocol".to_owned(),
+                "consumer".to_owned(),
+                "--grace".to_owned(),
+                format!("{}ms", (t + t / 10).as_millis()),
+            ]
+        } else {
+            Vec::new()
+        })
         .args([
             "--stop-timeout",
             "1s",
@@ -63,6 +77,11 @@ fn spawn(bootstrap: &str, group: &str, s: Duration, file: &Path) -> Child {
         .stderr(stderr)
         .spawn()
         .expect("spawn neli (build it first: cargo build -p neli --bin neli)")
+}
+
+/// Whether the members speak the consumer group protocol (KIP-848).
+fn consumer_protocol() -> bool {
+    std::env::var("NELI_BENCH_GROUP_PROTOCOL").is_ok_and(|p| p == "consumer")
 }
 
 fn starts(file: &Path) -> Vec<(u32, u64)> {
@@ -176,6 +195,10 @@ fn main() {
         None => vec![1, 3, 6],
     };
     let kinds = args.get(4).cloned().unwrap_or_else(|| "failover,handover".into());
+    if consumer_protocol() && which != "mock" {
+        eprintln!("NELI_BENCH_GROUP_PROTOCOL=consumer runs on the mock only (tansu does not speak it): use `mock`");
+        std::process::exit(2);
+    }
     println!("| broker | S | kind | runs | median | max | failed runs |");
     println!("|---|---|---|---|---|---|---|");
     if which == "mock" || which == "both" {
@@ -185,6 +208,12 @@ fn main() {
             "mock",
             &|group| {
                 mock.create_topic(&format!("{group}.neli"), 1).expect("topic");
+                if consumer_protocol() {
+                    // The group's S; the run's name carries it.
+                    let s_secs: u64 = group.split('-').nth(2).and_then(|s| s.parse().ok()).expect("bench-mock-S-...");
+                    let s = Duration::from_secs(s_secs);
+                    mock.consumer_group_timings(s, s / 5);
+                }
                 bs.clone()
             },
             runs,

@@ -361,7 +361,9 @@ impl Election {
     /// What neli's own validation (`neli::ConfigBuilder::build`, the
     /// function every `neli::Config` passes) makes of these settings, as
     /// a member of the run is configured with them: T, S as
-    /// `session.timeout.ms`, the heartbeat interval, the grace, the mode
+    /// `session.timeout.ms` (under the consumer protocol as the broker's,
+    /// `broker_session_timeout`), the group protocol, the heartbeat
+    /// interval, the grace, the mode
     /// with its roles and partitions, the membership proof, the client's
     /// `max.poll.interval.ms` (when the scenario sets it) and
     /// the assignment. `Err` is the library's refusal, naming its setting
@@ -375,12 +377,19 @@ impl Election {
             .topic("sim.neli")
             .name("m0")
             .heartbeat_timeout(self.heartbeat_timeout.duration())
-            .session_timeout(self.session_timeout.duration())
             .min_poll_interval(self.poll_interval.duration())
             .grace(self.grace.duration())
             .membership_proof(self.membership_proof)
             .mode(self.neli_mode())
             .assignment(self.assignment.neli());
+        // Under the consumer protocol S is the broker's: the library takes it
+        // as a stated assumption, not as the client property it refuses.
+        builder = match self.group_protocol {
+            GroupProtocolName::Classic => builder.session_timeout(self.session_timeout.duration()),
+            GroupProtocolName::Consumer => builder
+                .group_protocol(neli::GroupProtocol::Consumer)
+                .broker_session_timeout(self.session_timeout.duration()),
+        };
         // As in the library, the rebalance timeout is judged only where it is
         // set: unset, librdkafka's default (300 s) applies in production,
         // not the simulator's shorter stand-in (DEFAULT_MAX_POLL).
@@ -401,7 +410,9 @@ impl Election {
     pub fn neli_refusal(&self) -> Option<(&'static str, String)> {
         if let Err(e) = self.neli_config() {
             let key = match e.field() {
-                "session.timeout.ms" => "session_timeout",
+                "session.timeout.ms" | "broker_session_timeout" => "session_timeout",
+                "grace" => "grace",
+                "membership_proof" => "membership_proof",
                 "max.poll.interval.ms" => "max_poll_interval",
                 "min_poll_interval" => "poll_interval",
                 "heartbeat_interval" => "heartbeat_interval",
@@ -434,6 +445,8 @@ impl Election {
             "session_timeout" => dur(Some(self.session_timeout), ""),
             "poll_interval" => dur(Some(self.poll_interval), ""),
             "heartbeat_interval" => dur(self.heartbeat_interval, "heartbeat_timeout / 4"),
+            "grace" => dur(Some(self.grace), ""),
+            "membership_proof" => format!("election.membership_proof = {}", self.membership_proof),
             "max_poll_interval" => dur(self.max_poll_interval, &format!("\"{DEFAULT_MAX_POLL}\"")),
             "roles" => format!("election.roles = {}", self.roles),
             "partitions" => format!("election.partitions = {}", self.partitions),

@@ -214,6 +214,13 @@ fn settings_neli_refuses_are_refused_with_its_rule_unless_unchecked() {
         ("mode = \"multi-role\"\nexclusive = false", 5, "election.heartbeat_timeout = \"1s\""),
         ("membership_proof = true\nmax_poll_interval = \"4s\"", 8, "election.max_poll_interval = \"4s\""),
         ("variant = \"lease-from-receipt\"", 7, "election.variant = \"lease-from-receipt\""),
+        // Issue 41: the consumer protocol's rule, G >= T with the proof on.
+        ("group_protocol = \"consumer\"\ngrace = \"500ms\"", 8, "election.grace = \"500ms\""),
+        (
+            "group_protocol = \"consumer\"\ngrace = \"1s\"\nmembership_proof = false",
+            9,
+            "election.membership_proof = false",
+        ),
     ];
     for (setting, line, shown) in cases {
         let key = setting.lines().last().unwrap().split(" = ").next().unwrap();
