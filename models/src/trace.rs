@@ -44,6 +44,7 @@ fn actor(a: &ElectionAction) -> Option<u8> {
         | Heal(m)
         | HeartbeatsFail(m)
         | HeartbeatsHeal(m)
+        | Replace(m)
         | ClockFast(m) => Some(m),
         Sync { .. } | Foreign | LogLoss => None,
     }
@@ -98,11 +99,11 @@ pub fn sim_members(model: &ElectionModel, path: &Path<ElectionState, ElectionAct
         _ => None,
     });
     let Some((s, number)) = first_sync else {
-        return sim;
+        return with_spares(model, sim);
     };
     let keys: Vec<u8> = s.coord.members.keys().map(|k| k.0).collect();
     if keys.len() != n {
-        return sim; // not every member in the first generation: keep the names
+        return with_spares(model, sim); // not every member in the first generation: keep the names
     }
     let order = model.shares(n, number as usize);
     let mut free: Vec<u8> = (0..n as u8).collect();
@@ -117,6 +118,14 @@ pub fn sim_members(model: &ElectionModel, path: &Path<ElectionState, ElectionAct
             sim[m as usize] = rest.next().unwrap_or(m);
         }
     }
+    with_spares(model, sim)
+}
+
+/// The spare processes of static replacements keep their places after the
+/// members (`Faults::static_replacements`).
+fn with_spares(model: &ElectionModel, mut sim: Vec<u8>) -> Vec<u8> {
+    let n = model.cfg.members;
+    sim.extend(n..n + model.cfg.faults.static_replacements);
     sim
 }
 

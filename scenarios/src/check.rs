@@ -110,6 +110,9 @@ pub struct Request {
     pub protocol: GroupProtocol,
     /// `None`: 1 under the consumer protocol, else 0 (`--heartbeat-failures`).
     pub heartbeat_failures: Option<u8>,
+    /// Static members replaced by a new process with the same instance id
+    /// while the old one runs on (`--static-replacements`; classic only).
+    pub static_replacements: u8,
     pub variant: UnsafeVariant,
     /// The coordinator hands a moving partition on without waiting for its
     /// old owner's revocation (`--variant skip-revoked-barrier`).
@@ -143,6 +146,7 @@ impl Request {
             incremental: false,
             protocol: GroupProtocol::Classic,
             heartbeat_failures: None,
+            static_replacements: 0,
             variant: UnsafeVariant::default(),
             skip_revoked_barrier: false,
             pauses: 1,
@@ -243,6 +247,13 @@ impl Request {
             }
             (_, Some(k)) => k,
         };
+        if self.static_replacements > 0 && self.protocol == GroupProtocol::Consumer {
+            return Err(format!(
+                "--static-replacements {} has no effect with --group-protocol consumer: its coordinator refuses an \
+                 instance id still in use (UNRELEASED_INSTANCE_ID), so no replacement happens; use the classic protocol",
+                self.static_replacements
+            ));
+        }
         if self.skip_revoked_barrier && !self.incremental {
             return Err("--variant skip-revoked-barrier has no effect with --assignment range (eager: every \
                  rebalance revokes everything before it deals): add --assignment cooperative-sticky"
@@ -274,6 +285,7 @@ impl Request {
             } else {
                 0
             }),
+            static_replacements: self.static_replacements,
             ..Faults::default()
         };
         Ok(c)
@@ -312,6 +324,8 @@ pub fn describe(cfg: &ElectionModelCfg, search: Search, threads: usize) -> Strin
     };
     let hb =
         if f.heartbeat_failures > 0 { format!(", heartbeat failures {}", f.heartbeat_failures) } else { String::new() };
+    let hb =
+        if f.static_replacements > 0 { format!("{hb}, static replacements {}", f.static_replacements) } else { hb };
     format!(
         "model     {} members, {mode}, T={} S={} G={} heartbeat interval {} (ticks), {} ticks, membership proof {}, assignment {assignment}, variant {variant}{protocol}\n\
          faults    pauses {}, crashes {}, isolations {}, clock steps {} (max skew {}), log losses {}{hb}\n\

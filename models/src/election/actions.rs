@@ -30,6 +30,9 @@ pub enum ElectionAction {
     Heal(u8),
     HeartbeatsFail(u8),
     HeartbeatsHeal(u8),
+    /// A new process takes over member `m`'s static instance id
+    /// (`Faults::static_replacements`).
+    Replace(u8),
     ClockFast(u8),
     Foreign,
     LogLoss,
@@ -71,6 +74,7 @@ impl ElectionModel {
         for (i, slot) in s.slots.iter().enumerate() {
             let m = i as u8;
             match (&slot.core, slot.paused) {
+                (None, _) if slot.spare => {}
                 (None, _) => out.push(Restart(m)),
                 (Some(_), true) => out.push(Resume(m)),
                 (Some(_), false) if u.pauses < f.pauses => out.push(Pause(m)),
@@ -102,6 +106,9 @@ impl ElectionModel {
             if u.clock_steps < f.clock_steps && i16::from(slot.offset) < i16::from(f.max_skew) {
                 out.push(ClockFast(m));
             }
+            if u.static_replacements < f.static_replacements && self.replaceable(s, i) {
+                out.push(Replace(m));
+            }
         }
         if quiescent && u.foreign_writes < f.foreign_writes {
             out.push(Foreign);
@@ -109,6 +116,21 @@ impl ElectionModel {
         if quiescent && u.log_losses < f.log_losses {
             out.push(LogLoss);
         }
+    }
+
+    /// Whether a new process may take over slot `i`'s static instance id
+    /// now: under the classic protocol (the consumer protocol refuses an
+    /// instance id still in use, UNRELEASED_INSTANCE_ID), while the group is
+    /// stable (a replacement during a rebalance rebalances) and the member
+    /// holds partitions with nothing queued, and a spare process is left.
+    fn replaceable(&self, s: &ElectionState, i: usize) -> bool {
+        let slot = &s.slots[i];
+        self.cfg.protocol == super::GroupProtocol::Classic
+            && s.coord.rebalance.is_none()
+            && s.coord.members.contains_key(&(i as u8, slot.inc))
+            && slot.callbacks.is_empty()
+            && slot.core().is_some_and(|c| !c.assigned().is_empty())
+            && s.slots.iter().any(|sl| sl.spare)
     }
 
     /// Work a running member must do before the clock may advance.
@@ -123,7 +145,7 @@ impl ElectionModel {
             if slot.core.is_none() || slot.paused {
                 continue;
             }
-            if !slot.in_group && slot.callbacks.is_empty() && !slot.isolated {
+            if !slot.in_group && slot.callbacks.is_empty() && !slot.isolated && !slot.replaced {
                 out.push(ElectionAction::Join(m));
             }
             if slot.callbacks.front().is_some_and(|cb| *cb != Callback::Rejoin || !slot.isolated) {

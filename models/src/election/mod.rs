@@ -63,6 +63,15 @@ pub struct Faults {
     /// heartbeats are refused sees; the fault that separates the two
     /// protocols (docs/background.md, "Group protocols").
     pub heartbeat_failures: u8,
+    /// Static membership (classic protocol, `group.instance.id`): a new
+    /// process with a member's instance id joins while the old one still
+    /// runs (paused, cut off, or simply unaware), and the coordinator hands
+    /// it the old member's partitions in the same generation, without a
+    /// rebalance and without the old member's session expiring. The old
+    /// process learns only from its next answer (FENCED_INSTANCE_ID, fatal:
+    /// it never rejoins). Each replacement starts one of this many spare
+    /// processes (docs/background.md, "Group protocols").
+    pub static_replacements: u8,
 }
 
 /// The group protocol the coordinator and the client speak.
@@ -199,9 +208,11 @@ impl Model for ElectionModel {
     fn init_states(&self) -> Vec<ElectionState> {
         let c = &self.cfg;
         let slot = |_| Arc::new(Slot::new(Some(Member::new(self.core_config())), 0, 0));
+        // Spare processes for static replacements: not started, not members.
+        let spare = |_| Arc::new(Slot::spare());
         vec![ElectionState {
             now: 0,
-            slots: (0..c.members).map(slot).collect(),
+            slots: (0..c.members).map(slot).chain((0..c.faults.static_replacements).map(spare)).collect(),
             // Every member has joined; the first rebalance is pending.
             coord: Arc::new(Coordinator {
                 generation: 0,
@@ -253,6 +264,7 @@ impl Model for ElectionModel {
             Heal(m) => Self::heal(s_, m),
             HeartbeatsFail(m) => Self::heartbeats_fail(s_, m),
             HeartbeatsHeal(m) => Self::heartbeats_heal(s_, m),
+            Replace(m) => self.replace(s_, m),
             ClockFast(m) => Self::clock_fast(s_, m),
             Foreign => Self::foreign(s_),
             LogLoss => Self::log_loss(s_),

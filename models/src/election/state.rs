@@ -80,6 +80,13 @@ pub struct Slot {
     /// Its group heartbeats fail (`Faults::heartbeat_failures`); its
     /// commits still reach the coordinator.
     pub heartbeats_failing: bool,
+    /// A spare process for a static replacement
+    /// (`Faults::static_replacements`), not started yet.
+    pub spare: bool,
+    /// A static member whose instance id a newer process took over: it is
+    /// no member any more and never joins again (FENCED_INSTANCE_ID is
+    /// fatal to a librdkafka client).
+    pub replaced: bool,
     pub in_group: bool,
     /// Local time of the last successful contact with the coordinator.
     pub coord_ok: u64,
@@ -113,6 +120,8 @@ impl Slot {
             paused: false,
             isolated: false,
             heartbeats_failing: false,
+            spare: false,
+            replaced: false,
             in_group: core.is_some(),
             coord_ok,
             callbacks: VecDeque::new(),
@@ -123,6 +132,14 @@ impl Slot {
             proof_sent: None,
         };
         slot.set_core(core.map(Arc::new));
+        slot.fp = slot.fingerprint();
+        slot
+    }
+
+    /// A spare process for a static replacement, not started.
+    pub(super) fn spare() -> Slot {
+        let mut slot = Slot::new(None, 0, 0);
+        slot.spare = true;
         slot.fp = slot.fingerprint();
         slot
     }
@@ -207,8 +224,13 @@ impl ElectionState {
     }
 
     pub(super) fn faults_active(&self) -> bool {
-        self.slots
-            .iter()
-            .any(|s| s.paused || s.isolated || s.heartbeats_failing || s.core.is_none() || !s.outbox.is_empty())
+        self.slots.iter().any(|s| {
+            s.paused
+                || s.isolated
+                || s.heartbeats_failing
+                || (s.core.is_none() && !s.spare)
+                || (s.replaced && s.in_group)
+                || !s.outbox.is_empty()
+        })
     }
 }

@@ -229,6 +229,28 @@ impl ElectionModel {
         s.slot_mut(m as usize).heartbeats_failing = false;
     }
 
+    /// A spare process takes over member `m`'s static instance id: the
+    /// coordinator moves `m`'s entry to it unchanged (same generation, same
+    /// session) and hands it `m`'s partitions without a rebalance; `m` is
+    /// no member any more and learns it only from its next answer.
+    pub(super) fn replace(&self, s: &mut ElectionState, m: u8) {
+        let Some(j) = s.slots.iter().position(|sl| sl.spare) else { return };
+        let old = key(s, m);
+        let partitions: Vec<u32> =
+            s.slots[m as usize].core().map_or_else(Vec::new, |c| c.assigned().iter().copied().collect());
+        let Some(entry) = s.coord_mut().members.remove(&old) else { return };
+        let new = (j as u8, s.slots[j].inc);
+        s.coord_mut().members.insert(new, entry);
+        let generation = s.coord.generation;
+        let local = s.local(j);
+        let spare = s.slot_mut(j);
+        spare.set_core(Some(Arc::new(Member::new(self.core_config()))));
+        (spare.spare, spare.in_group, spare.coord_ok) = (false, true, local);
+        spare.callbacks.push_back(Callback::Assigned { generation, partitions });
+        s.slot_mut(m as usize).replaced = true;
+        s.used.static_replacements += 1;
+    }
+
     /// Member `m`'s clock jumps one tick ahead.
     pub(super) fn clock_fast(s: &mut ElectionState, m: u8) {
         s.slot_mut(m as usize).offset += 1;

@@ -6,8 +6,8 @@
 //! coordinator fences it and hands partition 0 on at once: T < S no longer
 //! separates the two leases. A grace G >= T on the successor does.
 
-use neli_models::{Faults, GroupProtocol};
-use stateright::Checker;
+use neli_models::{ElectionAction, ElectionState, Faults, GroupProtocol};
+use stateright::{Checker, Model};
 
 use crate::{ONE_LEADER, check, counterexample, hunt, small};
 
@@ -49,4 +49,64 @@ fn consumer_protocol_with_grace_t_keeps_one_leader() {
         let (_model, checker) = check(cfg);
         checker.assert_no_discovery(ONE_LEADER);
     }
+}
+
+/// Static membership under the classic protocol: a new process with the
+/// leader's instance id takes its partitions in the same generation,
+/// without a rebalance and without the old session expiring, while the
+/// old process is paused with a proven lease. With G = 0 the new process
+/// leads while the old one, resumed, still holds its lease.
+#[test]
+fn static_replacement_without_grace_gives_two_leaders() {
+    let cfg = small(Faults { pauses: 1, static_replacements: 1, ..Faults::default() });
+    assert_eq!((cfg.grace, cfg.protocol), (0, GroupProtocol::Classic));
+    let (model, checker) = hunt(cfg, ONE_LEADER);
+    let path = counterexample(&model, &checker, ONE_LEADER);
+    let leaders = path.last_state().leaders(0);
+    assert_eq!(leaders.len(), 2, "{leaders:?}");
+    // One of them is the spare process that took over an instance id.
+    assert!(leaders.iter().any(|((slot, _), _)| *slot == model.cfg.members), "{leaders:?}");
+}
+
+/// The same rule as the consumer protocol's: the replacement leads only
+/// G >= T after it was handed the partition, and the replaced leader's
+/// lease ends by its last accepted proof's send time + T, sent before the
+/// replacement (its later proofs are refused).
+#[test]
+fn static_replacement_with_grace_t_keeps_one_leader() {
+    for faults in [
+        Faults { pauses: 1, static_replacements: 1, ..Faults::default() },
+        Faults { isolations: 1, static_replacements: 1, ..Faults::default() },
+        Faults { clock_steps: 1, max_skew: 1, static_replacements: 1, ..Faults::default() },
+    ] {
+        let mut cfg = small(faults);
+        cfg.grace = cfg.heartbeat_timeout;
+        let (_model, checker) = check(cfg);
+        checker.assert_no_discovery(ONE_LEADER);
+        checker.assert_any_discovery(crate::ELECTED);
+    }
+}
+
+/// Under the consumer protocol a duplicate instance id is refused
+/// (UNRELEASED_INSTANCE_ID), so the model offers no replacement there.
+#[test]
+fn static_replacement_is_a_classic_protocol_fault_only() {
+    let mut cfg = small(Faults { static_replacements: 1, ..Faults::default() });
+    cfg.protocol = GroupProtocol::Consumer;
+    cfg.grace = cfg.heartbeat_timeout;
+    let replaced = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = replaced.clone();
+    let model = cfg.into_model();
+    let checker = model
+        .checker()
+        .visitor(move |path: stateright::Path<ElectionState, ElectionAction>| {
+            if path.last_state().slots.iter().any(|s| s.replaced) {
+                seen.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        })
+        .spawn_bfs()
+        .join();
+    checker.assert_no_discovery(ONE_LEADER);
+    checker.assert_any_discovery(crate::ELECTED);
+    assert!(!replaced.load(std::sync::atomic::Ordering::SeqCst), "no reachable state has a replaced member");
 }

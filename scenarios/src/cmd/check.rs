@@ -54,6 +54,12 @@ pub struct CheckArgs {
     /// (default 1 with --group-protocol consumer, else 0).
     #[arg(long)]
     heartbeat_failures: Option<u8>,
+    /// Static members (classic protocol, group.instance.id) replaced by a
+    /// new process with the same instance id while the old one runs on:
+    /// the new one gets the partitions at once, without a rebalance or a
+    /// session expiry (default 0; refused with --group-protocol consumer).
+    #[arg(long, default_value_t = 0)]
+    static_replacements: u8,
     /// Turn the membership proof off (goNELI).
     #[arg(long)]
     no_membership_proof: bool,
@@ -165,6 +171,7 @@ impl CheckArgs {
                 CheckProtocol::Consumer => GroupProtocol::Consumer,
             },
             heartbeat_failures: self.heartbeat_failures,
+            static_replacements: self.static_replacements,
             variant: neli::core::UnsafeVariant {
                 lease_from_receipt: matches!(self.variant, CheckVariant::LeaseFromReceipt),
                 any_record_counts: matches!(self.variant, CheckVariant::AnyRecordCounts),

@@ -35,6 +35,7 @@ impl Slot {
         self.core_fp.hash(&mut h);
         (self.inc, self.offset, self.paused, self.isolated, self.heartbeats_failing, self.in_group, self.coord_ok)
             .hash(&mut h);
+        (self.spare, self.replaced).hash(&mut h);
         (&self.callbacks, &self.read, &self.outbox, &self.acquired, &self.own_read, self.proof_sent).hash(&mut h);
         h.finish()
     }
