@@ -236,6 +236,8 @@ fn settings(c: &ElectionModelCfg) -> Election {
             GroupProtocol::Classic => GroupProtocolName::Classic,
             GroupProtocol::Consumer => GroupProtocolName::Consumer,
         },
+        static_membership: c.faults.static_replacements > 0,
+        spares: u32::from(c.faults.static_replacements),
         variant,
         assignment: if c.incremental { AssignmentName::CooperativeSticky } else { AssignmentName::Range },
         max_poll_interval: None,
@@ -310,6 +312,7 @@ impl Timeline<'_> {
             ClockFast(m) => {
                 self.scenario.push_fault(at, Fault::ClockStep { target: self.target(s, m), by: ticks(c, 1) })
             }
+            Replace(m) => self.scenario.push_fault(at, Fault::StaticReplace { target: self.target(s, m) }),
             Tick { slow: Some(m) } => self
                 .scenario
                 .push_fault(at, Fault::ClockStep { target: self.target(s, m), by: Dur(-(c.tick_ms as i64)) }),

@@ -58,13 +58,14 @@ pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
 /// group's rebalance timeout: what is in effect unless the client properties
 /// set it.
 pub const LIBRDKAFKA_MAX_POLL_INTERVAL: Duration = Duration::from_secs(300);
-/// The client property that turns on static group membership (KIP-345),
-/// which neli refuses: see [`ConfigError::StaticMembership`].
+/// The client property that turns on static group membership (KIP-345).
 ///
-/// A replacement static member receives the partition without a rebalance
-/// and without the holder's session expiring, as under the consumer
-/// protocol ([`GroupProtocol::Consumer`], whose rule is
-/// [`ConfigError::GraceBelowLease`]).
+/// A replacement static member (a new process with the same instance id)
+/// receives the partition without a rebalance and without the holder's
+/// session expiring, as under the consumer protocol, so the same rule
+/// applies: a grace of at least T and the membership proof
+/// ([`ConfigError::GraceBelowLease`], [`ConfigError::ProofRequired`];
+/// docs/background.md, "Group protocols").
 pub const STATIC_MEMBERSHIP_KEY: &str = "group.instance.id";
 
 /// How roles map onto the election topic.
@@ -458,14 +459,6 @@ pub enum ConfigError {
         /// The session timeout.
         s: Duration,
     },
-    /// `group.instance.id` among the client properties.
-    #[error(
-        "cannot set 'group.instance.id': static group membership is not supported. A replacement static member \
-         with the same instance id receives the partition without a rebalance and without the holder's session \
-         expiring, which the T < S argument (a lease ends before the holder's session can expire) does not cover; \
-         neli will accept it once its simulator and model cover static members"
-    )]
-    StaticMembership,
     /// A client property librdkafka refuses under this group protocol
     /// ([`CONSUMER_PROTOCOL_REFUSED`]).
     #[error("cannot set '{property}' with group protocol {protocol}: {why}")]
@@ -535,7 +528,6 @@ impl ConfigError {
             }
             ConfigError::IntervalTooLong { .. } => "heartbeat_interval",
             ConfigError::RebalanceTimeoutTooShort { .. } => "max.poll.interval.ms",
-            ConfigError::StaticMembership => STATIC_MEMBERSHIP_KEY,
             ConfigError::RefusedUnderProtocol { property, .. } => property,
             ConfigError::BrokerSessionTimeoutUnderClassic { .. } => "broker_session_timeout",
             ConfigError::GraceBelowLease { .. } => "grace",
@@ -866,9 +858,6 @@ impl Config {
             if FORCED_KEYS.contains(&key.as_str()) {
                 return Err(ConfigError::ForcedKey(key.clone()));
             }
-            if key.trim().eq_ignore_ascii_case(STATIC_MEMBERSHIP_KEY) {
-                return Err(ConfigError::StaticMembership);
-            }
             let refused = CONSUMER_PROTOCOL_REFUSED.iter().find(|(k, _)| key.trim().eq_ignore_ascii_case(k));
             if consumer && let Some((property, why)) = refused {
                 return Err(ConfigError::RefusedUnderProtocol {
@@ -939,17 +928,26 @@ impl Config {
 
     /// What can hand partition 0 to a successor without the holder's
     /// session expiring or its acknowledged revocation, if anything does in
-    /// this configuration: the consumer protocol (docs/background.md,
-    /// "Group protocols").
+    /// this configuration: the consumer protocol, or static membership (a
+    /// replacement with the same instance id takes the partition at once)
+    /// (docs/background.md, "Group protocols").
     pub fn handover_without_expiry(&self) -> Option<&'static str> {
-        (self.group_protocol == GroupProtocol::Consumer).then_some("group protocol consumer")
+        let static_membership = self.kafka_config.keys().any(|k| k.trim().eq_ignore_ascii_case(STATIC_MEMBERSHIP_KEY));
+        if self.group_protocol == GroupProtocol::Consumer {
+            Some("group protocol consumer")
+        } else if static_membership {
+            Some("static membership (group.instance.id)")
+        } else {
+            None
+        }
     }
 
     /// Where a successor can receive the partition without the holder's
     /// session expiring, it must wait out the lease the holder's last
     /// accepted proof may still hold: G >= T, proof on. The model shows the
-    /// overlap without it (`neli-lab check --group-protocol consumer`), and
-    /// the simulator replays it (scenario consumer-heartbeats-fail).
+    /// overlap without it (`neli-lab check --group-protocol consumer`,
+    /// `--static-replacements 1`), and the simulator replays it (scenarios
+    /// consumer-heartbeats-fail and static-replace).
     fn check_handover_without_expiry(&self, t: Duration) -> Result<(), ConfigError> {
         let Some(cause) = self.handover_without_expiry() else { return Ok(()) };
         if !self.membership_proof {
@@ -1491,17 +1489,32 @@ mod tests {
     }
 
     #[test]
-    fn static_membership_is_refused_by_name_and_why() {
-        for key in ["group.instance.id", " group.instance.id", "GROUP.INSTANCE.ID"] {
-            let err = base().kafka(key, "billing-1").build().unwrap_err();
-            assert_eq!(err, ConfigError::StaticMembership, "{key:?}");
-            assert_eq!(err.field(), "group.instance.id");
-            let text = err.to_string();
-            assert!(text.starts_with("cannot set 'group.instance.id': static group membership"), "{text}");
-            assert!(text.contains("without a rebalance and without the holder's session expiring"), "{text}");
-            assert!(text.contains("T < S"), "{text}");
-            assert!(text.contains("simulator and model"), "{text}");
+    fn static_membership_needs_a_grace_of_at_least_t_and_the_proof() {
+        let t = Duration::from_secs(1);
+        let static_member = || base().heartbeat_timeout(t).kafka("group.instance.id", "billing-1");
+        let cause = "static membership (group.instance.id)";
+        let err = static_member().build().unwrap_err();
+        assert_eq!(
+            err,
+            ConfigError::GraceBelowLease { cause, grace: Duration::ZERO, t, suggest: Duration::from_millis(1100) }
+        );
+        assert!(
+            err.to_string().contains("with static membership (group.instance.id): the coordinator can hand"),
+            "{err}"
+        );
+        for key in [" group.instance.id", "GROUP.INSTANCE.ID"] {
+            let err = base().heartbeat_timeout(t).kafka(key, "x").build().unwrap_err();
+            assert!(matches!(err, ConfigError::GraceBelowLease { .. }), "{key:?}: {err:?}");
         }
+        assert_eq!(
+            static_member().grace(t).membership_proof(false).build().unwrap_err(),
+            ConfigError::ProofRequired { cause }
+        );
+        let ok = static_member().grace(t).build().unwrap().resolve().unwrap();
+        assert_eq!(ok.kafka_config.get("group.instance.id").map(String::as_str), Some("billing-1"));
+        // Under the consumer protocol the protocol's rule is named.
+        let both = static_member().group_protocol(GroupProtocol::Consumer).build().unwrap_err();
+        assert!(matches!(both, ConfigError::GraceBelowLease { cause: "group protocol consumer", .. }), "{both:?}");
     }
 
     /// The consumer protocol with T = 1 s and the smallest grace it takes.
@@ -1518,7 +1531,7 @@ mod tests {
             for key in [property.to_string(), format!(" {}", property.to_uppercase())] {
                 let err = consumer().kafka(key.clone(), "3000").build().unwrap_err();
                 assert!(
-                    matches!(&err, ConfigError::RefusedUnderProtocol { property: p, protocol: GroupProtocol::Consumer, .. } if p == property),
+                    matches!(&err, ConfigError::RefusedUnderProtocol { property: p, protocol: GroupProtocol::Consumer, .. } if p.as_str() == *property),
                     "{key:?}: {err:?}"
                 );
                 assert_eq!(err.field(), *property);

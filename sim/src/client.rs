@@ -42,6 +42,8 @@ pub struct ClientCfg {
     /// moving; only a moving partition is revoked, then the member rejoins
     /// (else eager range: give everything back before every rebalance).
     pub cooperative: bool,
+    /// Static membership: the instance id it joins with (`group.instance.id`).
+    pub instance_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,6 +237,7 @@ impl Shared {
             Ok(Response::Error(GroupError::IllegalGeneration)) if phase == Phase::Revoking => {
                 self.trace("illegal generation while revoking: no loss reported");
             }
+            Ok(Response::Error(GroupError::FencedInstanceId)) => self.fenced_by_newer_instance(st),
             Ok(Response::Error(GroupError::UnknownMember)) => self.lose(st, "unknown member", true),
             Ok(Response::Error(GroupError::IllegalGeneration)) => self.lose(st, "illegal generation", false),
             // Read after the call: it may have come back at the
@@ -256,6 +259,17 @@ impl Shared {
     }
 
     /// The assignment is gone without a handover (librdkafka `lost=true`).
+    /// KIP-345: a newer process joined with this member's instance id.
+    /// librdkafka revokes everything as lost and fails fatally
+    /// (`rd_kafka_cgrp`, "consumer fenced by newer instance"): the election
+    /// ends, and the client never joins again.
+    fn fenced_by_newer_instance(&self, st: &mut ClientState) {
+        self.lose(st, "fenced by a newer instance with its instance id (FENCED_INSTANCE_ID)", true);
+        let name = self.cfg.name.clone();
+        self.rec.lock().fatal_at.entry(name).or_insert(global_ms());
+        self.fatal.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
     fn lose(&self, st: &mut ClientState, why: &str, forget_member: bool) {
         if forget_member {
             st.member_id = None;
@@ -424,6 +438,11 @@ async fn group_task(sh: Arc<Shared>) {
                 check_max_poll(&sh, &mut conn).await;
                 wait(&sh.group, &sh.gate, 100).await;
             }
+            // A client that failed fatally never joins again (a static
+            // member fenced by a newer instance would take its place back).
+            Phase::Joining if sh.fatal.load(std::sync::atomic::Ordering::SeqCst) => {
+                wait(&sh.group, &sh.gate, 100).await
+            }
             Phase::Joining => join_round(&sh, &mut conn, member_id, &mut next_hb).await,
             Phase::Member | Phase::Revoking => {
                 heartbeat_round(&sh, &mut conn, phase, member_id, generation, &mut next_hb).await
@@ -448,6 +467,7 @@ async fn join_round(sh: &Shared, conn: &mut Conn, member_id: Option<String>, nex
         cooperative: cfg.cooperative,
         owned,
         owned_generation,
+        instance_id: cfg.instance_id.clone(),
     };
     sh.lock().join_in_flight = true;
     let resp = conn.call(&req, Duration::from_millis(cfg.max_poll_ms + cfg.session_ms)).await;
@@ -832,6 +852,13 @@ impl neli::Broker for SimBroker {
             Ok(Response::Error(
                 GroupError::UnknownMember | GroupError::IllegalGeneration | GroupError::RebalanceInProgress,
             )) => Ok(self.shared.rejected(generation)),
+            // librdkafka: fatal (`rd_kafka_cgrp` raises it), and the
+            // proof is refused (neli's backend reads the code so).
+            Ok(Response::Error(GroupError::FencedInstanceId)) => {
+                let rejected = self.shared.rejected(generation);
+                self.shared.fenced_by_newer_instance(&mut self.shared.lock());
+                Ok(rejected)
+            }
             Ok(other) => Err(BrokerError::retriable(format!("commit failed: {other:?}"))),
             Err(e) => Err(BrokerError::retriable(format!("commit failed: {e}"))),
         }

@@ -30,6 +30,9 @@ pub enum Request {
         owned: Vec<u32>,
         #[serde(default)]
         owned_generation: u64,
+        /// Static membership (KIP-345): `group.instance.id`.
+        #[serde(default)]
+        instance_id: Option<String>,
     },
     Heartbeat {
         member_id: String,
@@ -73,6 +76,8 @@ pub enum GroupError {
     IllegalGeneration,
     RebalanceInProgress,
     NotCoordinator,
+    /// KIP-345: a newer process joined with this member's instance id.
+    FencedInstanceId,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -48,6 +48,8 @@ struct GroupMember {
     /// since which generation.
     owned: Vec<u32>,
     owned_generation: u64,
+    /// Static membership: its `group.instance.id`.
+    instance_id: Option<String>,
 }
 
 #[derive(Debug)]
@@ -63,6 +65,9 @@ struct Group {
     /// The initial rebalance's extension state, while the group forms from
     /// empty on a profile whose initial delay extends.
     initial: Option<InitialDelay>,
+    /// Member ids a newer process with their instance id replaced: their
+    /// requests are answered FENCED_INSTANCE_ID.
+    fenced: std::collections::BTreeSet<String>,
 }
 
 /// Apache Kafka's initial delayed join: when the delay runs out and a new
@@ -88,6 +93,7 @@ impl Group {
             last_check: 0,
             touched: false,
             initial: None,
+            fenced: std::collections::BTreeSet::new(),
         }
     }
 }
@@ -97,6 +103,7 @@ struct Claim {
     cooperative: bool,
     owned: Vec<u32>,
     owned_generation: u64,
+    instance_id: Option<String>,
 }
 
 /// The cooperative-sticky assignment of `partitions` over `members` (keyed
@@ -281,11 +288,20 @@ impl BrokerCtx {
             }
             Request::Fetch { partition, from, max_wait_ms } => self.fetch(partition, from, max_wait_ms).await,
             _ if !self.coordinator => Response::Error(GroupError::NotCoordinator),
-            Request::Join { member_id, client, session_ms, rebalance_ms, cooperative, owned, owned_generation } => {
+            Request::Join {
+                member_id,
+                client,
+                session_ms,
+                rebalance_ms,
+                cooperative,
+                owned,
+                owned_generation,
+                instance_id,
+            } => {
                 let rx = {
                     let mut s = self.state.lock().expect("broker lock");
                     s.group.touched = true;
-                    let claim = Claim { cooperative, owned, owned_generation };
+                    let claim = Claim { cooperative, owned, owned_generation, instance_id };
                     match self.join(&mut s.group, now, member_id, client, session_ms, rebalance_ms, claim) {
                         Ok(rx) => rx,
                         Err(e) => return Response::Error(e),
@@ -383,6 +399,9 @@ impl BrokerCtx {
         let mut s = self.state.lock().expect("broker lock");
         let g = &mut s.group;
         g.touched = true;
+        if g.fenced.contains(member_id) {
+            return Response::Error(GroupError::FencedInstanceId);
+        }
         let Some(m) = g.members.get_mut(member_id) else {
             return Response::Error(GroupError::UnknownMember);
         };
@@ -404,6 +423,9 @@ impl BrokerCtx {
         let mut s = self.state.lock().expect("broker lock");
         let g = &mut s.group;
         g.touched = true;
+        if g.fenced.contains(member_id) {
+            return Response::Error(GroupError::FencedInstanceId);
+        }
         if self.profile.commit_generation_first && self.generation_check && generation != g.generation {
             self.rec.lock().acted.insert(crate::scenario::Layer::CommitGenerationCheck);
             return Response::Error(GroupError::IllegalGeneration);
@@ -462,6 +484,17 @@ impl BrokerCtx {
         rebalance_ms: u64,
         claim: Claim,
     ) -> Result<oneshot::Receiver<Response>, GroupError> {
+        if let Some(rx) = self.replace_static(g, now, &member_id, &client, session_ms, rebalance_ms, &claim) {
+            return Ok(rx);
+        }
+        let member_id = match (&claim.instance_id, member_id) {
+            // Mid-rebalance the replacement joins the rebalance under the id
+            // it took over (`replace_static`).
+            (Some(instance), None) => {
+                g.members.iter().find(|(_, m)| m.instance_id.as_ref() == Some(instance)).map(|(id, _)| id.clone())
+            }
+            (_, id) => id,
+        };
         let id = match member_id {
             Some(id) if g.members.contains_key(&id) => id,
             // librdkafka's mock adds an unknown member id as a new member
@@ -496,6 +529,7 @@ impl BrokerCtx {
                 cooperative: claim.cooperative,
                 owned: Vec::new(),
                 owned_generation: 0,
+                instance_id: claim.instance_id.clone(),
             };
             g.members.insert(id.clone(), member);
         }
@@ -510,6 +544,52 @@ impl BrokerCtx {
             self.start_rebalance(g, now, "member joined");
         }
         Ok(rx)
+    }
+
+    /// KIP-345: a join with the instance id of another member id replaces
+    /// that member: a new member id takes over its entry, and the old one
+    /// is answered FENCED_INSTANCE_ID from now on. In a stable group the
+    /// newcomer gets the old member's assignment in the current generation
+    /// at once, without a rebalance (Kafka: "static member which joins
+    /// during Stable stage ... will not trigger a rebalance"); `None` there,
+    /// and mid-rebalance, after the swap, the join goes on as a rejoin.
+    #[allow(clippy::too_many_arguments)]
+    fn replace_static(
+        &self,
+        g: &mut Group,
+        now: u64,
+        member_id: &Option<String>,
+        client: &str,
+        session_ms: u64,
+        rebalance_ms: u64,
+        claim: &Claim,
+    ) -> Option<oneshot::Receiver<Response>> {
+        let instance = claim.instance_id.as_ref()?;
+        let old = g.members.iter().find(|(_, m)| m.instance_id.as_ref() == Some(instance)).map(|(id, _)| id.clone())?;
+        if member_id.as_ref() == Some(&old) {
+            return None;
+        }
+        let mut m = g.members.remove(&old)?;
+        g.pending.remove(&old);
+        g.fenced.insert(old.clone());
+        self.rec.lock().removals.push((now, m.client.clone()));
+        g.next_id += 1;
+        let id = format!("{client}-{}", g.next_id);
+        (m.client, m.session_ms, m.rebalance_ms, m.expires_at) =
+            (client.to_owned(), session_ms, rebalance_ms, now + session_ms);
+        self.trace(format!("static member {instance}: {id} replaces {old}"));
+        if g.phase != Phase::Stable {
+            g.members.insert(id, m);
+            return None;
+        }
+        let (tx, rx) = oneshot::channel();
+        let _ = tx.send(Response::Joined {
+            member_id: id.clone(),
+            generation: g.generation,
+            assignment: m.assignment.clone(),
+        });
+        g.members.insert(id, m);
+        Some(rx)
     }
 
     fn start_rebalance(&self, g: &mut Group, now: u64, why: &str) {
@@ -646,6 +726,7 @@ mod tests {
             cooperative: true,
             owned: owned.to_vec(),
             owned_generation,
+            instance_id: None,
         }
     }
 

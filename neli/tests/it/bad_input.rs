@@ -82,18 +82,38 @@ fn every_bad_flag_is_refused_naming_the_flag() {
         ),
         (vec!["-X", "session.timeout.ms=soon"], vec![], "-X session.timeout.ms: session.timeout.ms 'soon'"),
         (vec!["-X", "group.id=other"], vec![], "cannot override configuration 'group.id'"),
-        // Static membership: refused by name, saying why (issue 39).
+        // Static membership: only with a grace of at least T and the proof,
+        // saying why (issue 41; refused outright before it).
         (
             vec!["-X", "group.instance.id=billing-1"],
             vec![],
-            "-X group.instance.id: cannot set 'group.instance.id': static group membership is not supported",
+            "--grace: grace (0ns) must be at least heartbeat_timeout (5s) with static membership (group.instance.id)",
         ),
         (
             vec![],
             vec![("NELI_KAFKA_GROUP_INSTANCE_ID", "billing-1")],
-            "NELI_KAFKA_GROUP_INSTANCE_ID group.instance.id: cannot set 'group.instance.id'",
+            "--grace: grace (0ns) must be at least heartbeat_timeout (5s) with static membership",
         ),
-        (vec!["-X", "group.instance.id=billing-1", "--explain"], vec![], "without a rebalance"),
+        (vec!["-X", "group.instance.id=billing-1", "--explain"], vec![], "without the leader's session expiring"),
+        (
+            vec!["-X", "group.instance.id=billing-1", "--grace", "5s", "--no-membership-proof"],
+            vec![],
+            "--no-membership-proof: membership_proof cannot be off with static membership (group.instance.id)",
+        ),
+        // The consumer protocol: librdkafka's refused properties by name,
+        // and the same rule (issue 41).
+        (
+            vec!["--group-protocol", "consumer", "--grace", "5s", "-X", "group.protocol.type=consumer"],
+            vec![],
+            "-X group.protocol.type: cannot set 'group.protocol.type' with group protocol consumer",
+        ),
+        (
+            vec!["--group-protocol", "consumer", "--grace", "5s"],
+            vec![("NELI_KAFKA_SESSION_TIMEOUT_MS", "45000")],
+            "NELI_KAFKA_SESSION_TIMEOUT_MS session.timeout.ms: cannot set 'session.timeout.ms' with group protocol consumer",
+        ),
+        (vec!["--group-protocol", "consumer"], vec![], "--grace: grace (0ns) must be at least heartbeat_timeout (5s)"),
+        (vec!["--group-protocol", "kip848"], vec![], "\"kip848\" is not a group protocol"),
         (vec!["-X", "heartbeat.interval.ms=soon"], vec![], "-X heartbeat.interval.ms: heartbeat.interval.ms 'soon'"),
         // A property only the consumer reads, with a bad value: librdkafka
         // refuses it before anything connects.

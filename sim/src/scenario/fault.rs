@@ -154,6 +154,7 @@ pub enum FaultKind {
     CloseInHandler,
     CloseAndWaitInHandler,
     FatalError,
+    StaticReplace,
 }
 
 /// One fault. Field meanings: `scenarios/FORMAT.md`, "Faults".
@@ -224,6 +225,12 @@ pub enum Fault {
     /// handler that calls `close()` and then waits for the election to be
     /// closed, as goNELI's blocking `Close()` from inside its barrier does.
     CloseAndWaitInHandler { target: Target },
+    /// Extension (issue 41): static membership's replacement. A spare
+    /// process (`election.spares`) starts with the target's instance id
+    /// while the target runs on; the coordinator hands it the target's
+    /// partitions in the same generation, without a rebalance, and answers
+    /// the target FENCED_INSTANCE_ID from then on.
+    StaticReplace { target: Target },
 }
 
 /// A fault and when it starts, on the simulated clock from the run's start:
@@ -303,6 +310,7 @@ impl FaultKind {
             FaultKind::CloseInHandler => "close-in-handler",
             FaultKind::CloseAndWaitInHandler => "close-and-wait-in-handler",
             FaultKind::FatalError => "fatal-error",
+            FaultKind::StaticReplace => "static-replace",
         }
     }
 
@@ -341,6 +349,7 @@ impl FaultKind {
             FaultKind::CloseInHandler => Fault::CloseInHandler { target },
             FaultKind::CloseAndWaitInHandler => Fault::CloseAndWaitInHandler { target },
             FaultKind::FatalError => Fault::FatalError { target },
+            FaultKind::StaticReplace => Fault::StaticReplace { target },
         }
     }
 }
@@ -372,6 +381,7 @@ impl Fault {
             Fault::CloseInHandler { .. } => FaultKind::CloseInHandler,
             Fault::CloseAndWaitInHandler { .. } => FaultKind::CloseAndWaitInHandler,
             Fault::FatalError { .. } => FaultKind::FatalError,
+            Fault::StaticReplace { .. } => FaultKind::StaticReplace,
         }
     }
 
@@ -389,7 +399,8 @@ impl Fault {
             | Fault::Resign { target }
             | Fault::CloseInHandler { target }
             | Fault::CloseAndWaitInHandler { target }
-            | Fault::FatalError { target } => Some(target),
+            | Fault::FatalError { target }
+            | Fault::StaticReplace { target } => Some(target),
             Fault::DropConnections { target: Host::Leader } => Some(Target::Leader),
             Fault::DropConnections { target: Host::Member(i) } => Some(Target::Member(i)),
             _ => None,
@@ -633,6 +644,7 @@ impl TryFrom<RawFault> for TimedFault {
             FaultKind::CloseInHandler => Fault::CloseInHandler { target: member(kind, r.target.take())? },
             FaultKind::CloseAndWaitInHandler => Fault::CloseAndWaitInHandler { target: member(kind, r.target.take())? },
             FaultKind::FatalError => Fault::FatalError { target: member(kind, r.target.take())? },
+            FaultKind::StaticReplace => Fault::StaticReplace { target: member(kind, r.target.take())? },
         };
         if let Some(field) = r.stray() {
             return Err(format!(

@@ -118,6 +118,9 @@ fn yes() -> bool {
 fn is_true(b: &bool) -> bool {
     *b
 }
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
 
 /// One layer of the lease's defence that a run can switch off (layer
 /// ablation, docs/background.md "Layer ablation"): the design says which
@@ -302,6 +305,16 @@ pub struct Election {
     /// expiry, commits renew no session); default `"classic"`.
     #[serde(default, skip_serializing_if = "GroupProtocolName::is_default")]
     pub group_protocol: GroupProtocolName,
+    /// Extension (issue 41): static group membership: every member's
+    /// client joins with its own instance id (`group.instance.id`, `m<i>`),
+    /// so a restarted member takes its old place without a rebalance.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub static_membership: bool,
+    /// Extension (issue 41): spare processes, hosts `m<members>`, ... that
+    /// start only when a `static-replace` fault gives one a member's
+    /// instance id.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub spares: u32,
     #[serde(default)]
     pub variant: Variant,
     /// Extension to v1: the partition assignment strategy (`"range"`, the
@@ -390,6 +403,9 @@ impl Election {
                 .group_protocol(neli::GroupProtocol::Consumer)
                 .broker_session_timeout(self.session_timeout.duration()),
         };
+        if self.static_membership {
+            builder = builder.kafka("group.instance.id", "m0");
+        }
         // As in the library, the rebalance timeout is judged only where it is
         // set: unset, librdkafka's default (300 s) applies in production,
         // not the simulator's shorter stand-in (DEFAULT_MAX_POLL).
@@ -685,7 +701,7 @@ impl Scenario {
 
     /// The hosts a scenario may name.
     pub fn member_names(&self) -> Vec<String> {
-        (0..self.election.members).map(|i| format!("m{i}")).collect()
+        (0..self.election.members + self.election.spares).map(|i| format!("m{i}")).collect()
     }
     pub fn broker_names(&self) -> Vec<String> {
         (0..self.cluster.brokers).map(|i| BrokerId(i).to_string()).collect()
@@ -749,6 +765,11 @@ impl Scenario {
         }
         if r.max_duration.0 <= 0 {
             return Err(format!("random.max_duration = \"{}\": must be positive", r.max_duration));
+        }
+        if r.kinds.contains(&FaultKind::StaticReplace) {
+            return Err("random.kinds: static-replace is not drawn at random (each one needs a spare process): \
+                 write it as a [[faults]] entry"
+                .into());
         }
         Ok(())
     }
@@ -814,6 +835,20 @@ impl Scenario {
         }
         if e.app_loop == AppLoop::Background && (e.app_work.is_some() || e.app_asks_at_lease_end) {
             return Err("election.app_loop = \"background\": app_work and app_asks_at_lease_end time the asks of the application's own pulse loop; leave them out".into());
+        }
+        if e.spares > 0 && !e.static_membership {
+            return Err(format!(
+                "election.spares = {}: spares take over a member's static instance id; set static_membership = true",
+                e.spares
+            ));
+        }
+        if e.static_membership && e.group_protocol == GroupProtocolName::Consumer {
+            return Err("election.static_membership: simulated for the classic protocol only (the consumer protocol \
+                 refuses an instance id still in use, UNRELEASED_INSTANCE_ID)"
+                .into());
+        }
+        if e.members + e.spares > MAX_MEMBERS {
+            return Err(format!("election: members + spares = {}: at most {MAX_MEMBERS}", e.members + e.spares));
         }
         if e.app_asks_at_lease_end && e.app_work.is_some() {
             return Err(
@@ -974,6 +1009,19 @@ impl Scenario {
             )),
             Fault::IsolateCoordinator { .. } if c.coordinator == c.partition_leader => {
                 Err("faults: isolate-coordinator needs cluster.coordinator != cluster.partition_leader".into())
+            }
+            Fault::StaticReplace { .. } if !e.static_membership => {
+                Err("faults: static-replace needs election.static_membership = true (and a spare: election.spares)"
+                    .into())
+            }
+            Fault::StaticReplace { .. }
+                if self.timed_faults().filter(|t| t.fault.kind() == FaultKind::StaticReplace).count()
+                    > e.spares as usize =>
+            {
+                Err(format!(
+                    "faults: more static-replace faults than spare processes (election.spares = {}): each one starts a spare",
+                    e.spares
+                ))
             }
             Fault::ForeignWriter { partition, .. } if partition >= self.partitions() => Err(format!(
                 "faults.partition = {partition}: the election topic has partitions 0..{}",

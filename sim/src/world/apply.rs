@@ -153,8 +153,12 @@ impl World<'_> {
             hosts.push(STORE_HOST.to_owned());
         }
         let mut slots = Vec::new();
-        for i in 0..s.election.members as usize {
-            let slot = Slot::new(i, seed);
+        for i in 0..(s.election.members + s.election.spares) as usize {
+            let mut slot = Slot::new(i, seed);
+            slot.spare = i >= s.election.members as usize;
+            if s.election.static_membership && !slot.spare {
+                *slot.instance.lock().expect("instance lock") = Some(format!("m{i}"));
+            }
             let (sl, p, r) = (slot.clone(), params.clone(), rec.clone());
             sim.host(format!("m{i}").as_str(), move || member_main(sl.clone(), p.clone(), r.clone()));
             slots.push(slot);
@@ -178,8 +182,8 @@ impl World<'_> {
             timeline,
             order: 1_000_000,
             played: Vec::new(),
-            pauses: vec![0; s.election.members as usize],
-            kills: vec![0; s.election.members as usize],
+            pauses: vec![0; (s.election.members + s.election.spares) as usize],
+            kills: vec![0; (s.election.members + s.election.spares) as usize],
             cuts: BTreeMap::new(),
             one_way: BTreeMap::new(),
             slow: BTreeMap::new(),
@@ -455,6 +459,7 @@ impl World<'_> {
                 self.foreign.0.lock().expect("fw lock").push_back((partition, count, garbage));
                 self.foreign.1.notify_one();
             }
+            Fault::StaticReplace { .. } => self.replace_static(now, member),
             Fault::Close { .. } => self.control(member, |c| c.close = true),
             Fault::CloseInHandler { .. } => self.control(member, |c| c.close_in_handler = true),
             Fault::CloseAndWaitInHandler { .. } => self.control(member, |c| c.close_and_wait_in_handler = true),
@@ -557,6 +562,21 @@ impl World<'_> {
     fn drop_connections(&mut self, until: u64, t: String) {
         for h in self.hosts.clone().into_iter().filter(|h| *h != t) {
             self.cut(until, t.clone(), h);
+        }
+    }
+
+    /// A spare process starts with member slot `member`'s instance id; the
+    /// coordinator replaces the old member when it joins (`server.rs`).
+    fn replace_static(&mut self, now: u64, member: Option<usize>) {
+        let Some(i) = member else { return };
+        let Some(instance) = self.slots[i].instance() else { return };
+        let spare = self.slots.iter().find(|s| s.spare && s.instance().is_none()).map(|s| s.idx);
+        match spare {
+            Some(j) => {
+                self.rec.trace(now, "sim", format!("m{j} starts with m{i}'s instance id {instance}"));
+                *self.slots[j].instance.lock().expect("instance lock") = Some(instance);
+            }
+            None => self.rec.trace(now, "sim", "no spare process left: the static-replace does nothing"),
         }
     }
 

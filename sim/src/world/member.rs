@@ -47,6 +47,12 @@ pub(super) struct Slot {
     /// Seeded start delay of the first incarnation, so members' timers run
     /// out of phase and seeds explore different interleavings.
     pub start_delay_ms: u64,
+    /// The static instance id its client joins with (`group.instance.id`):
+    /// `m<idx>` under static membership; a spare's is set by the
+    /// `static-replace` fault that starts it, and it waits until then.
+    pub instance: Arc<Mutex<Option<String>>>,
+    /// A spare process for a static replacement (`election.spares`).
+    pub spare: bool,
 }
 
 impl Slot {
@@ -61,7 +67,14 @@ impl Slot {
             fatal: Arc::new(AtomicBool::new(false)),
             app_stall: Arc::new(AtomicU64::new(0)),
             start_delay_ms: crate::mix(seed, 100 + idx as u64) % 1000,
+            instance: Arc::new(Mutex::new(None)),
+            spare: false,
         }
+    }
+
+    /// The instance id its client joins with, if any.
+    pub fn instance(&self) -> Option<String> {
+        self.instance.lock().expect("instance lock").clone()
     }
 
     /// What the faults ask of the application now (close, resign), once a
@@ -180,7 +193,7 @@ impl MemberParams {
     }
 
     /// The simulated client's settings, as the Kafka backend sets librdkafka's.
-    fn client(&self, name: &str) -> ClientCfg {
+    fn client(&self, name: &str, instance_id: Option<String>) -> ClientCfg {
         let s_ms = self.s.as_millis() as u64;
         ClientCfg {
             name: name.to_owned(),
@@ -194,14 +207,21 @@ impl MemberParams {
             delivery_timeout_ms: 2 * self.t.as_millis() as u64,
             session_expiry: self.session_expiry,
             cooperative: self.assignment == neli::Assignment::CooperativeSticky,
+            instance_id,
         }
     }
 }
 
 /// One incarnation of a member host, from start to crash or close.
 pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Result {
+    if slot.spare && slot.incarnations.load(Ordering::SeqCst) == 0 {
+        // A spare starts when a `static-replace` gives it an instance id.
+        while slot.instance().is_none() {
+            tokio::time::sleep(crate::world::TICK).await;
+        }
+    }
     let inc = slot.incarnations.fetch_add(1, Ordering::SeqCst);
-    if inc == 0 {
+    if inc == 0 && !slot.spare {
         tokio::time::sleep(Duration::from_millis(slot.start_delay_ms)).await;
     }
     let name = if inc == 0 { format!("m{}", slot.idx) } else { format!("m{}.{inc}", slot.idx) };
@@ -218,7 +238,13 @@ pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> t
     rec.trace(global_ms(), &name, "started");
     let clock = SimClock::new(slot.clock.clone(), slot.gate.clone());
     slot.fatal.store(false, Ordering::SeqCst);
-    let broker = SimBroker::start(p.client(&name), clock.clone(), slot.gate.clone(), rec.clone(), slot.fatal.clone());
+    let broker = SimBroker::start(
+        p.client(&name, slot.instance()),
+        clock.clone(),
+        slot.gate.clone(),
+        rec.clone(),
+        slot.fatal.clone(),
+    );
     let polls = broker.polls();
     let config = match p.config(&name) {
         Ok(c) => c,

@@ -36,3 +36,30 @@ fn classic_protocol_leader_with_failing_heartbeats_expires_its_own_session() {
         assert!(lost, "seed {seed}: the client gives its assignment up");
     }
 }
+
+/// Static membership (classic protocol): a new process with the frozen
+/// leader's instance id takes its place and partition 0 in the same
+/// generation, without a rebalance; with G = 0 it leads beside the lease
+/// the old leader proved before it froze (what `neli-lab check
+/// --static-replacements 1` finds in the model).
+#[test]
+fn static_replacement_without_grace_gives_two_leaders() {
+    let s = scenario(include_str!("scenarios/static-replace.toml"));
+    let r = assert_flagged(&s, 0..10, "overlap: role 0 held by");
+    assert!(
+        r.trace.iter().any(|l| l.contains("static member m") && l.contains("replaces")),
+        "the coordinator replaced it"
+    );
+    assert!(!r.trace.iter().any(|l| l.contains("rebalance (member joined)") && l.contains("after generation 2")));
+}
+
+#[test]
+fn static_replacement_with_a_grace_of_t_keeps_one_leader() {
+    let s = scenario(include_str!("scenarios/static-replace-grace.toml"));
+    for seed in 0..10 {
+        let r = assert_survives(&s, seed);
+        assert!(r.trace.iter().any(|l| l.contains("replaces")), "seed {seed}: the replacement happened");
+        let fenced = r.trace.iter().any(|l| l.contains("FENCED_INSTANCE_ID"));
+        assert!(fenced, "seed {seed}: the old process learns it was fenced by a newer instance");
+    }
+}
