@@ -109,8 +109,11 @@ fn every_fault_kind_round_trips_through_a_file() {
         count: 3,
         garbage: false,
     };
-    // Two brokers: isolate-coordinator needs the partition leader elsewhere.
-    let two = format!("{BASE}[cluster]\nbrokers = 2\npartition_leader = \"b1\"\n");
+    // Two brokers: isolate-coordinator needs the partition leader elsewhere;
+    // static-replace needs static membership and a spare.
+    let two = format!(
+        "{BASE}static_membership = true\nspares = 1\ngrace = \"1s\"\n[cluster]\nbrokers = 2\npartition_leader = \"b1\"\n"
+    );
     let mut s = Scenario::parse(&two, "base.toml").expect("valid");
     for (i, kind) in FaultKind::ALL.iter().enumerate() {
         s.push_fault(Dur(1000 + i as i64 * 100), kind.draw(&picks));
@@ -312,4 +315,39 @@ fn the_generator_draws_no_partition_of_a_member_from_itself() {
             Scenario::parse(&written, "drawn.toml").unwrap_or_else(|e| panic!("{e}\n{written}"));
         }
     }
+}
+
+// Issue 41: static membership's replacement needs its settings, each
+// refusal naming the field and the rule.
+#[test]
+fn static_replacement_needs_static_membership_and_a_spare_per_fault() {
+    let replace = "[[faults]]\nat = \"5s\"\nkind = \"static-replace\"\ntarget = \"leader\"\n";
+    let cases = [
+        (format!("{BASE}{replace}"), "static-replace needs election.static_membership = true"),
+        (
+            format!("{BASE}static_membership = true\nspares = 1\ngrace = \"1s\"\n{replace}{replace}"),
+            "more static-replace faults than spare processes (election.spares = 1)",
+        ),
+        (format!("{BASE}spares = 1\n"), "election.spares = 1: spares take over a member's static instance id"),
+        (
+            format!("{BASE}static_membership = true\ngroup_protocol = \"consumer\"\ngrace = \"1s\"\n"),
+            "simulated for the classic protocol only",
+        ),
+        (
+            format!("{BASE}static_membership = true\n"),
+            "grace (0ns) must be at least heartbeat_timeout (1s) with static membership (group.instance.id)",
+        ),
+        (
+            format!("{BASE}[random]\nfaults = 1\nkinds = [\"static-replace\"]\nmax_duration = \"1s\"\n"),
+            "static-replace is not drawn at random",
+        ),
+    ];
+    for (text, want) in cases {
+        let err = Scenario::parse(&text, "x.toml").map(|_| ()).unwrap_err().to_string();
+        assert!(err.starts_with("x.toml:"), "{err}");
+        assert!(err.contains(want), "expected {want:?} in: {err}");
+    }
+    let ok = format!("{BASE}static_membership = true\nspares = 1\ngrace = \"1s\"\n{replace}");
+    let s = Scenario::parse(&ok, "x.toml").expect("static membership with a spare and G = T");
+    assert_eq!(s.member_names(), ["m0", "m1", "m2"], "the spare is a host of its own");
 }
