@@ -404,6 +404,19 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         self
     }
 
+    /// Replaces the core with one whose acquisition grace is `grace`,
+    /// whatever validation requires (a grace below T under the consumer
+    /// protocol, which `Config` refuses): for tests that show the overlap
+    /// the rule prevents. Call before the first `pulse`. Only with the
+    /// `unsafe-variants` feature, which applications never enable.
+    #[cfg(feature = "unsafe-variants")]
+    #[doc(hidden)]
+    pub fn with_unchecked_grace(mut self, grace: Duration) -> Self {
+        let cfg = CoreConfig { grace, ..self.core.config().clone() };
+        self.core = Member::new(cfg);
+        self
+    }
+
     /// Sets the event handler. `Revoked` handlers hold the handover until
     /// they return; `Acquired` and `Fenced` never block the election loop.
     /// Handlers run one at a time, in event order, on their own task.

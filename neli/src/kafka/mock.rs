@@ -143,6 +143,31 @@ impl MockKafka {
         }
     }
 
+    /// The next `count` ConsumerGroupHeartbeat requests that reach broker
+    /// `broker` fail with `error` (the stack is per broker and API: any
+    /// member whose coordinator connection is to that broker takes them).
+    /// With the group's coordinator moved elsewhere ([`Self::coordinator`])
+    /// after one member found it here, that member alone keeps sending its
+    /// heartbeats here, and they fail, while its commits, which the mock
+    /// serves on any broker, are answered: one member's heartbeats failing,
+    /// the fault that separates the group protocols.
+    pub fn fail_broker_consumer_heartbeats(&self, broker: i32, count: usize, error: RDKafkaRespErr) {
+        for _ in 0..count {
+            // SAFETY: a live mock cluster; the variadic arguments are one
+            // (error, round-trip ms) pair of C ints, as the count says.
+            unsafe {
+                rdkafka_sys::rd_kafka_mock_broker_push_request_error_rtts(
+                    self.raw(),
+                    broker,
+                    68,
+                    1,
+                    error as std::ffi::c_int,
+                    0 as std::ffi::c_int,
+                );
+            }
+        }
+    }
+
     /// Forgets the errors `fail_consumer_heartbeats` queued.
     pub fn clear_consumer_heartbeat_errors(&self) {
         // SAFETY: a live mock cluster (see `raw`).

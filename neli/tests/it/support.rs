@@ -91,6 +91,11 @@ pub fn config(bootstrap: &str, group: &str, name: &str, t: Duration, s: Duration
 
 pub async fn start_member(cfg: &Config) -> Member {
     let neli = neli::kafka::connect(cfg).await.expect("connect to the test broker");
+    member_of(neli, &cfg.resolve().unwrap().name)
+}
+
+/// A member running `neli` in the background, its events recorded.
+pub fn member_of(neli: neli::Neli<neli::kafka::KafkaBroker, neli::SystemClock>, name: &str) -> Member {
     let bg = neli.background();
     let events = Arc::new(Mutex::new(Vec::new()));
     let mut stream = bg.events();
@@ -100,7 +105,7 @@ pub async fn start_member(cfg: &Config) -> Member {
             sink.lock().unwrap().push((Instant::now(), e));
         }
     });
-    Member { name: cfg.resolve().unwrap().name, bg: Some(bg), events }
+    Member { name: name.to_owned(), bg: Some(bg), events }
 }
 
 /// Polls `cond` every 20 ms until it holds or `limit` passes.
