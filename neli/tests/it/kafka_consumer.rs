@@ -284,7 +284,9 @@ async fn heartbeats_of_the_leader_alone(grace: Duration) -> (Duration, bool, Str
     }
     let (mut overlap, mut longest) = (None::<Instant>, Duration::ZERO);
     let limit = Instant::now() + budget(S + EXPIRY_CHECK + HB + LONG_T * 3);
-    while Instant::now() < limit && !(leaders(&members).iter().any(|l| *l != 0) && !members[0].is_leader()) {
+    // Until the story happened: the leader stopped and a follower leads.
+    let taken_over = |m: &[Member]| !m[0].is_leader() && leaders(m).iter().any(|l| *l != 0);
+    while Instant::now() < limit && !taken_over(&members) {
         match (leaders(&members).len() > 1, overlap) {
             (true, None) => overlap = Some(Instant::now()),
             (false, Some(since)) => {
@@ -298,7 +300,7 @@ async fn heartbeats_of_the_leader_alone(grace: Duration) -> (Duration, bool, Str
     if let Some(since) = overlap {
         longest = longest.max(since.elapsed());
     }
-    let happened = !members[0].is_leader() && leaders(&members).iter().any(|l| *l != 0);
+    let happened = taken_over(&members);
     let text = history(&members, started);
     for m in &mut members {
         if let Some(bg) = m.bg.take() {
