@@ -119,12 +119,12 @@ pub struct Common {
     pub session_timeout: Option<Duration>,
     /// Acquisition grace G: a new owner of the partition leads no sooner
     /// than this after its assignment. Must be at least the heartbeat
-    /// timeout under `--group-protocol consumer` (e.g. T + 10%).
+    /// timeout + 10 % under `--group-protocol consumer`.
     #[arg(long, value_parser = parse_duration, default_value = "0s")]
     pub grace: Duration,
     /// Group protocol: `classic` (the default) or `consumer` (Kafka 4's
     /// KIP-848: the broker assigns and sets the session timeout; the
-    /// successor then waits a grace of at least the heartbeat timeout,
+    /// successor then waits a grace of at least the heartbeat timeout + 10 %,
     /// neli/KAFKA.md "The consumer group protocol").
     #[arg(long, value_parser = parse_group_protocol, default_value = "classic")]
     pub group_protocol: crate::config::GroupProtocol,
@@ -412,7 +412,7 @@ mod tests {
         let err = exec_error(&["--group-protocol", "consumer"]);
         assert!(
             err.starts_with(
-                "--grace: grace (0ns) must be at least heartbeat_timeout (5s) with group protocol consumer"
+                "--grace: grace (0ns) must be at least heartbeat_timeout + 10% (5.5s, with T = 5s) with group protocol consumer"
             ),
             "{err}"
         );

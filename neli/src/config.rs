@@ -63,7 +63,7 @@ pub const LIBRDKAFKA_MAX_POLL_INTERVAL: Duration = Duration::from_secs(300);
 /// A replacement static member (a new process with the same instance id)
 /// receives the partition without a rebalance and without the holder's
 /// session expiring, as under the consumer protocol, so the same rule
-/// applies: a grace of at least T and the membership proof
+/// applies: a grace of at least T + 10 % and the membership proof
 /// ([`ConfigError::GraceBelowLease`], [`ConfigError::ProofRequired`];
 /// docs/background.md, "Group protocols").
 pub const STATIC_MEMBERSHIP_KEY: &str = "group.instance.id";
@@ -162,7 +162,7 @@ impl fmt::Display for Assignment {
 /// to a successor without the holder's session expiring: the client has no
 /// session expiry of its own and an accepted commit does not renew the
 /// session. A successor must then wait out the holder's lease, so the
-/// grace G must be at least T and the membership proof stays on
+/// grace G must be at least T + 10 % and the membership proof stays on
 /// ([`ConfigError::GraceBelowLease`], [`ConfigError::ProofRequired`];
 /// docs/background.md, "Group protocols").
 ///
@@ -483,11 +483,10 @@ pub enum ConfigError {
     /// A successor can receive the partition without the holder's session
     /// expiring (`cause`), and the grace G is below the lease T.
     #[error(
-        "grace ({grace:?}) must be at least heartbeat_timeout ({t:?}) with {cause}: the coordinator can hand \
-         partition 0 to a successor without the leader's session expiring, while the leader's last accepted \
-         membership proof may still hold a lease of T, so the successor waits a grace of at least T before \
-         leading (docs/background.md, \"Group protocols\"); for example grace = {suggest:?} (T + 10%, which also \
-         tolerates clocks that run 9% apart)"
+        "grace ({grace:?}) must be at least heartbeat_timeout + 10% ({suggest:?}, with T = {t:?}) with {cause}: the \
+         coordinator can hand partition 0 to a successor without the leader's session expiring, while the leader's \
+         last accepted membership proof may still hold a lease of T, so the successor waits out T plus a margin \
+         for the two members' clocks running apart (docs/background.md, \"Group protocols\")"
     )]
     GraceBelowLease {
         /// What hands the partition on without a session expiry.
@@ -496,7 +495,7 @@ pub enum ConfigError {
         grace: Duration,
         /// The lease T.
         t: Duration,
-        /// T + T/10.
+        /// The least grace allowed: T + T/10.
         suggest: Duration,
     },
     /// The membership proof switched off where a successor can receive the
@@ -944,7 +943,9 @@ impl Config {
 
     /// Where a successor can receive the partition without the holder's
     /// session expiring, it must wait out the lease the holder's last
-    /// accepted proof may still hold: G >= T, proof on. The model shows the
+    /// accepted proof may still hold, plus a margin for the clocks running
+    /// apart: G >= T + T/10 (the model needs G >= T + the clock skew it
+    /// allows, `check --clock-steps`), proof on. The model shows the
     /// overlap without it (`neli-lab check --group-protocol consumer`,
     /// `--static-replacements 1`), and the simulator replays it (scenarios
     /// consumer-heartbeats-fail and static-replace).
@@ -953,8 +954,9 @@ impl Config {
         if !self.membership_proof {
             return Err(ConfigError::ProofRequired { cause });
         }
-        if self.grace < t {
-            return Err(ConfigError::GraceBelowLease { cause, grace: self.grace, t, suggest: t + t / 10 });
+        let least = t + t / 10;
+        if self.grace < least {
+            return Err(ConfigError::GraceBelowLease { cause, grace: self.grace, t, suggest: least });
         }
         Ok(())
     }
@@ -1078,7 +1080,7 @@ impl ConfigBuilder {
         self
     }
     /// The group protocol (default [`GroupProtocol::Classic`]). Under
-    /// [`GroupProtocol::Consumer`] the grace must be at least T and the
+    /// [`GroupProtocol::Consumer`] the grace must be at least T + 10 % and the
     /// session timeout is the broker's ([`Self::broker_session_timeout`]).
     pub fn group_protocol(mut self, protocol: GroupProtocol) -> Self {
         self.cfg.group_protocol = protocol;
@@ -1507,10 +1509,10 @@ mod tests {
             assert!(matches!(err, ConfigError::GraceBelowLease { .. }), "{key:?}: {err:?}");
         }
         assert_eq!(
-            static_member().grace(t).membership_proof(false).build().unwrap_err(),
+            static_member().grace(Duration::from_millis(1100)).membership_proof(false).build().unwrap_err(),
             ConfigError::ProofRequired { cause }
         );
-        let ok = static_member().grace(t).build().unwrap().resolve().unwrap();
+        let ok = static_member().grace(Duration::from_millis(1100)).build().unwrap().resolve().unwrap();
         assert_eq!(ok.kafka_config.get("group.instance.id").map(String::as_str), Some("billing-1"));
         // Under the consumer protocol the protocol's rule is named.
         let both = static_member().group_protocol(GroupProtocol::Consumer).build().unwrap_err();
@@ -1522,7 +1524,7 @@ mod tests {
         base()
             .heartbeat_timeout(Duration::from_secs(1))
             .group_protocol(GroupProtocol::Consumer)
-            .grace(Duration::from_secs(1))
+            .grace(Duration::from_millis(1100))
     }
 
     #[test]
@@ -1565,15 +1567,17 @@ mod tests {
         assert_eq!(err.field(), "grace");
         let text = err.to_string();
         for part in [
-            "grace (0ns) must be at least heartbeat_timeout (1s) with group protocol consumer",
+            "grace (0ns) must be at least heartbeat_timeout + 10% (1.1s, with T = 1s) with group protocol consumer",
             "without the leader's session expiring",
-            "grace = 1.1s",
+            "clocks running apart",
         ] {
             assert!(text.contains(part), "{part:?} missing from {text}");
         }
-        let just_below = consumer().grace(t - Duration::from_millis(1)).build();
-        assert!(matches!(just_below, Err(ConfigError::GraceBelowLease { .. })), "{just_below:?}");
-        assert!(consumer().grace(t).build().is_ok(), "G = T is the model's bound");
+        for below in [t, Duration::from_millis(1099)] {
+            let refused = consumer().grace(below).build();
+            assert!(matches!(refused, Err(ConfigError::GraceBelowLease { .. })), "{below:?}: {refused:?}");
+        }
+        assert!(consumer().grace(Duration::from_millis(1100)).build().is_ok(), "T + 10% is the least");
         let err = consumer().membership_proof(false).build().unwrap_err();
         assert_eq!(err, ConfigError::ProofRequired { cause: "group protocol consumer" });
         assert_eq!(err.field(), "membership_proof");
@@ -1610,8 +1614,8 @@ mod tests {
         // 100 ms of a wait of 1.1 s.
         assert_eq!(e.tolerated_drift_ppm, Some(90_909));
         assert!(e.to_string().contains("may run 9.0% slow (a margin of G - T = 100ms)"), "{e}");
-        let at_bound = consumer().grace(Duration::from_secs(1)).build().unwrap().explain().unwrap();
-        assert_eq!((at_bound.drift_margin, at_bound.tolerated_drift_ppm), (Some(Duration::ZERO), Some(0)));
+        let wider = consumer().grace(Duration::from_millis(1250)).build().unwrap().explain().unwrap();
+        assert_eq!((wider.drift_margin, wider.tolerated_drift_ppm), (Some(Duration::from_millis(250)), Some(200_000)));
     }
 
     #[test]

@@ -905,7 +905,7 @@ struct GroupSession {
 
 /// Logs what the broker said of the group's session against what neli
 /// assumed: the bounds `explain` gives rest on S; safety does not (under
-/// the consumer protocol it rests on G >= T, which validation enforced).
+/// the consumer protocol it rests on G >= T + 10 %, which validation enforced).
 fn report_group_session(cfg: &ResolvedConfig, found: Option<GroupSession>) {
     for line in group_session_report(cfg, found) {
         match line {
@@ -936,7 +936,7 @@ fn group_session_report(cfg: &ResolvedConfig, found: Option<GroupSession>) -> Ve
             format!(
                 "consumer group protocol: the broker's session timeout for this group is {}, neli assumed {} \
                  (broker_session_timeout / --session-timeout): failover after a crash takes up to S + G + T, with \
-                 the broker's S; safety rests on the grace (G >= T), not on S",
+                 the broker's S; safety rests on the grace (G >= T + 10%), not on S",
                 d(s),
                 d(assumed)
             ),
@@ -1071,7 +1071,7 @@ mod tests {
             .bootstrap_servers("127.0.0.1:9092")
             .group("g")
             .heartbeat_timeout(Duration::from_secs(1))
-            .grace(Duration::from_secs(1))
+            .grace(Duration::from_millis(1100))
             .group_protocol(protocol)
             .assignment(assignment)
             .build()

@@ -82,17 +82,17 @@ fn every_bad_flag_is_refused_naming_the_flag() {
         ),
         (vec!["-X", "session.timeout.ms=soon"], vec![], "-X session.timeout.ms: session.timeout.ms 'soon'"),
         (vec!["-X", "group.id=other"], vec![], "cannot override configuration 'group.id'"),
-        // Static membership: only with a grace of at least T and the proof,
+        // Static membership: only with a grace of at least T + 10 % and the proof,
         // saying why (issue 41; refused outright before it).
         (
             vec!["-X", "group.instance.id=billing-1"],
             vec![],
-            "--grace: grace (0ns) must be at least heartbeat_timeout (5s) with static membership (group.instance.id)",
+            "--grace: grace (0ns) must be at least heartbeat_timeout + 10% (5.5s, with T = 5s) with static membership (group.instance.id)",
         ),
         (
             vec![],
             vec![("NELI_KAFKA_GROUP_INSTANCE_ID", "billing-1")],
-            "--grace: grace (0ns) must be at least heartbeat_timeout (5s) with static membership",
+            "--grace: grace (0ns) must be at least heartbeat_timeout + 10% (5.5s, with T = 5s) with static membership",
         ),
         (vec!["-X", "group.instance.id=billing-1", "--explain"], vec![], "without the leader's session expiring"),
         (
@@ -112,7 +112,11 @@ fn every_bad_flag_is_refused_naming_the_flag() {
             vec![("NELI_KAFKA_SESSION_TIMEOUT_MS", "45000")],
             "NELI_KAFKA_SESSION_TIMEOUT_MS session.timeout.ms: cannot set 'session.timeout.ms' with group protocol consumer",
         ),
-        (vec!["--group-protocol", "consumer"], vec![], "--grace: grace (0ns) must be at least heartbeat_timeout (5s)"),
+        (
+            vec!["--group-protocol", "consumer"],
+            vec![],
+            "--grace: grace (0ns) must be at least heartbeat_timeout + 10% (5.5s, with T = 5s)",
+        ),
         (vec!["--group-protocol", "kip848"], vec![], "\"kip848\" is not a group protocol"),
         (vec!["-X", "heartbeat.interval.ms=soon"], vec![], "-X heartbeat.interval.ms: heartbeat.interval.ms 'soon'"),
         // A property only the consumer reads, with a bad value: librdkafka

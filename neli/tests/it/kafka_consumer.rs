@@ -3,7 +3,7 @@
 //! (a range assignment recomputed on every membership change), sets the
 //! session timeout and heartbeat interval, fences through heartbeat answers,
 //! and a commit renews no session (neli/KAFKA.md, "The consumer group
-//! protocol"). Under this protocol the successor waits a grace G >= T.
+//! protocol"). Under this protocol the successor waits a grace G >= T + 10 %.
 //!
 //! The mock's cluster-wide error injection is per API, not per member: a
 //! pushed heartbeat error goes to whichever member heartbeats next. Its
@@ -235,7 +235,7 @@ fn sigkilled_consumer_protocol_leader_is_replaced_once_after_its_session_and_the
 /// apart.
 const LONG_T: Duration = Duration::from_secs(2);
 
-/// A member whose core waits `grace` (G >= T: the rule; below it: the
+/// A member whose core waits `grace` (G >= T + 10 %: the rule; below it: the
 /// unsafe variant the rule exists for, which `Config` refuses).
 async fn member_with_grace(mock: &MockKafka, group: &str, name: &str, grace: Duration) -> Member {
     let cfg = Config::builder()
@@ -310,7 +310,7 @@ async fn heartbeats_of_the_leader_alone(grace: Duration) -> (Duration, bool, Str
     (longest, happened, text)
 }
 
-/// With the rule (G >= T), the follower leads only after the leader's last
+/// With the rule (G = T + 10 %), the follower leads only after the leader's last
 /// proven lease ended: never two leaders.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn heartbeats_of_the_leader_alone_failing_past_s_never_give_two_leaders_with_the_grace() {

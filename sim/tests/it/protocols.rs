@@ -19,7 +19,7 @@ fn consumer_protocol_without_grace_gives_two_leaders_when_heartbeats_fail() {
 }
 
 #[test]
-fn consumer_protocol_with_a_grace_of_t_keeps_one_leader() {
+fn consumer_protocol_with_the_grace_keeps_one_leader() {
     let s = scenario(include_str!("scenarios/consumer-heartbeats-fail-grace.toml"));
     for seed in 0..10 {
         let r = assert_survives(&s, seed);
@@ -54,7 +54,7 @@ fn static_replacement_without_grace_gives_two_leaders() {
 }
 
 #[test]
-fn static_replacement_with_a_grace_of_t_keeps_one_leader() {
+fn static_replacement_with_the_grace_keeps_one_leader() {
     let s = scenario(include_str!("scenarios/static-replace-grace.toml"));
     for seed in 0..10 {
         let r = assert_survives(&s, seed);

@@ -112,7 +112,7 @@ fn every_fault_kind_round_trips_through_a_file() {
     // Two brokers: isolate-coordinator needs the partition leader elsewhere;
     // static-replace needs static membership and a spare.
     let two = format!(
-        "{BASE}static_membership = true\nspares = 1\ngrace = \"1s\"\n[cluster]\nbrokers = 2\npartition_leader = \"b1\"\n"
+        "{BASE}static_membership = true\nspares = 1\ngrace = \"1100ms\"\n[cluster]\nbrokers = 2\npartition_leader = \"b1\"\n"
     );
     let mut s = Scenario::parse(&two, "base.toml").expect("valid");
     for (i, kind) in FaultKind::ALL.iter().enumerate() {
@@ -217,7 +217,7 @@ fn settings_neli_refuses_are_refused_with_its_rule_unless_unchecked() {
         ("mode = \"multi-role\"\nexclusive = false", 5, "election.heartbeat_timeout = \"1s\""),
         ("membership_proof = true\nmax_poll_interval = \"4s\"", 8, "election.max_poll_interval = \"4s\""),
         ("variant = \"lease-from-receipt\"", 7, "election.variant = \"lease-from-receipt\""),
-        // Issue 41: the consumer protocol's rule, G >= T with the proof on.
+        // Issue 41: the consumer protocol's rule, G >= T + 10 % with the proof on.
         ("group_protocol = \"consumer\"\ngrace = \"500ms\"", 8, "election.grace = \"500ms\""),
         (
             "group_protocol = \"consumer\"\ngrace = \"1s\"\nmembership_proof = false",
@@ -325,17 +325,17 @@ fn static_replacement_needs_static_membership_and_a_spare_per_fault() {
     let cases = [
         (format!("{BASE}{replace}"), "static-replace needs election.static_membership = true"),
         (
-            format!("{BASE}static_membership = true\nspares = 1\ngrace = \"1s\"\n{replace}{replace}"),
+            format!("{BASE}static_membership = true\nspares = 1\ngrace = \"1100ms\"\n{replace}{replace}"),
             "more static-replace faults than spare processes (election.spares = 1)",
         ),
         (format!("{BASE}spares = 1\n"), "election.spares = 1: spares take over a member's static instance id"),
         (
-            format!("{BASE}static_membership = true\ngroup_protocol = \"consumer\"\ngrace = \"1s\"\n"),
+            format!("{BASE}static_membership = true\ngroup_protocol = \"consumer\"\ngrace = \"1100ms\"\n"),
             "simulated for the classic protocol only",
         ),
         (
             format!("{BASE}static_membership = true\n"),
-            "grace (0ns) must be at least heartbeat_timeout (1s) with static membership (group.instance.id)",
+            "grace (0ns) must be at least heartbeat_timeout + 10% (1.1s, with T = 1s) with static membership (group.instance.id)",
         ),
         (
             format!("{BASE}[random]\nfaults = 1\nkinds = [\"static-replace\"]\nmax_duration = \"1s\"\n"),
@@ -347,7 +347,7 @@ fn static_replacement_needs_static_membership_and_a_spare_per_fault() {
         assert!(err.starts_with("x.toml:"), "{err}");
         assert!(err.contains(want), "expected {want:?} in: {err}");
     }
-    let ok = format!("{BASE}static_membership = true\nspares = 1\ngrace = \"1s\"\n{replace}");
+    let ok = format!("{BASE}static_membership = true\nspares = 1\ngrace = \"1100ms\"\n{replace}");
     let s = Scenario::parse(&ok, "x.toml").expect("static membership with a spare and G = T");
     assert_eq!(s.member_names(), ["m0", "m1", "m2"], "the spare is a host of its own");
 }
