@@ -110,3 +110,23 @@ fn static_replacement_is_a_classic_protocol_fault_only() {
     checker.assert_any_discovery(crate::ELECTED);
     assert!(!replaced.load(std::sync::atomic::Ordering::SeqCst), "no reachable state has a replaced member");
 }
+
+/// The grace must also cover the clocks running apart: with a pause and
+/// one tick of clock skew, G = T gives two leaders under static
+/// replacement (the replaced leader's slowed clock keeps its lease a tick
+/// longer), and G = T + 1 tick does not (the library asks T + 10 %).
+#[test]
+fn static_replacement_needs_the_skew_on_top_of_t() {
+    let faults = Faults { pauses: 1, clock_steps: 1, max_skew: 1, static_replacements: 1, ..Faults::default() };
+    let mut cfg = small(faults);
+    // The overlap shows by tick 5; fewer ticks keep the debug build quick.
+    cfg.max_ticks = 6;
+    cfg.grace = cfg.heartbeat_timeout;
+    let (model, checker) = hunt(cfg.clone(), ONE_LEADER);
+    let path = counterexample(&model, &checker, ONE_LEADER);
+    assert_eq!(path.last_state().leaders(0).len(), 2);
+    cfg.grace = cfg.heartbeat_timeout + 1;
+    let (_model, checker) = check(cfg);
+    checker.assert_no_discovery(ONE_LEADER);
+    checker.assert_any_discovery(crate::ELECTED);
+}
