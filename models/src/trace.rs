@@ -316,7 +316,9 @@ impl Timeline<'_> {
             Tick { slow: Some(m) } => self
                 .scenario
                 .push_fault(at, Fault::ClockStep { target: self.target(s, m), by: Dur(-(c.tick_ms as i64)) }),
-            Foreign => self.scenario.push_fault(at, Fault::ForeignWriter { partition: 0, count: 1, garbage: true }),
+            Foreign => self
+                .scenario
+                .push_fault(at, Fault::ForeignWriter { partition: 0, count: 1, garbage: true, misplaced: false }),
             // The log alone goes: its broker (b1) restarts empty at once,
             // while the group lives on the coordinator (b0).
             LogLoss => {

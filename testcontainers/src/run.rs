@@ -124,7 +124,16 @@ pub fn plan(s: &Scenario) -> Result<Vec<Step>, String> {
                 StepKind::Crash { target: target.to_string(), restart_ms: duration.map(|d| d.ms()) }
             }
             Fault::Close { target } => StepKind::Close { target: target.to_string() },
-            Fault::ForeignWriter { partition, count, garbage } => StepKind::ForeignWriter { partition, count, garbage },
+            Fault::ForeignWriter { misplaced: true, .. } => {
+                return Err(
+                    "foreign-writer with misplaced = true: the real-broker suite's writer knows no member names \
+                            or role layout (simulator only)"
+                        .into(),
+                );
+            }
+            Fault::ForeignWriter { partition, count, garbage, .. } => {
+                StepKind::ForeignWriter { partition, count, garbage }
+            }
             Fault::Resign { target } => StepKind::Resign { target: target.to_string() },
             Fault::BrokerCrash { lose_state: true, duration, .. } => {
                 StepKind::BrokerCrash { ms: duration.map_or(0, |d| d.ms()) }

@@ -1,7 +1,7 @@
 //! Named scenarios for the sans-IO core: goNELI's behaviours and the new
 //! lease rules. Each test injects one fault where it happens in the story.
 
-use neli::core::{CoreConfig, Event, Heartbeat, Member, Output, Token, UnsafeVariant};
+use neli::core::{CoreConfig, Event, FenceCause, Heartbeat, Member, Output, Token, UnsafeVariant};
 
 use crate::core_loop::{Loop, dur, ms};
 
@@ -424,4 +424,161 @@ fn the_next_deadline_is_the_grace_end_when_it_comes_before_the_next_heartbeat() 
     l.read_back(ms(5));
     assert!(l.take_events().is_empty());
     assert_eq!(l.member.poll_timeout(), Some(ms(100)), "grace ends before the heartbeat due at 250");
+}
+
+// Edges the core-and-driver mutation run found unjudged (issue 42,
+// BENCHMARKS.md "Mutation testing"): each test below is what a weakened
+// line would get wrong.
+
+#[test]
+fn tokens_and_fence_causes_print_as_their_values() {
+    // Log lines and the `cause` label of neli_fences_total read these.
+    assert_eq!(Token(42).to_string(), "42");
+    let shown: Vec<(String, &str)> = FenceCause::ALL.iter().map(|c| (c.to_string(), c.as_str())).collect();
+    assert_eq!(
+        shown,
+        vec![
+            ("assignment_lost".to_owned(), "assignment_lost"),
+            ("membership_rejected".to_owned(), "membership_rejected"),
+            ("lease_expired".to_owned(), "lease_expired"),
+        ]
+    );
+}
+
+#[test]
+fn exclusive_defaults_send_four_heartbeats_per_lease() {
+    let cfg = CoreConfig::exclusive("me", dur(1000));
+    assert_eq!(cfg.heartbeat_interval, dur(250));
+    let mut l = Loop::with(cfg);
+    l.assign(ms(0), 1, &[0]);
+    l.run_healthy(ms(0), ms(999), 1);
+    assert_eq!(l.member.counters().heartbeats_sent, 4, "at 0, 250, 500 and 750 ms");
+}
+
+#[test]
+fn partitions_the_topic_does_not_have_are_not_assigned() {
+    // A client (or a topic grown behind the election's back) hands over a
+    // partition beyond the configured count: nothing may be derived from it.
+    let mut l = Loop::exclusive();
+    l.assign(ms(0), 1, &[0, 1, 7]);
+    assert_eq!(l.member.assigned().iter().copied().collect::<Vec<_>>(), vec![0]);
+}
+
+/// A candidate with a grace, whose proofs the test answers by hand.
+fn waiting_candidate(grace: u64) -> Loop {
+    let mut cfg = CoreConfig::exclusive("me", dur(1000));
+    cfg.grace = dur(grace);
+    let mut l = Loop::with(cfg);
+    l.assign(ms(0), 1, &[0]);
+    l
+}
+
+#[test]
+fn a_repeated_assignment_of_the_same_generation_keeps_the_candidates_evidence() {
+    // The same generation reported twice (a rebalance callback repeated):
+    // the own heartbeat read at 5 ms is still this term's evidence.
+    let mut l = waiting_candidate(500);
+    l.read_back(ms(5));
+    l.assign(ms(100), 1, &[0]);
+    l.log.clear(); // the heartbeat the repeat sent is never read back
+    l.tick(ms(500));
+    assert_eq!(l.take_events(), vec![Event::Acquired { role: 0, token: Token(0) }]);
+}
+
+#[test]
+fn the_token_is_the_newest_own_heartbeat_read_before_acquiring() {
+    // Evidence documents "the freshest one's log offset as token".
+    let mut l = waiting_candidate(500);
+    l.read_back(ms(5)); // offset 0, sent at 0
+    l.tick(ms(250));
+    l.read_back(ms(255)); // offset 1, sent at 250
+    l.tick(ms(500));
+    assert_eq!(l.take_events(), vec![Event::Acquired { role: 0, token: Token(1) }]);
+    assert_eq!(l.member.lease_until(0), Some(ms(1250)));
+}
+
+#[test]
+fn own_heartbeats_read_at_one_instant_ask_for_one_proof() {
+    let mut l = waiting_candidate(500);
+    l.coordinator_reachable = false;
+    l.tick(ms(250));
+    let before = l.pending_membership.len();
+    l.read_back(ms(255)); // two own heartbeats, one read
+    assert_eq!(l.pending_membership.len(), before + 1, "one proof per first read, not one per record");
+}
+
+#[test]
+fn a_membership_answer_for_another_generation_changes_nothing() {
+    // A late answer to a proof of a generation the member has since left
+    // must neither fence nor extend the current one.
+    let mut l = elected();
+    l.member.handle_membership(ms(10), 7, ms(10), false);
+    l.drain(ms(10));
+    assert!(l.take_events().is_empty());
+    assert!(l.member.is_leader(0, ms(10)));
+    assert_eq!(l.member.counters().membership_rejected, 0);
+}
+
+#[test]
+fn a_proof_that_ends_at_this_very_instant_grants_no_lease() {
+    // The proof sent at 250 ms is answered at 1250 ms, the instant it ends:
+    // the evidence is fresh, but a lease of length zero is no lease.
+    let mut l = waiting_candidate(0);
+    l.coordinator_reachable = false;
+    let mut now = 5;
+    while now < 1250 {
+        l.tick(ms(now));
+        l.read_back(ms(now));
+        now += 5;
+    }
+    assert!(l.take_events().is_empty(), "no proof answered yet");
+    l.member.handle_membership(ms(1250), 1, ms(250), true);
+    l.drain(ms(1250));
+    assert!(l.take_events().is_empty(), "no Acquired for a lease that ends as it starts");
+    assert!(!l.member.is_leader(0, ms(1250)));
+}
+
+#[test]
+fn each_fence_reports_its_own_cause() {
+    let mut l = elected();
+    l.member.handle_lost(ms(10), &[0]);
+    let first = l.member.poll_output_with_cause();
+    assert_eq!(first, Some((Output::Event(Event::Fenced { role: 0 }), Some(FenceCause::AssignmentLost))));
+    l.drain(ms(10));
+    l.assign(ms(20), 2, &[0]);
+    l.read_back(ms(25));
+    assert!(matches!(l.take_events()[..], [Event::Acquired { .. }]));
+    l.log.clear();
+    l.member.handle_timeout(ms(1020));
+    let mut outputs = Vec::new();
+    while let Some(o) = l.member.poll_output_with_cause() {
+        outputs.push(o);
+    }
+    let fences: Vec<_> = outputs.into_iter().filter(|(o, _)| matches!(o, Output::Event(_))).collect();
+    assert_eq!(fences, vec![(Output::Event(Event::Fenced { role: 0 }), Some(FenceCause::LeaseExpired))]);
+}
+
+#[test]
+fn ignored_records_and_rejections_are_counted_by_reason() {
+    let mut cfg = CoreConfig::exclusive("me", dur(1000));
+    cfg.roles = 2;
+    cfg.partitions = 2;
+    let mut l = Loop::with(cfg);
+    l.assign(ms(0), 1, &[0]);
+    l.read_back(ms(5));
+    let own = |role, term| Heartbeat { role, term, seq: 99, sent_at: ms(5), lease: None, name: "me".into() };
+    // Role 1 lives on partition 1: on partition 0 it is misplaced, and a
+    // role the election does not have is misplaced anywhere.
+    for (partition, hb) in [(0, own(1, 1)), (1, own(5, 1)), (1, own(1, 1)), (0, own(0, 9))] {
+        let r = l.foreign(partition, hb.encode());
+        l.member.handle_record(ms(10), &r);
+    }
+    l.member.handle_membership(ms(20), 1, ms(20), false);
+    l.drain(ms(20));
+    let c = l.member.counters();
+    assert_eq!(
+        (c.heartbeats_sent, c.own_heartbeats, c.misplaced, c.while_unassigned, c.stale_term, c.membership_rejected),
+        (1, 2, 2, 1, 1, 1),
+        "{c:?}"
+    );
 }

@@ -208,8 +208,17 @@ pub enum Fault {
     /// The member's clock runs `ppm` parts per million fast (or slow) from now on.
     ClockDrift { target: Target, ppm: i64 },
     /// A stranger produces `count` records to `partition` of the election
-    /// topic: garbage bytes, or well-formed heartbeats of a non-member.
-    ForeignWriter { partition: u32, count: u32, garbage: bool },
+    /// topic: garbage bytes, or well-formed heartbeats of a non-member, or
+    /// (`misplaced`) well-formed heartbeats in our members' own names, each
+    /// for a role this election keeps on another partition (or for no role
+    /// it has).
+    ForeignWriter {
+        partition: u32,
+        count: u32,
+        garbage: bool,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        misplaced: bool,
+    },
     /// The member closes its election gracefully.
     Close { target: Target },
     /// The member resigns its leadership.
@@ -343,7 +352,9 @@ impl FaultKind {
             }
             FaultKind::ClockStep => Fault::ClockStep { target, by: p.by },
             FaultKind::ClockDrift => Fault::ClockDrift { target, ppm: p.ppm },
-            FaultKind::ForeignWriter => Fault::ForeignWriter { partition: 0, count: p.count, garbage: p.garbage },
+            FaultKind::ForeignWriter => {
+                Fault::ForeignWriter { partition: 0, count: p.count, garbage: p.garbage, misplaced: false }
+            }
             FaultKind::Close => Fault::Close { target },
             FaultKind::Resign => Fault::Resign { target },
             FaultKind::CloseInHandler => Fault::CloseInHandler { target },
@@ -475,7 +486,12 @@ impl Fault {
         match self {
             Fault::ClockStep { by, .. } => words.push(format!("by {by}")),
             Fault::ClockDrift { ppm, .. } => words.push(format!("ppm={ppm}")),
-            Fault::ForeignWriter { partition, count, .. } => words.push(format!("count={count} partition={partition}")),
+            Fault::ForeignWriter { partition, count, misplaced, .. } => {
+                words.push(format!("count={count} partition={partition}"));
+                if *misplaced {
+                    words.push("misplaced".into());
+                }
+            }
             Fault::BrokerCrash { lose_state: true, .. } => words.push("losing state".into()),
             _ => {}
         }
@@ -541,6 +557,7 @@ struct RawFault {
     partition: Option<u32>,
     count: Option<u32>,
     garbage: Option<bool>,
+    misplaced: Option<bool>,
 }
 
 impl RawFault {
@@ -561,6 +578,7 @@ impl RawFault {
             ("partition", self.partition.is_some()),
             ("count", self.count.is_some()),
             ("garbage", self.garbage.is_some()),
+            ("misplaced", self.misplaced.is_some()),
         ]
         .into_iter()
         .find_map(|(field, set)| set.then_some(field))
@@ -634,11 +652,21 @@ impl TryFrom<RawFault> for TimedFault {
             FaultKind::ClockDrift => {
                 Fault::ClockDrift { target: member(kind, r.target.take())?, ppm: need(kind, "ppm", r.ppm.take())? }
             }
-            FaultKind::ForeignWriter => Fault::ForeignWriter {
-                partition: need(kind, "partition", r.partition.take())?,
-                count: need(kind, "count", r.count.take())?,
-                garbage: r.garbage.take().unwrap_or(true),
-            },
+            FaultKind::ForeignWriter => {
+                let misplaced = r.misplaced.take().unwrap_or(false);
+                let garbage = r.garbage.take();
+                if misplaced && garbage == Some(true) {
+                    return Err("faults.misplaced = true: a misplaced record is a well-formed heartbeat; \
+                                leave out garbage (or set it false)"
+                        .into());
+                }
+                Fault::ForeignWriter {
+                    partition: need(kind, "partition", r.partition.take())?,
+                    count: need(kind, "count", r.count.take())?,
+                    garbage: garbage.unwrap_or(!misplaced),
+                    misplaced,
+                }
+            }
             FaultKind::Close => Fault::Close { target: member(kind, r.target.take())? },
             FaultKind::Resign => Fault::Resign { target: member(kind, r.target.take())? },
             FaultKind::CloseInHandler => Fault::CloseInHandler { target: member(kind, r.target.take())? },

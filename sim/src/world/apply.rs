@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use super::member::{MemberParams, Slot, foreign_main, member_main};
+use super::member::{ForeignJob, ForeignRecords, MemberParams, Slot, foreign_main, member_main};
 use super::{MAX_LATENCY, MIN_LATENCY, PlayedFault, RunReport, TICK};
 use crate::app::{AppSetup, STORE_HOST, StoreState, store_main};
 use crate::clock::ClockModel;
@@ -44,7 +44,7 @@ enum Action {
     RestoreHeartbeats(String),
 }
 
-type ForeignQueue = Arc<Mutex<VecDeque<(u32, u32, bool)>>>;
+type ForeignQueue = Arc<Mutex<VecDeque<ForeignJob>>>;
 
 pub(super) struct World<'a> {
     sim: turmoil::Sim<'a>,
@@ -166,7 +166,8 @@ impl World<'_> {
         let foreign = (Arc::new(Mutex::new(VecDeque::new())), Arc::new(Notify::new()));
         if s.timed_faults().any(|f| f.fault.kind() == FaultKind::ForeignWriter) {
             let (l, q, n) = (c.partition_leader.to_string(), foreign.0.clone(), foreign.1.clone());
-            sim.host("fw", move || foreign_main(l.clone(), q.clone(), n.clone()));
+            let layout = (s.roles(), s.partitions());
+            sim.host("fw", move || foreign_main(l.clone(), layout, q.clone(), n.clone()));
         }
         let timeline =
             s.timed_faults().enumerate().map(|(i, f)| (f.at.ms(), i as u64, Action::Start(f.clone()))).collect();
@@ -455,8 +456,17 @@ impl World<'_> {
             }
             Fault::ClockStep { by, .. } => self.clock(member, |c| c.step(now, by.0)),
             Fault::ClockDrift { ppm, .. } => self.clock(member, |c| c.set_drift(now, ppm)),
-            Fault::ForeignWriter { partition, count, garbage } => {
-                self.foreign.0.lock().expect("fw lock").push_back((partition, count, garbage));
+            Fault::ForeignWriter { partition, count, garbage, misplaced } => {
+                let records = if misplaced {
+                    // In the names the members hold now (a restarted
+                    // member's incarnation has a name of its own).
+                    ForeignRecords::Misplaced { names: self.rec.lock().current.values().cloned().collect() }
+                } else if garbage {
+                    ForeignRecords::Garbage
+                } else {
+                    ForeignRecords::Stranger
+                };
+                self.foreign.0.lock().expect("fw lock").push_back(ForeignJob { partition, count, records });
                 self.foreign.1.notify_one();
             }
             Fault::StaticReplace { .. } => self.replace_static(now, member),

@@ -818,12 +818,15 @@ fn write_if_told(handle: Handle<'_>, clock: &SimClock, control: &neli::Control, 
     // Every handle answers from the same published status and clock, so
     // they agree at one instant (`neli::Status::is_leader_of`).
     let (mut asked, token) = handle.ask();
+    let lease = control.lease_of(0);
     asked.extend([
         ("Control::token", control.token().is_some()),
         ("Control::is_leader", control.is_leader()),
         ("Control::is_leader_of(0)", control.is_leader_of(0)),
+        ("Control::lease_of(0)", lease.is_some()),
+        ("Status::is_leader_of(0, now)", control.status().borrow().is_leader_of(0, clock.now())),
     ]);
-    if asked.iter().any(|(_, a)| *a != asked[0].1) || control.token() != token {
+    if asked.iter().any(|(_, a)| *a != asked[0].1) || control.token() != token || lease.map(|l| l.token) != token {
         let what = asked.iter().map(|(h, a)| format!("{h} {a}")).collect::<Vec<_>>().join(", ");
         let what = format!("{what}; tokens {token:?} and {:?}", control.token());
         rec.lock().disagreements.push((global_ms(), name.to_owned(), what));
@@ -887,41 +890,83 @@ fn garbage_record(seq: u64) -> Vec<u8> {
     }
 }
 
-/// A stranger on the election topic.
+/// What a `foreign-writer` fault has the stranger write.
+pub(super) enum ForeignRecords {
+    /// Bytes that are not a heartbeat of ours ([`garbage_record`]).
+    Garbage,
+    /// Well-formed heartbeats of another deployment's member.
+    Stranger,
+    /// Well-formed heartbeats in these names (our members'), each naming a
+    /// role this election keeps on another partition, or no role it has.
+    Misplaced { names: Vec<String> },
+}
+
+/// One `foreign-writer` fault: `count` records to `partition`.
+pub(super) struct ForeignJob {
+    pub partition: u32,
+    pub count: u32,
+    pub records: ForeignRecords,
+}
+
+/// A stranger on the election topic; `layout` is the election's
+/// (roles, partitions).
 pub(super) async fn foreign_main(
     leader: String,
-    queue: Arc<Mutex<VecDeque<(u32, u32, bool)>>>,
+    layout: (u32, u32),
+    queue: Arc<Mutex<VecDeque<ForeignJob>>>,
     notify: Arc<Notify>,
 ) -> turmoil::Result {
     let mut conn = Conn::new(&leader, Gate::default());
     let mut seq = 0u64;
     loop {
         let job = queue.lock().expect("fw lock").pop_front();
-        let Some((partition, count, garbage)) = job else {
+        let Some(ForeignJob { partition, count, records }) = job else {
             notify.notified().await;
             continue;
         };
         for _ in 0..count {
             seq += 1;
-            let payload = if garbage {
-                garbage_record(seq)
-            } else {
+            // Its host has been up far longer than ours (member clocks start
+            // within 100 s), so its send times look fresh.
+            let sent_at = Time::from_millis(global_ms() + 200_000);
+            let payload = match &records {
+                ForeignRecords::Garbage => garbage_record(seq),
                 // A second deployment sharing the topic: its group's
                 // generations (small numbers) collide with ours, so only the
                 // name tells its heartbeats apart; it has four roles, so
                 // some of its records name a role ours may not have (a
                 // misplaced record, which counts for nothing either).
-                Heartbeat {
+                ForeignRecords::Stranger => Heartbeat {
                     role: (seq % 4) as u32,
                     term: 1 + seq % 8,
                     seq,
-                    // Its host has been up far longer than ours (member
-                    // clocks start within 100 s), so its send times look fresh.
-                    sent_at: Time::from_millis(global_ms() + 200_000),
+                    sent_at,
                     lease: None,
                     name: crate::server::STRANGER.into(),
                 }
-                .encode()
+                .encode(),
+                // A deployment whose hosts have our members' names but
+                // another role count, so its heartbeat for a role lands on a
+                // partition where ours do not keep that role: only the
+                // role's partition tells them apart (scenarios/FORMAT.md,
+                // `foreign-writer`). Terms 1-8 in turn collide with ours.
+                ForeignRecords::Misplaced { names } => {
+                    let (roles, partitions) = layout;
+                    let candidates: Vec<u32> =
+                        (0..roles + 2).filter(|r| *r >= roles || r % partitions.max(1) != partition).collect();
+                    // Every term with every role, then the next name.
+                    let (step, n) = ((seq - 1) / 8, candidates.len() as u64);
+                    let name = names.get(((step / n) % names.len().max(1) as u64) as usize);
+                    Heartbeat {
+                        role: candidates[(step % n) as usize],
+                        term: 1 + (seq - 1) % 8,
+                        seq,
+                        sent_at,
+                        lease: None,
+                        name: name.cloned().unwrap_or_else(|| "m0".into()),
+                    }
+                    .encode()
+                }
             };
             let req = Request::Produce {
                 partition,

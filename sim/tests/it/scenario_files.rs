@@ -1,5 +1,5 @@
 use neli_sim::Scenario;
-use neli_sim::scenario::{BrokerId, Dur, FaultKind, Picks, Target};
+use neli_sim::scenario::{BrokerId, Dur, Fault, FaultKind, Picks, Target};
 
 // Every shipped scenario file parses; a typo'd field is an error naming the
 // file, the line and the field (deny_unknown_fields).
@@ -60,6 +60,18 @@ fn impossible_or_oversized_values_are_refused_naming_field_and_rule() {
         (
             format!("{base}[[faults]]\nat = \"1s\"\nkind = \"foreign-writer\"\npartition = 0\ncount = 4000000000\n"),
             "faults.count = 4000000000: at least 1 and at most",
+        ),
+        (
+            format!(
+                "{base}[[faults]]\nat = \"1s\"\nkind = \"foreign-writer\"\npartition = 0\ncount = 4\nmisplaced = true\ngarbage = true\n"
+            ),
+            "faults.misplaced = true: a misplaced record is a well-formed heartbeat",
+        ),
+        (
+            format!(
+                "{base}[[faults]]\nat = \"1s\"\nkind = \"pause\"\ntarget = \"m0\"\nduration = \"1s\"\nmisplaced = true\n"
+            ),
+            "misplaced",
         ),
         (format!("{base}[random]\nfaults = 4000000000\nkinds = [\"pause\"]\nmax_duration = \"1s\"\n"), "random.faults"),
         (base.replace("members = 2", "members = 100000"), "election.members = 100000: at most 64"),
@@ -350,4 +362,28 @@ fn static_replacement_needs_static_membership_and_a_spare_per_fault() {
     let ok = format!("{BASE}static_membership = true\nspares = 1\ngrace = \"1100ms\"\n{replace}");
     let s = Scenario::parse(&ok, "x.toml").expect("static membership with a spare and G = T");
     assert_eq!(s.member_names(), ["m0", "m1", "m2"], "the spare is a host of its own");
+}
+
+// A misplaced writer's fault reads back as written (the field is left out
+// of files where it is false, so older files and outputs are unchanged).
+#[test]
+fn a_misplaced_foreign_writer_round_trips_and_plain_ones_stay_as_they_were() {
+    let text = format!(
+        "{BASE}[[faults]]\nat = \"1s\"\nkind = \"foreign-writer\"\npartition = 0\ncount = 4\nmisplaced = true\n\
+         [[faults]]\nat = \"2s\"\nkind = \"foreign-writer\"\npartition = 0\ncount = 4\n"
+    );
+    let s = Scenario::parse(&text, "m.toml").expect("valid");
+    let faults: Vec<_> = s.timed_faults().map(|f| f.fault.clone()).collect();
+    assert_eq!(
+        faults,
+        vec![
+            Fault::ForeignWriter { partition: 0, count: 4, garbage: false, misplaced: true },
+            Fault::ForeignWriter { partition: 0, count: 4, garbage: true, misplaced: false },
+        ]
+    );
+    let written = s.to_toml(&[]).expect("writable");
+    assert_eq!(written.matches("misplaced = true").count(), 1, "{written}");
+    assert!(!written.contains("misplaced = false"), "{written}");
+    let back = Scenario::parse(&written, "back.toml").expect("reads back");
+    assert_eq!(back.timed_faults().map(|f| f.fault.clone()).collect::<Vec<_>>(), faults);
 }
