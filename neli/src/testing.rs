@@ -31,6 +31,8 @@ struct FakeMember {
     queue: VecDeque<BrokerEvent>,
     fail_next: VecDeque<BrokerError>,
     hang_close: bool,
+    /// Membership proofs still to answer `Undetermined`.
+    undetermined: u32,
     notify: Arc<Notify>,
     /// When the member last made a broker call (with a session timeout).
     last_seen: Option<tokio::time::Instant>,
@@ -117,6 +119,19 @@ impl FakeCluster {
         let m = s.members.entry(name.to_owned()).or_default();
         m.fail_next.push_back(error);
         m.notify.notify_one();
+    }
+
+    /// The next `count` membership proofs of `name` are answered
+    /// [`Membership::Undetermined`], as a coordinator answers a commit while
+    /// a rebalance is in progress (`REBALANCE_IN_PROGRESS`): neither
+    /// confirmed nor rejected.
+    ///
+    /// ```
+    /// let cluster = neli::testing::FakeCluster::new(1);
+    /// cluster.undetermined_next("a", 2);
+    /// ```
+    pub fn undetermined_next(&self, name: &str, count: u32) {
+        self.lock().members.entry(name.to_owned()).or_default().undetermined += count;
     }
 
     /// `close` of `name` never returns (a hung client).
@@ -341,6 +356,10 @@ impl<C: Clock> Broker for FakeBroker<C> {
     async fn confirm_membership(&mut self, generation: u64) -> Result<Membership, BrokerError> {
         let mut s = self.enter(&format!("confirm {generation}"))?;
         let m = self.member(&mut s);
+        if m.undetermined > 0 {
+            m.undetermined -= 1;
+            return Ok(Membership::Undetermined);
+        }
         Ok(if m.joined && m.generation == generation { Membership::Confirmed } else { Membership::Rejected })
     }
 

@@ -313,6 +313,24 @@ async fn counters_and_gauges_follow_acquire_foreign_records_outage_resign_and_ev
     assert_same(&control.counters(), &mut r);
 }
 
+// A proof the coordinator cannot judge (a rebalance in progress) is
+// counted as undetermined: it neither renews nor ends the lease.
+#[tokio::test(start_paused = true)]
+async fn undetermined_membership_proofs_are_counted_apart() {
+    let cluster = FakeCluster::new(1);
+    let (mut a, mut r) = member(&cluster, "a", Mode::Exclusive).await;
+    let control = a.control();
+    assert!(pulse_until(&mut a, 5, |a| a.is_leader()).await, "a lone member leads");
+    let before = control.counters().proofs;
+    cluster.undetermined_next("a", 2);
+    assert!(pulse_until(&mut a, 20, |a| a.control().counters().proofs.undetermined == 2).await);
+    let c = control.counters();
+    assert_eq!((c.proofs.undetermined, c.proofs.rejected), (2, before.rejected), "{c:?}");
+    assert_eq!(c.role(0).fences.total(), 0, "two undetermined answers within the lease fence nobody: {c:?}");
+    assert_same(&c, &mut r);
+    a.close().await.expect("close");
+}
+
 #[tokio::test(start_paused = true)]
 async fn closing_the_leader_counts_a_revocation() {
     let cluster = FakeCluster::new(1);
