@@ -31,8 +31,8 @@ struct FakeMember {
     queue: VecDeque<BrokerEvent>,
     fail_next: VecDeque<BrokerError>,
     hang_close: bool,
-    /// Membership proofs still to answer `Undetermined`.
-    undetermined: u32,
+    /// Answers for the next membership proofs, whatever the group says.
+    answers: VecDeque<Membership>,
     notify: Arc<Notify>,
     /// When the member last made a broker call (with a session timeout).
     last_seen: Option<tokio::time::Instant>,
@@ -121,17 +121,21 @@ impl FakeCluster {
         m.notify.notify_one();
     }
 
-    /// The next `count` membership proofs of `name` are answered
-    /// [`Membership::Undetermined`], as a coordinator answers a commit while
-    /// a rebalance is in progress (`REBALANCE_IN_PROGRESS`): neither
-    /// confirmed nor rejected.
+    /// The next membership proof of `name` is answered `answer`, whatever
+    /// the group's state says (queued: one answer per call). For the paths
+    /// a real coordinator takes: [`Membership::Undetermined`] while a
+    /// rebalance is in progress (`REBALANCE_IN_PROGRESS`),
+    /// [`Membership::Rejected`] once it fenced the member's generation
+    /// (`ILLEGAL_GENERATION`) before the member heard of it.
     ///
     /// ```
+    /// use neli::Membership;
     /// let cluster = neli::testing::FakeCluster::new(1);
-    /// cluster.undetermined_next("a", 2);
+    /// cluster.answer_next("a", Membership::Undetermined);
+    /// cluster.answer_next("a", Membership::Rejected);
     /// ```
-    pub fn undetermined_next(&self, name: &str, count: u32) {
-        self.lock().members.entry(name.to_owned()).or_default().undetermined += count;
+    pub fn answer_next(&self, name: &str, answer: Membership) {
+        self.lock().members.entry(name.to_owned()).or_default().answers.push_back(answer);
     }
 
     /// `close` of `name` never returns (a hung client).
@@ -356,9 +360,8 @@ impl<C: Clock> Broker for FakeBroker<C> {
     async fn confirm_membership(&mut self, generation: u64) -> Result<Membership, BrokerError> {
         let mut s = self.enter(&format!("confirm {generation}"))?;
         let m = self.member(&mut s);
-        if m.undetermined > 0 {
-            m.undetermined -= 1;
-            return Ok(Membership::Undetermined);
+        if let Some(answer) = m.answers.pop_front() {
+            return Ok(answer);
         }
         Ok(if m.joined && m.generation == generation { Membership::Confirmed } else { Membership::Rejected })
     }

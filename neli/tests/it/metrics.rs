@@ -14,7 +14,7 @@ use metrics_util::registry::{AtomicStorage, Registry};
 use neli::core::{CoreConfig, Event, FenceCause, Heartbeat, Member, Output, Record, Time};
 use neli::metrics::{self as m, ElectionCounters};
 use neli::testing::FakeCluster;
-use neli::{BrokerError, Config, Mode, Neli, State, SystemClock};
+use neli::{BrokerError, Config, Membership, Mode, Neli, State, SystemClock};
 use tokio::sync::Notify;
 
 type FakeNeli = Neli<neli::testing::FakeBroker<SystemClock>, SystemClock>;
@@ -314,19 +314,30 @@ async fn counters_and_gauges_follow_acquire_foreign_records_outage_resign_and_ev
 }
 
 // A proof the coordinator cannot judge (a rebalance in progress) is
-// counted as undetermined: it neither renews nor ends the lease.
+// counted as undetermined: it neither renews nor ends the lease. A rejected
+// one is counted as rejected, and fences with that cause.
 #[tokio::test(start_paused = true)]
-async fn undetermined_membership_proofs_are_counted_apart() {
+async fn membership_proofs_are_counted_by_answer() {
     let cluster = FakeCluster::new(1);
     let (mut a, mut r) = member(&cluster, "a", Mode::Exclusive).await;
     let control = a.control();
     assert!(pulse_until(&mut a, 5, |a| a.is_leader()).await, "a lone member leads");
     let before = control.counters().proofs;
-    cluster.undetermined_next("a", 2);
+    assert_eq!(before.rejected, 0);
+    cluster.answer_next("a", Membership::Undetermined);
+    cluster.answer_next("a", Membership::Undetermined);
     assert!(pulse_until(&mut a, 20, |a| a.control().counters().proofs.undetermined == 2).await);
     let c = control.counters();
-    assert_eq!((c.proofs.undetermined, c.proofs.rejected), (2, before.rejected), "{c:?}");
+    assert_eq!((c.proofs.undetermined, c.proofs.rejected), (2, 0), "{c:?}");
+    assert!(c.proofs.accepted >= before.accepted, "{c:?}");
     assert_eq!(c.role(0).fences.total(), 0, "two undetermined answers within the lease fence nobody: {c:?}");
+    assert!(a.is_leader());
+    assert_same(&c, &mut r);
+
+    cluster.answer_next("a", Membership::Rejected);
+    assert!(pulse_until(&mut a, 20, |a| a.control().counters().proofs.rejected == 1).await);
+    let c = control.counters();
+    assert_eq!((c.proofs.rejected, c.role(0).fences.membership_rejected), (1, 1), "{c:?}");
     assert_same(&c, &mut r);
     a.close().await.expect("close");
 }
