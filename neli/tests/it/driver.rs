@@ -552,3 +552,18 @@ async fn dropping_an_unclosed_neli_ends_its_leases_and_leaves_the_group() {
     eprintln!("handover after dropping the leader's Neli: {took:?} (S {LONG_S:?})");
     assert!(took <= graceful_handover(), "b led {took:?} after the drop");
 }
+
+// A `Background` awaited after the runtime that ran its loop shut down (a
+// runtime per test, a handle kept past it): the loop was cancelled with its
+// runtime, and awaiting the handle says the election ended, not a panic
+// about a task that never panicked.
+#[test]
+fn a_background_whose_runtime_shut_down_reports_the_election_closed() {
+    let cluster = FakeCluster::new(1);
+    let runtime = || tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    let first = runtime();
+    let handle = first.block_on(async { member(&cluster, "a").await.background() });
+    drop(first);
+    let outcome = runtime().block_on(handle.into_future());
+    assert!(matches!(outcome, Err(Error::Finished(Outcome::Closed))), "{outcome:?}");
+}
