@@ -567,3 +567,50 @@ fn a_background_whose_runtime_shut_down_reports_the_election_closed() {
     let outcome = runtime().block_on(handle.into_future());
     assert!(matches!(outcome, Err(Error::Finished(Outcome::Closed))), "{outcome:?}");
 }
+
+/// The driver's log lines while `f` runs on a current-thread runtime.
+fn logged(f: impl std::future::Future<Output = ()>) -> String {
+    #[derive(Clone, Default)]
+    struct Lines(Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Lines {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("lines lock").extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let lines = Lines::default();
+    let writer = lines.clone();
+    let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().expect("a runtime");
+    tracing::subscriber::with_default(subscriber, || runtime.block_on(f));
+    String::from_utf8_lossy(&lines.0.lock().expect("lines lock")).into_owned()
+}
+
+// The warning that the election log was lost (tokens restart: compare
+// (log_epoch, token) downstream) is said once per loss, and never when no
+// log was lost: operators page on it.
+#[test]
+fn the_lost_log_warning_is_said_once_per_loss_and_never_without_one() {
+    const WARNING: &str = "the election log was lost or truncated";
+    let cluster = FakeCluster::new(1);
+    let quiet = logged(async {
+        let mut a = member(&cluster, "a").await;
+        pulse_all(&mut [&mut a], 40).await;
+        assert!(a.is_leader());
+        a.close().await.expect("close");
+    });
+    assert_eq!(quiet.matches(WARNING).count(), 0, "{quiet}");
+    let cluster = FakeCluster::new(1);
+    let lost = logged(async {
+        let mut a = member(&cluster, "a").await;
+        pulse_all(&mut [&mut a], 20).await;
+        cluster.lose_log();
+        pulse_all(&mut [&mut a], 40).await;
+        a.close().await.expect("close");
+    });
+    assert_eq!(lost.matches(WARNING).count(), 1, "{lost}");
+}
