@@ -1,0 +1,90 @@
+//! The limits every crate of the workspace keeps (ARCHITECTURE.md, "Limits
+//! the tools hold"): modules in layers, short files, short inline tests.
+//! Functions over 80 lines are clippy's (`too_many_lines`, clippy.toml).
+
+use std::path::{Path, PathBuf};
+
+use neli_house::{Crate, MAX_FILE_LINES, MAX_INLINE_TEST_LINES, file_lengths, paths_named};
+
+/// Every crate's `src/` in the workspace, and the worked example's.
+fn sources() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf();
+    let crates = ["neli", "sim", "models", "scenarios", "testcontainers", "house", "examples/invoices"];
+    let out: Vec<PathBuf> = crates.iter().map(|c| root.join(c).join("src")).collect();
+    for src in &out {
+        assert!(src.is_dir(), "{} is gone: update the list of crates in house/tests/limits.rs", src.display());
+    }
+    out
+}
+
+#[test]
+fn no_crate_has_an_import_circle_among_sibling_modules() {
+    let mut circles = Vec::new();
+    for src in sources() {
+        let krate = Crate::read(&src);
+        for (group, edges) in krate.circles() {
+            let edges: Vec<String> = edges.iter().map(|(a, b)| format!("{a} -> {b}")).collect();
+            circles.push(format!("{}: {{{}}} reach each other: {}", src.display(), group.join(", "), edges.join(", ")));
+        }
+    }
+    assert!(circles.is_empty(), "import circles (a module reaching back into one that reaches it):\n{}", circles.join("\n"));
+}
+
+#[test]
+fn the_scan_sees_the_edges_that_are_there() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
+    let sim = Crate::read(&root.join("sim/src"));
+    let edges = sim.sibling_edges();
+    let has = |a: &str, b: &str| edges.contains(&(vec![a.to_owned()], vec![b.to_owned()]));
+    assert!(has("client", "record"), "sim's client reads records: {edges:?}");
+    assert!(edges.len() > 20, "a crate of this size has more than {} edges", edges.len());
+}
+
+#[test]
+fn use_trees_super_and_self_resolve_to_module_paths() {
+    let from: Vec<String> = vec!["world".into(), "member".into()];
+    let text = "use crate::{a::{b, c::D}, e};\nuse super::apply::x;\nlet y = self::inner::f();\nmy_crate::z;";
+    let got = paths_named(text, &from);
+    let want: Vec<Vec<&str>> = vec![
+        vec!["a", "b"],
+        vec!["a", "c", "D"],
+        vec!["e"],
+        vec!["world", "apply", "x"],
+        vec!["world", "member", "inner", "f"],
+    ];
+    let want: Vec<Vec<String>> = want.into_iter().map(|p| p.into_iter().map(String::from).collect()).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_circle_between_siblings_is_found_and_named() {
+    let dir = std::env::temp_dir().join(format!("neli-house-circle-{}", std::process::id()));
+    let src = dir.join("src");
+    std::fs::create_dir_all(src.join("world")).expect("temp dir");
+    std::fs::write(src.join("lib.rs"), "pub mod world;\n").expect("write");
+    std::fs::write(src.join("world/mod.rs"), "pub mod a;\npub mod b;\n").expect("write");
+    std::fs::write(src.join("world/a.rs"), "use super::b::B;\n").expect("write");
+    std::fs::write(src.join("world/b.rs"), "use crate::world::a::A;\n#[cfg(test)]\nuse crate::x;\n").expect("write");
+    let circle = Crate::read(&src).circle();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(circle.map(|c| c.join(" -> ")), Some("world::a -> world::b -> world::a".to_owned()));
+}
+
+#[test]
+fn no_source_file_is_over_the_limit_before_its_tests() {
+    let mut long = Vec::new();
+    for src in sources() {
+        for (file, before, tests) in file_lengths(&src) {
+            if before > MAX_FILE_LINES {
+                long.push(format!("{}: {before} lines before its tests (limit {MAX_FILE_LINES})", file.display()));
+            }
+            if tests > MAX_INLINE_TEST_LINES {
+                long.push(format!(
+                    "{}: an inline test module of {tests} lines (limit {MAX_INLINE_TEST_LINES}; move it to a sibling file)",
+                    file.display()
+                ));
+            }
+        }
+    }
+    assert!(long.is_empty(), "files over the limits:\n{}", long.join("\n"));
+}
