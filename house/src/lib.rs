@@ -71,7 +71,8 @@ pub fn before_tests(text: &str) -> &str {
     while let Some(line) = lines.next() {
         if line.trim_end() == "#[cfg(test)]" {
             let item = lines.clone().find(|l| !l.starts_with("#[")).unwrap_or_default().trim_end();
-            let is_mod = item.starts_with("mod ") || item.starts_with("pub mod ") || item.starts_with("pub(crate) mod ");
+            let is_mod =
+                item.starts_with("mod ") || item.starts_with("pub mod ") || item.starts_with("pub(crate) mod ");
             if is_mod && item.ends_with('{') {
                 return &text[..offset];
             }
@@ -171,7 +172,8 @@ impl Crate {
             if placed.contains(m) || !r.contains(m) {
                 continue;
             }
-            let group: Vec<String> = r.iter().filter(|n| reached.get(*n).is_some_and(|rn| rn.contains(m))).cloned().collect();
+            let group: Vec<String> =
+                r.iter().filter(|n| reached.get(*n).is_some_and(|rn| rn.contains(m))).cloned().collect();
             let inside: Vec<(String, String)> = group
                 .iter()
                 .flat_map(|a| graph[a].iter().filter(|b| group.contains(b)).map(move |b| (a.clone(), b.clone())))
@@ -297,5 +299,25 @@ pub fn file_lengths(src: &Path) -> Vec<(PathBuf, usize, usize)> {
             let tests = text.lines().count() - before;
             (f, before, tests)
         })
+        .collect()
+}
+
+/// Modules of one crate that share a file name (`cmd/check.rs` and
+/// `report/check.rs`), where neither is the other's child: one name per
+/// thing, so a search or an editor tab says which one it is.
+pub fn same_names(krate: &Crate) -> Vec<Vec<String>> {
+    let mut by_name: BTreeMap<&str, Vec<&ModPath>> = BTreeMap::new();
+    for path in krate.modules.keys() {
+        if let Some(last) = path.last() {
+            by_name.entry(last.as_str()).or_default().push(path);
+        }
+    }
+    let nested = |a: &ModPath, b: &ModPath| a.len() + 1 == b.len() && b.starts_with(a);
+    by_name
+        .into_values()
+        .filter(|paths| {
+            paths.iter().enumerate().any(|(i, a)| paths[i + 1..].iter().any(|b| !nested(a, b) && !nested(b, a)))
+        })
+        .map(|paths| paths.iter().map(|p| p.join("/")).collect())
         .collect()
 }

@@ -27,7 +27,11 @@ fn no_crate_has_an_import_circle_among_sibling_modules() {
             circles.push(format!("{}: {{{}}} reach each other: {}", src.display(), group.join(", "), edges.join(", ")));
         }
     }
-    assert!(circles.is_empty(), "import circles (a module reaching back into one that reaches it):\n{}", circles.join("\n"));
+    assert!(
+        circles.is_empty(),
+        "import circles (a module reaching back into one that reaches it):\n{}",
+        circles.join("\n")
+    );
 }
 
 #[test]
@@ -87,4 +91,15 @@ fn no_source_file_is_over_the_limit_before_its_tests() {
         }
     }
     assert!(long.is_empty(), "files over the limits:\n{}", long.join("\n"));
+}
+
+#[test]
+fn no_two_modules_of_a_crate_share_a_file_name() {
+    let mut clashes = Vec::new();
+    for src in sources() {
+        for names in neli_house::same_names(&Crate::read(&src)) {
+            clashes.push(format!("{}: {}", src.display(), names.join(", ")));
+        }
+    }
+    assert!(clashes.is_empty(), "modules sharing a file name (neither the other's child):\n{}", clashes.join("\n"));
 }
