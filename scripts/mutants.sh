@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Mutation testing of the election rules (issue 11; docs/benchmarks-log.md,
-# "Mutation testing"). cargo-mutants mutates neli's core and driver (and,
+# Mutation testing of the election rules (docs/mutation.md; figures in
+# BENCHMARKS.md, "Mutation testing"). cargo-mutants mutates neli's core and driver (and,
 # judged by tests only, its config validation) and asks two test commands
 # whether each mutant is caught:
 #   harness  the mutation gate, scenarios/tests/it/mutation_gate.rs:
@@ -12,6 +12,10 @@
 # and prints one table: generated, unviable, caught by the harness, caught
 # only by tests, missed by both. Each mutant costs a rebuild: hours for the
 # whole set on 2 cores, so it is a documented command, not part of CI.
+# Output, all under --out DIR (default target/mutation-runs): cargo-mutants'
+# outcomes in DIR/harness/mutants.out and DIR/tests/mutants.out, and the
+# merged lists (one mutant per line) in DIR/summary: caught-by-harness.txt,
+# caught-only-by-tests.txt, missed.txt, unviable.txt.
 #
 #   scripts/mutants.sh [--seeds N] [--shard K/N] [--re REGEX] [--exclude-re REGEX] [--out DIR]
 #                      [--only harness|tests] [--iterate] [--in-place] [--skip-kafka] [--timeout SECS] [FILE...]
@@ -64,7 +68,7 @@ while [ $# -gt 0 ]; do
     --skip-kafka) skip_kafka=1; shift ;;
     --timeout) [ $# -ge 2 ] || { echo "mutants: --timeout needs seconds" >&2; exit 2; }; timeout="$2"; shift 2 ;;
     --only) [ $# -ge 2 ] || { echo "mutants: --only needs harness or tests" >&2; exit 2; }; only="$2"; shift 2 ;;
-    -h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "mutants: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     *) [ -f "$1" ] || { echo "mutants: no such file '$1'" >&2; exit 2; }; files+=("$1"); shift ;;
   esac
@@ -144,6 +148,14 @@ only_tests=$(comm -13 <(printf '%s\n' "$harness_caught" | sed '/^$/d') <(printf 
 missed=$(comm -12 <(list harness missed) <(list tests missed))
 [ -n "$only" ] && missed=$(list "$only" missed)
 count() { printf '%s\n' "$1" | sed '/^$/d' | wc -l; }
+# The merged lists behind the table (docs/mutation.md, "What it writes").
+summary="$out/summary"
+mkdir -p "$summary" || exit 2
+printf '%s\n' "$harness_caught" | sed '/^$/d' > "$summary/caught-by-harness.txt"
+printf '%s\n' "$only_tests" | sed '/^$/d' > "$summary/caught-only-by-tests.txt"
+printf '%s\n' "$missed" | sed '/^$/d' > "$summary/missed.txt"
+cat "$out"/{harness,tests}/mutants.out/unviable.txt 2>/dev/null | sort -u > "$summary/unviable.txt"
+echo "mutants: merged lists in $summary" >&2
 echo
 echo "| mutants | unviable | caught by harness | caught only by tests | missed |"
 echo "|---|---|---|---|---|"
