@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use neli_sim::Scenario;
 use neli_sim::scenario::{
-    AssignmentName, BrokerId, Cluster, Dur, Election, Expect, Fault, GroupProtocolName, ModeName, Target, Trigger,
+    AssignmentName, BrokerId, Cluster, Dur, ElectionSpec, Expect, Fault, GroupProtocolName, ModeName, Target, Trigger,
     Variant,
 };
 use stateright::Model;
@@ -200,9 +200,9 @@ fn blank_scenario(c: &ElectionModelCfg, name: &str, run_end: u64) -> Scenario {
 
 /// The scenario's election settings for the model's configuration. A
 /// configuration neli refuses (T not below S, a short rebalance timeout,
-/// an unsafe variant: `Election::neli_refusal`) is the model's on purpose,
+/// an unsafe variant: `ElectionSpec::neli_refusal`) is the model's on purpose,
 /// and says so in `unchecked`, so the file reads back.
-fn election(c: &ElectionModelCfg) -> Election {
+fn election(c: &ElectionModelCfg) -> ElectionSpec {
     let mut e = settings(c);
     e.unchecked = e.neli_refusal().map(|(key, rule)| {
         format!("the model's configuration, checked by neli-lab check as given although neli refuses it (election.{key}): {rule}")
@@ -211,7 +211,7 @@ fn election(c: &ElectionModelCfg) -> Election {
 }
 
 /// The model's configuration as scenario settings, as given.
-fn settings(c: &ElectionModelCfg) -> Election {
+fn settings(c: &ElectionModelCfg) -> ElectionSpec {
     let ticks = |t: u64| ticks(c, t);
     let exclusive_one_role = c.roles == 1 && c.partitions == 1;
     let variant = match (c.variant.lease_from_receipt, c.variant.any_record_counts) {
@@ -219,7 +219,7 @@ fn settings(c: &ElectionModelCfg) -> Election {
         (true, _) => Variant::LeaseFromReceipt,
         (false, true) => Variant::AnyRecordCounts,
     };
-    Election {
+    ElectionSpec {
         members: u32::from(c.members),
         mode: if exclusive_one_role { ModeName::Exclusive } else { ModeName::MultiRole },
         roles: c.roles,

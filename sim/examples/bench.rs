@@ -1,4 +1,4 @@
-//! Simulator benchmark (BENCHMARKS.md, section "Simulator"): runs
+//! Simulator benchmark (docs/benchmarks-log.md, "Simulator"; BENCHMARKS.md, "Simulator throughput"): runs
 //! `scenarios/bench.toml` (5 members, 1 broker, T=1s, S=3s, 30 s simulated
 //! with a pause and a partition) for N seeds, then a bare turmoil program
 //! with the same hosts, tick and a comparable request rate, in the same

@@ -1,5 +1,5 @@
 //! A team's own application inside the simulation (the harness API,
-//! `harness`): what its code gets per member process ([`Member`]:
+//! `harness`): what its code gets per member process ([`SimMember`]:
 //! a real `neli::Neli` over the simulated client and clock, that clock, and
 //! a client of the downstream [`Store`]), and the store itself, a host of
 //! its own on the simulated network that judges each write by its fencing
@@ -28,7 +28,7 @@ const STORE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// A user application: called once per member process (again after each
 /// restart), it runs until it returns or the run ends.
-pub(crate) type AppFn = Arc<dyn Fn(Member) -> Pin<Box<dyn Future<Output = ()>>> + Send + Sync>;
+pub(crate) type AppFn = Arc<dyn Fn(SimMember) -> Pin<Box<dyn Future<Output = ()>>> + Send + Sync>;
 
 /// What a run with a user application needs besides its scenario.
 #[derive(Clone)]
@@ -63,7 +63,7 @@ pub enum StoreMode {
 /// there while the client's background work goes on. Awaiting
 /// `tokio::time::sleep` directly also works, but a pause or stall does not
 /// hold it.
-pub struct Member {
+pub struct SimMember {
     /// The member incarnation (`m1`; `m1.2` after its second restart), as
     /// the history and violations name it.
     pub name: String,
@@ -76,7 +76,7 @@ pub struct Member {
 
 /// The store's answer to a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Outcome {
+pub enum StoreAnswer {
     /// Taken.
     Accepted,
     /// Refused: its stamp was below `highest` (or it had none, and the
@@ -98,7 +98,7 @@ enum StoreRequest {
 
 #[derive(Debug, Serialize, Deserialize)]
 enum StoreReply {
-    Written(Outcome),
+    Written(StoreAnswer),
     Accepted(u64),
 }
 
@@ -120,7 +120,7 @@ impl Store {
     /// Writes `key` with fencing stamp `stamp` (`None`: unfenced) and
     /// returns the store's answer. The history records the write with its
     /// send and arrival times, whatever the answer.
-    pub async fn write(&self, key: impl Into<String>, stamp: Option<Stamp>) -> Result<Outcome, StoreError> {
+    pub async fn write(&self, key: impl Into<String>, stamp: Option<Stamp>) -> Result<StoreAnswer, StoreError> {
         self.clock.wait_out_stall().await;
         let req = StoreRequest::Write { member: self.member.clone(), key: key.into(), stamp, sent_at: global_ms() };
         match self.conn.lock().await.exchange(&req, STORE_TIMEOUT).await.map_err(StoreError)? {
@@ -148,18 +148,18 @@ pub(crate) struct StoreState {
 }
 
 impl StoreState {
-    fn judge(&mut self, mode: StoreMode, stamp: Option<Stamp>) -> Outcome {
+    fn judge(&mut self, mode: StoreMode, stamp: Option<Stamp>) -> StoreAnswer {
         let fenced_out = match (mode, stamp) {
             (StoreMode::Unfenced, _) => false,
             (StoreMode::Fenced, None) => true,
             (StoreMode::Fenced, Some(s)) => self.highest.is_some_and(|h| s < h),
         };
         if fenced_out {
-            return Outcome::Refused { highest: self.highest };
+            return StoreAnswer::Refused { highest: self.highest };
         }
         self.accepted += 1;
         self.highest = self.highest.max(stamp);
-        Outcome::Accepted
+        StoreAnswer::Accepted
     }
 }
 
@@ -174,7 +174,7 @@ pub(crate) async fn store_main(mode: StoreMode, state: Arc<Mutex<StoreState>>, r
                 let reply = match req {
                     StoreRequest::Write { member, key, stamp, sent_at } => {
                         let outcome = state.lock().expect("store lock").judge(mode, stamp);
-                        let accepted = outcome == Outcome::Accepted;
+                        let accepted = outcome == StoreAnswer::Accepted;
                         let at = global_ms();
                         let write = Write { at, sent_at, member, key, stamp, accepted, in_handler: false };
                         rec.lock().store_writes.push(write);
@@ -225,16 +225,16 @@ mod tests {
     fn a_fenced_store_refuses_stamps_below_the_highest_and_unstamped_writes() {
         let s = |token| Some(Stamp { log_epoch: 0, token });
         let mut st = StoreState::default();
-        assert_eq!(st.judge(StoreMode::Fenced, s(5)), Outcome::Accepted);
-        assert_eq!(st.judge(StoreMode::Fenced, s(5)), Outcome::Accepted, "the same term writes again");
-        assert_eq!(st.judge(StoreMode::Fenced, s(3)), Outcome::Refused { highest: s(5) });
-        assert_eq!(st.judge(StoreMode::Fenced, None), Outcome::Refused { highest: s(5) });
+        assert_eq!(st.judge(StoreMode::Fenced, s(5)), StoreAnswer::Accepted);
+        assert_eq!(st.judge(StoreMode::Fenced, s(5)), StoreAnswer::Accepted, "the same term writes again");
+        assert_eq!(st.judge(StoreMode::Fenced, s(3)), StoreAnswer::Refused { highest: s(5) });
+        assert_eq!(st.judge(StoreMode::Fenced, None), StoreAnswer::Refused { highest: s(5) });
         // A new log epoch outranks every token of the old one.
-        assert_eq!(st.judge(StoreMode::Fenced, Some(Stamp { log_epoch: 1, token: 0 })), Outcome::Accepted);
+        assert_eq!(st.judge(StoreMode::Fenced, Some(Stamp { log_epoch: 1, token: 0 })), StoreAnswer::Accepted);
         let mut open = StoreState::default();
-        assert_eq!(open.judge(StoreMode::Unfenced, s(5)), Outcome::Accepted);
-        assert_eq!(open.judge(StoreMode::Unfenced, s(3)), Outcome::Accepted);
-        assert_eq!(open.judge(StoreMode::Unfenced, None), Outcome::Accepted);
+        assert_eq!(open.judge(StoreMode::Unfenced, s(5)), StoreAnswer::Accepted);
+        assert_eq!(open.judge(StoreMode::Unfenced, s(3)), StoreAnswer::Accepted);
+        assert_eq!(open.judge(StoreMode::Unfenced, None), StoreAnswer::Accepted);
         assert_eq!((st.accepted, open.accepted), (3, 3));
     }
 }

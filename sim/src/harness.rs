@@ -14,8 +14,8 @@
 //! use neli_sim::history::Stamp;
 //!
 //! // The service: leads, and writes `tick` once a round, stamped with its token.
-//! async fn service(m: Member) {
-//!     let Member { mut neli, clock, store, .. } = m;
+//! async fn service(m: SimMember) {
+//!     let SimMember { mut neli, clock, store, .. } = m;
 //!     loop {
 //!         match neli.pulse(Duration::from_millis(100)).await {
 //!             Ok(Pulse::Finished(_)) => return,
@@ -60,7 +60,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::app::{AppFn, AppSetup, Member, StoreMode};
+use crate::app::{AppFn, AppSetup, SimMember, StoreMode};
 use crate::history::History;
 use crate::scenario::{FaultKind, Scenario, ScenarioError, schedule};
 use crate::verdict::{Rule, Violation};
@@ -117,11 +117,11 @@ impl Harness {
 
     /// Runs `app` in every member process instead of the built-in
     /// application: called once per process start (again after a crash and
-    /// restart) with that process's [`Member`]; the process stops when it
+    /// restart) with that process's [`SimMember`]; the process stops when it
     /// returns.
     pub fn app<F, Fut>(mut self, app: F) -> Harness
     where
-        F: Fn(Member) -> Fut + Send + Sync + 'static,
+        F: Fn(SimMember) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + 'static,
     {
         self.app = Some(Arc::new(move |m| Box::pin(app(m))));

@@ -32,5 +32,5 @@ pub use history::History;
 pub use oracle::Figures;
 pub use scenario::{Scenario, ScenarioError, schedule};
 pub use seed::mix;
-pub use verdict::{Rule, Violation};
+pub use verdict::{Bound, Rule, Violation};
 pub use world::{MAX_LATENCY, MIN_LATENCY, PlayedFault, RunReport, TICK, run_scenario};

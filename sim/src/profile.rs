@@ -24,7 +24,8 @@ pub struct Profile {
     /// heartbeat interval late.
     pub expiry_on_request: bool,
     /// The pause of a rebalance started by a member leaving (tansu finishes
-    /// those ~0.5 s sooner than the others; measured in BENCHMARKS.md).
+    /// those ~0.5 s sooner than the others; measured in docs/benchmarks-log.md,
+    /// "Sim-to-real fidelity").
     pub leave_pause_ms: u64,
     /// An accepted offset commit reschedules the session like a heartbeat.
     pub commit_resets_session: bool,

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use neli::Event;
 
 use crate::clock::ClockModel;
+use crate::verdict::{Rule, Violation};
 use serde::{Deserialize, Serialize};
 
 /// A member's lease of one role as its driver published it.
@@ -265,13 +266,12 @@ pub struct Log {
     pub log_epoch: u64,
     /// Current incarnation per slot.
     pub current: BTreeMap<usize, String>,
-    /// Times the application's handles disagreed on whether it leads:
-    /// (global ms, incarnation, what each answered).
-    pub disagreements: Vec<(u64, String, String)>,
     /// Rules broken where the simulator saw them happen, not replayed from
-    /// facts: (rule, global ms, incarnation, what happened). The rules
-    /// `wakes-on-time` and `heartbeat-seq` (`oracle/rules.rs`).
-    pub seen_broken: Vec<(&'static str, u64, String, String)>,
+    /// facts, each with its incarnation, global time and what happened:
+    /// `handles-agree` (the application's handles disagreed on whether it
+    /// leads), `wakes-on-time`, `heartbeat-seq`, `no-busy-wait`
+    /// (`oracle/rules.rs` reports them with the replayed rules).
+    pub seen_broken: Vec<Violation>,
     /// The layers of the lease whose setting made a difference in this
     /// run: with the layer off, the run would have gone otherwise from
     /// there. A layer not in here could be switched off and the run would
@@ -298,6 +298,12 @@ pub struct Log {
 }
 
 impl Log {
+    /// Notes `rule` broken by incarnation `member` at global `at`, as the
+    /// simulator saw it happen (`seen_broken`).
+    pub fn saw_broken(&mut self, rule: Rule, member: &str, at: u64, what: String) {
+        self.seen_broken.push(Violation::new(rule, what).by(member).at(at));
+    }
+
     /// The run's log epoch when `member` acquired role 0 with `token`: its
     /// writes with that token belong to that log, also after the log was
     /// lost under it. A main-loop write follows the member's latest role-0

@@ -623,22 +623,7 @@ impl BrokerCtx {
             self.profile.expiry_check_ms == 0 || now >= g.last_check + self.profile.expiry_check_ms
         };
         if check_due {
-            g.last_check = now;
-            let expired: Vec<String> = g
-                .members
-                .iter()
-                .filter(|(id, m)| m.expires_at <= now && !g.pending.contains_key(*id))
-                .map(|(id, _)| id.clone())
-                .collect();
-            for id in &expired {
-                if let Some(m) = g.members.remove(id) {
-                    self.rec.lock().removals.push((now, m.client));
-                }
-                self.trace(format!("member {id} evicted (session timeout)"));
-            }
-            if !expired.is_empty() && g.phase == Phase::Stable {
-                self.start_rebalance(g, now, "session timeout");
-            }
+            self.expire_sessions(g, now);
         }
         let Phase::Preparing { ready_at, deadline } = g.phase else {
             return;
@@ -660,6 +645,34 @@ impl BrokerCtx {
         if now < ready_at || !(all_joined || now >= deadline) {
             return;
         }
+        self.complete_rebalance(g, now);
+    }
+
+    /// Evicts the members whose session ran out (not those waiting in a
+    /// join), and starts a rebalance if the group was stable.
+    fn expire_sessions(&self, g: &mut Group, now: u64) {
+        g.last_check = now;
+        let expired: Vec<String> = g
+            .members
+            .iter()
+            .filter(|(id, m)| m.expires_at <= now && !g.pending.contains_key(*id))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &expired {
+            if let Some(m) = g.members.remove(id) {
+                self.rec.lock().removals.push((now, m.client));
+            }
+            self.trace(format!("member {id} evicted (session timeout)"));
+        }
+        if !expired.is_empty() && g.phase == Phase::Stable {
+            self.start_rebalance(g, now, "session timeout");
+        }
+    }
+
+    /// Every member joined (or the rebalance timeout passed): removes the
+    /// late ones, bumps the generation and answers each waiting join with
+    /// its assignment (sticky when every member is cooperative).
+    fn complete_rebalance(&self, g: &mut Group, now: u64) {
         let late: Vec<String> = g.members.keys().filter(|id| !g.pending.contains_key(*id)).cloned().collect();
         for id in &late {
             if let Some(m) = g.members.remove(id) {

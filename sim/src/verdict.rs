@@ -8,34 +8,6 @@
 
 use std::fmt;
 
-/// The per-rule oracles' names (`oracle/rules.rs`; docs/background.md,
-/// "Per-rule oracles"), as `neli-lab` prints them after `rule `.
-pub mod names {
-    pub const ASSIGNED_ONLY: &str = "assigned-only";
-    pub const OWN_EVIDENCE: &str = "own-evidence";
-    pub const CURRENT_TERM: &str = "current-term";
-    pub const CURRENT_GENERATION: &str = "current-generation";
-    pub const SEND_TIME: &str = "send-time";
-    pub const MEMBERSHIP_PROOF: &str = "membership-proof";
-    pub const TOKEN_ORDER: &str = "token-order";
-    pub const LOST_IS_FENCED: &str = "lost-is-fenced";
-    pub const REVOKED_BARRIER: &str = "revoked-barrier";
-    pub const LOG_EPOCH: &str = "log-epoch";
-    pub const STATUS_GENERATION: &str = "status-generation";
-    pub const HEARTBEAT_LEASE: &str = "heartbeat-lease";
-    pub const HANDLES_AGREE: &str = "handles-agree";
-    pub const GRACE: &str = "grace";
-    pub const RESIGN_HOLDS_OFF: &str = "resign-holds-off";
-    pub const WAKES_ON_TIME: &str = "wakes-on-time";
-    pub const HEARTBEAT_SEQ: &str = "heartbeat-seq";
-    pub const NO_BUSY_WAIT: &str = "no-busy-wait";
-    pub const LEADER_ELECTED: &str = "leader-elected";
-    pub const CLOSE_FINISHES: &str = "close-finishes";
-    pub const CLOSE_REPORTS: &str = "close-reports";
-    pub const RESIGN_TAKES_EFFECT: &str = "resign-takes-effect";
-    pub const TOLD_WHILE_LEADING: &str = "told-while-leading";
-}
-
 /// A guarantee a run can break.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Rule {
@@ -50,10 +22,56 @@ pub enum Rule {
     IllFormedEvents,
     /// The application was told it leads without a live lease.
     ToldWithoutLease,
-    /// A named rule of the oracles ([`names`]).
-    Named(&'static str),
-    /// A bound of the scenario's `[expect]` table (`max_overlap`, …).
-    Expect(&'static str),
+    // The per-rule oracles (`oracle/rules.rs`; docs/background.md,
+    // "Per-rule oracles"), printed as `rule <name>` ([`Rule::oracle_name`]).
+    /// `rule assigned-only`: a lease of a role whose partition the member was not assigned.
+    AssignedOnly,
+    /// `rule own-evidence`: a lease extended by evidence the member did not produce.
+    OwnEvidence,
+    /// `rule current-term`: a lease extended by evidence from before the member's current term.
+    CurrentTerm,
+    /// `rule current-generation`: a lease extended by evidence from an older group generation.
+    CurrentGeneration,
+    /// `rule send-time`: a lease counted from a time later than its evidence's send time.
+    SendTime,
+    /// `rule membership-proof`: a lease that outlived the member's last accepted membership proof.
+    MembershipProof,
+    /// `rule token-order`: a new term whose token is not above the member's previous one.
+    TokenOrder,
+    /// `rule lost-is-fenced`: a lost assignment that did not end the lease at once.
+    LostIsFenced,
+    /// `rule revoked-barrier`: a revoked partition handed on before the Revoked handler returned.
+    RevokedBarrier,
+    /// `rule log-epoch`: a published log epoch ahead of the log losses the member was told of.
+    LogEpoch,
+    /// `rule status-generation`: a status that reports a generation the member does not hold.
+    StatusGeneration,
+    /// `rule heartbeat-lease`: a lease longer than the heartbeat timeout T past its evidence.
+    HeartbeatLease,
+    /// `rule handles-agree`: the application's handles disagreed on whether it leads.
+    HandlesAgree,
+    /// `rule grace`: a lease taken before the acquisition grace G had passed.
+    Grace,
+    /// `rule resign-holds-off`: a resigned member that took a partition back within its hold-off.
+    ResignHoldsOff,
+    /// `rule wakes-on-time`: a driver that slept past work its core already had.
+    WakesOnTime,
+    /// `rule heartbeat-seq`: heartbeats handed over out of their sequence.
+    HeartbeatSeq,
+    /// `rule no-busy-wait`: a driver that polled again and again with no wait.
+    NoBusyWait,
+    /// `rule leader-elected`: a run long enough to elect in which nobody led role 0.
+    LeaderElected,
+    /// `rule close-finishes`: a close (or fatal error) after which the election did not end in time.
+    CloseFinishes,
+    /// `rule close-reports`: a close that returned something other than what happened.
+    CloseReports,
+    /// `rule resign-takes-effect`: a resign after which the member did not leave the group in time.
+    ResignTakesEffect,
+    /// `rule told-while-leading`: a member that led without its application ever being told.
+    ToldWhileLeading,
+    /// A bound of the scenario's `[expect]` table.
+    Expect(Bound),
     /// The simulated code panicked.
     Panicked,
     /// The simulation itself failed (turmoil's error).
@@ -65,7 +83,98 @@ pub enum Rule {
     App,
 }
 
+/// A bound of a scenario's `[expect]` table, as a [`Rule`] names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Bound {
+    /// `expect.max_overlap`.
+    MaxOverlap,
+    /// `expect.max_gap`.
+    MaxGap,
+    /// `expect.max_failover`.
+    MaxFailover,
+    /// `expect.max_interruptions`.
+    MaxInterruptions,
+    /// `expect.max_leader_changes`.
+    MaxLeaderChanges,
+}
+
+impl Bound {
+    /// The field's name in the scenario file.
+    pub fn field(self) -> &'static str {
+        match self {
+            Bound::MaxOverlap => "max_overlap",
+            Bound::MaxGap => "max_gap",
+            Bound::MaxFailover => "max_failover",
+            Bound::MaxInterruptions => "max_interruptions",
+            Bound::MaxLeaderChanges => "max_leader_changes",
+        }
+    }
+}
+
 impl Rule {
+    /// Every rule of the per-rule oracles, in the order reports list them.
+    pub const ORACLE: [Rule; 23] = [
+        Rule::AssignedOnly,
+        Rule::OwnEvidence,
+        Rule::CurrentTerm,
+        Rule::CurrentGeneration,
+        Rule::SendTime,
+        Rule::MembershipProof,
+        Rule::TokenOrder,
+        Rule::LostIsFenced,
+        Rule::RevokedBarrier,
+        Rule::LogEpoch,
+        Rule::StatusGeneration,
+        Rule::HeartbeatLease,
+        Rule::HandlesAgree,
+        Rule::Grace,
+        Rule::ResignHoldsOff,
+        Rule::WakesOnTime,
+        Rule::HeartbeatSeq,
+        Rule::NoBusyWait,
+        Rule::LeaderElected,
+        Rule::CloseFinishes,
+        Rule::CloseReports,
+        Rule::ResignTakesEffect,
+        Rule::ToldWhileLeading,
+    ];
+
+    /// The name of a per-rule oracle's rule (`own-evidence`), as
+    /// `neli-lab` prints it after `rule `; `None` for the other rules.
+    pub fn oracle_name(&self) -> Option<&'static str> {
+        Some(match self {
+            Rule::AssignedOnly => "assigned-only",
+            Rule::OwnEvidence => "own-evidence",
+            Rule::CurrentTerm => "current-term",
+            Rule::CurrentGeneration => "current-generation",
+            Rule::SendTime => "send-time",
+            Rule::MembershipProof => "membership-proof",
+            Rule::TokenOrder => "token-order",
+            Rule::LostIsFenced => "lost-is-fenced",
+            Rule::RevokedBarrier => "revoked-barrier",
+            Rule::LogEpoch => "log-epoch",
+            Rule::StatusGeneration => "status-generation",
+            Rule::HeartbeatLease => "heartbeat-lease",
+            Rule::HandlesAgree => "handles-agree",
+            Rule::Grace => "grace",
+            Rule::ResignHoldsOff => "resign-holds-off",
+            Rule::WakesOnTime => "wakes-on-time",
+            Rule::HeartbeatSeq => "heartbeat-seq",
+            Rule::NoBusyWait => "no-busy-wait",
+            Rule::LeaderElected => "leader-elected",
+            Rule::CloseFinishes => "close-finishes",
+            Rule::CloseReports => "close-reports",
+            Rule::ResignTakesEffect => "resign-takes-effect",
+            Rule::ToldWhileLeading => "told-while-leading",
+            _ => return None,
+        })
+    }
+
+    /// The per-rule oracle's rule called `name` (`own-evidence`).
+    pub fn from_oracle_name(name: &str) -> Option<Rule> {
+        Rule::ORACLE.into_iter().find(|r| r.oracle_name() == Some(name))
+    }
+
     /// The rule's name as reports group violations by it: `overlap`,
     /// `rule leader-elected`, `expect.max_overlap`, `invariant no invoice
     /// twice`, …
@@ -76,12 +185,12 @@ impl Rule {
             Rule::TokenNotIncreasing => "token not increasing".into(),
             Rule::IllFormedEvents => "ill-formed events".into(),
             Rule::ToldWithoutLease => "told without a lease".into(),
-            Rule::Named(n) => format!("rule {n}"),
-            Rule::Expect(field) => format!("expect.{field}"),
+            Rule::Expect(bound) => format!("expect.{}", bound.field()),
             Rule::Panicked => "the simulation panicked".into(),
             Rule::SimulationError => "simulation error".into(),
             Rule::Invariant(name) => format!("invariant {name}"),
             Rule::App => "application".into(),
+            oracle => format!("rule {}", oracle.oracle_name().unwrap_or_default()),
         }
     }
 }
@@ -148,12 +257,23 @@ mod tests {
 
     #[test]
     fn classes_are_what_reports_group_by() {
-        assert_eq!(Rule::Named(names::GRACE).class(), "rule grace");
-        assert_eq!(Rule::Expect("max_overlap").class(), "expect.max_overlap");
+        assert_eq!(Rule::Grace.class(), "rule grace");
+        assert_eq!(Rule::Expect(Bound::MaxOverlap).class(), "expect.max_overlap");
         assert_eq!(Rule::Invariant("no invoice twice".into()).to_string(), "invariant no invoice twice");
         let v = Violation::new(Rule::Overlap, "overlap: role 0 held by m0 and m1").by("m0").by("m1").at(1200);
         assert_eq!(v.to_string(), "overlap: role 0 held by m0 and m1");
         assert_eq!((v.members.len(), v.at), (2, Some(1200)));
         assert_eq!(secs(12_345), "12.345s");
+    }
+
+    #[test]
+    fn every_oracle_rule_has_one_name_and_back() {
+        let names: std::collections::BTreeSet<_> = Rule::ORACLE.iter().filter_map(Rule::oracle_name).collect();
+        assert_eq!(names.len(), Rule::ORACLE.len(), "names are distinct");
+        for r in Rule::ORACLE {
+            assert_eq!(Rule::from_oracle_name(r.oracle_name().expect("named")), Some(r.clone()));
+        }
+        assert_eq!(Rule::Overlap.oracle_name(), None);
+        assert_eq!(Rule::from_oracle_name("no-such-rule"), None);
     }
 }

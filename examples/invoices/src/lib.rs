@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use neli::{Clock, Pulse};
-use neli_sim::app::{Member, StoreMode};
+use neli_sim::app::{SimMember, StoreMode};
 use neli_sim::history::Stamp;
 
 /// How long rendering an invoice takes.
@@ -45,8 +45,8 @@ impl Variant {
 }
 
 /// The service's main, run in every member process.
-pub async fn serve(member: Member, variant: Variant) {
-    let Member { mut neli, clock, store, .. } = member;
+pub async fn serve(member: SimMember, variant: Variant) {
+    let SimMember { mut neli, clock, store, .. } = member;
     // Held while an invoice is being sent: a Revoked handler waits for it,
     // so the handover waits for the invoice in flight.
     let sending = Arc::new(tokio::sync::Mutex::new(()));

@@ -14,7 +14,7 @@ use crate::clock::ClockModel;
 use crate::record::Log;
 use crate::scenario::Scenario;
 pub use crate::verdict::secs;
-use crate::verdict::{Rule, Violation, names};
+use crate::verdict::{Bound, Rule, Violation};
 
 pub mod rules;
 
@@ -350,7 +350,7 @@ fn elected(s: &Scenario, hs: &[Hold], end: u64, v: &mut Vec<Violation>) {
             secs(end),
             secs(bound)
         );
-        v.push(Violation::new(Rule::Named(names::LEADER_ELECTED), text).at(bound));
+        v.push(Violation::new(Rule::LeaderElected, text).at(bound));
     }
 }
 
@@ -379,7 +379,7 @@ fn close_finishes(s: &Scenario, log: &Log, end: u64, v: &mut Vec<Violation>) {
                 )),
                 secs(due)
             );
-            v.push(Violation::new(Rule::Named(names::CLOSE_FINISHES), text).by(member).at(due));
+            v.push(Violation::new(Rule::CloseFinishes, text).by(member).at(due));
         }
     }
 }
@@ -402,7 +402,7 @@ fn close_reports(log: &Log, v: &mut Vec<Violation>) {
                 c.result,
                 secs(c.at)
             );
-            v.push(Violation::new(Rule::Named(names::CLOSE_REPORTS), text).by(&c.member).at(c.at));
+            v.push(Violation::new(Rule::CloseReports, text).by(&c.member).at(c.at));
         }
     }
 }
@@ -435,7 +435,7 @@ fn resign_takes_effect(s: &Scenario, log: &Log, end: u64, v: &mut Vec<Violation>
                 secs(*asked),
                 secs(due)
             );
-            v.push(Violation::new(Rule::Named(names::RESIGN_TAKES_EFFECT), text).by(member).at(due));
+            v.push(Violation::new(Rule::ResignTakesEffect, text).by(member).at(due));
         }
     }
 }
@@ -460,7 +460,7 @@ fn told_while_leading(s: &Scenario, log: &Log, hs: &[Hold], v: &mut Vec<Violatio
                 "rule told-while-leading: {member} held role 0 for {} in total but its application was never told it leads (token() was None at every poll; at most {bound}ms may pass untold)",
                 secs(total)
             );
-            v.push(Violation::new(Rule::Named(names::TOLD_WHILE_LEADING), text).by(member));
+            v.push(Violation::new(Rule::ToldWhileLeading, text).by(member));
         }
     }
 }
@@ -524,7 +524,7 @@ fn expectations(s: &Scenario, f: &Figures, v: &mut Vec<Violation>) {
         && f.overlap_total_ms > m.ms()
     {
         v.push(Violation::new(
-            Rule::Expect("max_overlap"),
+            Rule::Expect(Bound::MaxOverlap),
             format!("expect.max_overlap = \"{m}\" exceeded: {}ms", f.overlap_total_ms),
         ));
     }
@@ -532,7 +532,7 @@ fn expectations(s: &Scenario, f: &Figures, v: &mut Vec<Violation>) {
         && f.gap_max_ms > m.ms()
     {
         v.push(Violation::new(
-            Rule::Expect("max_gap"),
+            Rule::Expect(Bound::MaxGap),
             format!("expect.max_gap = \"{m}\" exceeded: {}ms", f.gap_max_ms),
         ));
     }
@@ -540,7 +540,7 @@ fn expectations(s: &Scenario, f: &Figures, v: &mut Vec<Violation>) {
         && f.failover_max_ms() > m.ms()
     {
         v.push(Violation::new(
-            Rule::Expect("max_failover"),
+            Rule::Expect(Bound::MaxFailover),
             format!("expect.max_failover = \"{m}\" exceeded: {}ms", f.failover_max_ms()),
         ));
     }
@@ -551,13 +551,13 @@ fn expectations(s: &Scenario, f: &Figures, v: &mut Vec<Violation>) {
             "expect.max_interruptions = {m} exceeded: the leader of role 0 lost it {} time(s) with no fault on itself",
             f.interruptions
         );
-        v.push(Violation::new(Rule::Expect("max_interruptions"), text));
+        v.push(Violation::new(Rule::Expect(Bound::MaxInterruptions), text));
     }
     if let Some(m) = x.max_leader_changes
         && f.leader_changes > m
     {
         let text =
             format!("expect.max_leader_changes = {m} exceeded: role 0 changed hands {} time(s)", f.leader_changes);
-        v.push(Violation::new(Rule::Expect("max_leader_changes"), text));
+        v.push(Violation::new(Rule::Expect(Bound::MaxLeaderChanges), text));
     }
 }

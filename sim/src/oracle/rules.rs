@@ -23,20 +23,17 @@ use crate::scenario::Scenario;
 use super::secs;
 use crate::verdict::{Rule, Violation};
 
-/// The rules, as violation texts name them.
-pub use crate::verdict::names::*;
-
 /// Collects violations per rule: the first one in full (who, when, what),
 /// then a count.
 #[derive(Default)]
-struct Found(BTreeMap<&'static str, (Violation, u64)>);
+struct Found(BTreeMap<Rule, (Violation, u64)>);
 
 impl Found {
     /// A breach of `rule` by incarnation `member`, at global `at` if the
     /// rule knows; `text` is only built for the first of its rule.
-    fn add(&mut self, rule: &'static str, member: &str, at: Option<u64>, text: impl FnOnce() -> String) {
-        let e = self.0.entry(rule).or_insert_with(|| {
-            let v = Violation::new(Rule::Named(rule), text()).by(member);
+    fn add(&mut self, rule: Rule, member: &str, at: Option<u64>, text: impl FnOnce() -> String) {
+        let e = self.0.entry(rule.clone()).or_insert_with(|| {
+            let v = Violation::new(rule, text()).by(member);
             (Violation { at, ..v }, 0)
         });
         e.1 += 1;
@@ -47,7 +44,7 @@ impl Found {
             .into_iter()
             .map(|(rule, (v, n))| {
                 let more = if n > 1 { format!(" ({} more)", n - 1) } else { String::new() };
-                Violation { detail: format!("rule {rule}: {}{more}", v.detail), ..v }
+                Violation { detail: format!("{}: {}{more}", rule.class(), v.detail), ..v }
             })
             .collect()
     }
@@ -243,11 +240,12 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<Violation> {
     let Replay { bounds, knows, mut found, .. } = replay;
     epoch_not_ahead_of_losses(log, &knows, &mut found);
     heartbeat_lease(log, bounds.t, &mut found);
-    for (at, m, what) in &log.disagreements {
-        found.add(HANDLES_AGREE, m, Some(*at), || format!("{m}'s handles disagreed at {}: {what}", secs(*at)));
-    }
-    for (rule, at, m, what) in &log.seen_broken {
-        found.add(rule, m, Some(*at), || format!("{m} at {}: {what}", secs(*at)));
+    for v in &log.seen_broken {
+        let (m, at) = (v.members.first().map_or("", String::as_str), v.at.unwrap_or_default());
+        found.add(v.rule.clone(), m, v.at, || match v.rule {
+            Rule::HandlesAgree => format!("{m}'s handles disagreed at {}: {}", secs(at), v.detail),
+            _ => format!("{m} at {}: {}", secs(at), v.detail),
+        });
     }
     lost_is_fenced(log, s.roles(), bounds.partitions, &mut found);
     revoked_barrier(log, &mut found);
@@ -310,7 +308,7 @@ fn resign_holds_off(a: &AssignmentObs, generation: u64, k: &mut Knows, hold_off:
     if let (Some(resigned), Some(hold)) = (k.resigned_at.take(), hold_off)
         && a.at < resigned + hold
     {
-        found.add(RESIGN_HOLDS_OFF, &a.member, Some(a.at), || {
+        found.add(Rule::ResignHoldsOff, &a.member, Some(a.at), || {
             format!(
                 "{} was assigned generation {generation} at {}, {}ms after it resigned at {}: a member that resigned stays out of the group for 2S + T = {hold}ms so another takes over",
                 a.member,
@@ -328,7 +326,7 @@ fn resign_holds_off(a: &AssignmentObs, generation: u64, k: &mut Knows, hold_off:
 fn status_generation(c: &ClaimObs, k: &Knows, found: &mut Found) {
     if c.generation != k.reports {
         let (m, want, at) = (&c.member, k.reports, secs(c.at));
-        found.add(STATUS_GENERATION, &c.member, Some(c.at), || {
+        found.add(Rule::StatusGeneration, &c.member, Some(c.at), || {
             format!(
                 "{m}'s status reported generation {:?} at {at}, where the last assignment it took (none after it resigned, nor one of a generation it resigned through) was {want:?}",
                 c.generation
@@ -344,7 +342,7 @@ fn status_generation(c: &ClaimObs, k: &Knows, found: &mut Found) {
 fn log_epoch_raised(c: &ClaimObs, k: &Knows, found: &mut Found) {
     if c.log_epoch < k.told_lost {
         let (m, told, at) = (&c.member, k.told_lost, secs(c.at));
-        found.add(LOG_EPOCH, &c.member, Some(c.at), || {
+        found.add(Rule::LogEpoch, &c.member, Some(c.at), || {
             format!(
                 "{m} published log epoch {} at {at} after its client told it {told} time(s) that the election log was lost: each told loss must raise the log epoch, or downstream takes the new log's tokens for stale ones",
                 c.log_epoch
@@ -376,7 +374,7 @@ fn judge_lease(b: &Bounds, seen: &Seen<'_>, l: &LeaseClaim<'_>, k: &mut Knows, f
 /// Rule `assigned-only`: a lost or revoked partition ends leadership at once.
 fn assigned_only(l: &LeaseClaim<'_>, k: &Knows, found: &mut Found) {
     let (m, role, p, at) = (l.m, l.role, l.p, &l.at);
-    found.add(ASSIGNED_ONLY, l.m, Some(l.claim.at), || {
+    found.add(Rule::AssignedOnly, l.m, Some(l.claim.at), || {
         let last = k.last_change.get(&p).map_or("never assigned".to_owned(), Clone::clone);
         format!(
             "{m} claimed a lease of role {role} at {at} while partition {p} was not assigned to it (last change: {last}); a lost or revoked partition ends leadership at once"
@@ -392,7 +390,7 @@ fn grace(b: &Bounds, l: &LeaseClaim<'_>, k: &Knows, found: &mut Found) {
         && let Some(&handed) = k.owned_at.get(&p)
         && l.claim.at < handed + grace
     {
-        found.add(GRACE, l.m, Some(l.claim.at), || {
+        found.add(Rule::Grace, l.m, Some(l.claim.at), || {
             format!(
                 "{m} took a new lease of role {role} at {at}, {}ms after partition {p} was handed to it at {}: a new assignment may lead only G = {grace}ms after it",
                 l.claim.at - handed,
@@ -445,7 +443,7 @@ fn current_generation(seen: &Seen<'_>, l: &LeaseClaim<'_>, k: &Knows, removed: &
     for term in terms {
         let Some(&then_handed) = k.handed.get(&term) else { continue };
         if let Some(&r) = removed.iter().find(|r| then_handed < **r && **r <= now_handed) {
-            found.add(CURRENT_GENERATION, l.m, Some(l.claim.at), || {
+            found.add(Rule::CurrentGeneration, l.m, Some(l.claim.at), || {
                 format!(
                     "{m} took a lease of role {role} at {} in generation {generation} (handed over at {}) on its heartbeat of generation {term} (token {token}), but the coordinator had removed it at {} in between: evidence of an ended membership confirms no new term",
                     l.at,
@@ -471,14 +469,14 @@ fn send_time(
     let (m, role, p, at, t, until) = (l.m, l.role, l.p, &l.at, b.t, l.lease.until);
     let sent = terms.clone().filter_map(|g| seen.newest_sent.get(&(m, p, role, g))).max().copied();
     match sent {
-        Some(sent) if until > sent + t => found.add(SEND_TIME, l.m, Some(l.claim.at), || {
+        Some(sent) if until > sent + t => found.add(Rule::SendTime, l.m, Some(l.claim.at), || {
             format!(
                 "{}: a lease runs from when the heartbeat was sent, not when it was read",
                 past_cap(m, role, at, until, sent + t, "its newest own heartbeat's")
             )
         }),
         Some(_) => {}
-        None => found.add(OWN_EVIDENCE, l.m, Some(l.claim.at), || {
+        None => found.add(Rule::OwnEvidence, l.m, Some(l.claim.at), || {
             format!("{m} claimed a lease of role {role} at {at} without any own heartbeat of generation {generation} in partition {p}")
         }),
     }
@@ -499,11 +497,11 @@ fn membership_proof(
     let (m, role, at, t, until) = (l.m, l.role, &l.at, b.t, l.lease.until);
     let newest = terms.clone().filter_map(|g| seen.newest_proof.get(&(m, g))).max();
     match newest {
-        Some(sent) if until > sent + t => found.add(MEMBERSHIP_PROOF, l.m, Some(l.claim.at), || {
+        Some(sent) if until > sent + t => found.add(Rule::MembershipProof, l.m, Some(l.claim.at), || {
             past_cap(m, role, at, until, sent + t, "its newest accepted membership proof's")
         }),
         Some(_) => {}
-        None => found.add(MEMBERSHIP_PROOF, l.m, Some(l.claim.at), || {
+        None => found.add(Rule::MembershipProof, l.m, Some(l.claim.at), || {
             let of = if *terms.start() == generation {
                 format!("generation {generation}")
             } else {
@@ -523,7 +521,7 @@ fn token_order(l: &LeaseClaim<'_>, k: &Knows, found: &mut Found) {
     if let Some(&(last, epoch)) = k.last_token.get(&role) {
         let wrong = if l.acquired { token <= last && log_epoch <= epoch } else { token != last };
         if wrong {
-            found.add(TOKEN_ORDER, l.m, Some(l.claim.at), || {
+            found.add(Rule::TokenOrder, l.m, Some(l.claim.at), || {
                 let what = if l.acquired { "a new term" } else { "the same lease" };
                 format!(
                     "{m}'s token for role {role} went from {last} (log epoch {epoch}) to {token} (log epoch {log_epoch}) at {at} for {what}: a member's tokens only increase, so downstream never takes its new term for a stale one"
@@ -545,7 +543,7 @@ fn epoch_not_ahead_of_losses(log: &Log, knows: &BTreeMap<&str, Knows>, found: &m
         let acquired = k.terms.max(events as u64);
         let most = k.told_lost + acquired;
         if k.max_epoch > most {
-            found.add(LOG_EPOCH, m, None, || {
+            found.add(Rule::LogEpoch, m, None, || {
                 format!(
                     "{m} published log epoch {} but was told of {} lost log(s) and acquired {acquired} term(s): a new epoch only per lost log",
                     k.max_epoch, k.told_lost
@@ -592,13 +590,13 @@ fn heartbeat_lease(log: &Log, t: u64, found: &mut Found) {
         }
         claimed.insert((m, hb.role, token));
         match terms.get(&(m, hb.role, token)) {
-            None => found.add(HEARTBEAT_LEASE, m, Some(a.at), || {
+            None => found.add(Rule::HeartbeatLease, m, Some(a.at), || {
                 format!(
                     "{m}'s heartbeat sent at {}ms on its clock (offset {} of partition {}) says it leads role {} with token {token}, a term it never published",
                     hb.sent_at, a.offset, a.partition, hb.role
                 )
             }),
-            Some(&(_, _, until)) if hb.sent_at >= until => found.add(HEARTBEAT_LEASE, m, Some(a.at), || {
+            Some(&(_, _, until)) if hb.sent_at >= until => found.add(Rule::HeartbeatLease, m, Some(a.at), || {
                 format!(
                     "{m}'s heartbeat sent at {}ms on its clock says it leads role {} with token {token}, but that lease ended at {until}ms: a lease is over at its end",
                     hb.sent_at, hb.role
@@ -609,7 +607,7 @@ fn heartbeat_lease(log: &Log, t: u64, found: &mut Found) {
     }
     for (&(m, role, token), &(first, last, _)) in &terms {
         if last - first >= 2 * t && !claimed.contains(&(m, role, token)) {
-            found.add(HEARTBEAT_LEASE, m, Some(first), || {
+            found.add(Rule::HeartbeatLease, m, Some(first), || {
                 format!(
                     "{m} held role {role} with token {token} from {} to {} but none of its heartbeats said so: `neli watch` would show no leader",
                     secs(first),
@@ -628,16 +626,16 @@ fn explain_token(
     p: u32,
     records: &[&AppendObs],
     terms: &std::ops::RangeInclusive<u64>,
-) -> (&'static str, String) {
+) -> (Rule, String) {
     let Some(a) = records.last() else {
         return (
-            OWN_EVIDENCE,
+            Rule::OwnEvidence,
             format!("{m} leads role {role} with token {token}, but partition {p} has no record at that offset"),
         );
     };
     match a.heartbeat {
         Some(hb) if a.author == m && hb.role == role => (
-            CURRENT_TERM,
+            Rule::CurrentTerm,
             format!(
                 "{m} leads role {role} with token {token}, its own heartbeat of generation {} while it owns partition {p} since generation {} (now {}): only current-term heartbeats are evidence",
                 hb.term,
@@ -646,7 +644,7 @@ fn explain_token(
             ),
         ),
         _ => (
-            OWN_EVIDENCE,
+            Rule::OwnEvidence,
             format!(
                 "{m} leads role {role} with token {token}, the offset of a record written by {}{}: only the member's own heartbeats are evidence",
                 a.author,
@@ -677,7 +675,7 @@ fn lost_is_fenced(log: &Log, roles: u32, partitions: u32, found: &mut Found) {
             if let Some(e) = next
                 && matches!(e.event, Event::Revoked { .. })
             {
-                found.add(LOST_IS_FENCED, m, Some(lost.at), || {
+                found.add(Rule::LostIsFenced, m, Some(lost.at), || {
                     format!(
                         "{m} lost partition {p} at {} but its next event for role {role} was Revoked at {}: a lost lease must be Fenced, so no handler finishes work on it",
                         secs(lost.at),
@@ -707,7 +705,7 @@ fn revoked_barrier(log: &Log, found: &mut Found) {
         if dropped.iter().any(|(m, at)| *m == w.member && *at <= e.at) {
             continue;
         }
-        found.add(REVOKED_BARRIER, &w.member, Some(w.at), || {
+        found.add(Rule::RevokedBarrier, &w.member, Some(w.at), || {
             format!(
                 "{}'s Revoked handler still wrote with token {} at {}, after {} acquired role 0 with token {} at {}: the handover must wait for the handler",
                 w.member,

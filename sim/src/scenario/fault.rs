@@ -600,80 +600,98 @@ fn member(kind: FaultKind, v: Option<Host>) -> Result<Target, String> {
     }
 }
 
-impl TryFrom<RawFault> for TimedFault {
-    type Error = String;
-
-    fn try_from(mut r: RawFault) -> Result<TimedFault, String> {
-        let kind = r.kind;
+impl RawFault {
+    /// The fault this table describes, its kind's fields taken out of it
+    /// (what is left over is a stray field: [`RawFault::stray`]).
+    fn fault(&mut self) -> Result<Fault, String> {
+        let kind = self.kind;
         let lasting = |r: &mut RawFault| need(kind, "duration", r.duration.take());
-        let fault = match kind {
-            FaultKind::Pause => Fault::Pause { target: member(kind, r.target.take())?, duration: lasting(&mut r)? },
+        Ok(match kind {
+            FaultKind::Pause => Fault::Pause { target: member(kind, self.target.take())?, duration: lasting(self)? },
             FaultKind::StallPoll => {
-                Fault::StallPoll { target: member(kind, r.target.take())?, duration: lasting(&mut r)? }
+                Fault::StallPoll { target: member(kind, self.target.take())?, duration: lasting(self)? }
             }
-            FaultKind::Crash => Fault::Crash { target: member(kind, r.target.take())?, duration: r.duration.take() },
+            FaultKind::Crash => {
+                Fault::Crash { target: member(kind, self.target.take())?, duration: self.duration.take() }
+            }
             FaultKind::Partition => Fault::Partition {
-                a: need(kind, "a", r.a.take())?,
-                b: need(kind, "b", r.b.take())?,
-                duration: lasting(&mut r)?,
+                a: need(kind, "a", self.a.take())?,
+                b: need(kind, "b", self.b.take())?,
+                duration: lasting(self)?,
             },
             FaultKind::OneWay => Fault::OneWay {
-                from: need(kind, "from", r.from.take())?,
-                to: need(kind, "to", r.to.take())?,
-                duration: lasting(&mut r)?,
+                from: need(kind, "from", self.from.take())?,
+                to: need(kind, "to", self.to.take())?,
+                duration: lasting(self)?,
             },
             FaultKind::IsolateCoordinator => {
-                Fault::IsolateCoordinator { target: member(kind, r.target.take())?, duration: lasting(&mut r)? }
+                Fault::IsolateCoordinator { target: member(kind, self.target.take())?, duration: lasting(self)? }
             }
             FaultKind::HeartbeatFailure => {
-                Fault::HeartbeatFailure { target: member(kind, r.target.take())?, duration: lasting(&mut r)? }
+                Fault::HeartbeatFailure { target: member(kind, self.target.take())?, duration: lasting(self)? }
             }
             FaultKind::Latency => Fault::Latency {
-                a: need(kind, "a", r.a.take())?,
-                b: need(kind, "b", r.b.take())?,
-                latency: need(kind, "latency", r.latency.take())?,
-                jitter: r.jitter.take(),
-                duration: lasting(&mut r)?,
+                a: need(kind, "a", self.a.take())?,
+                b: need(kind, "b", self.b.take())?,
+                latency: need(kind, "latency", self.latency.take())?,
+                jitter: self.jitter.take(),
+                duration: lasting(self)?,
             },
-            FaultKind::DropConnections => Fault::DropConnections { target: need(kind, "target", r.target.take())? },
+            FaultKind::DropConnections => Fault::DropConnections { target: need(kind, "target", self.target.take())? },
             FaultKind::BrokerCrash => Fault::BrokerCrash {
-                target: match need(kind, "target", r.target.take())? {
+                target: match need(kind, "target", self.target.take())? {
                     Host::Broker(b) => BrokerId(b),
                     other => {
                         return Err(format!("faults.target = \"{other}\": broker-crash needs a broker (b0, b1, ...)"));
                     }
                 },
-                duration: r.duration.take(),
-                lose_state: r.lose_state.take().unwrap_or(false),
+                duration: self.duration.take(),
+                lose_state: self.lose_state.take().unwrap_or(false),
             },
             FaultKind::ClockStep => {
-                Fault::ClockStep { target: member(kind, r.target.take())?, by: need(kind, "by", r.by.take())? }
+                Fault::ClockStep { target: member(kind, self.target.take())?, by: need(kind, "by", self.by.take())? }
             }
-            FaultKind::ClockDrift => {
-                Fault::ClockDrift { target: member(kind, r.target.take())?, ppm: need(kind, "ppm", r.ppm.take())? }
+            FaultKind::ClockDrift => Fault::ClockDrift {
+                target: member(kind, self.target.take())?,
+                ppm: need(kind, "ppm", self.ppm.take())?,
+            },
+            FaultKind::ForeignWriter => self.foreign_writer()?,
+            FaultKind::Close => Fault::Close { target: member(kind, self.target.take())? },
+            FaultKind::Resign => Fault::Resign { target: member(kind, self.target.take())? },
+            FaultKind::CloseInHandler => Fault::CloseInHandler { target: member(kind, self.target.take())? },
+            FaultKind::CloseAndWaitInHandler => {
+                Fault::CloseAndWaitInHandler { target: member(kind, self.target.take())? }
             }
-            FaultKind::ForeignWriter => {
-                let misplaced = r.misplaced.take().unwrap_or(false);
-                let garbage = r.garbage.take();
-                if misplaced && garbage == Some(true) {
-                    return Err("faults.misplaced = true: a misplaced record is a well-formed heartbeat; \
-                                leave out garbage (or set it false)"
-                        .into());
-                }
-                Fault::ForeignWriter {
-                    partition: need(kind, "partition", r.partition.take())?,
-                    count: need(kind, "count", r.count.take())?,
-                    garbage: garbage.unwrap_or(!misplaced),
-                    misplaced,
-                }
-            }
-            FaultKind::Close => Fault::Close { target: member(kind, r.target.take())? },
-            FaultKind::Resign => Fault::Resign { target: member(kind, r.target.take())? },
-            FaultKind::CloseInHandler => Fault::CloseInHandler { target: member(kind, r.target.take())? },
-            FaultKind::CloseAndWaitInHandler => Fault::CloseAndWaitInHandler { target: member(kind, r.target.take())? },
-            FaultKind::FatalError => Fault::FatalError { target: member(kind, r.target.take())? },
-            FaultKind::StaticReplace => Fault::StaticReplace { target: member(kind, r.target.take())? },
-        };
+            FaultKind::FatalError => Fault::FatalError { target: member(kind, self.target.take())? },
+            FaultKind::StaticReplace => Fault::StaticReplace { target: member(kind, self.target.take())? },
+        })
+    }
+
+    /// A `foreign-writer` fault: garbage unless `misplaced`, never both.
+    fn foreign_writer(&mut self) -> Result<Fault, String> {
+        let kind = self.kind;
+        let misplaced = self.misplaced.take().unwrap_or(false);
+        let garbage = self.garbage.take();
+        if misplaced && garbage == Some(true) {
+            return Err("faults.misplaced = true: a misplaced record is a well-formed heartbeat; \
+                        leave out garbage (or set it false)"
+                .into());
+        }
+        Ok(Fault::ForeignWriter {
+            partition: need(kind, "partition", self.partition.take())?,
+            count: need(kind, "count", self.count.take())?,
+            garbage: garbage.unwrap_or(!misplaced),
+            misplaced,
+        })
+    }
+}
+
+impl TryFrom<RawFault> for TimedFault {
+    type Error = String;
+
+    fn try_from(mut r: RawFault) -> Result<TimedFault, String> {
+        let kind = r.kind;
+        let fault = r.fault()?;
         if let Some(field) = r.stray() {
             return Err(format!(
                 "faults.{field}: kind \"{kind}\" has no field `{field}` (scenarios/FORMAT.md, Faults, lists each kind's fields)"

@@ -19,7 +19,8 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use super::member::{ForeignJob, ForeignRecords, MemberParams, Slot, foreign_main, member_main};
+use super::foreign::{ForeignJob, ForeignRecords, foreign_main};
+use super::member::{MemberParams, Slot, member_main};
 use super::{MAX_LATENCY, MIN_LATENCY, PlayedFault, RunReport, TICK};
 use crate::app::{AppSetup, STORE_HOST, StoreState, store_main};
 use crate::clock::ClockModel;
@@ -380,6 +381,30 @@ impl World<'_> {
         self.apply(now, fault, target.map(|t| t.to_string()), member, incarnation);
     }
 
+    /// A fault between two hosts, resolved at `now`; none between a host
+    /// and itself.
+    fn between(&mut self, now: u64, a: Host, b: Host, act: impl FnOnce(&mut Self, String, String)) {
+        let (a, b) = (self.resolve(a, now).to_string(), self.resolve(b, now).to_string());
+        if a != b {
+            act(self, a, b);
+        }
+    }
+
+    /// Queues a `foreign-writer` job for the stranger (`foreign.rs`).
+    fn write_foreign(&mut self, partition: u32, count: u32, garbage: bool, misplaced: bool) {
+        let records = if misplaced {
+            // In the names the members hold now (a restarted member's
+            // incarnation has a name of its own).
+            ForeignRecords::Misplaced { names: self.rec.lock().current.values().cloned().collect() }
+        } else if garbage {
+            ForeignRecords::Garbage
+        } else {
+            ForeignRecords::Stranger
+        };
+        self.foreign.0.lock().expect("fw lock").push_back(ForeignJob { partition, count, records });
+        self.foreign.1.notify_one();
+    }
+
     /// What each kind does. `target` is the resolved `target` field,
     /// `member` its slot if it is a member, `incarnation` that member's
     /// current incarnation.
@@ -415,22 +440,14 @@ impl World<'_> {
                 }
             }
             Fault::Partition { a, b, duration } => {
-                let (a, b) = (self.resolve(a, now).to_string(), self.resolve(b, now).to_string());
-                if a != b {
-                    self.cut(now + duration.ms(), a, b);
-                }
+                self.between(now, a, b, |w, a, b| w.cut(now + duration.ms(), a, b));
             }
             Fault::Latency { a, b, latency, jitter, duration } => {
-                let (a, b) = (self.resolve(a, now).to_string(), self.resolve(b, now).to_string());
-                if a != b {
-                    self.slow_down(now + duration.ms(), a, b, latency.ms(), jitter.map_or(0, |j| j.ms()));
-                }
+                let jitter = jitter.map_or(0, |j| j.ms());
+                self.between(now, a, b, |w, a, b| w.slow_down(now + duration.ms(), a, b, latency.ms(), jitter));
             }
             Fault::OneWay { from, to, duration } => {
-                let (a, b) = (self.resolve(from, now).to_string(), self.resolve(to, now).to_string());
-                if a != b {
-                    self.cut_one_way(now + duration.ms(), a, b);
-                }
+                self.between(now, from, to, |w, a, b| w.cut_one_way(now + duration.ms(), a, b));
             }
             Fault::HeartbeatFailure { duration, .. } => {
                 if let Some(t) = target.filter(|_| member.is_some()) {
@@ -457,17 +474,7 @@ impl World<'_> {
             Fault::ClockStep { by, .. } => self.clock(member, |c| c.step(now, by.0)),
             Fault::ClockDrift { ppm, .. } => self.clock(member, |c| c.set_drift(now, ppm)),
             Fault::ForeignWriter { partition, count, garbage, misplaced } => {
-                let records = if misplaced {
-                    // In the names the members hold now (a restarted
-                    // member's incarnation has a name of its own).
-                    ForeignRecords::Misplaced { names: self.rec.lock().current.values().cloned().collect() }
-                } else if garbage {
-                    ForeignRecords::Garbage
-                } else {
-                    ForeignRecords::Stranger
-                };
-                self.foreign.0.lock().expect("fw lock").push_back(ForeignJob { partition, count, records });
-                self.foreign.1.notify_one();
+                self.write_foreign(partition, count, garbage, misplaced);
             }
             Fault::StaticReplace { .. } => self.replace_static(now, member),
             Fault::Close { .. } => self.control(member, |c| c.close = true),

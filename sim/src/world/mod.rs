@@ -6,6 +6,7 @@
 //! function of (scenario, seed, code).
 
 mod apply;
+mod foreign;
 pub(crate) mod member;
 
 use std::time::Duration;

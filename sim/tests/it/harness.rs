@@ -6,15 +6,15 @@ use std::time::Duration;
 
 use neli::{Clock, Pulse};
 use neli_sim::Rule;
-use neli_sim::app::{Member, Outcome, StoreMode};
+use neli_sim::app::{SimMember, StoreAnswer, StoreMode};
 use neli_sim::harness::{Harness, seeds_from};
 use neli_sim::history::{Entry, Stamp};
 
 use crate::scenario;
 
 /// Leads and writes `tick` once a round, stamped, until its election ends.
-async fn ticker(m: Member) {
-    let Member { mut neli, clock, store, .. } = m;
+async fn ticker(m: SimMember) {
+    let SimMember { mut neli, clock, store, .. } = m;
     loop {
         match neli.pulse(Duration::from_millis(100)).await {
             Ok(Pulse::Finished(_)) => return,
@@ -62,7 +62,7 @@ fn a_seed_of_a_harness_application_replays_byte_for_byte() {
 #[test]
 fn an_application_that_panics_fails_its_seed_by_name() {
     let h = Harness::new(scenario(include_str!("scenarios/leader-pause.toml")))
-        .app(|m: Member| async move {
+        .app(|m: SimMember| async move {
             m.clock.sleep(Duration::from_secs(2)).await;
             if m.slot == 1 {
                 panic!("invoice template missing");
@@ -109,7 +109,7 @@ fn invariants_fail_and_panic_by_name() {
 #[test]
 fn an_application_that_blocks_its_thread_fails_after_the_budget() {
     let r = Harness::new(scenario(include_str!("scenarios/leader-pause.toml")))
-        .app(|_m: Member| async move {
+        .app(|_m: SimMember| async move {
             std::thread::sleep(Duration::from_secs(3));
         })
         .seed_budget(Duration::from_millis(300))
@@ -140,20 +140,21 @@ fn resign_and_close_faults_reach_a_harness_application() {
 // naming the member, within the run: no hang.
 #[test]
 fn an_application_that_never_returns_after_a_close_fails_close_finishes() {
-    let h = Harness::new(scenario(include_str!("scenarios/harness-close-resign.toml"))).app(|m: Member| async move {
-        let Member { mut neli, clock, .. } = m;
-        loop {
-            let _ = neli.pulse(Duration::from_millis(100)).await;
-            if neli.control().state() != neli::State::Live {
-                // Ignores the close: works on forever without pulsing.
-                loop {
-                    clock.sleep(Duration::from_secs(1)).await;
+    let h =
+        Harness::new(scenario(include_str!("scenarios/harness-close-resign.toml"))).app(|m: SimMember| async move {
+            let SimMember { mut neli, clock, .. } = m;
+            loop {
+                let _ = neli.pulse(Duration::from_millis(100)).await;
+                if neli.control().state() != neli::State::Live {
+                    // Ignores the close: works on forever without pulsing.
+                    loop {
+                        clock.sleep(Duration::from_secs(1)).await;
+                    }
                 }
             }
-        }
-    });
+        });
     let r = h.run_seed(2);
-    let v: Vec<_> = r.violations.iter().filter(|v| v.rule == Rule::Named("close-finishes")).collect();
+    let v: Vec<_> = r.violations.iter().filter(|v| v.rule == Rule::CloseFinishes).collect();
     assert_eq!(v.len(), 1, "{:?}", r.violations);
     assert!(v[0].detail.contains("its application asked to close") && v[0].members.len() == 1, "{v:?}");
 }
@@ -162,7 +163,7 @@ fn an_application_that_never_returns_after_a_close_fails_close_finishes() {
 // (and so is an unstamped write); unfenced, everything is taken.
 #[test]
 fn the_store_fences_by_stamp_unless_told_not_to() {
-    let writer = |m: Member| async move {
+    let writer = |m: SimMember| async move {
         if m.slot != 0 {
             return;
         }
@@ -173,7 +174,7 @@ fn the_store_fences_by_stamp_unless_told_not_to() {
         }
         assert_eq!(
             m.store.accepted().await.expect("the store answers"),
-            got.iter().filter(|o| **o == Outcome::Accepted).count() as u64
+            got.iter().filter(|o| **o == StoreAnswer::Accepted).count() as u64
         );
     };
     let fenced = Harness::new(scenario(include_str!("scenarios/leader-pause.toml"))).app(writer).run_seed(1);

@@ -4,6 +4,8 @@
 //! (every hazard has one). Each story is a file under `scenarios/`, so a
 //! failure replays with the `run` example.
 
+use neli_sim::{Bound, Rule};
+
 use crate::{assert_flagged, assert_survives, scenario};
 
 // Hazard 1. Proves that a leader paused past its session stops leading on
@@ -27,7 +29,7 @@ fn paused_leader_stops_leading_before_successor_starts() {
 #[test]
 fn a_lease_longer_than_the_session_overlaps_the_successor() {
     let s = scenario(include_str!("scenarios/broken-lease-longer-than-session.toml"));
-    assert_flagged(&s, 1..4, "overlap");
+    assert_flagged(&s, 1..4, &[Rule::Overlap]);
 }
 
 // Hazard 1 broken (goNELI). Proves that counting a lease from receipt lets
@@ -36,7 +38,7 @@ fn a_lease_longer_than_the_session_overlaps_the_successor() {
 #[test]
 fn a_lease_counted_from_receipt_outlives_a_pause() {
     let s = scenario(include_str!("scenarios/broken-lease-from-receipt.toml"));
-    assert_flagged(&s, 1..12, "overlap");
+    assert_flagged(&s, 1..12, &[Rule::Overlap]);
 }
 
 // Hazard 2. Proves that the stale-term heartbeats a resumed zombie writes
@@ -61,7 +63,7 @@ fn zombie_heartbeats_of_a_resumed_leader_extend_nobody() {
 #[test]
 fn without_the_proof_a_resumed_zombie_leads_again() {
     let s = scenario(include_str!("scenarios/broken-zombie-without-proof.toml"));
-    assert_flagged(&s, 1..80, "overlap");
+    assert_flagged(&s, 1..80, &[Rule::Overlap]);
 }
 
 // Hazard 2 broken (goNELI). Proves that own evidence only carries weight:
@@ -70,7 +72,7 @@ fn without_the_proof_a_resumed_zombie_leads_again() {
 #[test]
 fn counting_any_record_lets_a_zombie_lead_on_its_successors_records() {
     let s = scenario(include_str!("scenarios/broken-any-record-counts.toml"));
-    assert_flagged(&s, 1..16, "role 0");
+    assert_flagged(&s, 1..16, &[Rule::Overlap, Rule::TokenNotIncreasing]);
 }
 
 // Hazard 3. Proves that a leader which still reads its own heartbeats but
@@ -92,7 +94,7 @@ fn a_leader_cut_off_from_the_coordinator_is_replaced_without_overlap() {
 #[test]
 fn without_the_proof_an_isolated_stalled_leader_overlaps() {
     let s = scenario(include_str!("scenarios/broken-isolated-stalled-without-proof.toml"));
-    assert_flagged(&s, 1..6, "overlap");
+    assert_flagged(&s, 1..6, &[Rule::Overlap]);
 }
 
 // Hazard 3, the same story with the proof on. Proves the lease ends T after
@@ -124,7 +126,7 @@ fn a_leader_whose_clock_drifts_and_steps_back_keeps_exclusivity() {
 #[test]
 fn a_lease_not_below_the_session_overlaps() {
     let s = scenario(include_str!("scenarios/broken-lease-not-below-session.toml"));
-    assert_flagged(&s, 1..4, "overlap");
+    assert_flagged(&s, 1..4, &[Rule::Overlap]);
 }
 
 // Hazard 5. Proves that socket drops, a poll loop stalled beyond
@@ -174,7 +176,7 @@ fn every_live_member_rejoins_a_broker_that_lost_its_state() {
 #[test]
 fn a_rebalance_timeout_below_the_lease_overlaps_on_a_poll_stall() {
     let s = scenario(include_str!("scenarios/broken-short-rebalance-stall.toml"));
-    assert_flagged(&s, 1..4, "overlap");
+    assert_flagged(&s, 1..4, &[Rule::Overlap]);
 }
 
 // Hazard 5, the same stall with a valid rebalance timeout (10 s). Proves the
@@ -204,7 +206,7 @@ fn a_foreign_writers_records_count_for_nobody() {
 #[test]
 fn counting_any_record_lets_foreign_garbage_revive_a_paused_leader() {
     let s = scenario(include_str!("scenarios/broken-any-record-counts-garbage.toml"));
-    assert_flagged(&s, 1..16, "role 0");
+    assert_flagged(&s, 1..16, &[Rule::Overlap, Rule::TokenNotIncreasing]);
 }
 
 // Hazard 7. Proves that a leader closing while a rebalance is under way (a
@@ -240,7 +242,7 @@ fn a_revoked_handler_that_closes_does_not_deadlock() {
 #[test]
 fn a_handler_waiting_for_its_own_close_stalls_the_handover() {
     let s = scenario(include_str!("scenarios/broken-handler-waits-for-its-close.toml"));
-    let broken = assert_flagged(&s, 1..4, "max_gap");
+    let broken = assert_flagged(&s, 1..4, &[Rule::Expect(Bound::MaxGap)]);
     assert!(broken.figures.gap_max_ms >= 9_000, "stalled until the rebalance timeout: {:?}", broken.figures);
 }
 
@@ -261,7 +263,7 @@ fn a_handler_that_closes_without_waiting_hands_over_at_once() {
 #[test]
 fn a_rebalance_timeout_below_the_lease_lets_a_proven_lease_overlap() {
     let s = scenario(include_str!("scenarios/broken-proof-rebalance-timeout.toml"));
-    assert_flagged(&s, 1..4, "overlap");
+    assert_flagged(&s, 1..4, &[Rule::Overlap]);
 }
 
 // The same story with the default rebalance timeout (10 s). Proves the proof

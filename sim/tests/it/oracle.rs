@@ -7,7 +7,7 @@
 use neli_sim::clock::ClockModel;
 use neli_sim::oracle::judge;
 use neli_sim::record::{Log, Told, WriteObs};
-use neli_sim::verdict::{Rule, names};
+use neli_sim::verdict::Rule;
 
 use crate::scenario;
 
@@ -90,12 +90,12 @@ fn a_run_long_enough_to_elect_that_elects_nobody_is_a_violation() {
     };
     let v = nobody(include_str!("scenarios/oracle-nobody-30s.toml"), 30_000);
     assert!(
-        v.iter().any(|v| v.rule == Rule::Named(names::LEADER_ELECTED)
+        v.iter().any(|v| v.rule == Rule::LeaderElected
             && v.detail.starts_with("rule leader-elected: no member held role 0 in 30.000s")),
         "{v:?}"
     );
     let short = nobody(include_str!("scenarios/oracle-nobody-5s.toml"), 5_000);
-    assert!(short.iter().all(|v| v.rule != Rule::Named(names::LEADER_ELECTED)), "{short:?}");
+    assert!(short.iter().all(|v| v.rule != Rule::LeaderElected), "{short:?}");
 }
 
 /// m0's client tells its driver once that the election log was lost, then
@@ -119,7 +119,7 @@ fn after_one_told_loss(epoch: u64) -> Vec<String> {
     };
     log.claims.push(claim);
     let v = judge(&s, &log, &[ClockModel::new(0)], 2000).1;
-    v.into_iter().filter(|v| v.rule == Rule::Named(names::LOG_EPOCH)).map(|v| v.detail).collect()
+    v.into_iter().filter(|v| v.rule == Rule::LogEpoch).map(|v| v.detail).collect()
 }
 
 #[test]

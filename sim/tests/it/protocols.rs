@@ -8,12 +8,14 @@
 //! a grace G = T on the successor separates the leases. Under the classic
 //! protocol the same fault ends in the client's own session expiry.
 
+use neli_sim::Rule;
+
 use crate::{assert_flagged, assert_survives, scenario};
 
 #[test]
 fn consumer_protocol_without_grace_gives_two_leaders_when_heartbeats_fail() {
     let s = scenario(include_str!("scenarios/consumer-heartbeats-fail.toml"));
-    let r = assert_flagged(&s, 0..10, "overlap: role 0 held by");
+    let r = assert_flagged(&s, 0..10, &[Rule::Overlap]);
     assert!(r.trace.iter().any(|l| l.contains("evicted (session timeout)")), "the coordinator evicted the leader");
     assert!(!r.trace.iter().any(|l| l.contains("session timed out on the client")), "no client-side expiry");
 }
@@ -45,7 +47,7 @@ fn classic_protocol_leader_with_failing_heartbeats_expires_its_own_session() {
 #[test]
 fn static_replacement_without_grace_gives_two_leaders() {
     let s = scenario(include_str!("scenarios/static-replace.toml"));
-    let r = assert_flagged(&s, 0..10, "overlap: role 0 held by");
+    let r = assert_flagged(&s, 0..10, &[Rule::Overlap]);
     assert!(
         r.trace.iter().any(|l| l.contains("static member m") && l.contains("replaces")),
         "the coordinator replaced it"

@@ -83,10 +83,10 @@ fn judged(log: &Log) -> Vec<Violation> {
 }
 
 /// The one violation in `v`, of `rule`, with the member it names: its text.
-fn only(v: Vec<Violation>, rule: &'static str) -> String {
+fn only(v: Vec<Violation>, rule: Rule) -> String {
     assert_eq!(v.len(), 1, "exactly one rule broken, got {v:?}");
-    assert_eq!(v[0].rule, Rule::Named(rule), "{v:?}");
-    assert!(v[0].detail.starts_with(&format!("rule {rule}: ")), "{v:?}");
+    assert_eq!(v[0].rule, rule, "{v:?}");
+    assert!(v[0].detail.starts_with(&format!("{}: ", rule.class())), "{v:?}");
     assert_eq!(v[0].members.len(), 1, "a rule's violation names its member: {v:?}");
     v[0].detail.clone()
 }
@@ -103,7 +103,7 @@ fn a_lease_longer_than_the_heartbeats_send_time_plus_t_breaks_send_time() {
     claim(&mut log, 130, "m0", 5, 2060, 0);
     // Without the proof the lease is bounded by the heartbeat alone.
     let v = rules::judge(&scenario_with_proof(false), &log);
-    let text = only(v, rules::SEND_TIME);
+    let text = only(v, Rule::SendTime);
     assert!(text.contains("ends at 2060ms on its clock, 60ms after"), "{text}");
 }
 
@@ -114,7 +114,7 @@ fn a_lease_outliving_the_membership_proof_breaks_the_proof_rule() {
     proof(&mut log, "m0", 1, 900);
     heartbeat(&mut log, 110, 5, "m0", 1, 1000);
     claim(&mut log, 120, "m0", 5, 2000, 0);
-    let text = only(judged(&log), rules::MEMBERSHIP_PROOF);
+    let text = only(judged(&log), Rule::MembershipProof);
     assert!(text.contains("100ms after its newest accepted membership proof"), "{text}");
     // With the proof off, the same lease keeps every rule that is on.
     assert_eq!(rules::judge(&scenario_with_proof(false), &log), Vec::<Violation>::new());
@@ -127,7 +127,7 @@ fn a_proof_from_an_older_generation_does_not_count() {
     proof(&mut log, "m0", 1, 1010);
     heartbeat(&mut log, 110, 5, "m0", 2, 1000);
     claim(&mut log, 120, "m0", 5, 2000, 0);
-    let text = only(judged(&log), rules::MEMBERSHIP_PROOF);
+    let text = only(judged(&log), Rule::MembershipProof);
     assert!(text.contains("no accepted membership proof of generation 2"), "{text}");
 }
 
@@ -139,7 +139,7 @@ fn a_token_naming_somebody_elses_record_breaks_own_evidence() {
     heartbeat(&mut log, 110, 5, "m0", 1, 1000);
     proof(&mut log, "m0", 1, 1010);
     claim(&mut log, 120, "m0", 4, 2000, 0);
-    let text = only(judged(&log), rules::OWN_EVIDENCE);
+    let text = only(judged(&log), Rule::OwnEvidence);
     assert!(text.contains("written by stranger"), "{text}");
 }
 
@@ -153,7 +153,7 @@ fn a_lease_on_an_old_terms_heartbeat_breaks_current_term() {
     heartbeat(&mut log, 110, 6, "m0", 2, 1000);
     proof(&mut log, "m0", 2, 1010);
     claim(&mut log, 120, "m0", 5, 2000, 0);
-    let text = only(judged(&log), rules::CURRENT_TERM);
+    let text = only(judged(&log), Rule::CurrentTerm);
     assert!(text.contains("its own heartbeat of generation 1"), "{text}");
 }
 
@@ -162,7 +162,7 @@ fn a_lease_after_the_partition_was_lost_breaks_assigned_only() {
     let mut log = keeps_every_rule();
     change(&mut log, 150, "m0", AssignmentChange::Lost(vec![0]));
     claim(&mut log, 160, "m0", 5, 1990, 0);
-    let text = only(judged(&log), rules::ASSIGNED_ONLY);
+    let text = only(judged(&log), Rule::AssignedOnly);
     assert!(text.contains("partition 0 was not assigned to it (last change: Lost([0]) at 0.150s)"), "{text}");
 }
 
@@ -189,7 +189,7 @@ fn a_members_tokens_only_increase_unless_it_says_the_log_restarted() {
         judged(&log)
     };
     for token in [2, 5] {
-        let text = only(renewed(token, 0), rules::TOKEN_ORDER);
+        let text = only(renewed(token, 0), Rule::TokenOrder);
         assert!(text.contains(&format!("went from 5 (log epoch 0) to {token} (log epoch 0)")), "{text}");
     }
     // Said loudly: a new log epoch, tokens start again.
@@ -208,7 +208,7 @@ fn a_lost_partition_answered_with_revoked_breaks_lost_is_fenced() {
     let mut log = keeps_every_rule();
     change(&mut log, 150, "m0", AssignmentChange::Lost(vec![0]));
     event(&mut log, 150, "m0", Event::Revoked { role: 0 });
-    let text = only(judged(&log), rules::LOST_IS_FENCED);
+    let text = only(judged(&log), Rule::LostIsFenced);
     assert!(text.contains("next event for role 0 was Revoked at 0.150s"), "{text}");
 
     let mut log = keeps_every_rule();
@@ -226,7 +226,7 @@ fn a_revoked_handler_still_working_when_the_next_leader_acquires_breaks_the_barr
     let mut log = keeps_every_rule();
     event(&mut log, 3000, "m1", Event::Acquired { role: 0, token: neli::Token(9) });
     handler_write(&mut log, 3050, "m0", 5);
-    let text = only(judged(&log), rules::REVOKED_BARRIER);
+    let text = only(judged(&log), Rule::RevokedBarrier);
     assert!(text.contains("m0's Revoked handler still wrote with token 5 at 3.050s, after m1 acquired"), "{text}");
 
     // Before the successor: fine.
@@ -270,7 +270,7 @@ fn the_status_reports_the_generation_of_the_assignment_taken() {
         log.claims.push(ClaimObs { seq, at, member: "m0".into(), log_epoch: 0, generation, leading: BTreeMap::new() });
     };
     let of_rule = |log: &Log| -> Vec<Violation> {
-        judged(log).into_iter().filter(|v| v.rule == Rule::Named(rules::STATUS_GENERATION)).collect()
+        judged(log).into_iter().filter(|v| v.rule == Rule::StatusGeneration).collect()
     };
     let mut log = keeps_every_rule();
     status(&mut log, 130, Some(1));
@@ -310,9 +310,8 @@ fn heartbeats_say_who_leads_and_only_while_it_does() {
         let heartbeat = Some(HeartbeatClaim { role: 0, term: 1, sent_at, lease: Some(token) });
         log.appends.push(AppendObs { seq, at: 150, partition: 0, offset: 6, author: "m0".into(), heartbeat });
     };
-    let of_rule = |log: &Log| -> Vec<Violation> {
-        judged(log).into_iter().filter(|v| v.rule.class() == "rule heartbeat-lease").collect()
-    };
+    let of_rule =
+        |log: &Log| -> Vec<Violation> { judged(log).into_iter().filter(|v| v.rule == Rule::HeartbeatLease).collect() };
     let base = || {
         let mut log = keeps_every_rule();
         log.slots.insert("m0".into(), 0);
@@ -345,9 +344,9 @@ fn heartbeats_say_who_leads_and_only_while_it_does() {
 #[test]
 fn handles_that_disagree_on_leadership_are_a_violation() {
     let mut log = keeps_every_rule();
-    assert!(judged(&log).iter().all(|v| !v.detail.contains("handles-agree")));
-    log.disagreements.push((1500, "m0".into(), "Neli::is_leader false, Control::is_leader true".into()));
-    let v: Vec<Violation> = judged(&log).into_iter().filter(|v| v.detail.starts_with("rule handles-agree")).collect();
+    assert!(judged(&log).iter().all(|v| v.rule != Rule::HandlesAgree));
+    log.saw_broken(Rule::HandlesAgree, "m0", 1500, "Neli::is_leader false, Control::is_leader true".into());
+    let v: Vec<Violation> = judged(&log).into_iter().filter(|v| v.rule == Rule::HandlesAgree).collect();
     assert_eq!(
         v.iter().map(|v| (v.detail.as_str(), v.members.clone(), v.at)).collect::<Vec<_>>(),
         [(
@@ -366,7 +365,7 @@ fn handles_that_disagree_on_leadership_are_a_violation() {
 fn a_lease_taken_sooner_than_g_after_the_assignment_breaks_grace() {
     let grace = scenario(include_str!("scenarios/rules-grace.toml"));
     let early = keeps_every_rule();
-    let text = only(rules::judge(&grace, &early), rules::GRACE);
+    let text = only(rules::judge(&grace, &early), Rule::Grace);
     assert!(text.contains("20ms after partition 0 was handed to it") && text.contains("G = 1000ms"), "{text}");
 
     let mut late = Log::default();
@@ -390,14 +389,14 @@ fn an_assignment_sooner_than_the_resign_hold_off_breaks_resign_holds_off() {
     log.assignments.push(AssignmentObs { seq, at: 3_000, member: "m0".into(), change: AssignmentChange::Resigned });
     // 2S + T = 7 s at S = 3 s, T = 1 s: 6.99 s after the resign is too soon.
     assigned(&mut log, 9_990, "m0", 2);
-    let v = only(judged(&log), "resign-holds-off");
+    let v = only(judged(&log), Rule::ResignHoldsOff);
     assert!(v.contains("m0 was assigned generation 2 at 9.990s, 6990ms after it resigned at 3.000s"), "{v}");
     // 7 s after it is fine.
     let mut log = keeps_every_rule();
     let seq = log.next_seq();
     log.assignments.push(AssignmentObs { seq, at: 3_000, member: "m0".into(), change: AssignmentChange::Resigned });
     assigned(&mut log, 10_000, "m0", 2);
-    assert!(judged(&log).iter().all(|v| !v.detail.contains("resign-holds-off")), "{:?}", judged(&log));
+    assert!(judged(&log).iter().all(|v| v.rule != Rule::ResignHoldsOff), "{:?}", judged(&log));
 }
 
 // The rules judged where the simulator sees them broken (`wakes-on-time`,
@@ -407,8 +406,8 @@ fn an_assignment_sooner_than_the_resign_hold_off_breaks_resign_holds_off() {
 fn a_rule_seen_broken_as_it_happened_is_reported_by_name() {
     let mut log = keeps_every_rule();
     for at in [1500, 1800] {
-        log.seen_broken.push((rules::WAKES_ON_TIME, at, "m0".into(), format!("late wake at {at}")));
+        log.saw_broken(Rule::WakesOnTime, "m0", at, format!("late wake at {at}"));
     }
-    let v = only(judged(&log), rules::WAKES_ON_TIME);
+    let v = only(judged(&log), Rule::WakesOnTime);
     assert!(v.contains("m0 at 1.500s: late wake at 1500 (1 more)"), "{v}");
 }

@@ -3,21 +3,23 @@
 //! resource, a Revoked barrier handler), the controls faults pull on
 //! ([`MemberCtl`]), and the stranger that writes to the election topic.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use neli::core::{Heartbeat, UnsafeVariant};
+use neli::core::UnsafeVariant;
 use neli::{Clock, Config, Mode, Neli, Time};
-use tokio::sync::Notify;
 
-use crate::app::{AppSetup, CatchUnwind, Member, Store};
+use crate::app::AppSetup;
 use crate::client::{ClientCfg, PollLog, SimBroker};
 use crate::clock::{ClockModel, Gate, SimClock, global_ms};
-use crate::proto::{Conn, Request};
 use crate::record::{ClaimObs, CloseResult, EventObs, LeaseObs, LeaseView, Recorder, Told, WriteObs};
 use crate::scenario::{DEFAULT_REVOKED_WORK, Dur, ModeName, Scenario, Variant};
+use crate::verdict::Rule;
+
+mod user_app;
+use user_app::run_user_app;
 
 /// What faults ask of a member's application; read by its loop and handler.
 #[derive(Debug, Default)]
@@ -284,84 +286,6 @@ pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> t
     Ok(())
 }
 
-/// A harness application runs in this process instead of the built-in
-/// one (`app.rs`, `harness.rs`): it gets the driver, a clock a stall holds
-/// and a store client; the faults that ask the application something
-/// (close, resign, close from a Revoked handler) go to its election's
-/// `Control`, as an admin task of the service would send them. When it
-/// returns (or panics: a reported failure) the process stops.
-async fn run_user_app(
-    neli: Neli<SimBroker, SimClock>,
-    clock: SimClock,
-    setup: &AppSetup,
-    slot: &Slot,
-    name: String,
-    rec: &Recorder,
-) {
-    let control = neli.control();
-    {
-        // Its leases are not claims in line with its polls (the loop is
-        // the user's), as with `Neli::background`.
-        let mut log = rec.lock();
-        log.background.insert(name.clone());
-        log.user_apps.insert(name.clone());
-    }
-    record_status(control.status(), control.events(), rec, &name, slot.idx);
-    forward_asks(control, slot, rec, &name);
-    let app_clock = clock.stalled_by(slot.app_stall.clone());
-    let store = Store::new(&name, app_clock.clone(), slot.gate.clone());
-    let member = Member { name: name.clone(), slot: slot.idx, neli, clock: app_clock, store };
-    let outcome = CatchUnwind((setup.app)(member)).await;
-    let mut log = rec.lock();
-    if let Err(what) = outcome {
-        log.app_failures.push((global_ms(), name.clone(), format!("the application panicked: {what}")));
-    }
-    log.trace.push((global_ms(), name.clone(), "the application returned".into()));
-    log.ends.entry(name).or_insert(global_ms());
-}
-
-/// The faults that ask a harness application to close or resign, sent to
-/// its election's `Control` (a close from a Revoked handler at its next
-/// Revoked event), and noted for the rules `close-finishes` and
-/// `resign-takes-effect`.
-fn forward_asks(control: neli::Control, slot: &Slot, rec: &Recorder, name: &str) {
-    let (ctl, rec2, name2, control2) = (slot.ctl.clone(), rec.clone(), name.to_owned(), control.clone());
-    tokio::task::spawn_local(async move {
-        let (rec, name, control) = (rec2, name2, control2);
-        while control.end().is_none() {
-            tokio::time::sleep(crate::world::TICK).await;
-            let (close, resign) = {
-                let mut c = ctl.lock().expect("ctl lock");
-                (std::mem::take(&mut c.close), std::mem::take(&mut c.resign))
-            };
-            if close {
-                rec.lock().close_asked.entry(name.clone()).or_insert(global_ms());
-                rec.trace(global_ms(), &name, "asked to close (Control::close)");
-                control.close();
-            }
-            if resign {
-                rec.lock().resign_asked.push((global_ms(), name.clone()));
-                rec.trace(global_ms(), &name, "asked to resign (Control::resign)");
-                control.resign();
-            }
-        }
-    });
-    let (ctl, rec, name) = (slot.ctl.clone(), rec.clone(), name.to_owned());
-    let mut events = control.events();
-    tokio::task::spawn_local(async move {
-        use tokio_stream::StreamExt;
-        while let Some(event) = events.next().await {
-            let armed = matches!(event, neli::Event::Revoked { .. })
-                && std::mem::take(&mut ctl.lock().expect("ctl lock").close_in_handler);
-            if armed {
-                rec.lock().close_asked.entry(name.clone()).or_insert(global_ms());
-                rec.trace(global_ms(), &name, "asked to close at its Revoked event (Control::close)");
-                control.close();
-            }
-        }
-    });
-}
-
 /// The member's election finished and its application loop ends. A
 /// `status()` subscriber is woken for every change, so one tick later the
 /// recorder's subscriber has seen the final state, `Closed` (rule
@@ -379,7 +303,7 @@ async fn finished(rec: &Recorder, name: &str) {
     if seen != Some(neli::State::Closed) {
         let what =
             format!("the election finished but its status() subscriber was last woken with state {seen:?}, not Closed");
-        log.disagreements.push((global_ms(), name.to_owned(), what));
+        log.saw_broken(Rule::HandlesAgree, name, global_ms(), what);
     }
 }
 
@@ -399,7 +323,7 @@ async fn run_background(
     p: &MemberParams,
     rec: &Recorder,
 ) {
-    let disagree = |what: String| rec.lock().disagreements.push((global_ms(), name.clone(), what));
+    let disagree = |what: String| rec.lock().saw_broken(Rule::HandlesAgree, &name, global_ms(), what);
     loop {
         let (close, resign) = slot.asks().await;
         if close {
@@ -628,7 +552,7 @@ impl Incarnation {
         rec.lock().close_results.push(CloseResult::new(name, r.as_ref().copied()));
         if !self.neli.core().is_closed() {
             let what = "close() returned, but the core says it is not closed".to_owned();
-            rec.lock().disagreements.push((global_ms(), name.clone(), what));
+            rec.lock().saw_broken(Rule::HandlesAgree, name, global_ms(), what);
         }
     }
 
@@ -666,7 +590,7 @@ impl Incarnation {
                     "pulse() said running, leader = {}; is_leader() = {leads}, the core says closed = {closed}",
                     said.is_leader()
                 );
-                rec.lock().disagreements.push((global_ms(), self.name.clone(), what));
+                rec.lock().saw_broken(Rule::HandlesAgree, &self.name, global_ms(), what);
             }
         }
         pulsed
@@ -678,7 +602,7 @@ impl Incarnation {
         let end = self.control.end();
         if !matches!(&end, Some(Ok(o)) if *o == outcome) {
             let what = format!("pulse() said the election finished ({outcome}), Control::end() = {end:?}");
-            rec.lock().disagreements.push((global_ms(), name.clone(), what));
+            rec.lock().saw_broken(Rule::HandlesAgree, name, global_ms(), what);
         }
         rec.trace(global_ms(), name, "closed (ok)");
         finished(rec, name).await;
@@ -747,12 +671,7 @@ impl Incarnation {
                     crate::verdict::secs(at),
                     crate::verdict::secs(last)
                 );
-                rec.lock().seen_broken.push((
-                    crate::verdict::names::WAKES_ON_TIME,
-                    global_ms(),
-                    self.name.clone(),
-                    what,
-                ));
+                rec.lock().saw_broken(Rule::WakesOnTime, &self.name, global_ms(), what);
             }
         }
     }
@@ -829,7 +748,7 @@ fn write_if_told(handle: Handle<'_>, clock: &SimClock, control: &neli::Control, 
     if asked.iter().any(|(_, a)| *a != asked[0].1) || control.token() != token || lease.map(|l| l.token) != token {
         let what = asked.iter().map(|(h, a)| format!("{h} {a}")).collect::<Vec<_>>().join(", ");
         let what = format!("{what}; tokens {token:?} and {:?}", control.token());
-        rec.lock().disagreements.push((global_ms(), name.to_owned(), what));
+        rec.lock().saw_broken(Rule::HandlesAgree, name, global_ms(), what);
     }
     let Some(token) = token else {
         return false;
@@ -849,132 +768,4 @@ fn write_if_told(handle: Handle<'_>, clock: &SimClock, control: &neli::Control, 
         in_handler: false,
     });
     true
-}
-
-/// Where the stranger cuts its truncated heartbeats, most telling first:
-/// just short of a whole version-2 record's fixed part (44 bytes), of
-/// version 1's (35), shorter than the magic and version (5), nothing. A
-/// decoder whose length checks are off reads past the end of one of them
-/// and panics (the run then fails).
-const GARBAGE_CUTS: [usize; 12] = [43, 42, 40, 36, 28, 4, 0, 31, 27, 19, 5, 2];
-
-/// The stranger's garbage, in turn: a heartbeat cut short, plain bytes, a
-/// heartbeat of an unknown version, one whose name length claims a byte
-/// more than it has.
-fn garbage_record(seq: u64) -> Vec<u8> {
-    let mut whole = Heartbeat {
-        role: 0,
-        term: 1,
-        seq,
-        sent_at: Time::from_millis(global_ms()),
-        lease: None,
-        name: crate::server::STRANGER.into(),
-    }
-    .encode();
-    let name_len_at = whole.len() - crate::server::STRANGER.len() - 2;
-    match seq % 8 {
-        0 | 2 | 4 | 6 => {
-            let cut = GARBAGE_CUTS[(seq / 2 - 1) as usize % GARBAGE_CUTS.len()].min(whole.len() - 1);
-            whole.truncate(cut);
-            whole
-        }
-        3 => {
-            whole[4] = 9;
-            whole
-        }
-        7 => {
-            whole[name_len_at + 1] += 1;
-            whole
-        }
-        _ => format!("garbage-{seq}").into_bytes(),
-    }
-}
-
-/// What a `foreign-writer` fault has the stranger write.
-pub(super) enum ForeignRecords {
-    /// Bytes that are not a heartbeat of ours ([`garbage_record`]).
-    Garbage,
-    /// Well-formed heartbeats of another deployment's member.
-    Stranger,
-    /// Well-formed heartbeats in these names (our members'), each naming a
-    /// role this election keeps on another partition, or no role it has.
-    Misplaced { names: Vec<String> },
-}
-
-/// One `foreign-writer` fault: `count` records to `partition`.
-pub(super) struct ForeignJob {
-    pub partition: u32,
-    pub count: u32,
-    pub records: ForeignRecords,
-}
-
-/// A stranger on the election topic; `layout` is the election's
-/// (roles, partitions).
-pub(super) async fn foreign_main(
-    leader: String,
-    layout: (u32, u32),
-    queue: Arc<Mutex<VecDeque<ForeignJob>>>,
-    notify: Arc<Notify>,
-) -> turmoil::Result {
-    let mut conn = Conn::new(&leader, Gate::default());
-    let mut seq = 0u64;
-    loop {
-        let job = queue.lock().expect("fw lock").pop_front();
-        let Some(ForeignJob { partition, count, records }) = job else {
-            notify.notified().await;
-            continue;
-        };
-        for _ in 0..count {
-            seq += 1;
-            // Its host has been up far longer than ours (member clocks start
-            // within 100 s), so its send times look fresh.
-            let sent_at = Time::from_millis(global_ms() + 200_000);
-            let payload = match &records {
-                ForeignRecords::Garbage => garbage_record(seq),
-                // A second deployment sharing the topic: its group's
-                // generations (small numbers) collide with ours, so only the
-                // name tells its heartbeats apart; it has four roles, so
-                // some of its records name a role ours may not have (a
-                // misplaced record, which counts for nothing either).
-                ForeignRecords::Stranger => Heartbeat {
-                    role: (seq % 4) as u32,
-                    term: 1 + seq % 8,
-                    seq,
-                    sent_at,
-                    lease: None,
-                    name: crate::server::STRANGER.into(),
-                }
-                .encode(),
-                // A deployment whose hosts have our members' names but
-                // another role count, so its heartbeat for a role lands on a
-                // partition where ours do not keep that role: only the
-                // role's partition tells them apart (scenarios/FORMAT.md,
-                // `foreign-writer`). Terms 1-8 in turn collide with ours.
-                ForeignRecords::Misplaced { names } => {
-                    let (roles, partitions) = layout;
-                    let candidates: Vec<u32> =
-                        (0..roles + 2).filter(|r| *r >= roles || r % partitions.max(1) != partition).collect();
-                    // Every term with every role, then the next name.
-                    let (step, n) = ((seq - 1) / 8, candidates.len() as u64);
-                    let name = names.get(((step / n) % names.len().max(1) as u64) as usize);
-                    Heartbeat {
-                        role: candidates[(step % n) as usize],
-                        term: 1 + (seq - 1) % 8,
-                        seq,
-                        sent_at,
-                        lease: None,
-                        name: name.cloned().unwrap_or_else(|| "m0".into()),
-                    }
-                    .encode()
-                }
-            };
-            let req = Request::Produce {
-                partition,
-                payload,
-                create_time: global_ms(),
-                author: crate::server::STRANGER.into(),
-            };
-            let _ = conn.call(&req, Duration::from_secs(1)).await;
-        }
-    }
 }
