@@ -234,7 +234,7 @@ pub enum Fault {
     /// handler that calls `close()` and then waits for the election to be
     /// closed, as goNELI's blocking `Close()` from inside its barrier does.
     CloseAndWaitInHandler { target: Target },
-    /// Extension (issue 41): static membership's replacement. A spare
+    /// Extension (scenarios/FORMAT.md, `election.static_membership`): static membership's replacement. A spare
     /// process (`election.spares`) starts with the target's instance id
     /// while the target runs on; the coordinator hands it the target's
     /// partitions in the same generation, without a rebalance, and answers

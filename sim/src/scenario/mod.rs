@@ -306,12 +306,12 @@ pub struct ElectionSpec {
     /// expiry, commits renew no session); default `"classic"`.
     #[serde(default, skip_serializing_if = "GroupProtocolName::is_default")]
     pub group_protocol: GroupProtocolName,
-    /// Extension (issue 41): static group membership: every member's
+    /// Extension (scenarios/FORMAT.md, `election.static_membership`): static group membership: every member's
     /// client joins with its own instance id (`group.instance.id`, `m<i>`),
     /// so a restarted member takes its old place without a rebalance.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub static_membership: bool,
-    /// Extension (issue 41): spare processes, hosts `m<members>`, ... that
+    /// Extension (scenarios/FORMAT.md, `election.static_membership`): spare processes, hosts `m<members>`, ... that
     /// start only when a `static-replace` fault gives one a member's
     /// instance id.
     #[serde(default, skip_serializing_if = "is_zero")]

@@ -1,8 +1,8 @@
 //! The oracles judge what the application is told, not only the lease end
 //! the driver publishes: an `is_leader()` that answers true after the
 //! member's own lease ended (on its own clock) is a violation even when the
-//! published lease never overlaps another's (issue 18: a core whose
-//! `is_leader` ignored expiry was invisible to the overlap oracle).
+//! published lease never overlaps another's (a core whose `is_leader`
+//! ignored expiry would be invisible to the overlap oracle).
 
 use neli_sim::clock::ClockModel;
 use neli_sim::oracle::judge;
@@ -42,7 +42,7 @@ fn told_it_leads_once_its_lease_ended_is_a_violation() {
 /// its application is between pulses (`app_work`), resumes and asks
 /// `is_leader()` before pulsing. The recommended core answers false once
 /// its lease ran out, so no seed is flagged; a core whose `is_leader`
-/// ignored expiry would be told it leads here (issue 18).
+/// ignored expiry would be told it leads here.
 #[test]
 fn recommended_core_tells_a_resumed_leader_it_no_longer_leads() {
     let s = scenario(include_str!("scenarios/oracle-told-after-pause.toml"));
@@ -55,7 +55,7 @@ fn recommended_core_tells_a_resumed_leader_it_no_longer_leads() {
 /// One member holds role 0 from 0 to 5 s (what its driver published) and
 /// its application writes `writes` times: an election that never lets its
 /// application act must not pass (a driver whose `token()` compared the
-/// lease the wrong way round passed every other oracle: issue 11).
+/// lease the wrong way round would pass every other oracle).
 fn untold(writes: usize) -> Vec<String> {
     let s = scenario(include_str!("scenarios/oracle-untold.toml"));
     let mut log = Log::default();

@@ -1,5 +1,5 @@
-//! Kafka 4's consumer group protocol in the simulator (issue 41,
-//! docs/background.md "Group protocols"): with `group_protocol =
+//! Kafka 4's consumer group protocol in the simulator
+//! (docs/background.md, "Group protocols"): with `group_protocol =
 //! "consumer"` the client never expires its own session and a commit
 //! renews none. A leader whose heartbeats fail keeps proving its lease
 //! until the coordinator evicts it, S after its last answered heartbeat,

@@ -2,7 +2,8 @@
 //! log: the story of one member that breaks exactly one rule, judged
 //! against the story where it keeps it. The harness's end-to-end checks
 //! (overlap, token order) cannot see most of these alone, because another
-//! layer of the design hides the broken one (issue 11).
+//! layer of the design hides the broken one (docs/background.md,
+//! "Per-rule oracles").
 
 use std::collections::BTreeMap;
 

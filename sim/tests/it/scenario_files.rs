@@ -181,8 +181,8 @@ fn fault_fields_are_exactly_the_kinds() {
     assert!(err.contains("election.members"), "a type error names its field: {err}");
 }
 
-// Issue 42: a bound in [expect] is the most a run may show; a negative one
-// was accepted and then held by every run. Refused with the file, the
+// A bound in [expect] is the most a run may show; a negative one would be
+// held by every run. Refused with the file, the
 // line of the field, the field and the rule.
 #[test]
 fn negative_expect_durations_are_refused_naming_line_field_and_rule() {
@@ -195,7 +195,7 @@ fn negative_expect_durations_are_refused_naming_line_field_and_rule() {
     assert!(Scenario::parse(&format!("{BASE}[expect]\nmax_overlap = \"0s\"\n"), "x.toml").is_ok());
 }
 
-// Issue 38: a `[cluster]` timing override is validated like every other
+// A `[cluster]` timing override is validated like every other
 // field: a negative pause, or one longer than any run, is refused with the
 // file, the line of the field, the field and the rule.
 #[test]
@@ -216,9 +216,9 @@ fn bad_broker_timing_overrides_are_refused_naming_line_field_and_rule() {
     assert_eq!(Scenario::parse(&ok, "x.toml").expect("a zero pause is fine").cluster.broker().rebalance_pause_ms, 0);
 }
 
-// Issue 42: settings neli's own validation refuses (`Election::neli_config`,
-// the library's `ConfigBuilder::build`) used to run and fail as a protocol
-// violation (exit 1). They are refused when the file is read, at the line
+// Settings neli's own validation refuses (`ElectionSpec::neli_config`,
+// the library's `ConfigBuilder::build`) must not run and fail as a protocol
+// violation (exit 1): they are refused when the file is read, at the line
 // of the field at fault, quoting the library's own rule, unless the file
 // says why it runs them anyway (`unchecked`).
 #[test]
@@ -229,7 +229,7 @@ fn settings_neli_refuses_are_refused_with_its_rule_unless_unchecked() {
         ("mode = \"multi-role\"\nexclusive = false", 5, "election.heartbeat_timeout = \"1s\""),
         ("membership_proof = true\nmax_poll_interval = \"4s\"", 8, "election.max_poll_interval = \"4s\""),
         ("variant = \"lease-from-receipt\"", 7, "election.variant = \"lease-from-receipt\""),
-        // Issue 41: the consumer protocol's rule, G >= T + 10 % with the proof on.
+        // The consumer protocol's rule, G >= T + 10 % with the proof on.
         ("group_protocol = \"consumer\"\ngrace = \"500ms\"", 8, "election.grace = \"500ms\""),
         (
             "group_protocol = \"consumer\"\ngrace = \"1s\"\nmembership_proof = false",
@@ -278,7 +278,7 @@ fn settings_neli_refuses_are_refused_with_its_rule_unless_unchecked() {
     assert!(ok.election.neli_config().is_ok() && ok.election.neli_refusal().is_none());
 }
 
-// Issue 42: a partition of a host from itself did nothing, silently. A
+// A partition of a host from itself would do nothing, silently: a
 // file that says so is refused at the fault's line, naming the field.
 #[test]
 fn a_cut_of_a_host_from_itself_is_refused() {
@@ -305,9 +305,8 @@ fn a_cut_of_a_host_from_itself_is_refused() {
     assert!(Scenario::parse(&text, "x.toml").is_ok());
 }
 
-// Issue 42: the random generator never draws a partition of a member from
-// itself (it used to, one drawn partition in members + 1 drawing no
-// broker), so every schedule it draws reads back from the file it writes.
+// The random generator never draws a partition of a member from itself
+// (one that did would draw no broker in one of members + 1 draws), so every schedule it draws reads back from the file it writes.
 #[test]
 fn the_generator_draws_no_partition_of_a_member_from_itself() {
     for members in 1..=3 {
@@ -329,7 +328,7 @@ fn the_generator_draws_no_partition_of_a_member_from_itself() {
     }
 }
 
-// Issue 41: static membership's replacement needs its settings, each
+// Static membership's replacement needs its settings, each
 // refusal naming the field and the rule.
 #[test]
 fn static_replacement_needs_static_membership_and_a_spare_per_fault() {
