@@ -123,7 +123,7 @@ impl Store {
     pub async fn write(&self, key: impl Into<String>, stamp: Option<Stamp>) -> Result<StoreAnswer, StoreError> {
         self.clock.wait_out_stall().await;
         let req = StoreRequest::Write { member: self.member.clone(), key: key.into(), stamp, sent_at: global_ms() };
-        match self.conn.lock().await.exchange(&req, STORE_TIMEOUT).await.map_err(StoreError)? {
+        match self.conn.lock().await.exchange(&req, STORE_TIMEOUT).await.map_err(|e| StoreError(e.to_string()))? {
             StoreReply::Written(o) => Ok(o),
             StoreReply::Accepted(_) => Err(StoreError("the store answered another request".into())),
         }
@@ -133,7 +133,14 @@ impl Store {
     /// it to number its next write).
     pub async fn accepted(&self) -> Result<u64, StoreError> {
         self.clock.wait_out_stall().await;
-        match self.conn.lock().await.exchange(&StoreRequest::Accepted, STORE_TIMEOUT).await.map_err(StoreError)? {
+        match self
+            .conn
+            .lock()
+            .await
+            .exchange(&StoreRequest::Accepted, STORE_TIMEOUT)
+            .await
+            .map_err(|e| StoreError(e.to_string()))?
+        {
             StoreReply::Accepted(n) => Ok(n),
             StoreReply::Written(_) => Err(StoreError("the store answered another request".into())),
         }

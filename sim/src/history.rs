@@ -233,19 +233,30 @@ impl History {
 
     /// Reads the JSON Lines form back; an error names the line and what is
     /// wrong with it (an unknown version included).
-    pub fn from_jsonl(text: &str) -> Result<History, String> {
+    pub fn from_jsonl(text: &str) -> Result<History, HistoryError> {
         let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
-        let (_, first) = lines.next().ok_or("an empty history: the header line is missing")?;
-        let h: Header = serde_json::from_str(first).map_err(|e| format!("line 1: not a history header: {e}"))?;
+        let (_, first) = lines.next().ok_or(HistoryError::Empty)?;
+        let h: Header = serde_json::from_str(first).map_err(|e| HistoryError::Header(e.to_string()))?;
         if h.history != HISTORY_VERSION {
-            return Err(format!(
-                "line 1: history version {} is not the version this build reads ({HISTORY_VERSION})",
-                h.history
-            ));
+            return Err(HistoryError::Version(h.history));
         }
         let entries = lines
-            .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("line {}: {e}", i + 1)))
+            .map(|(i, l)| serde_json::from_str(l).map_err(|e| HistoryError::Entry { line: i + 1, what: e.to_string() }))
             .collect::<Result<_, _>>()?;
         Ok(History { scenario: h.scenario, seed: h.seed, end: h.end, entries })
     }
+}
+
+/// A history file that does not read back ([`History::from_jsonl`]); the
+/// text names the line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HistoryError {
+    #[error("an empty history: the header line is missing")]
+    Empty,
+    #[error("line 1: not a history header: {0}")]
+    Header(String),
+    #[error("line 1: history version {0} is not the version this build reads ({HISTORY_VERSION})")]
+    Version(u32),
+    #[error("line {line}: {what}")]
+    Entry { line: usize, what: String },
 }

@@ -137,12 +137,24 @@ pub struct Conn {
     gate: Gate,
 }
 
+/// Why a request got no answer. Its text is what traces print.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// The connection failed or broke, or the frame did not decode (the
+    /// I/O error's own text).
+    #[error("{0}")]
+    Io(String),
+    /// No answer within the request's timeout.
+    #[error("request timed out")]
+    TimedOut,
+}
+
 impl Conn {
     pub fn new(host: &str, gate: Gate) -> Conn {
         Conn { addr: format!("{host}:{PORT}"), stream: None, gate }
     }
 
-    pub async fn call(&mut self, req: &Request, timeout: Duration) -> Result<Response, String> {
+    pub async fn call(&mut self, req: &Request, timeout: Duration) -> Result<Response, CallError> {
         self.exchange(req, timeout).await
     }
 
@@ -152,21 +164,21 @@ impl Conn {
         &mut self,
         req: &Q,
         timeout: Duration,
-    ) -> Result<A, String> {
+    ) -> Result<A, CallError> {
         let addr = self.addr.clone();
         let stream = &mut self.stream;
         let work = async {
             if stream.is_none() {
-                *stream = Some(TcpStream::connect(addr.as_str()).await.map_err(|e| e.to_string())?);
+                *stream = Some(TcpStream::connect(addr.as_str()).await.map_err(|e| CallError::Io(e.to_string()))?);
             }
             let s = stream.as_mut().expect("connected above");
-            write_frame(s, req).await.map_err(|e| e.to_string())?;
-            read_frame::<A>(s).await.map_err(|e| e.to_string())
+            write_frame(s, req).await.map_err(|e| CallError::Io(e.to_string()))?;
+            read_frame::<A>(s).await.map_err(|e| CallError::Io(e.to_string()))
         };
         let result = match tokio::time::timeout(timeout, work).await {
             Ok(Ok(r)) => Ok(r),
             Ok(Err(e)) => Err(e),
-            Err(_) => Err("request timed out".to_owned()),
+            Err(_) => Err(CallError::TimedOut),
         };
         if result.is_err() {
             self.stream = None;

@@ -20,7 +20,7 @@ use neli::{BrokerError, BrokerEvent, Clock, Membership};
 use tokio::sync::Notify;
 
 use crate::clock::{Gate, SimClock, global_ms};
-use crate::proto::{Conn, GroupError, Request, Response};
+use crate::proto::{CallError, Conn, GroupError, Request, Response};
 use crate::record::{AssignmentChange, AssignmentObs, ProofObs, Recorder};
 use crate::verdict::Rule;
 
@@ -201,7 +201,7 @@ impl Shared {
     fn heartbeat_answered(
         &self,
         st: &mut ClientState,
-        resp: Result<Response, String>,
+        resp: Result<Response, CallError>,
         phase: Phase,
         now: u64,
         session_deadline: u64,

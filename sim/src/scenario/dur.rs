@@ -22,10 +22,15 @@ impl Dur {
     }
     /// Reads the one duration grammar of every neli input
     /// ([`neli::duration`]), a leading `-` allowed.
-    pub fn parse(text: &str) -> Result<Dur, String> {
-        neli::duration::parse_signed_ms(text).map(Dur).map_err(|e| format!("invalid duration: {e}"))
+    pub fn parse(text: &str) -> Result<Dur, BadDuration> {
+        neli::duration::parse_signed_ms(text).map(Dur).map_err(BadDuration)
     }
 }
+
+/// A duration that does not read ([`Dur::parse`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid duration: {0}")]
+pub struct BadDuration(#[source] pub neli::duration::DurationError);
 
 impl<'de> Deserialize<'de> for Dur {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Dur, D::Error> {

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 pub use crate::profile::Profile;
-pub use dur::Dur;
+pub use dur::{BadDuration, Dur};
 pub use fault::{BrokerId, Fault, FaultKind, Host, Picks, Target, TimedFault, Trigger};
 pub use limits::*;
 
@@ -153,11 +153,8 @@ impl Layer {
     }
 
     /// Parses a layer name, saying which names exist when it is none.
-    pub fn parse(text: &str) -> Result<Layer, String> {
-        Layer::ALL.into_iter().find(|l| l.name() == text).ok_or_else(|| {
-            let names: Vec<&str> = Layer::ALL.iter().map(|l| l.name()).collect();
-            format!("{text:?} is not a layer (layers: {})", names.join(", "))
-        })
+    pub fn parse(text: &str) -> Result<Layer, UnknownLayer> {
+        Layer::ALL.into_iter().find(|l| l.name() == text).ok_or_else(|| UnknownLayer(text.to_owned()))
     }
 
     /// The scenario field that switches the layer.
@@ -169,6 +166,19 @@ impl Layer {
         }
     }
 }
+
+/// A name that is no [`Layer`]'s; its text lists the names there are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownLayer(pub String);
+
+impl std::fmt::Display for UnknownLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = Layer::ALL.iter().map(|l| l.name()).collect();
+        write!(f, "{:?} is not a layer (layers: {})", self.0, names.join(", "))
+    }
+}
+
+impl std::error::Error for UnknownLayer {}
 
 impl std::fmt::Display for Layer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
