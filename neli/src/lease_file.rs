@@ -16,7 +16,7 @@
 //! real end (see [`LeaseFile::of`]).
 
 use crate::core::Time;
-use crate::driver::Status;
+use crate::status::Status;
 
 /// One lease file's content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,7 +150,7 @@ mod tests {
 
     use super::*;
     use crate::core::{Lease, Token};
-    use crate::driver::State;
+    use crate::status::State;
 
     fn status(lease: Option<(u64, u64)>) -> Status {
         let mut leading = BTreeMap::new();

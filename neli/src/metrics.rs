@@ -44,7 +44,7 @@ use std::time::Duration;
 use ::metrics::{Counter, Gauge, Recorder, Unit};
 
 use crate::core::{self, FenceCause, Time};
-use crate::driver::{State, Status};
+use crate::status::{State, Status};
 
 /// `neli_leader`: 1 while this member holds a live lease of the role, else 0.
 pub const LEADER: &str = "neli_leader";
