@@ -55,7 +55,7 @@ pub mod kafka;
 pub mod lease_file;
 pub mod log_watch;
 pub mod metrics;
-pub mod mock;
+pub mod mock_neli;
 pub mod observer;
 pub mod properties;
 pub mod secrets;
@@ -68,7 +68,7 @@ pub use config::{Assignment, Config, ConfigBuilder, ConfigError, Explanation, Gr
 pub use core::{Event, Lease, Time, Token};
 pub use driver::{Background, Control, Error, Neli, Outcome, Pulse};
 pub use metrics::{ElectionCounters, Health};
-pub use mock::{Election, MockNeli, Transition};
+pub use mock_neli::{Election, MockNeli, Transition};
 pub use status::{State, Status};
 
 /// The crate README's examples, compiled as doc tests.

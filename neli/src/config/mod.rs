@@ -20,6 +20,7 @@ mod builder;
 mod error;
 mod explain;
 #[cfg(test)]
+#[path = "config_tests.rs"]
 mod tests;
 mod validate;
 

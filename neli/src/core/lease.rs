@@ -1,7 +1,22 @@
 //! A role's lease: the one value that says whether, and until when, a
 //! member leads (ARCHITECTURE.md, "The core": a lease, not a flag).
 
-use super::{Time, Token};
+use super::Time;
+
+/// A fencing token: strictly increasing across successive leadership terms of
+/// a role, as long as the broker keeps the role's partition log.
+///
+/// It is the log offset of the own heartbeat that confirmed the term.
+/// Downstream systems should reject writes carrying a token older than the
+/// newest they have seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Token(pub u64);
+
+impl std::fmt::Display for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
 
 /// Leadership of one role: the fencing token of the term and the time the
 /// lease ends on the member's monotonic clock.

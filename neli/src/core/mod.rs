@@ -16,142 +16,21 @@
 //! the freshest confirmed membership's send time `+ T`.
 //! Reference: NELI §3 (exclusive mode), §4 (multi-role).
 
+mod counters;
 mod heartbeat;
 mod lease;
+mod output;
 mod time;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Duration;
 
+pub use counters::Counters;
+use counters::Statistics;
 pub use heartbeat::{DecodeError, Heartbeat};
-pub use lease::Lease;
+pub use lease::{Lease, Token};
+pub use output::{Event, FenceCause, Output, Record};
 pub use time::Time;
-
-/// A fencing token: strictly increasing across successive leadership terms of
-/// a role, as long as the broker keeps the role's partition log.
-///
-/// It is the log offset of the own heartbeat that confirmed the term.
-/// Downstream systems should reject writes carrying a token older than the
-/// newest they have seen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Token(pub u64);
-
-impl std::fmt::Display for Token {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
-
-/// A leadership transition of one role.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Event {
-    /// This member now leads `role`; `token` fences its writes.
-    Acquired {
-        /// The role now led.
-        role: u32,
-        /// The term's fencing token, above every earlier term's of the role.
-        token: Token,
-    },
-    /// Orderly loss (partition revoked, resign, close): finish work; the
-    /// driver holds the handover until the handler returns.
-    Revoked {
-        /// The role given up.
-        role: u32,
-    },
-    /// Suspected partition, lost assignment or expired lease: stop now.
-    Fenced {
-        /// The role lost.
-        role: u32,
-    },
-}
-
-/// Why a member was fenced: the cause the core gives each
-/// [`Event::Fenced`] ([`Member::poll_output_with_cause`]), for diagnostics
-/// and metrics (`neli_fences_total`'s `cause` label). It decides nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum FenceCause {
-    /// The group took the partition away without a revocation (session
-    /// expired, member evicted): [`Member::handle_lost`].
-    AssignmentLost,
-    /// The coordinator rejected a membership proof
-    /// ([`Member::handle_membership`] with `accepted == false`).
-    MembershipRejected,
-    /// The lease ran out: no fresh own heartbeat, or no fresh membership
-    /// proof, came back within T ([`Member::handle_timeout`]).
-    LeaseExpired,
-}
-
-impl FenceCause {
-    /// Every cause, in a fixed order.
-    pub const ALL: [FenceCause; 3] =
-        [FenceCause::AssignmentLost, FenceCause::MembershipRejected, FenceCause::LeaseExpired];
-
-    /// The cause as a metric label value: `assignment_lost`,
-    /// `membership_rejected` or `lease_expired`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FenceCause::AssignmentLost => "assignment_lost",
-            FenceCause::MembershipRejected => "membership_rejected",
-            FenceCause::LeaseExpired => "lease_expired",
-        }
-    }
-}
-
-impl std::fmt::Display for FenceCause {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Event {
-    /// The role this event is about.
-    pub fn role(&self) -> u32 {
-        match *self {
-            Event::Acquired { role, .. } | Event::Revoked { role } | Event::Fenced { role } => role,
-        }
-    }
-}
-
-/// An effect the driver must carry out.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Output {
-    /// Produce `payload` (an encoded [`Heartbeat`]) to `partition`.
-    Produce {
-        /// The election topic's partition to write to.
-        partition: u32,
-        /// The encoded heartbeat.
-        payload: Vec<u8>,
-    },
-    /// Prove group membership for `generation` (a synchronous,
-    /// generation-checked offset commit) and report the outcome with
-    /// [`Member::handle_membership`], passing the time the request was sent.
-    ConfirmMembership {
-        /// The group generation the member believes it holds.
-        generation: u64,
-    },
-    /// Leave the group now and rejoin after `rejoin_after` (resign).
-    LeaveGroup {
-        /// How long to stay out of the group (the resign hold-off).
-        rejoin_after: Duration,
-    },
-    /// Tell the application.
-    Event(Event),
-}
-
-/// A record read from the election topic.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Record {
-    /// The partition it was read from.
-    pub partition: u32,
-    /// Its offset in that partition: a heartbeat's offset is the fencing
-    /// token of the term it confirms.
-    pub offset: u64,
-    /// Broker timestamp (CreateTime or LogAppendTime), if any. Informational:
-    /// broker time is not comparable with the member's monotonic clock.
-    pub timestamp: Option<u64>,
-    /// The record's value (a heartbeat, or anything a foreign writer wrote).
-    pub payload: Vec<u8>,
-}
 
 /// Deliberately unsafe behaviours, for the simulator and the model checker to
 /// show that their oracles catch them. Behind the `unsafe-variants` cargo
@@ -249,29 +128,6 @@ impl CoreConfig {
     }
 }
 
-/// Counts of records and inputs the core ignored, by reason.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Counters {
-    /// Heartbeats this member handed its driver to write.
-    pub heartbeats_sent: u64,
-    /// Own current-term heartbeats read back (the only evidence).
-    pub own_heartbeats: u64,
-    /// Records that are no heartbeat this version understands.
-    pub undecodable: u64,
-    /// Heartbeats of other members (or strangers).
-    pub foreign: u64,
-    /// Own heartbeats of an earlier term (generation).
-    pub stale_term: u64,
-    /// Own heartbeats whose lease had ended by the time they were read.
-    pub expired_on_arrival: u64,
-    /// Heartbeats for a role this member does not have, or on the wrong partition.
-    pub misplaced: u64,
-    /// Own heartbeats read for a role not assigned to this member.
-    pub while_unassigned: u64,
-    /// Membership proofs the coordinator rejected.
-    pub membership_rejected: u64,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum RoleState {
     /// The role's partition is not ours.
@@ -322,38 +178,6 @@ pub struct Member {
     /// derived from what produced them, so it decides nothing either.
     fence_causes: Statistics<VecDeque<FenceCause>>,
     counters: Statistics<Counters>,
-}
-
-/// Counts that describe what happened but decide nothing: two members that
-/// differ only in them behave alike, so they compare equal and hash alike
-/// (the model checker would otherwise tell apart states that only counted
-/// differently).
-#[derive(Debug, Clone, Default)]
-struct Statistics<T>(T);
-
-impl<T> PartialEq for Statistics<T> {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl<T> Eq for Statistics<T> {}
-
-impl<T> std::hash::Hash for Statistics<T> {
-    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
-}
-
-impl<T> std::ops::Deref for Statistics<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
-
-impl<T> std::ops::DerefMut for Statistics<T> {
-    fn deref_mut(&mut self) -> &mut T {
-        &mut self.0
-    }
 }
 
 impl Member {

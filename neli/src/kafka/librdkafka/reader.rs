@@ -34,11 +34,14 @@ use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{TOPIC_CHECK_INTERVAL, base_config, broker_err, classify, end_marker_topic, reachable};
+use super::admin::reachable;
+use super::settings::base_config;
+use super::{broker_err, classify};
 use crate::broker::BrokerError;
 use crate::config::{Config, ResolvedConfig};
 use crate::core::Record;
 use crate::driver::Error;
+use crate::kafka::{TOPIC_CHECK_INTERVAL, end_marker_topic};
 use crate::log_watch::{LogWatch, Look};
 use crate::observer::{ReaderEvent, TopicReader};
 use crate::secrets::Redactor;
