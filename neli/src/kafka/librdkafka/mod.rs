@@ -24,7 +24,7 @@ use rdkafka::{Offset, TopicPartitionList};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::broker::{Broker, BrokerError, BrokerEvent, Membership};
-use crate::config::{Config, GroupProtocol};
+use crate::config::{Config, GroupProtocol, ResolvedConfig};
 use crate::driver::Error;
 use crate::kafka::DEFAULT_CONNECT_TIMEOUT;
 use crate::secrets::Redactor;
@@ -92,24 +92,7 @@ impl KafkaBroker {
         reachable(&cfg, connect_timeout).await?;
         let partitions = ensure_topic(&cfg, connect_timeout).await?;
         tracing::info!(topic = %cfg.topic, partitions, "election topic ready");
-        // Diagnostic only, so it never delays joining (the mock does not
-        // answer DescribeConfigs at all).
-        let timestamp_type = Arc::new(Mutex::new(TimestampType::Unknown));
-        {
-            let (cfg, slot) = (cfg.clone(), timestamp_type.clone());
-            tokio::spawn(async move {
-                let found = read_timestamp_type(&cfg, Duration::from_secs(5)).await;
-                tracing::info!(topic = %cfg.topic, timestamp_type = ?found, "broker timestamp type (the lease uses heartbeat send time regardless)");
-                *slot.lock().expect("timestamp lock") = found;
-            });
-        }
-        if cfg.group_protocol == GroupProtocol::Consumer {
-            let cfg = cfg.clone();
-            tokio::spawn(async move {
-                let found = read_group_session(&cfg, Duration::from_secs(5)).await;
-                report_group_session(&cfg, found);
-            });
-        }
+        let timestamp_type = read_diagnostics(&cfg);
 
         let (acks, ack_rx) = std_mpsc::channel();
         let shared = Arc::new(Shared {
@@ -383,6 +366,30 @@ impl Drop for KafkaBroker {
             });
         }
     }
+}
+
+/// Reads, on tasks of their own, what is diagnostic only (so it never
+/// delays joining; the mock does not answer DescribeConfigs at all): the
+/// topic's timestamp type, into the slot returned, and under the consumer
+/// protocol the group's session timeout, which is logged.
+fn read_diagnostics(cfg: &ResolvedConfig) -> Arc<Mutex<TimestampType>> {
+    let timestamp_type = Arc::new(Mutex::new(TimestampType::Unknown));
+    {
+        let (cfg, slot) = (cfg.clone(), timestamp_type.clone());
+        tokio::spawn(async move {
+            let found = read_timestamp_type(&cfg, Duration::from_secs(5)).await;
+            tracing::info!(topic = %cfg.topic, timestamp_type = ?found, "broker timestamp type (the lease uses heartbeat send time regardless)");
+            *slot.lock().expect("timestamp lock") = found;
+        });
+    }
+    if cfg.group_protocol == GroupProtocol::Consumer {
+        let cfg = cfg.clone();
+        tokio::spawn(async move {
+            let found = read_group_session(&cfg, Duration::from_secs(5)).await;
+            report_group_session(&cfg, found);
+        });
+    }
+    timestamp_type
 }
 
 /// The way librdkafka's text becomes a neli error: through the redaction
