@@ -31,7 +31,7 @@ pub struct LeaseFile {
 
 /// What `neli holds` concludes from a lease file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum LeaseStanding {
     /// The lease holds for this many more ns.
     Holds {
         /// Nanoseconds left.
@@ -53,21 +53,21 @@ pub enum Verdict {
     },
 }
 
-impl Verdict {
+impl LeaseStanding {
     /// Whether CMD may act (`neli holds` exits 0).
     pub fn holds(&self) -> bool {
-        matches!(self, Verdict::Holds { .. })
+        matches!(self, LeaseStanding::Holds { .. })
     }
 }
 
-impl std::fmt::Display for Verdict {
+impl std::fmt::Display for LeaseStanding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let ms = |ns: u64| ns / 1_000_000;
         match *self {
-            Verdict::Holds { left_ns } => write!(f, "the lease holds for {} ms more", ms(left_ns)),
-            Verdict::NoLease => f.write_str("no lease is held"),
-            Verdict::Ended { ago_ns } => write!(f, "the lease ended {} ms ago", ms(ago_ns)),
-            Verdict::OtherTerm { file, mine } => {
+            LeaseStanding::Holds { left_ns } => write!(f, "the lease holds for {} ms more", ms(left_ns)),
+            LeaseStanding::NoLease => f.write_str("no lease is held"),
+            LeaseStanding::Ended { ago_ns } => write!(f, "the lease ended {} ms ago", ms(ago_ns)),
+            LeaseStanding::OtherTerm { file, mine } => {
                 write!(f, "the lease file is about token {file}, this process was started for token {mine}")
             }
         }
@@ -127,19 +127,19 @@ impl LeaseFile {
 
     /// Whether the lease holds at `now_ns` (`CLOCK_MONOTONIC`) for a
     /// process started for token `mine` (its `NELI_TOKEN`, if it has one).
-    pub fn verdict(&self, now_ns: u64, mine: Option<u64>) -> Verdict {
+    pub fn standing(&self, now_ns: u64, mine: Option<u64>) -> LeaseStanding {
         if self.deadline_ns == 0 {
-            return Verdict::NoLease;
+            return LeaseStanding::NoLease;
         }
         if let Some(mine) = mine
             && mine != self.token
         {
-            return Verdict::OtherTerm { file: self.token, mine };
+            return LeaseStanding::OtherTerm { file: self.token, mine };
         }
         if now_ns < self.deadline_ns {
-            Verdict::Holds { left_ns: self.deadline_ns - now_ns }
+            LeaseStanding::Holds { left_ns: self.deadline_ns - now_ns }
         } else {
-            Verdict::Ended { ago_ns: now_ns - self.deadline_ns }
+            LeaseStanding::Ended { ago_ns: now_ns - self.deadline_ns }
         }
     }
 }
@@ -182,14 +182,14 @@ mod tests {
     #[test]
     fn a_resumed_process_sees_the_lease_ended() {
         let f = LeaseFile { deadline_ns: 10_000_000, token: 7, log_epoch: 0 };
-        assert_eq!(f.verdict(4_000_000, Some(7)), Verdict::Holds { left_ns: 6_000_000 });
-        assert!(f.verdict(9_999_999, None).holds());
+        assert_eq!(f.standing(4_000_000, Some(7)), LeaseStanding::Holds { left_ns: 6_000_000 });
+        assert!(f.standing(9_999_999, None).holds());
         // Frozen across the deadline: the monotonic clock kept counting.
-        assert_eq!(f.verdict(10_000_000, Some(7)), Verdict::Ended { ago_ns: 0 });
-        assert_eq!(f.verdict(3_010_000_000, Some(7)).to_string(), "the lease ended 3000 ms ago");
+        assert_eq!(f.standing(10_000_000, Some(7)), LeaseStanding::Ended { ago_ns: 0 });
+        assert_eq!(f.standing(3_010_000_000, Some(7)).to_string(), "the lease ended 3000 ms ago");
         // A CMD of an earlier term never borrows a later lease.
-        assert_eq!(f.verdict(1, Some(6)), Verdict::OtherTerm { file: 7, mine: 6 });
-        assert_eq!(LeaseFile::NONE.verdict(1, None), Verdict::NoLease);
+        assert_eq!(f.standing(1, Some(6)), LeaseStanding::OtherTerm { file: 7, mine: 6 });
+        assert_eq!(LeaseFile::NONE.standing(1, None), LeaseStanding::NoLease);
     }
 
     #[test]

@@ -178,7 +178,7 @@ struct Slot {
 
 /// What a finished real run reports.
 #[derive(Debug)]
-pub struct Outcome {
+pub struct RealRunReport {
     pub scenario: String,
     pub figures: Figures,
     pub violations: Vec<String>,
@@ -262,7 +262,7 @@ impl<'a> RealRun<'a> {
     /// Launches every member, waits for a stable group with a leader, plays
     /// `steps` from 2 s after that, runs `tail` ms past the first step's
     /// origin, waits for recovery and judges the recording.
-    pub async fn play(mut self, steps: Vec<Step>, tail: u64) -> Result<Outcome, String> {
+    pub async fn play(mut self, steps: Vec<Step>, tail: u64) -> Result<RealRunReport, String> {
         let result = self.play_inner(steps, tail).await;
         self.stop_all().await;
         match result {
@@ -617,7 +617,7 @@ impl<'a> RealRun<'a> {
         self.trace.push((end, "real".into(), "end of run".into()));
     }
 
-    fn judge(&self, formed_ms: u64, recovered_ms: u64) -> Outcome {
+    fn judge(&self, formed_ms: u64, recovered_ms: u64) -> RealRunReport {
         let end = self.trace.last().map_or(0, |t| t.0);
         let mut lines = self.lines.lock().expect("lines lock").clone();
         lines.sort_by_key(|l| l.at);
@@ -634,7 +634,7 @@ impl<'a> RealRun<'a> {
                 *e = (*e).max(log_epoch);
             }
         }
-        Outcome {
+        RealRunReport {
             log_epochs,
             scenario: self.s.name.clone(),
             figures,

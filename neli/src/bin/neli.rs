@@ -385,11 +385,11 @@ fn holds(args: HoldsArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let verdict = lease.verdict(monotonic_ns(), mine);
+    let standing = lease.standing(monotonic_ns(), mine);
     if args.verbose {
-        eprintln!("neli holds: {verdict}");
+        eprintln!("neli holds: {standing}");
     }
-    if verdict.holds() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    if standing.holds() { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
 async fn handle(event: Event, control: Control, state: &tokio::sync::Mutex<Running>, spec: &Spec) {

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use neli_sim::Scenario;
-use neli_testcontainers::{Broker, BrokerSpec, Outcome, RealRun, Step, broker, docker_or_skip};
+use neli_testcontainers::{Broker, BrokerSpec, RealRun, RealRunReport, Step, broker, docker_or_skip};
 use tokio::sync::OnceCell;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -26,13 +26,13 @@ pub fn scenario_text(text: &str) -> Scenario {
 
 /// Runs `steps` against a fresh broker and waits for a stable group after
 /// the timeline; `None` when the suite is skipped.
-pub fn run_real(s: &Scenario, steps: Vec<Step>, tail_ms: u64) -> Option<Outcome> {
+pub fn run_real(s: &Scenario, steps: Vec<Step>, tail_ms: u64) -> Option<RealRunReport> {
     run_real_with(s, steps, tail_ms, true)
 }
 
 /// Like [`run_real`]; with `recovery == false` the run ends after the
 /// timeline without requiring a stable group (safety is judged either way).
-pub fn run_real_with(s: &Scenario, steps: Vec<Step>, tail_ms: u64, recovery: bool) -> Option<Outcome> {
+pub fn run_real_with(s: &Scenario, steps: Vec<Step>, tail_ms: u64, recovery: bool) -> Option<RealRunReport> {
     let _serial = serial();
     if !docker_or_skip(&format!("real-broker scenario {}", s.name)).unwrap_or_else(|e| panic!("{e}")) {
         return None;
@@ -61,7 +61,7 @@ pub fn run_real_with(s: &Scenario, steps: Vec<Step>, tail_ms: u64, recovery: boo
 }
 
 /// Runs a scenario file's faults for the rest of its duration.
-pub fn run_file(s: &Scenario) -> Option<Outcome> {
+pub fn run_file(s: &Scenario) -> Option<RealRunReport> {
     let steps = neli_testcontainers::plan(s).unwrap_or_else(|why| panic!("{} cannot run for real: {why}", s.name));
     let first = s.faults.iter().map(|f| f.get_ref().at.ms()).min().unwrap_or(0);
     run_real(s, steps, s.duration.ms() - first)
