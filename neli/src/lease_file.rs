@@ -84,13 +84,14 @@ impl LeaseFile {
     /// lease's end: the two readings are apart by a few µs, which only
     /// shortens the lease as CMD sees it.
     pub fn of(status: &Status, clock_now: Time, monotonic_ns: u64) -> LeaseFile {
-        match status.lease_at(0, clock_now) {
+        match status.lease(0, clock_now) {
             Some(lease) => {
                 let left_ns = (lease.until.as_millis() - clock_now.as_millis()).saturating_mul(1_000_000);
+                let stamp = lease.stamp();
                 LeaseFile {
                     deadline_ns: monotonic_ns.saturating_add(left_ns),
-                    token: lease.token.0,
-                    log_epoch: status.log_epoch,
+                    token: stamp.token.0,
+                    log_epoch: stamp.log_epoch,
                 }
             }
             None => LeaseFile { log_epoch: status.log_epoch, ..LeaseFile::NONE },
@@ -155,7 +156,7 @@ mod tests {
     fn status(lease: Option<(u64, u64)>) -> Status {
         let mut leading = BTreeMap::new();
         if let Some((token, until)) = lease {
-            leading.insert(0, Lease { token: Token(token), until: Time::from_millis(until) });
+            leading.insert(0, Lease { token: Token(token), until: Time::from_millis(until), log_epoch: 2 });
         }
         Status { state: State::Live, leading, log_epoch: 2, generation: Some(1) }
     }

@@ -65,7 +65,7 @@ pub mod testing;
 pub use broker::{Broker, BrokerError, BrokerEvent, ErrorKind, Membership};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{Assignment, Config, ConfigBuilder, ConfigError, Explanation, GroupProtocol, Mode, ResolvedConfig};
-pub use core::{Event, Lease, Time, Token};
+pub use core::{Event, Lease, Stamp, Time, Token};
 pub use driver::{Background, Control, Error, Neli, Outcome, Pulse};
 pub use metrics::{ElectionCounters, Health};
 pub use mock_neli::{Election, MockNeli, Transition};

@@ -28,7 +28,7 @@ use std::time::Duration;
 pub use counters::Counters;
 use counters::Statistics;
 pub use heartbeat::{DecodeError, Heartbeat};
-pub use lease::{Lease, Token};
+pub use lease::{Lease, Stamp, Token};
 pub use output::{Event, FenceCause, Output, Record};
 pub use time::Time;
 
@@ -139,12 +139,27 @@ enum RoleState {
     Leader { token: Token, heartbeat_until: Time },
 }
 
+/// A term's token and end as the core tracks them before it hands out a
+/// [`Lease`]: the member's log epoch is added then, from its one counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Term {
+    token: Token,
+    until: Time,
+}
+
+impl Term {
+    /// As [`Lease::is_live_at`].
+    fn is_live_at(&self, now: Time) -> bool {
+        now < self.until
+    }
+}
+
 /// Fresh own current-term heartbeats seen by a candidate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Evidence {
     /// The lease a term confirmed now would start with: the freshest one's
     /// log offset as token, its send time + T as end.
-    lease: Lease,
+    lease: Term,
     /// When the first of them was read; a membership proof must be newer.
     first_read: Time,
 }
@@ -233,28 +248,29 @@ impl Member {
         &self.assigned
     }
 
-    /// Whether this member leads `role` at `now`. Turns false when the lease
-    /// expires, with no further input needed.
+    /// Whether this member leads `role` at `now`: [`Member::lease`] is
+    /// some. Turns false when the lease expires, with no further input
+    /// needed.
     pub fn is_leader(&self, role: u32, now: Time) -> bool {
-        self.lease(role).is_some_and(|l| l.is_live_at(now))
+        self.lease(role, now).is_some()
     }
 
-    /// The lease of `role`, if this member holds one (possibly expired but
-    /// not yet processed by [`Member::handle_timeout`]: ask
-    /// [`Lease::is_live_at`], or [`Member::is_leader`]).
-    pub fn lease(&self, role: u32) -> Option<Lease> {
+    /// The lease of `role` if it is live at `now` ([`Lease::is_live_at`]),
+    /// with the log epoch its token belongs to: the core's one answer to
+    /// "who leads", which [`Member::is_leader`] and [`Member::token`] read.
+    pub fn lease(&self, role: u32, now: Time) -> Option<Lease> {
+        self.held_lease(role).filter(|l| l.is_live_at(now))
+    }
+
+    /// The lease of `role` if this member holds one, possibly expired but
+    /// not yet processed by [`Member::handle_timeout`].
+    fn held_lease(&self, role: u32) -> Option<Lease> {
         match *self.roles.get(&role)? {
             RoleState::Leader { token, heartbeat_until } => {
-                Some(Lease { token, until: self.bound_by_membership(heartbeat_until) })
+                Some(Lease { token, until: self.bound_by_membership(heartbeat_until), log_epoch: self.log_epoch })
             }
             _ => None,
         }
-    }
-
-    /// End of the current lease of `role`, if this member holds one: the
-    /// `until` of [`Member::lease`].
-    pub fn lease_until(&self, role: u32) -> Option<Time> {
-        self.lease(role).map(|l| l.until)
     }
 
     /// How many times this member saw the election log lost or truncated
@@ -272,11 +288,10 @@ impl Member {
         self.log_epoch += 1;
     }
 
-    /// The fencing token of the current term of `role`, if leading: the
-    /// `token` of [`Member::lease`] (lease possibly expired but not yet
-    /// processed).
-    pub fn token(&self, role: u32) -> Option<Token> {
-        self.lease(role).map(|l| l.token)
+    /// The fencing token of `role` while its lease is live at `now`: the
+    /// `token` of [`Member::lease`].
+    pub fn token(&self, role: u32, now: Time) -> Option<Token> {
+        self.lease(role, now).map(|l| l.token)
     }
 
     /// The roles this member holds as leader, with their leases (possibly
@@ -284,7 +299,7 @@ impl Member {
     pub fn leading_roles(&self) -> impl Iterator<Item = (u32, Lease)> + '_ {
         // One answer to "which lease, if leading": the driver publishes
         // these, and each heartbeat's `lease` field says the same.
-        self.roles.keys().filter_map(|r| self.lease(*r).map(|l| (*r, l)))
+        self.roles.keys().filter_map(|r| self.held_lease(*r).map(|l| (*r, l)))
     }
 
     /// The partitions were assigned in `generation`: the full assignment
@@ -433,7 +448,7 @@ impl Member {
             None if any => (None, now),
             None => return,
         };
-        let lease = Lease { token: Token(record.offset), until: sent_at + self.cfg.heartbeat_timeout };
+        let lease = Term { token: Token(record.offset), until: sent_at + self.cfg.heartbeat_timeout };
         if !lease.is_live_at(now) {
             self.counters.expired_on_arrival += 1;
             return;
@@ -450,7 +465,7 @@ impl Member {
         self.handle_timeout(now);
     }
 
-    fn add_evidence(&mut self, now: Time, role: u32, lease: Lease) {
+    fn add_evidence(&mut self, now: Time, role: u32, lease: Term) {
         let Some(state) = self.roles.get_mut(&role) else { return };
         match state {
             RoleState::Idle => self.counters.while_unassigned += 1,
@@ -522,7 +537,7 @@ impl Member {
             match *state {
                 RoleState::Leader { token, heartbeat_until } => {
                     let until = bound(self.cfg.membership_proof, self.membership_until, heartbeat_until);
-                    if !(Lease { token, until }).is_live_at(now) {
+                    if !(Term { token, until }).is_live_at(now) {
                         *state = RoleState::Candidate { eligible_at: now, evidence: None };
                         self.fence_causes.push_back(FenceCause::LeaseExpired);
                         self.outputs.push_back(Output::Event(Event::Fenced { role: *role }));
@@ -632,8 +647,7 @@ impl Member {
         };
         // Each heartbeat says whether its sender leads (and with which
         // token): what `neli watch` shows, from the core's own answer.
-        let leases: BTreeMap<u32, Option<Token>> =
-            self.roles.keys().map(|r| (*r, self.lease(*r).filter(|l| l.is_live_at(now)).map(|l| l.token))).collect();
+        let leases: BTreeMap<u32, Option<Token>> = self.roles.keys().map(|r| (*r, self.token(*r, now))).collect();
         for (role, state) in &self.roles {
             if matches!(state, RoleState::Idle) {
                 continue;

@@ -42,9 +42,9 @@ pub(super) struct Pulses {
 
 impl Shared {
     /// The published lease of `role` if live at `now`: what every handle's
-    /// `is_leader` and `token` answer from.
-    pub(super) fn lease_at(&self, role: u32, now: Time) -> Option<Lease> {
-        self.status.borrow().lease_at(role, now)
+    /// `lease`, `is_leader` and `token` answer from.
+    pub(super) fn lease(&self, role: u32, now: Time) -> Option<Lease> {
+        self.status.borrow().lease(role, now)
     }
 
     pub(super) fn end(&self) -> Option<Result<Outcome, Error>> {
@@ -94,20 +94,44 @@ impl Control {
         self.is_leader_of(0)
     }
 
-    /// Whether this member leads `role` now (lease not expired).
+    /// Whether this member leads `role` now (lease not expired): whether
+    /// [`Control::lease`] is some.
     pub fn is_leader_of(&self, role: u32) -> bool {
-        self.shared.lease_at(role, (self.shared.now)()).is_some()
+        self.lease(role).is_some()
     }
 
-    /// The fencing token of role 0 while leading.
+    /// The fencing token of role 0 while leading: the token of
+    /// [`Control::lease`]. Downstream, compare the lease's
+    /// [`Lease::stamp`] instead (tokens restart with a new log).
     pub fn token(&self) -> Option<Token> {
-        self.shared.lease_at(0, (self.shared.now)()).map(|l| l.token)
+        self.lease(0).map(|l| l.token)
     }
 
-    /// The lease of `role` while it is live (its token and end): the answer
+    /// The lease of `role` while it is live now on the member's clock: its
+    /// token, end and log epoch, read at once ([`Lease::stamp`] is what a
+    /// downstream system compares). The one answer `is_leader`,
     /// `is_leader_of` and `token` read.
-    pub fn lease_of(&self, role: u32) -> Option<Lease> {
-        self.shared.lease_at(role, (self.shared.now)())
+    ///
+    /// ```
+    /// use neli::{Config, SystemClock, testing::FakeCluster};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), neli::Error> {
+    /// let config = Config::builder().bootstrap_servers("127.0.0.1:9092").group("billing-cron").build()?;
+    /// let clock = SystemClock::new();
+    /// let cluster = FakeCluster::new(1);
+    /// let mut neli = neli::Neli::new(&config, cluster.broker("a", clock.clone()), clock).await?;
+    /// let _ = neli.pulse(std::time::Duration::from_millis(10)).await?; // joins, writes a heartbeat
+    /// let _ = neli.pulse(std::time::Duration::from_millis(10)).await?; // reads it back
+    /// let control = neli.control();
+    /// if let Some(lease) = control.lease(0) {
+    ///     let stamp = lease.stamp(); // fence each write with this
+    ///     assert_eq!(stamp.token, lease.token);
+    /// }
+    /// neli.close().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn lease(&self, role: u32) -> Option<Lease> {
+        self.shared.lease(role, (self.shared.now)())
     }
 
     /// The election's lifecycle state, as last published.

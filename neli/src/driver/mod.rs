@@ -25,7 +25,7 @@ use crate::clock::Clock;
 use crate::config::{Config, ConfigError, ResolvedConfig};
 #[cfg(feature = "unsafe-variants")]
 use crate::core::{CoreConfig, UnsafeVariant};
-use crate::core::{Event, FenceCause, Member, Output, Time, Token};
+use crate::core::{Event, FenceCause, Lease, Member, Output, Time, Token};
 use crate::metrics::{ElectionCounters, Handles};
 use crate::status::{State, Status};
 
@@ -292,14 +292,40 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         self.is_leader_of(0)
     }
 
-    /// Whether this member leads `role` now (lease not expired).
+    /// Whether this member leads `role` now (lease not expired): whether
+    /// [`Neli::lease`] is some.
     pub fn is_leader_of(&self, role: u32) -> bool {
-        self.shared.lease_at(role, self.clock.now()).is_some()
+        self.lease(role).is_some()
     }
 
-    /// The fencing token of role 0 while leading.
+    /// The fencing token of role 0 while leading: the token of
+    /// [`Neli::lease`]. Downstream, compare the lease's [`Lease::stamp`]
+    /// instead (tokens restart with a new log).
     pub fn token(&self) -> Option<Token> {
-        self.shared.lease_at(0, self.clock.now()).map(|l| l.token)
+        self.lease(0).map(|l| l.token)
+    }
+
+    /// The lease of `role` while it is live now on the member's clock: its
+    /// token, end and log epoch, read at once; [`Lease::stamp`] is what a
+    /// downstream system compares. The same answer as [`Control::lease`].
+    ///
+    /// ```
+    /// use neli::{Config, SystemClock, testing::FakeCluster};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), neli::Error> {
+    /// let config = Config::builder().bootstrap_servers("127.0.0.1:9092").group("billing-cron").build()?;
+    /// let clock = SystemClock::new();
+    /// let cluster = FakeCluster::new(1);
+    /// let mut neli = neli::Neli::new(&config, cluster.broker("a", clock.clone()), clock).await?;
+    /// let _ = neli.pulse(std::time::Duration::from_millis(10)).await?; // joins, writes a heartbeat
+    /// let _ = neli.pulse(std::time::Duration::from_millis(10)).await?; // reads it back
+    /// let lease = neli.lease(0).expect("the only member leads");
+    /// assert_eq!(lease.stamp(), neli::Stamp { log_epoch: 0, token: lease.token });
+    /// neli.close().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn lease(&self, role: u32) -> Option<Lease> {
+        self.shared.lease(role, self.clock.now())
     }
 
     /// The election's lifecycle state.

@@ -22,7 +22,7 @@ fn assignment_of_partition_0_leads_once_own_heartbeat_is_read_back() {
     assert!(!l.member.is_leader(0, ms(0)));
     l.read_back(ms(5));
     assert_eq!(l.take_events(), vec![Event::Acquired { role: 0, token: Token(0) }]);
-    assert_eq!(l.member.lease_until(0), Some(ms(1000)), "lease = own heartbeat send time + T");
+    assert_eq!(l.member.lease(0, ms(5)).map(|l| l.until), Some(ms(1000)), "lease = own heartbeat send time + T");
 }
 
 #[test]
@@ -122,7 +122,7 @@ fn garbage_records_are_ignored_and_counted() {
     }
     assert_eq!(l.member.counters().undecodable, 4);
     assert!(l.take_events().is_empty());
-    assert_eq!(l.member.lease_until(0), Some(ms(1000)));
+    assert_eq!(l.member.lease(0, ms(10)).map(|l| l.until), Some(ms(1000)));
 }
 
 #[test]
@@ -265,7 +265,7 @@ fn early_timeouts_change_nothing() {
     l.member.handle_timeout(deadline - dur(1));
     assert!(l.member.poll_output().is_none());
     assert_eq!(l.member.poll_timeout(), Some(deadline));
-    assert_eq!(l.member.lease_until(0), Some(ms(1000)));
+    assert_eq!(l.member.lease(0, deadline - dur(1)).map(|l| l.until), Some(ms(1000)));
 }
 
 #[test]
@@ -363,7 +363,7 @@ fn incremental_a_kept_partition_keeps_the_leader_its_token_and_its_lease() {
     l.member.handle_assigned(ms(100), 2, &[0]);
     l.drain(ms(100));
     assert!(l.take_events().is_empty(), "no Revoked, no Fenced");
-    assert_eq!(l.member.token(0), Some(Token(0)));
+    assert_eq!(l.member.token(0, ms(100)), Some(Token(0)));
     assert!(l.member.is_leader(0, ms(900)), "the generation-1 proof (sent at 0 ms) still bounds the lease");
     assert!(!l.member.is_leader(0, ms(1000)), "and only it: T after its send time");
 }
@@ -494,7 +494,7 @@ fn the_token_is_the_newest_own_heartbeat_read_before_acquiring() {
     l.read_back(ms(255)); // offset 1, sent at 250
     l.tick(ms(500));
     assert_eq!(l.take_events(), vec![Event::Acquired { role: 0, token: Token(1) }]);
-    assert_eq!(l.member.lease_until(0), Some(ms(1250)));
+    assert_eq!(l.member.lease(0, ms(500)).map(|l| l.until), Some(ms(1250)));
 }
 
 #[test]
