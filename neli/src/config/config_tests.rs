@@ -182,7 +182,11 @@ fn every_setter_reaches_the_resolved_config_and_the_core() {
     assert!(!core.membership_proof);
     assert!(core.incremental, "cooperative-sticky assignment is incremental");
     let default = base().build().unwrap().resolve().unwrap();
-    assert_eq!(default.assignment, Assignment::CooperativeSticky, "the default since issue 40");
+    assert_eq!(
+        default.assignment,
+        Assignment::CooperativeSticky,
+        "the default (neli/KAFKA.md, \"Assignment strategy\")"
+    );
     assert!(default.core(1).incremental, "the default assignment is incremental");
     let range = base().assignment(Assignment::Range).build().unwrap().resolve().unwrap();
     assert!(!range.core(1).incremental, "range assignment is eager");
@@ -234,7 +238,7 @@ fn name_lengths_are_refused_just_past_their_limits() {
     assert!(named(3000).is_err());
 }
 
-// Issue 39: the bounds `explain` states, for goNELI's defaults (T = 5 s,
+// The bounds `explain` states (neli/KAFKA.md, "What a configuration promises"), for goNELI's defaults (T = 5 s,
 // S = 3 T) against the documented formulas, each written out here.
 #[test]
 fn explain_states_the_documented_bounds_of_the_defaults() {

@@ -139,7 +139,7 @@ impl Mode {
 /// not (INCONSISTENT_GROUP_PROTOCOL), librdkafka's mock cluster aborts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Assignment {
-    /// Eager `range` (goNELI's, the default before issue 40): every rebalance
+    /// Eager `range` (goNELI's, and neli's earlier default): every rebalance
     /// revokes every partition from everyone, so the leader stops whenever
     /// any member joins or leaves.
     Range,

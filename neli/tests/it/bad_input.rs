@@ -92,7 +92,8 @@ fn name_and_property_cases(props_arg: &str) -> Vec<Case<'_>> {
 fn membership_and_property_cases() -> Vec<Case<'static>> {
     vec![
         // Static membership: only with a grace of at least T + 10 % and the proof,
-        // saying why (issue 41; refused outright before it).
+        // saying why (neli/KAFKA.md, "The consumer group protocol"; refused
+        // outright before).
         (
             vec!["-X", "group.instance.id=billing-1"],
             vec![],
@@ -110,7 +111,7 @@ fn membership_and_property_cases() -> Vec<Case<'static>> {
             "--no-membership-proof: membership_proof cannot be off with static membership (group.instance.id)",
         ),
         // The consumer protocol: librdkafka's refused properties by name,
-        // and the same rule (issue 41).
+        // and the same rule (neli/KAFKA.md, "The consumer group protocol").
         (
             vec!["--group-protocol", "consumer", "--grace", "5s", "-X", "group.protocol.type=consumer"],
             vec![],
@@ -281,7 +282,7 @@ fn sweep_cases() -> Vec<Vec<String>> {
     cases
 }
 
-// The sweep the issue asks for: at least 100 bad command lines, built flag
+// The sweep: at least 100 bad command lines, built flag
 // by flag from the rules above, every one refused with exit 2 and an error
 // line, quickly and without a panic (`cargo test -p neli --test it
 // bad_input_sweep -- --nocapture` prints the count).

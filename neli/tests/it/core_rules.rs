@@ -319,7 +319,7 @@ fn acquiring_needs_membership_proven_after_the_evidence_was_read() {
 
 #[test]
 fn candidate_evidence_of_an_older_term_does_not_survive_a_new_generation() {
-    // Found by `neli-lab check --simulate` (issue 15): a candidate cut off
+    // Found by `neli-lab check --simulate`: a candidate cut off
     // from the coordinator read its own generation-1 heartbeat at offset 0,
     // but its proof never came back; the group moved on without it, somebody
     // else led with a higher token, and it was assigned partition 0 again in
@@ -426,8 +426,8 @@ fn the_next_deadline_is_the_grace_end_when_it_comes_before_the_next_heartbeat() 
     assert_eq!(l.member.poll_timeout(), Some(ms(100)), "grace ends before the heartbeat due at 250");
 }
 
-// Edges the core-and-driver mutation run found unjudged (issue 42,
-// BENCHMARKS.md "Mutation testing"): each test below is what a weakened
+// Edges the core-and-driver mutation run found unjudged (BENCHMARKS.md,
+// "Mutation testing"): each test below is what a weakened
 // line would get wrong.
 
 #[test]

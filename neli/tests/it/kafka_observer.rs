@@ -175,7 +175,7 @@ async fn both_report(
     within(seen(), &format!("neli watch to print {who}"), || watch.leader().filter(|w| *w == want), &state).await;
 }
 
-/// Issue 39: "who leads?" answered from anywhere. On tansu, the library
+/// "Who leads?" answered from anywhere (neli/KAFKA.md, "Using it from Rust"). On tansu, the library
 /// observer reports the same leader and token as `neli watch` and as the
 /// members' own status, after the election and after a handover (the
 /// leader closes). Both start before the members: they wait for a member to
