@@ -54,7 +54,7 @@ pub(crate) fn own_proof(cfg: &ResolvedConfig, incremental: bool) -> Option<Arc<O
                 "membership proof goes through librdkafka's coordinator connection: the proof's own connection \
                  cannot match these client properties ({}); the leader's lease may lapse while its own JoinGroup \
                  is held (neli/KAFKA.md, \"TLS and SASL\")",
-                redactor.redact(&why)
+                redactor.redact(&why.to_string())
             );
             return None;
         }

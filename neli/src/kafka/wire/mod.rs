@@ -432,7 +432,7 @@ impl Conn {
                     answer.error_code
                 )));
             }
-            match exchange.next(&answer.auth_bytes).map_err(fail)? {
+            match exchange.next(&answer.auth_bytes).map_err(|e| fail(e.to_string()))? {
                 sasl::Step::Done => return Ok(()),
                 sasl::Step::Send(next) => token = next,
             }

@@ -97,22 +97,22 @@ impl Security {
     /// The security librdkafka would use for these client properties, or
     /// why the proof connection cannot match it (naming the property, and
     /// its value only if it is not a secret).
-    pub(crate) fn from_properties(props: &BTreeMap<String, String>) -> Result<Security, String> {
+    pub(crate) fn from_properties(props: &BTreeMap<String, String>) -> Result<Security, SecurityError> {
         let get = |k: &str| props.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
         let protocol = match get("security.protocol") {
             None => Protocol::Plaintext,
-            Some(p) => Protocol::parse(p).ok_or_else(|| format!("security.protocol={p} is not one it knows"))?,
+            Some(p) => Protocol::parse(p).ok_or_else(|| SecurityError::Protocol(p.to_owned()))?,
         };
         if protocol.tls() {
             for key in props.keys() {
                 if key.starts_with("ssl.") && !TLS_KEYS.contains(&key.as_str()) && !IGNORED_KEYS.contains(&key.as_str())
                 {
-                    return Err(format!("it does not read {key}"));
+                    return Err(SecurityError::UnreadTlsProperty(key.clone()));
                 }
             }
         }
-        let tls = if protocol.tls() { Some(Tls::from_properties(&get)?) } else { None };
-        let sasl = if protocol.sasl() { Some(mechanism(&get)?) } else { None };
+        let tls = if protocol.tls() { Some(Tls::from_properties(&get).map_err(SecurityError::Tls)?) } else { None };
+        let sasl = if protocol.sasl() { Some(mechanism(&get).map_err(SecurityError::Sasl)?) } else { None };
         Ok(Security { protocol, tls, sasl })
     }
 
@@ -157,6 +157,27 @@ fn mechanism<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<Mechanism, St
         "GSSAPI" => Err("sasl.mechanism=GSSAPI (Kerberos) is not spoken by it".into()),
         _ => Err(format!("sasl.mechanism={name} is not one it knows")),
     }
+}
+
+/// Why the proof connection cannot be secured as librdkafka would be for
+/// the client properties: each names the property at fault, and its value
+/// only if it is not a secret.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SecurityError {
+    /// `security.protocol` names no protocol it knows.
+    #[error("security.protocol={0} is not one it knows")]
+    Protocol(String),
+    /// An `ssl.` property it does not read (a key store, an engine, …).
+    #[error("it does not read {0}")]
+    UnreadTlsProperty(String),
+    /// The TLS properties cannot be loaded, or contradict each other (the
+    /// text names the property).
+    #[error("{0}")]
+    Tls(String),
+    /// The SASL properties name a mechanism it does not speak, or lack what
+    /// it needs (the text names the property).
+    #[error("{0}")]
+    Sasl(String),
 }
 
 /// A TLS client configured like librdkafka's for the same properties.
@@ -391,7 +412,7 @@ mod tests {
     fn refusal(pairs: &[(&str, &str)]) -> String {
         match Security::from_properties(&props(pairs)) {
             Ok(_) => panic!("{pairs:?} accepted"),
-            Err(e) => e,
+            Err(e) => e.to_string(),
         }
     }
 

@@ -406,7 +406,7 @@ fn mutual_tls_with_files_pem_properties_and_encrypted_keys() {
             all.extend(password.map(|p| ("ssl.key.password", p)));
             let e = match Security::from_properties(&props(&all)) {
                 Ok(_) => panic!("{key_prop} with {password:?} accepted"),
-                Err(e) => e,
+                Err(e) => e.to_string(),
             };
             assert!(e.contains(key_prop) && e.contains("ssl.key.password"), "{e}");
             assert!(!e.contains("MARKER") && !e.contains("PRIVATE KEY"), "{e}");
