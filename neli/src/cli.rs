@@ -194,19 +194,28 @@ impl ExecArgs {
     /// port (`localhost:PORT` is 127.0.0.1), on loopback unless
     /// `--metrics-allow-remote`; otherwise a message naming the flag and
     /// its value.
-    pub fn metrics_addr(&self) -> Result<Option<std::net::SocketAddr>, String> {
+    pub fn metrics_addr(&self) -> Result<Option<std::net::SocketAddr>, MetricsAddrError> {
         let Some(text) = &self.metrics_addr else { return Ok(None) };
-        let addr = parse_socket_addr(text).ok_or_else(|| {
-            format!("--metrics-addr '{text}' is not an IP address and port (e.g. 127.0.0.1:9464, [::1]:9464)")
-        })?;
+        let addr = parse_socket_addr(text).ok_or_else(|| MetricsAddrError::NotAnAddress(text.clone()))?;
         if !addr.ip().is_loopback() && !self.metrics_allow_remote {
-            return Err(format!(
-                "--metrics-addr '{text}' is not a loopback address: the endpoints have no authentication; \
-                 add --metrics-allow-remote to serve them on it anyway"
-            ));
+            return Err(MetricsAddrError::NotLoopback(text.clone()));
         }
         Ok(Some(addr))
     }
+}
+
+/// Why `--metrics-addr` was refused (the value given, which is no secret).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MetricsAddrError {
+    /// Not an IP address and port.
+    #[error("--metrics-addr '{0}' is not an IP address and port (e.g. 127.0.0.1:9464, [::1]:9464)")]
+    NotAnAddress(String),
+    /// Not a loopback address, and `--metrics-allow-remote` not given.
+    #[error(
+        "--metrics-addr '{0}' is not a loopback address: the endpoints have no authentication; \
+         add --metrics-allow-remote to serve them on it anyway"
+    )]
+    NotLoopback(String),
 }
 
 /// `IP:PORT`, `[IPv6]:PORT` or `localhost:PORT` (no name lookup).
@@ -218,15 +227,15 @@ fn parse_socket_addr(text: &str) -> Option<std::net::SocketAddr> {
     Some(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
 }
 
-fn parse_duration(s: &str) -> Result<Duration, String> {
+fn parse_duration(s: &str) -> Result<Duration, crate::duration::DurationError> {
     crate::config::parse_duration(s)
 }
 
-fn parse_assignment(s: &str) -> Result<crate::config::Assignment, String> {
+fn parse_assignment(s: &str) -> Result<crate::config::Assignment, crate::config::UnknownName> {
     crate::config::Assignment::parse(s)
 }
 
-fn parse_group_protocol(s: &str) -> Result<crate::config::GroupProtocol, String> {
+fn parse_group_protocol(s: &str) -> Result<crate::config::GroupProtocol, crate::config::UnknownName> {
     crate::config::GroupProtocol::parse(s)
 }
 
@@ -356,7 +365,7 @@ impl Common {
 mod tests {
     use clap::Parser;
 
-    use super::{Cli, Cmd};
+    use super::{Cli, Cmd, MetricsAddrError};
 
     fn exec_config(extra: &[&str]) -> crate::Config {
         let mut args = vec!["neli", "exec", "--bootstrap-servers", "h:1", "--group", "g"];
@@ -366,7 +375,7 @@ mod tests {
         e.common.config(Vec::new()).expect("a valid configuration").0
     }
 
-    fn metrics_addr(extra: &[&str]) -> Result<Option<std::net::SocketAddr>, String> {
+    fn metrics_addr(extra: &[&str]) -> Result<Option<std::net::SocketAddr>, MetricsAddrError> {
         let mut args = vec!["neli", "exec", "--bootstrap-servers", "h:1", "--group", "g"];
         args.extend_from_slice(extra);
         args.extend_from_slice(&["--", "true"]);
@@ -382,13 +391,13 @@ mod tests {
         assert_eq!(ok("127.0.0.2:0"), "127.0.0.2:0");
         assert_eq!(ok("[::1]:9464"), "[::1]:9464");
         assert_eq!(ok("localhost:9464"), "127.0.0.1:9464");
-        let err = metrics_addr(&["--metrics-addr", "0.0.0.0:9464"]).unwrap_err();
+        let err = metrics_addr(&["--metrics-addr", "0.0.0.0:9464"]).unwrap_err().to_string();
         assert!(err.contains("--metrics-addr '0.0.0.0:9464' is not a loopback address"), "{err}");
         assert!(err.contains("--metrics-allow-remote"), "{err}");
         let remote = metrics_addr(&["--metrics-addr", "0.0.0.0:9464", "--metrics-allow-remote"]);
         assert_eq!(remote.map(|a| a.map(|a| a.to_string())), Ok(Some("0.0.0.0:9464".into())));
         for bad in ["9464", "localhost", "example.com:9464", "127.0.0.1:99999", "127.0.0.1:"] {
-            let err = metrics_addr(&["--metrics-addr", bad]).unwrap_err();
+            let err = metrics_addr(&["--metrics-addr", bad]).unwrap_err().to_string();
             assert!(err.contains(&format!("--metrics-addr '{bad}' is not an IP address and port")), "{err}");
         }
     }

@@ -29,6 +29,29 @@ pub struct LeaseFile {
     pub log_epoch: u64,
 }
 
+/// Why a text is not a lease file neli wrote ([`LeaseFile::parse`]),
+/// naming the field at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LeaseFileError {
+    /// Nothing in the file.
+    #[error("empty (expected 'v1 <deadline_ns> <token> <log_epoch>')")]
+    Empty,
+    /// The first field is not `v1` (given).
+    #[error("unknown format '{0}' (expected 'v1 <deadline_ns> <token> <log_epoch>')")]
+    UnknownFormat(String),
+    /// Not four fields (how many there are).
+    #[error("{0} fields where 'v1 <deadline_ns> <token> <log_epoch>' has 4")]
+    FieldCount(usize),
+    /// A field that is not a whole number.
+    #[error("{field} '{value}' is not a whole number")]
+    NotANumber {
+        /// The field's name (`deadline_ns`, `token`, `log_epoch`).
+        field: &'static str,
+        /// What the file says.
+        value: String,
+    },
+}
+
 /// What `neli holds` concludes from a lease file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LeaseStanding {
@@ -104,20 +127,18 @@ impl LeaseFile {
     }
 
     /// Parses [`LeaseFile::render`]'s line; the error names the field at fault.
-    pub fn parse(text: &str) -> Result<LeaseFile, String> {
+    pub fn parse(text: &str) -> Result<LeaseFile, LeaseFileError> {
         let fields: Vec<&str> = text.split_whitespace().collect();
         match fields.first() {
             Some(&"v1") => {}
-            Some(other) => {
-                return Err(format!("unknown format '{other}' (expected 'v1 <deadline_ns> <token> <log_epoch>')"));
-            }
-            None => return Err("empty (expected 'v1 <deadline_ns> <token> <log_epoch>')".into()),
+            Some(other) => return Err(LeaseFileError::UnknownFormat((*other).to_owned())),
+            None => return Err(LeaseFileError::Empty),
         }
         if fields.len() != 4 {
-            return Err(format!("{} fields where 'v1 <deadline_ns> <token> <log_epoch>' has 4", fields.len()));
+            return Err(LeaseFileError::FieldCount(fields.len()));
         }
-        let number = |i: usize, name: &str| {
-            fields[i].parse::<u64>().map_err(|_| format!("{name} '{}' is not a whole number", fields[i]))
+        let number = |i: usize, field: &'static str| {
+            fields[i].parse::<u64>().map_err(|_| LeaseFileError::NotANumber { field, value: fields[i].to_owned() })
         };
         Ok(LeaseFile {
             deadline_ns: number(1, "deadline_ns")?,
@@ -195,13 +216,16 @@ mod tests {
 
     #[test]
     fn malformed_files_name_the_field_at_fault() {
-        assert_eq!(LeaseFile::parse("").unwrap_err(), "empty (expected 'v1 <deadline_ns> <token> <log_epoch>')");
-        assert!(LeaseFile::parse("v2 1 2 3").unwrap_err().starts_with("unknown format 'v2'"));
         assert_eq!(
-            LeaseFile::parse("v1 1 2").unwrap_err(),
+            LeaseFile::parse("").unwrap_err().to_string(),
+            "empty (expected 'v1 <deadline_ns> <token> <log_epoch>')"
+        );
+        assert!(LeaseFile::parse("v2 1 2 3").unwrap_err().to_string().starts_with("unknown format 'v2'"));
+        assert_eq!(
+            LeaseFile::parse("v1 1 2").unwrap_err().to_string(),
             "3 fields where 'v1 <deadline_ns> <token> <log_epoch>' has 4"
         );
-        assert_eq!(LeaseFile::parse("v1 1 x 3").unwrap_err(), "token 'x' is not a whole number");
-        assert_eq!(LeaseFile::parse("v1 -1 2 3").unwrap_err(), "deadline_ns '-1' is not a whole number");
+        assert_eq!(LeaseFile::parse("v1 1 x 3").unwrap_err().to_string(), "token 'x' is not a whole number");
+        assert_eq!(LeaseFile::parse("v1 -1 2 3").unwrap_err().to_string(), "deadline_ns '-1' is not a whole number");
     }
 }

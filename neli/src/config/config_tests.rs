@@ -450,7 +450,7 @@ fn group_protocol_names_parse_and_print() {
         assert_eq!(p.to_string(), p.name());
     }
     assert_eq!(GroupProtocol::default(), GroupProtocol::Classic);
-    let err = GroupProtocol::parse("CONSUMER").unwrap_err();
+    let err = GroupProtocol::parse("CONSUMER").unwrap_err().to_string();
     assert_eq!(err, "\"CONSUMER\" is not a group protocol (expected \"classic\" or \"consumer\")");
 }
 

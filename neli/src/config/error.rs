@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::duration::DurationError;
+
 use super::GroupProtocol;
 
 /// A configuration problem, naming the field, the value and the rule.
@@ -170,6 +172,19 @@ impl ConfigError {
 
 /// Parses a non-negative duration in the one grammar of every input
 /// ([`crate::duration`]: `250ms`, `3s`, `1m`, `2h`).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    crate::duration::parse(text).map_err(|e| e.to_string())
+pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
+    crate::duration::parse(text)
+}
+
+/// A name that is none of those a setting takes ([`super::Assignment::parse`],
+/// [`super::GroupProtocol::parse`]): the name given, and the ones that exist.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{given:?} is not {what} (expected {expected})")]
+pub struct UnknownName {
+    /// The text given.
+    pub given: String,
+    /// What it should have named (`an assignment strategy`).
+    pub what: &'static str,
+    /// The names that exist, quoted.
+    pub expected: &'static str,
 }

@@ -28,7 +28,7 @@ pub use bounds::{
     failover_bound, group_heartbeat_interval, handover_bound, lease_margin, min_rebalance_timeout, resign_hold_off,
 };
 pub use builder::ConfigBuilder;
-pub use error::{ConfigError, parse_duration};
+pub use error::{ConfigError, UnknownName, parse_duration};
 pub use explain::Explanation;
 use validate::property_ms;
 
@@ -162,9 +162,13 @@ impl Assignment {
     }
 
     /// Parses a strategy name, saying which names exist when it is none.
-    pub fn parse(text: &str) -> Result<Assignment, String> {
+    pub fn parse(text: &str) -> Result<Assignment, UnknownName> {
         [Assignment::Range, Assignment::CooperativeSticky].into_iter().find(|a| a.name() == text).ok_or_else(|| {
-            format!("{text:?} is not an assignment strategy (expected \"range\" or \"cooperative-sticky\")")
+            UnknownName {
+                given: text.to_owned(),
+                what: "an assignment strategy",
+                expected: "\"range\" or \"cooperative-sticky\"",
+            }
         })
     }
 }
@@ -223,11 +227,10 @@ impl GroupProtocol {
     }
 
     /// Parses a protocol name, saying which names exist when it is none.
-    pub fn parse(text: &str) -> Result<GroupProtocol, String> {
-        [GroupProtocol::Classic, GroupProtocol::Consumer]
-            .into_iter()
-            .find(|p| p.name() == text)
-            .ok_or_else(|| format!("{text:?} is not a group protocol (expected \"classic\" or \"consumer\")"))
+    pub fn parse(text: &str) -> Result<GroupProtocol, UnknownName> {
+        [GroupProtocol::Classic, GroupProtocol::Consumer].into_iter().find(|p| p.name() == text).ok_or_else(|| {
+            UnknownName { given: text.to_owned(), what: "a group protocol", expected: "\"classic\" or \"consumer\"" }
+        })
     }
 }
 
