@@ -492,27 +492,27 @@ impl<'a> RealRun<'a> {
         Ok(match kind {
             StepKind::BrokerPause { ms } => {
                 self.record_fault("broker-pause", None, ms);
-                self.broker.pause().await?;
+                self.broker.pause().await.map_err(|e| e.to_string())?;
                 Some((ms, StepKind::BrokerUnpause))
             }
             StepKind::BrokerUnpause => {
-                self.broker.unpause().await?;
+                self.broker.unpause().await.map_err(|e| e.to_string())?;
                 self.note("b0", "unpaused".into());
                 None
             }
             StepKind::BrokerDisconnect { ms } => {
                 self.record_fault("broker-disconnect", None, ms);
-                self.broker.disconnect().await?;
+                self.broker.disconnect().await.map_err(|e| e.to_string())?;
                 Some((ms, StepKind::BrokerReconnect))
             }
             StepKind::BrokerReconnect => {
-                self.broker.reconnect().await?;
+                self.broker.reconnect().await.map_err(|e| e.to_string())?;
                 self.note("b0", "reconnected".into());
                 None
             }
             StepKind::BrokerCrash { ms } => {
                 self.record_fault("broker-crash", None, ms);
-                self.broker.kill().await?;
+                self.broker.kill().await.map_err(|e| e.to_string())?;
                 let now = self.now();
                 self.state_losses.push(now);
                 Some((ms, StepKind::BrokerStart))
@@ -531,7 +531,7 @@ impl<'a> RealRun<'a> {
                 None
             }
             StepKind::BrokerStart => {
-                self.broker.restart().await?;
+                self.broker.restart().await.map_err(|e| e.to_string())?;
                 self.note("b0", "restarted (empty memory storage)".into());
                 None
             }

@@ -39,10 +39,11 @@ pub fn run_real_with(s: &Scenario, steps: Vec<Step>, tail_ms: u64, recovery: boo
     }
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     let outcome = rt.block_on(async {
-        let spec = SPEC.get_or_try_init(BrokerSpec::from_env).await?;
-        let broker = Broker::start(spec).await?;
+        let spec = SPEC.get_or_try_init(BrokerSpec::from_env).await.map_err(|e| e.to_string())?;
+        let broker = Broker::start(spec).await.map_err(|e| e.to_string())?;
         // A test broker is reachable from this host only.
-        let published = neli_testcontainers::broker::published_address(broker.id(), broker::CONTAINER_PORT)?;
+        let published = neli_testcontainers::broker::published_address(broker.id(), broker::CONTAINER_PORT)
+            .map_err(|e| e.to_string())?;
         assert!(published.starts_with("127.0.0.1:"), "broker published on {published}, not on loopback only");
         let run = RealRun::new(s, &broker, Path::new(env!("CARGO_BIN_EXE_neli-tc-member")))?;
         let run = if recovery { run } else { run.without_recovery() };
