@@ -62,7 +62,7 @@ fn main() {
             let out = rt.block_on(async {
                 let spec = BrokerSpec::from_env().await.map_err(|e| e.to_string())?;
                 let broker = Broker::start(&spec).await.map_err(|e| e.to_string())?;
-                let steps = plan(&s)?;
+                let steps = plan(&s).map_err(|e| e.to_string())?;
                 RealRun::new(&s, &broker, &member)?.play(steps, 20_000).await
             });
             match out {

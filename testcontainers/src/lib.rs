@@ -20,7 +20,7 @@ use std::time::Duration;
 
 pub use broker::{Broker, BrokerSpec, ContainerError};
 pub use budget::Budget;
-pub use run::{RealRun, RealRunReport, Step, StepKind, plan};
+pub use run::{PlanError, RealRun, RealRunReport, Step, StepKind, plan};
 
 /// The host's monotonic clock in ms; the same in every process of the host.
 pub fn mono_ms() -> u64 {

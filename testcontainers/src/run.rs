@@ -81,38 +81,68 @@ pub struct Step {
     pub kind: StepKind,
 }
 
+/// Why a scenario cannot run on a real broker: the setting or fault at
+/// fault, and why the suite cannot play it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// A scenario setting the suite does not play (the text names it).
+    #[error("{0}")]
+    Setting(&'static str),
+    /// More than one broker.
+    #[error("{0} brokers: the suite runs one broker container")]
+    Brokers(u32),
+    /// A fault (its kind) that cuts one member's link.
+    #[error(
+        "fault `{0}` cuts one member's link: members are host processes sharing the host's network \
+         (only the broker container can be disconnected, which cuts every member)"
+    )]
+    OneMembersLink(String),
+    /// A clock fault (its kind): the members share one clock.
+    #[error("fault `{0}`: the members share the host's monotonic clock")]
+    SharedClock(String),
+    /// A fault kind with no real mechanism here.
+    #[error("fault `{0}` has no real mechanism in this suite")]
+    NoMechanism(String),
+}
+
 /// The real steps of a scenario file, or why it cannot run on a real broker.
 /// Times are relative to the scenario's first fault.
-pub fn plan(s: &Scenario) -> Result<Vec<Step>, String> {
+pub fn plan(s: &Scenario) -> Result<Vec<Step>, PlanError> {
     let e = &s.election;
     if s.random.is_some() {
-        return Err("random faults are drawn by neli-lab's strategies, not replayed here".into());
+        return Err(PlanError::Setting("random faults are drawn by neli-lab's strategies, not replayed here"));
     }
     if e.mode == ModeName::MultiRole {
-        return Err("multi-role mode: neli-tc-member runs the exclusive election only".into());
+        return Err(PlanError::Setting("multi-role mode: neli-tc-member runs the exclusive election only"));
     }
     if e.variant != Variant::Recommended || !e.membership_proof {
-        return Err(
-            "an unsafe variant or the membership proof off (the real suite runs the recommended configuration)".into(),
-        );
+        return Err(PlanError::Setting(
+            "an unsafe variant or the membership proof off (the real suite runs the recommended configuration)",
+        ));
     }
     if e.assignment != neli_sim::scenario::AssignmentName::Range {
-        return Err("cooperative-sticky: neli-tc-member joins with range (neli's kafka_coop tests run cooperative-sticky on tansu)".into());
+        return Err(PlanError::Setting(
+            "cooperative-sticky: neli-tc-member joins with range (neli's kafka_coop tests run cooperative-sticky on tansu)",
+        ));
     }
     if e.grace.ms() != 0 || e.heartbeat_interval.is_some() || e.max_poll_interval.is_some() {
-        return Err("grace/heartbeat_interval/max_poll_interval overrides are not passed to neli-tc-member".into());
+        return Err(PlanError::Setting(
+            "grace/heartbeat_interval/max_poll_interval overrides are not passed to neli-tc-member",
+        ));
     }
     if e.revoked_work.is_some() {
-        return Err("revoked_work: neli-tc-member's Revoked handler does no timed work".into());
+        return Err(PlanError::Setting("revoked_work: neli-tc-member's Revoked handler does no timed work"));
     }
     if e.app_work.is_some() || e.app_asks_at_lease_end {
-        return Err("app_work/app_asks_at_lease_end: neli-tc-member's application asks once per pulse".into());
+        return Err(PlanError::Setting(
+            "app_work/app_asks_at_lease_end: neli-tc-member's application asks once per pulse",
+        ));
     }
     if e.app_loop != neli_sim::scenario::AppLoop::Pulse {
-        return Err("app_loop = background: neli-tc-member runs its own pulse loop".into());
+        return Err(PlanError::Setting("app_loop = background: neli-tc-member runs its own pulse loop"));
     }
     if s.cluster.brokers != 1 {
-        return Err(format!("{} brokers: the suite runs one broker container", s.cluster.brokers));
+        return Err(PlanError::Brokers(s.cluster.brokers));
     }
     let first = s.timed_faults().map(|f| f.at.ms()).min().unwrap_or(0);
     let mut steps = Vec::new();
@@ -125,11 +155,10 @@ pub fn plan(s: &Scenario) -> Result<Vec<Step>, String> {
             }
             Fault::Close { target } => StepKind::Close { target: target.to_string() },
             Fault::ForeignWriter { misplaced: true, .. } => {
-                return Err(
+                return Err(PlanError::Setting(
                     "foreign-writer with misplaced = true: the real-broker suite's writer knows no member names \
-                            or role layout (simulator only)"
-                        .into(),
-                );
+                            or role layout (simulator only)",
+                ));
             }
             Fault::ForeignWriter { partition, count, garbage, .. } => {
                 StepKind::ForeignWriter { partition, count, garbage }
@@ -139,19 +168,17 @@ pub fn plan(s: &Scenario) -> Result<Vec<Step>, String> {
                 StepKind::BrokerCrash { ms: duration.map_or(0, |d| d.ms()) }
             }
             Fault::BrokerCrash { lose_state: false, .. } => {
-                return Err("broker-crash without lose_state = true: tansu's memory storage always loses state".into());
-            }
-            Fault::Partition { .. } | Fault::OneWay { .. } | Fault::IsolateCoordinator { .. } => {
-                return Err(format!(
-                    "fault `{}` cuts one member's link: members are host processes sharing the host's network \
-                     (only the broker container can be disconnected, which cuts every member)",
-                    f.fault.kind()
+                return Err(PlanError::Setting(
+                    "broker-crash without lose_state = true: tansu's memory storage always loses state",
                 ));
             }
-            Fault::ClockStep { .. } | Fault::ClockDrift { .. } => {
-                return Err(format!("fault `{}`: the members share the host's monotonic clock", f.fault.kind()));
+            Fault::Partition { .. } | Fault::OneWay { .. } | Fault::IsolateCoordinator { .. } => {
+                return Err(PlanError::OneMembersLink(f.fault.kind().to_string()));
             }
-            _ => return Err(format!("fault `{}` has no real mechanism in this suite", f.fault.kind())),
+            Fault::ClockStep { .. } | Fault::ClockDrift { .. } => {
+                return Err(PlanError::SharedClock(f.fault.kind().to_string()));
+            }
+            _ => return Err(PlanError::NoMechanism(f.fault.kind().to_string())),
         };
         steps.push(Step { at, kind });
     }
