@@ -63,7 +63,11 @@ fn main() {
                 let spec = BrokerSpec::from_env().await.map_err(|e| e.to_string())?;
                 let broker = Broker::start(&spec).await.map_err(|e| e.to_string())?;
                 let steps = plan(&s).map_err(|e| e.to_string())?;
-                RealRun::new(&s, &broker, &member)?.play(steps, 20_000).await
+                RealRun::new(&s, &broker, &member)
+                    .map_err(|e| e.to_string())?
+                    .play(steps, 20_000)
+                    .await
+                    .map_err(|e| e.to_string())
             });
             match out {
                 Ok(o) => {

@@ -13,6 +13,7 @@ pub mod broker;
 pub mod budget;
 pub mod member_log;
 pub mod run;
+mod run_errors;
 
 use std::io::Write;
 use std::process::Command;
@@ -20,7 +21,8 @@ use std::time::Duration;
 
 pub use broker::{Broker, BrokerSpec, ContainerError};
 pub use budget::Budget;
-pub use run::{PlanError, RealRun, RealRunReport, Step, StepKind, plan};
+pub use run::{RealRun, RealRunReport, Step, StepKind, plan};
+pub use run_errors::{NotStable, PlanError, RunError};
 
 /// The host's monotonic clock in ms; the same in every process of the host.
 pub fn mono_ms() -> u64 {

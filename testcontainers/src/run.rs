@@ -25,6 +25,7 @@ use crate::broker::Broker;
 use crate::budget::Budget;
 use crate::member_log::{Entry, EventKind, Logged};
 use crate::mono_ms;
+use crate::run_errors::{NotStable, PlanError, RunError};
 
 /// What happens at one instant of a real run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,30 +80,6 @@ pub struct Step {
     /// ms after the run's fault origin (see [`RealRun::play`]).
     pub at: u64,
     pub kind: StepKind,
-}
-
-/// Why a scenario cannot run on a real broker: the setting or fault at
-/// fault, and why the suite cannot play it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PlanError {
-    /// A scenario setting the suite does not play (the text names it).
-    #[error("{0}")]
-    Setting(&'static str),
-    /// More than one broker.
-    #[error("{0} brokers: the suite runs one broker container")]
-    Brokers(u32),
-    /// A fault (its kind) that cuts one member's link.
-    #[error(
-        "fault `{0}` cuts one member's link: members are host processes sharing the host's network \
-         (only the broker container can be disconnected, which cuts every member)"
-    )]
-    OneMembersLink(String),
-    /// A clock fault (its kind): the members share one clock.
-    #[error("fault `{0}`: the members share the host's monotonic clock")]
-    SharedClock(String),
-    /// A fault kind with no real mechanism here.
-    #[error("fault `{0}` has no real mechanism in this suite")]
-    NoMechanism(String),
 }
 
 /// The real steps of a scenario file, or why it cannot run on a real broker.
@@ -242,16 +219,16 @@ pub struct RealRun<'a> {
 }
 
 impl<'a> RealRun<'a> {
-    pub fn new(s: &'a Scenario, broker: &'a Broker, member_bin: &Path) -> Result<RealRun<'a>, String> {
+    pub fn new(s: &'a Scenario, broker: &'a Broker, member_bin: &Path) -> Result<RealRun<'a>, RunError> {
         let t0 = mono_ms();
         let admin: BaseConsumer = ClientConfig::new()
             .set("bootstrap.servers", &broker.bootstrap)
             .set("group.id", "neli-tc-observer")
             .set("log_level", "0")
             .create()
-            .map_err(|e| format!("observer client: {e}"))?;
+            .map_err(RunError::Observer)?;
         let log_dir = std::env::temp_dir().join(format!("neli-tc-{}-{}-{t0}", std::process::id(), s.name));
-        std::fs::create_dir_all(&log_dir).map_err(|e| format!("{}: {e}", log_dir.display()))?;
+        std::fs::create_dir_all(&log_dir).map_err(|error| RunError::LogDir { path: log_dir.clone(), error })?;
         Ok(RealRun {
             s,
             broker,
@@ -289,19 +266,23 @@ impl<'a> RealRun<'a> {
     /// Launches every member, waits for a stable group with a leader, plays
     /// `steps` from 2 s after that, runs `tail` ms past the first step's
     /// origin, waits for recovery and judges the recording.
-    pub async fn play(mut self, steps: Vec<Step>, tail: u64) -> Result<RealRunReport, String> {
+    pub async fn play(mut self, steps: Vec<Step>, tail: u64) -> Result<RealRunReport, RunError> {
         let result = self.play_inner(steps, tail).await;
         self.stop_all().await;
         match result {
             Ok((formed_ms, recovered_ms)) => Ok(self.judge(formed_ms, recovered_ms)),
             Err(e) => {
                 let out = self.judge(0, 0);
-                Err(format!("{e}\ntrace:\n{}\nfigures: {:?}", out.trace.join("\n"), out.figures))
+                Err(RunError::Judged {
+                    error: Box::new(e),
+                    trace: out.trace.join("\n"),
+                    figures: format!("{:?}", out.figures),
+                })
             }
         }
     }
 
-    async fn play_inner(&mut self, steps: Vec<Step>, tail: u64) -> Result<(u64, u64), String> {
+    async fn play_inner(&mut self, steps: Vec<Step>, tail: u64) -> Result<(u64, u64), RunError> {
         let logs = format!("member stderr logs in {}", self.log_dir.display());
         self.note("real", logs);
         for i in 0..self.s.election.members as usize {
@@ -358,12 +339,12 @@ impl<'a> RealRun<'a> {
         }
     }
 
-    fn spawn(&mut self, idx: usize) -> Result<(), String> {
+    fn spawn(&mut self, idx: usize) -> Result<(), RunError> {
         let e = &self.s.election;
         let slot = &mut self.slots[idx];
         let name = if slot.incarnations == 0 { format!("m{idx}") } else { format!("m{idx}.{}", slot.incarnations) };
         slot.incarnations += 1;
-        let stderr = std::fs::File::create(self.log_dir.join(format!("{name}.stderr"))).map_err(|e| e.to_string())?;
+        let stderr = std::fs::File::create(self.log_dir.join(format!("{name}.stderr"))).map_err(RunError::MemberLog)?;
         let mut child = Command::new(&self.member_bin)
             .args([
                 self.broker.bootstrap.as_str(),
@@ -377,7 +358,7 @@ impl<'a> RealRun<'a> {
             .stderr(stderr)
             .kill_on_drop(true)
             .spawn()
-            .map_err(|e| format!("spawning {}: {e}", self.member_bin.display()))?;
+            .map_err(|error| RunError::Spawn { bin: self.member_bin.clone(), error })?;
         let stdout = child.stdout.take().expect("piped stdout");
         let (lines, t0, member) = (self.lines.clone(), self.t0, name.clone());
         tokio::spawn(async move {
@@ -456,7 +437,7 @@ impl<'a> RealRun<'a> {
 
     /// Carries out one step; returns the step that ends it (a resume, a
     /// restart) and when, if it has one.
-    async fn apply(&mut self, kind: StepKind) -> Result<Option<(u64, StepKind)>, String> {
+    async fn apply(&mut self, kind: StepKind) -> Result<Option<(u64, StepKind)>, RunError> {
         match kind {
             StepKind::Pause { .. }
             | StepKind::Cont(_)
@@ -469,7 +450,7 @@ impl<'a> RealRun<'a> {
     }
 
     /// A step on a member process (signals).
-    async fn apply_to_member(&mut self, kind: StepKind) -> Result<Option<(u64, StepKind)>, String> {
+    async fn apply_to_member(&mut self, kind: StepKind) -> Result<Option<(u64, StepKind)>, RunError> {
         Ok(match kind {
             StepKind::Pause { target, ms } => {
                 let Some(i) = self.resolve(&target) else { return self.no_target("pause", &target) };
@@ -515,31 +496,31 @@ impl<'a> RealRun<'a> {
     }
 
     /// A step on the broker container or the topic.
-    async fn apply_to_broker(&mut self, kind: StepKind) -> Result<Option<(u64, StepKind)>, String> {
+    async fn apply_to_broker(&mut self, kind: StepKind) -> Result<Option<(u64, StepKind)>, RunError> {
         Ok(match kind {
             StepKind::BrokerPause { ms } => {
                 self.record_fault("broker-pause", None, ms);
-                self.broker.pause().await.map_err(|e| e.to_string())?;
+                self.broker.pause().await?;
                 Some((ms, StepKind::BrokerUnpause))
             }
             StepKind::BrokerUnpause => {
-                self.broker.unpause().await.map_err(|e| e.to_string())?;
+                self.broker.unpause().await?;
                 self.note("b0", "unpaused".into());
                 None
             }
             StepKind::BrokerDisconnect { ms } => {
                 self.record_fault("broker-disconnect", None, ms);
-                self.broker.disconnect().await.map_err(|e| e.to_string())?;
+                self.broker.disconnect().await?;
                 Some((ms, StepKind::BrokerReconnect))
             }
             StepKind::BrokerReconnect => {
-                self.broker.reconnect().await.map_err(|e| e.to_string())?;
+                self.broker.reconnect().await?;
                 self.note("b0", "reconnected".into());
                 None
             }
             StepKind::BrokerCrash { ms } => {
                 self.record_fault("broker-crash", None, ms);
-                self.broker.kill().await.map_err(|e| e.to_string())?;
+                self.broker.kill().await?;
                 let now = self.now();
                 self.state_losses.push(now);
                 Some((ms, StepKind::BrokerStart))
@@ -550,7 +531,7 @@ impl<'a> RealRun<'a> {
                 let sent =
                     tokio::task::spawn_blocking(move || foreign_write(&bootstrap, &topic, partition, count, garbage))
                         .await
-                        .map_err(|e| e.to_string())??;
+                        .map_err(RunError::Task)??;
                 self.note(
                     "fw",
                     format!("produced {sent} {} records", if garbage { "garbage" } else { "foreign heartbeat" }),
@@ -558,7 +539,7 @@ impl<'a> RealRun<'a> {
                 None
             }
             StepKind::BrokerStart => {
-                self.broker.restart().await.map_err(|e| e.to_string())?;
+                self.broker.restart().await?;
                 self.note("b0", "restarted (empty memory storage)".into());
                 None
             }
@@ -566,14 +547,14 @@ impl<'a> RealRun<'a> {
         })
     }
 
-    fn no_target(&mut self, what: &str, target: &str) -> Result<Option<(u64, StepKind)>, String> {
+    fn no_target(&mut self, what: &str, target: &str) -> Result<Option<(u64, StepKind)>, RunError> {
         self.note("real", format!("{what}: no member `{target}` at this instant; fault not applied"));
         Ok(None)
     }
 
     /// Waits until every live member has joined a Stable group (as the
     /// broker describes it) and one of them holds role 0. Returns the run time.
-    async fn wait_stable(&mut self, what: &str, limit: Duration) -> Result<u64, String> {
+    async fn wait_stable(&mut self, what: &str, limit: Duration) -> Result<u64, RunError> {
         let deadline = self.now() + limit.as_millis() as u64;
         loop {
             self.died_on_its_own()?;
@@ -588,13 +569,15 @@ impl<'a> RealRun<'a> {
                 let live = self.slots.iter().filter(|s| !s.gone).count();
                 let described = self.describe_group().await;
                 let leader = self.leader(self.now());
-                return Err(format!(
-                    "{}: {what}: waited {limit:?} for every live member ({live}) in a Stable group with one of them \
-                     leading; the broker says {described:?} (state, members), leader {:?}. Budget from {}",
-                    self.s.name,
-                    leader.map(|i| self.slots[i].name.clone()),
-                    self.budget
-                ));
+                return Err(RunError::NotStable(Box::new(NotStable {
+                    scenario: self.s.name.clone(),
+                    what: what.to_owned(),
+                    limit,
+                    live,
+                    described,
+                    leader: leader.map(|i| self.slots[i].name.clone()),
+                    budget: self.budget.to_string(),
+                })));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -603,7 +586,7 @@ impl<'a> RealRun<'a> {
     /// Fails if a member process that no fault stopped has exited (a crash
     /// inside the client, for instance): the broker would otherwise keep
     /// describing a smaller group and the run would only time out.
-    fn died_on_its_own(&mut self) -> Result<(), String> {
+    fn died_on_its_own(&mut self) -> Result<(), RunError> {
         for i in 0..self.slots.len() {
             if self.slots[i].gone {
                 continue;
@@ -614,11 +597,12 @@ impl<'a> RealRun<'a> {
                 self.slots[i].gone = true;
                 self.slots[i].pid = 0;
                 self.note(&name, format!("exited on its own: {status}"));
-                return Err(format!(
-                    "{}: member {name} exited on its own ({status}); its stderr is in {}",
-                    self.s.name,
-                    self.log_dir.join(format!("{name}.stderr")).display()
-                ));
+                return Err(RunError::DiedOnItsOwn {
+                    scenario: self.s.name.clone(),
+                    stderr: self.log_dir.join(format!("{name}.stderr")),
+                    member: name,
+                    status,
+                });
             }
         }
         Ok(())
@@ -674,13 +658,13 @@ impl<'a> RealRun<'a> {
 }
 
 /// Produces `count` records as a stranger would; returns how many were acknowledged.
-fn foreign_write(bootstrap: &str, topic: &str, partition: u32, count: u32, garbage: bool) -> Result<u32, String> {
+fn foreign_write(bootstrap: &str, topic: &str, partition: u32, count: u32, garbage: bool) -> Result<u32, RunError> {
     use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
     let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .set("log_level", "0")
         .create()
-        .map_err(|e| format!("foreign writer: {e}"))?;
+        .map_err(RunError::ForeignWriter)?;
     for seq in 1..=u64::from(count) {
         let payload = if garbage {
             format!("garbage-{seq}").into_bytes()
@@ -698,9 +682,9 @@ fn foreign_write(bootstrap: &str, topic: &str, partition: u32, count: u32, garba
             .encode()
         };
         let record = BaseRecord::<(), [u8]>::to(topic).partition(partition as i32).payload(&payload);
-        producer.send(record).map_err(|(e, _)| format!("foreign writer: {e}"))?;
+        producer.send(record).map_err(|(e, _)| RunError::ForeignWriter(e))?;
     }
-    producer.flush(Duration::from_secs(5)).map_err(|e| format!("foreign writer flush: {e}"))?;
+    producer.flush(Duration::from_secs(5)).map_err(RunError::ForeignWriterFlush)?;
     Ok(count)
 }
 

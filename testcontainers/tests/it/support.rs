@@ -45,9 +45,10 @@ pub fn run_real_with(s: &Scenario, steps: Vec<Step>, tail_ms: u64, recovery: boo
         let published = neli_testcontainers::broker::published_address(broker.id(), broker::CONTAINER_PORT)
             .map_err(|e| e.to_string())?;
         assert!(published.starts_with("127.0.0.1:"), "broker published on {published}, not on loopback only");
-        let run = RealRun::new(s, &broker, Path::new(env!("CARGO_BIN_EXE_neli-tc-member")))?;
+        let run =
+            RealRun::new(s, &broker, Path::new(env!("CARGO_BIN_EXE_neli-tc-member"))).map_err(|e| e.to_string())?;
         let run = if recovery { run } else { run.without_recovery() };
-        run.play(steps, tail_ms).await
+        run.play(steps, tail_ms).await.map_err(|e| e.to_string())
     });
     let outcome = outcome.unwrap_or_else(|e| panic!("{e}"));
     eprintln!("--- {} (real, {})", outcome.scenario, std::env::var("NELI_BROKER_IMAGE").unwrap_or("tansu".into()));
