@@ -30,18 +30,18 @@ pub enum Event {
 }
 
 /// Why a member was fenced: the cause the core gives each
-/// [`Event::Fenced`] ([`Member::poll_output_with_cause`]), for diagnostics
+/// [`Event::Fenced`] ([`Member::poll_output_with_cause`](super::Member::poll_output_with_cause)), for diagnostics
 /// and metrics (`neli_fences_total`'s `cause` label). It decides nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum FenceCause {
     /// The group took the partition away without a revocation (session
-    /// expired, member evicted): [`Member::handle_lost`].
+    /// expired, member evicted): [`Member::handle_lost`](super::Member::handle_lost).
     AssignmentLost,
     /// The coordinator rejected a membership proof
-    /// ([`Member::handle_membership`] with `accepted == false`).
+    /// ([`Member::handle_membership`](super::Member::handle_membership) with `accepted == false`).
     MembershipRejected,
     /// The lease ran out: no fresh own heartbeat, or no fresh membership
-    /// proof, came back within T ([`Member::handle_timeout`]).
+    /// proof, came back within T ([`Member::handle_timeout`](super::Member::handle_timeout)).
     LeaseExpired,
 }
 
@@ -79,7 +79,7 @@ impl Event {
 /// An effect the driver must carry out.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Output {
-    /// Produce `payload` (an encoded [`Heartbeat`]) to `partition`.
+    /// Produce `payload` (an encoded [`Heartbeat`](super::Heartbeat)) to `partition`.
     Produce {
         /// The election topic's partition to write to.
         partition: u32,
@@ -88,7 +88,7 @@ pub enum Output {
     },
     /// Prove group membership for `generation` (a synchronous,
     /// generation-checked offset commit) and report the outcome with
-    /// [`Member::handle_membership`], passing the time the request was sent.
+    /// [`Member::handle_membership`](super::Member::handle_membership), passing the time the request was sent.
     ConfirmMembership {
         /// The group generation the member believes it holds.
         generation: u64,

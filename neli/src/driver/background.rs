@@ -24,7 +24,7 @@ use super::{Error, Outcome};
 /// handover time ([`crate::config::Explanation::handover`]) instead of
 /// leading on, with nobody doing the work, until the process exits.
 /// [`Control`]s do not keep the election alive. To close on a signal of
-/// your own, see [`Neli::background_until`].
+/// your own, see [`Neli::background_until`](super::Neli::background_until).
 ///
 /// It dereferences to the election's [`Control`], so everything a `Control`
 /// answers or requests is asked of the handle directly:

@@ -71,7 +71,7 @@ pub(super) struct Requests {
 }
 
 /// A cheap, cloneable handle for requesting `close`/`resign` and reading
-/// leadership from any task, including an event handler. A [`Background`]
+/// leadership from any task, including an event handler. A [`Background`](super::Background)
 /// handle dereferences to one.
 #[derive(Clone)]
 pub struct Control {

@@ -29,9 +29,9 @@
 //!   read with DescribeConfigs and logged). Either way a revocation is a
 //!   barrier. Our rebalance callback forwards `Revoked` and
 //!   blocks librdkafka's poll thread until the driver calls
-//!   [`Broker::ack_revoked`], i.e. until the application's Revoked handler
+//!   [`Broker::ack_revoked`](crate::Broker::ack_revoked), i.e. until the application's Revoked handler
 //!   has finished; only then is the partition unassigned. A *lost*
-//!   assignment (session timeout, eviction) becomes [`BrokerEvent::Lost`].
+//!   assignment (session timeout, eviction) becomes [`BrokerEvent::Lost`](crate::BrokerEvent::Lost).
 //! - **Membership proof.** A synchronous offset commit carrying the
 //!   consumer's current generation and member id, which the coordinator
 //!   rejects for an evicted member or an old generation. Under eager `range`
@@ -45,7 +45,7 @@
 //!   (`<topic>.ended`, [`end_marker_topic`]), waits [`END_GRACE`] and then
 //!   deletes the election topic; every member sees the marker in its next
 //!   metadata check (every [`TOPIC_CHECK_INTERVAL`]) and stops with
-//!   [`BrokerEvent::ElectionEnded`] while the topic still exists. A topic that vanishes *without* a
+//!   [`BrokerEvent::ElectionEnded`](crate::BrokerEvent::ElectionEnded) while the topic still exists. A topic that vanishes *without* a
 //!   marker means the broker lost its state (a restart with memory storage):
 //!   the member recreates the topic and the election carries on. A member
 //!   that creates a missing election topic at startup removes a leftover
