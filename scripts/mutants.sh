@@ -20,8 +20,8 @@
 #   scripts/mutants.sh [--seeds N] [--shard K/N] [--re REGEX] [--exclude-re REGEX] [--out DIR]
 #                      [--only harness|tests] [--iterate] [--in-place] [--skip-kafka] [--timeout SECS] [FILE...]
 #
-# FILEs default to neli/src/core/*.rs and neli/src/driver.rs (harness and
-# tests) plus neli/src/config.rs (tests only). --shard K/N runs every N-th
+# FILEs default to neli/src/core/*.rs and neli/src/driver/*.rs (harness and
+# tests) plus neli/src/config/ (tests only). --shard K/N runs every N-th
 # mutant from K (cargo-mutants --shard), to split a run over sessions;
 # --re keeps the mutants whose name matches (e.g. 'handle_record');
 # --exclude-re leaves out those whose name matches (cargo-mutants' names as
@@ -84,8 +84,9 @@ if ! cargo mutants --version >/dev/null 2>&1; then
   cargo install cargo-mutants --locked >&2 || { echo "mutants: cargo install cargo-mutants failed" >&2; exit 2; }
 fi
 if [ ${#files[@]} -eq 0 ]; then
-  rules=(neli/src/core/mod.rs neli/src/core/heartbeat.rs neli/src/core/time.rs neli/src/driver.rs)
-  config=(neli/src/config.rs)
+  rules=(neli/src/core/mod.rs neli/src/core/lease.rs neli/src/core/heartbeat.rs neli/src/core/time.rs
+         neli/src/driver/mod.rs neli/src/driver/control.rs neli/src/driver/background.rs)
+  config=(neli/src/config/mod.rs neli/src/config/bounds.rs neli/src/config/validate.rs neli/src/config/explain.rs)
 else
   rules=("${files[@]}")
   config=()

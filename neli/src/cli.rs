@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::Config;
+use crate::{Config, ConfigError};
 
 /// Shown after `--help`: how to keep secrets off the command line.
 pub const AFTER_HELP: &str = "\
@@ -194,19 +194,28 @@ impl ExecArgs {
     /// port (`localhost:PORT` is 127.0.0.1), on loopback unless
     /// `--metrics-allow-remote`; otherwise a message naming the flag and
     /// its value.
-    pub fn metrics_addr(&self) -> Result<Option<std::net::SocketAddr>, String> {
+    pub fn metrics_addr(&self) -> Result<Option<std::net::SocketAddr>, MetricsAddrError> {
         let Some(text) = &self.metrics_addr else { return Ok(None) };
-        let addr = parse_socket_addr(text).ok_or_else(|| {
-            format!("--metrics-addr '{text}' is not an IP address and port (e.g. 127.0.0.1:9464, [::1]:9464)")
-        })?;
+        let addr = parse_socket_addr(text).ok_or_else(|| MetricsAddrError::NotAnAddress(text.clone()))?;
         if !addr.ip().is_loopback() && !self.metrics_allow_remote {
-            return Err(format!(
-                "--metrics-addr '{text}' is not a loopback address: the endpoints have no authentication; \
-                 add --metrics-allow-remote to serve them on it anyway"
-            ));
+            return Err(MetricsAddrError::NotLoopback(text.clone()));
         }
         Ok(Some(addr))
     }
+}
+
+/// Why `--metrics-addr` was refused (the value given, which is no secret).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MetricsAddrError {
+    /// Not an IP address and port.
+    #[error("--metrics-addr '{0}' is not an IP address and port (e.g. 127.0.0.1:9464, [::1]:9464)")]
+    NotAnAddress(String),
+    /// Not a loopback address, and `--metrics-allow-remote` not given.
+    #[error(
+        "--metrics-addr '{0}' is not a loopback address: the endpoints have no authentication; \
+         add --metrics-allow-remote to serve them on it anyway"
+    )]
+    NotLoopback(String),
 }
 
 /// `IP:PORT`, `[IPv6]:PORT` or `localhost:PORT` (no name lookup).
@@ -218,15 +227,15 @@ fn parse_socket_addr(text: &str) -> Option<std::net::SocketAddr> {
     Some(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
 }
 
-fn parse_duration(s: &str) -> Result<Duration, String> {
+fn parse_duration(s: &str) -> Result<Duration, crate::duration::DurationError> {
     crate::config::parse_duration(s)
 }
 
-fn parse_assignment(s: &str) -> Result<crate::config::Assignment, String> {
+fn parse_assignment(s: &str) -> Result<crate::config::Assignment, crate::config::UnknownName> {
     crate::config::Assignment::parse(s)
 }
 
-fn parse_group_protocol(s: &str) -> Result<crate::config::GroupProtocol, String> {
+fn parse_group_protocol(s: &str) -> Result<crate::config::GroupProtocol, crate::config::UnknownName> {
     crate::config::GroupProtocol::parse(s)
 }
 
@@ -246,8 +255,8 @@ pub struct Property {
 pub fn client_properties(
     args: &[String],
     vars: impl IntoIterator<Item = (OsString, OsString)>,
-) -> Result<Vec<Property>, String> {
-    let env = crate::properties::properties_from_env(vars).map_err(|e| e.to_string())?;
+) -> Result<Vec<Property>, FlagError> {
+    let env = crate::properties::properties_from_env(vars)?;
     let mut out: Vec<Property> = env
         .into_iter()
         .map(|(key, value)| {
@@ -257,24 +266,59 @@ pub fn client_properties(
         .collect();
     for (i, arg) in args.iter().enumerate() {
         if let Some(path) = arg.strip_prefix('@') {
-            let props =
-                crate::properties::read_properties_file(std::path::Path::new(path)).map_err(|e| e.to_string())?;
+            let props = crate::properties::read_properties_file(std::path::Path::new(path))?;
             let source = format!("-X @{path}");
             out.extend(props.into_iter().map(|(key, value)| Property { key, value, source: source.clone() }));
             continue;
         }
         let Some((k, v)) = arg.split_once('=') else {
-            return Err(format!(
-                "-X argument {} is neither KEY=VALUE nor @FILE (it is not shown: it may hold a secret)",
-                i + 1
-            ));
+            return Err(FlagError::NotAProperty(i + 1));
         };
         if k.trim().is_empty() {
-            return Err(format!("-X argument {}: the property name before '=' is empty", i + 1));
+            return Err(FlagError::EmptyName(i + 1));
         }
         out.push(Property { key: k.trim().to_owned(), value: v.to_owned(), source: "-X".into() });
     }
     Ok(out)
+}
+
+/// Why the flags, `-X` properties and `NELI_KAFKA_*` variables give no
+/// configuration, naming the flag, variable or `-X` at fault (never a
+/// property's value: it may be a secret).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FlagError {
+    /// A `NELI_KAFKA_*` variable or a `-X @FILE` properties file.
+    #[error(transparent)]
+    Properties(#[from] crate::properties::PropertiesError),
+    /// The `-X` argument with this number (from 1) is neither `KEY=VALUE`
+    /// nor `@FILE`.
+    #[error("-X argument {0} is neither KEY=VALUE nor @FILE (it is not shown: it may hold a secret)")]
+    NotAProperty(usize),
+    /// The `-X` argument with this number (from 1) has no name before `=`.
+    #[error("-X argument {0}: the property name before '=' is empty")]
+    EmptyName(usize),
+    /// A setting given by its flag and as a client property.
+    #[error("{by} sets {key} that {flag} also sets: give it once")]
+    SetTwice {
+        /// Where the property came from (`-X`, `-X @FILE`, the variable).
+        by: String,
+        /// The property.
+        key: String,
+        /// The flag that sets it too.
+        flag: &'static str,
+    },
+    /// The configuration was refused; `at` is what the user typed: the
+    /// property's source and name, or the flag.
+    #[error("{at}: {error}")]
+    RefusedAt {
+        /// The property's source and name, or the flag.
+        at: String,
+        /// Why.
+        error: ConfigError,
+    },
+    /// The configuration was refused for a field no flag sets.
+    #[error("{0}")]
+    Refused(ConfigError),
 }
 
 /// The flag that sets a configuration field, for error messages.
@@ -300,7 +344,7 @@ impl Common {
     pub fn config(
         &self,
         vars: impl IntoIterator<Item = (OsString, OsString)>,
-    ) -> Result<(Config, Vec<Property>), String> {
+    ) -> Result<(Config, Vec<Property>), FlagError> {
         let mut b = Config::builder()
             .bootstrap_servers(self.bootstrap_servers.clone())
             .group(self.group.clone())
@@ -333,19 +377,19 @@ impl Common {
             };
             if flagged {
                 let flag = flag_of(&p.key).unwrap_or("its flag");
-                return Err(format!("{} sets {} that {flag} also sets: give it once", p.source, p.key));
+                return Err(FlagError::SetTwice { by: p.source.clone(), key: p.key.clone(), flag });
             }
         }
         for p in &properties {
             b = b.kafka(p.key.clone(), p.value.clone());
         }
         // Name what the user typed: the property's source, else the flag.
-        let config = b.build().map_err(|e| {
-            let field = e.field();
+        let config = b.build().map_err(|error| {
+            let field = error.field();
             match (properties.iter().rev().find(|p| p.key == field), flag_of(field)) {
-                (Some(p), _) => format!("{} {field}: {e}", p.source),
-                (None, Some(flag)) => format!("{flag}: {e}"),
-                (None, None) => e.to_string(),
+                (Some(p), _) => FlagError::RefusedAt { at: format!("{} {field}", p.source), error },
+                (None, Some(flag)) => FlagError::RefusedAt { at: flag.to_owned(), error },
+                (None, None) => FlagError::Refused(error),
             }
         })?;
         Ok((config, properties))
@@ -356,7 +400,7 @@ impl Common {
 mod tests {
     use clap::Parser;
 
-    use super::{Cli, Cmd};
+    use super::{Cli, Cmd, MetricsAddrError};
 
     fn exec_config(extra: &[&str]) -> crate::Config {
         let mut args = vec!["neli", "exec", "--bootstrap-servers", "h:1", "--group", "g"];
@@ -366,7 +410,7 @@ mod tests {
         e.common.config(Vec::new()).expect("a valid configuration").0
     }
 
-    fn metrics_addr(extra: &[&str]) -> Result<Option<std::net::SocketAddr>, String> {
+    fn metrics_addr(extra: &[&str]) -> Result<Option<std::net::SocketAddr>, MetricsAddrError> {
         let mut args = vec!["neli", "exec", "--bootstrap-servers", "h:1", "--group", "g"];
         args.extend_from_slice(extra);
         args.extend_from_slice(&["--", "true"]);
@@ -382,13 +426,13 @@ mod tests {
         assert_eq!(ok("127.0.0.2:0"), "127.0.0.2:0");
         assert_eq!(ok("[::1]:9464"), "[::1]:9464");
         assert_eq!(ok("localhost:9464"), "127.0.0.1:9464");
-        let err = metrics_addr(&["--metrics-addr", "0.0.0.0:9464"]).unwrap_err();
+        let err = metrics_addr(&["--metrics-addr", "0.0.0.0:9464"]).unwrap_err().to_string();
         assert!(err.contains("--metrics-addr '0.0.0.0:9464' is not a loopback address"), "{err}");
         assert!(err.contains("--metrics-allow-remote"), "{err}");
         let remote = metrics_addr(&["--metrics-addr", "0.0.0.0:9464", "--metrics-allow-remote"]);
         assert_eq!(remote.map(|a| a.map(|a| a.to_string())), Ok(Some("0.0.0.0:9464".into())));
         for bad in ["9464", "localhost", "example.com:9464", "127.0.0.1:99999", "127.0.0.1:"] {
-            let err = metrics_addr(&["--metrics-addr", bad]).unwrap_err();
+            let err = metrics_addr(&["--metrics-addr", bad]).unwrap_err().to_string();
             assert!(err.contains(&format!("--metrics-addr '{bad}' is not an IP address and port")), "{err}");
         }
     }
@@ -398,7 +442,7 @@ mod tests {
         args.extend_from_slice(extra);
         args.extend_from_slice(&["--", "true"]);
         let Cmd::Exec(e) = Cli::try_parse_from(args).expect("parses").command else { panic!("exec") };
-        e.common.config(Vec::new()).err().expect("refused")
+        e.common.config(Vec::new()).err().expect("refused").to_string()
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! It runs on threads of its own, not on the election's runtime, so a
 //! stuck loop gets a 503 rather than no answer, and every answer about a
 //! lease is computed from the published lease at the moment of the
-//! request ([`crate::Status::lease_at`]), not from the loop's last pulse.
+//! request ([`crate::Status::lease`]), not from the loop's last pulse.
 //! It has no authentication: serve it on loopback (what `neli exec`
 //! insists on unless `--metrics-allow-remote`).
 //!
@@ -130,9 +130,9 @@ fn answer(url: &str, election: Option<&Control>, prometheus: &PrometheusHandle) 
             };
             match election {
                 None => (503, format!("not leader of role {role}: connecting to the cluster\n"), TEXT),
-                Some(control) => match control.lease_of(role) {
+                Some(control) => match control.lease(role) {
                     Some(lease) => {
-                        let epoch = control.status().borrow().log_epoch;
+                        let epoch = lease.log_epoch;
                         (200, format!("leader of role {role}: token {} log_epoch {epoch}\n", lease.token), TEXT)
                     }
                     None => (503, format!("not leader of role {role}\n"), TEXT),

@@ -44,7 +44,8 @@ pub fn cli_flags(data: &[u8]) {
                 // `exec-child` only becomes CMD.
                 Cmd::Holds(_) | Cmd::ExecChild(_) => return,
             };
-            if let Err(msg) = common.config(std::iter::empty()) {
+            if let Err(e) = common.config(std::iter::empty()) {
+                let msg = e.to_string();
                 assert!(!msg.trim().is_empty(), "a refused configuration says why, for {data:02x?}");
             }
         }

@@ -16,7 +16,7 @@
 //! real end (see [`LeaseFile::of`]).
 
 use crate::core::Time;
-use crate::driver::Status;
+use crate::status::Status;
 
 /// One lease file's content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,9 +29,32 @@ pub struct LeaseFile {
     pub log_epoch: u64,
 }
 
+/// Why a text is not a lease file neli wrote ([`LeaseFile::parse`]),
+/// naming the field at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LeaseFileError {
+    /// Nothing in the file.
+    #[error("empty (expected 'v1 <deadline_ns> <token> <log_epoch>')")]
+    Empty,
+    /// The first field is not `v1` (given).
+    #[error("unknown format '{0}' (expected 'v1 <deadline_ns> <token> <log_epoch>')")]
+    UnknownFormat(String),
+    /// Not four fields (how many there are).
+    #[error("{0} fields where 'v1 <deadline_ns> <token> <log_epoch>' has 4")]
+    FieldCount(usize),
+    /// A field that is not a whole number.
+    #[error("{field} '{value}' is not a whole number")]
+    NotANumber {
+        /// The field's name (`deadline_ns`, `token`, `log_epoch`).
+        field: &'static str,
+        /// What the file says.
+        value: String,
+    },
+}
+
 /// What `neli holds` concludes from a lease file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum LeaseStanding {
     /// The lease holds for this many more ns.
     Holds {
         /// Nanoseconds left.
@@ -53,21 +76,21 @@ pub enum Verdict {
     },
 }
 
-impl Verdict {
+impl LeaseStanding {
     /// Whether CMD may act (`neli holds` exits 0).
     pub fn holds(&self) -> bool {
-        matches!(self, Verdict::Holds { .. })
+        matches!(self, LeaseStanding::Holds { .. })
     }
 }
 
-impl std::fmt::Display for Verdict {
+impl std::fmt::Display for LeaseStanding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let ms = |ns: u64| ns / 1_000_000;
         match *self {
-            Verdict::Holds { left_ns } => write!(f, "the lease holds for {} ms more", ms(left_ns)),
-            Verdict::NoLease => f.write_str("no lease is held"),
-            Verdict::Ended { ago_ns } => write!(f, "the lease ended {} ms ago", ms(ago_ns)),
-            Verdict::OtherTerm { file, mine } => {
+            LeaseStanding::Holds { left_ns } => write!(f, "the lease holds for {} ms more", ms(left_ns)),
+            LeaseStanding::NoLease => f.write_str("no lease is held"),
+            LeaseStanding::Ended { ago_ns } => write!(f, "the lease ended {} ms ago", ms(ago_ns)),
+            LeaseStanding::OtherTerm { file, mine } => {
                 write!(f, "the lease file is about token {file}, this process was started for token {mine}")
             }
         }
@@ -84,13 +107,14 @@ impl LeaseFile {
     /// lease's end: the two readings are apart by a few µs, which only
     /// shortens the lease as CMD sees it.
     pub fn of(status: &Status, clock_now: Time, monotonic_ns: u64) -> LeaseFile {
-        match status.lease_at(0, clock_now) {
+        match status.lease(0, clock_now) {
             Some(lease) => {
                 let left_ns = (lease.until.as_millis() - clock_now.as_millis()).saturating_mul(1_000_000);
+                let stamp = lease.stamp();
                 LeaseFile {
                     deadline_ns: monotonic_ns.saturating_add(left_ns),
-                    token: lease.token.0,
-                    log_epoch: status.log_epoch,
+                    token: stamp.token.0,
+                    log_epoch: stamp.log_epoch,
                 }
             }
             None => LeaseFile { log_epoch: status.log_epoch, ..LeaseFile::NONE },
@@ -103,20 +127,18 @@ impl LeaseFile {
     }
 
     /// Parses [`LeaseFile::render`]'s line; the error names the field at fault.
-    pub fn parse(text: &str) -> Result<LeaseFile, String> {
+    pub fn parse(text: &str) -> Result<LeaseFile, LeaseFileError> {
         let fields: Vec<&str> = text.split_whitespace().collect();
         match fields.first() {
             Some(&"v1") => {}
-            Some(other) => {
-                return Err(format!("unknown format '{other}' (expected 'v1 <deadline_ns> <token> <log_epoch>')"));
-            }
-            None => return Err("empty (expected 'v1 <deadline_ns> <token> <log_epoch>')".into()),
+            Some(other) => return Err(LeaseFileError::UnknownFormat((*other).to_owned())),
+            None => return Err(LeaseFileError::Empty),
         }
         if fields.len() != 4 {
-            return Err(format!("{} fields where 'v1 <deadline_ns> <token> <log_epoch>' has 4", fields.len()));
+            return Err(LeaseFileError::FieldCount(fields.len()));
         }
-        let number = |i: usize, name: &str| {
-            fields[i].parse::<u64>().map_err(|_| format!("{name} '{}' is not a whole number", fields[i]))
+        let number = |i: usize, field: &'static str| {
+            fields[i].parse::<u64>().map_err(|_| LeaseFileError::NotANumber { field, value: fields[i].to_owned() })
         };
         Ok(LeaseFile {
             deadline_ns: number(1, "deadline_ns")?,
@@ -127,19 +149,19 @@ impl LeaseFile {
 
     /// Whether the lease holds at `now_ns` (`CLOCK_MONOTONIC`) for a
     /// process started for token `mine` (its `NELI_TOKEN`, if it has one).
-    pub fn verdict(&self, now_ns: u64, mine: Option<u64>) -> Verdict {
+    pub fn standing(&self, now_ns: u64, mine: Option<u64>) -> LeaseStanding {
         if self.deadline_ns == 0 {
-            return Verdict::NoLease;
+            return LeaseStanding::NoLease;
         }
         if let Some(mine) = mine
             && mine != self.token
         {
-            return Verdict::OtherTerm { file: self.token, mine };
+            return LeaseStanding::OtherTerm { file: self.token, mine };
         }
         if now_ns < self.deadline_ns {
-            Verdict::Holds { left_ns: self.deadline_ns - now_ns }
+            LeaseStanding::Holds { left_ns: self.deadline_ns - now_ns }
         } else {
-            Verdict::Ended { ago_ns: now_ns - self.deadline_ns }
+            LeaseStanding::Ended { ago_ns: now_ns - self.deadline_ns }
         }
     }
 }
@@ -150,12 +172,12 @@ mod tests {
 
     use super::*;
     use crate::core::{Lease, Token};
-    use crate::driver::State;
+    use crate::status::State;
 
     fn status(lease: Option<(u64, u64)>) -> Status {
         let mut leading = BTreeMap::new();
         if let Some((token, until)) = lease {
-            leading.insert(0, Lease { token: Token(token), until: Time::from_millis(until) });
+            leading.insert(0, Lease { token: Token(token), until: Time::from_millis(until), log_epoch: 2 });
         }
         Status { state: State::Live, leading, log_epoch: 2, generation: Some(1) }
     }
@@ -182,25 +204,28 @@ mod tests {
     #[test]
     fn a_resumed_process_sees_the_lease_ended() {
         let f = LeaseFile { deadline_ns: 10_000_000, token: 7, log_epoch: 0 };
-        assert_eq!(f.verdict(4_000_000, Some(7)), Verdict::Holds { left_ns: 6_000_000 });
-        assert!(f.verdict(9_999_999, None).holds());
+        assert_eq!(f.standing(4_000_000, Some(7)), LeaseStanding::Holds { left_ns: 6_000_000 });
+        assert!(f.standing(9_999_999, None).holds());
         // Frozen across the deadline: the monotonic clock kept counting.
-        assert_eq!(f.verdict(10_000_000, Some(7)), Verdict::Ended { ago_ns: 0 });
-        assert_eq!(f.verdict(3_010_000_000, Some(7)).to_string(), "the lease ended 3000 ms ago");
+        assert_eq!(f.standing(10_000_000, Some(7)), LeaseStanding::Ended { ago_ns: 0 });
+        assert_eq!(f.standing(3_010_000_000, Some(7)).to_string(), "the lease ended 3000 ms ago");
         // A CMD of an earlier term never borrows a later lease.
-        assert_eq!(f.verdict(1, Some(6)), Verdict::OtherTerm { file: 7, mine: 6 });
-        assert_eq!(LeaseFile::NONE.verdict(1, None), Verdict::NoLease);
+        assert_eq!(f.standing(1, Some(6)), LeaseStanding::OtherTerm { file: 7, mine: 6 });
+        assert_eq!(LeaseFile::NONE.standing(1, None), LeaseStanding::NoLease);
     }
 
     #[test]
     fn malformed_files_name_the_field_at_fault() {
-        assert_eq!(LeaseFile::parse("").unwrap_err(), "empty (expected 'v1 <deadline_ns> <token> <log_epoch>')");
-        assert!(LeaseFile::parse("v2 1 2 3").unwrap_err().starts_with("unknown format 'v2'"));
         assert_eq!(
-            LeaseFile::parse("v1 1 2").unwrap_err(),
+            LeaseFile::parse("").unwrap_err().to_string(),
+            "empty (expected 'v1 <deadline_ns> <token> <log_epoch>')"
+        );
+        assert!(LeaseFile::parse("v2 1 2 3").unwrap_err().to_string().starts_with("unknown format 'v2'"));
+        assert_eq!(
+            LeaseFile::parse("v1 1 2").unwrap_err().to_string(),
             "3 fields where 'v1 <deadline_ns> <token> <log_epoch>' has 4"
         );
-        assert_eq!(LeaseFile::parse("v1 1 x 3").unwrap_err(), "token 'x' is not a whole number");
-        assert_eq!(LeaseFile::parse("v1 -1 2 3").unwrap_err(), "deadline_ns '-1' is not a whole number");
+        assert_eq!(LeaseFile::parse("v1 1 x 3").unwrap_err().to_string(), "token 'x' is not a whole number");
+        assert_eq!(LeaseFile::parse("v1 -1 2 3").unwrap_err().to_string(), "deadline_ns '-1' is not a whole number");
     }
 }

@@ -55,19 +55,21 @@ pub mod kafka;
 pub mod lease_file;
 pub mod log_watch;
 pub mod metrics;
-pub mod mock;
+pub mod mock_neli;
 pub mod observer;
 pub mod properties;
 pub mod secrets;
+mod status;
 pub mod testing;
 
 pub use broker::{Broker, BrokerError, BrokerEvent, ErrorKind, Membership};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{Assignment, Config, ConfigBuilder, ConfigError, Explanation, GroupProtocol, Mode, ResolvedConfig};
-pub use core::{Event, Lease, Time, Token};
-pub use driver::{Background, Control, Error, Neli, Outcome, Pulse, State, Status};
+pub use core::{Event, Lease, Stamp, Time, Token};
+pub use driver::{Background, Control, Error, Neli, Outcome, Pulse};
 pub use metrics::{ElectionCounters, Health};
-pub use mock::{Election, MockNeli, Transition};
+pub use mock_neli::{Election, MockNeli, Transition};
+pub use status::{State, Status};
 
 /// The crate README's examples, compiled as doc tests.
 #[cfg(doctest)]

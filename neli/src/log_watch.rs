@@ -22,7 +22,7 @@ pub enum Look {
 
 /// What to do after a look.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Verdict {
+pub struct AfterLook {
     /// The log was lost: report it (once per loss).
     pub lost: bool,
     /// Recreate the topic.
@@ -44,22 +44,22 @@ pub const MISSING_LOOKS: u32 = 2;
 
 impl LogWatch {
     /// Takes one look's finding into account and says what to do.
-    pub fn look(&mut self, look: Look) -> Verdict {
+    pub fn look(&mut self, look: Look) -> AfterLook {
         match look {
             Look::Missing => {
                 self.missing += 1;
                 if self.missing < MISSING_LOOKS {
-                    return Verdict::default();
+                    return AfterLook::default();
                 }
                 self.missing = 0;
                 let lost = !self.reported;
                 self.reported = true;
-                Verdict { lost, recreate: true }
+                AfterLook { lost, recreate: true }
             }
             Look::Present => {
                 self.missing = 0;
                 self.reported = false;
-                Verdict::default()
+                AfterLook::default()
             }
         }
     }
@@ -73,7 +73,7 @@ mod tests {
     fn a_present_topic_is_never_lost() {
         let mut w = LogWatch::default();
         for _ in 0..5 {
-            assert_eq!(w.look(Look::Present), Verdict::default());
+            assert_eq!(w.look(Look::Present), AfterLook::default());
         }
     }
 
@@ -81,22 +81,22 @@ mod tests {
     fn missing_twice_recreates_and_reports_once_per_disappearance() {
         let mut w = LogWatch::default();
         w.look(Look::Present);
-        assert_eq!(w.look(Look::Missing), Verdict::default(), "one miss may be a race");
-        assert_eq!(w.look(Look::Missing), Verdict { lost: true, recreate: true });
+        assert_eq!(w.look(Look::Missing), AfterLook::default(), "one miss may be a race");
+        assert_eq!(w.look(Look::Missing), AfterLook { lost: true, recreate: true });
         // Recreating failed for a while: retried, not reported again.
-        assert_eq!(w.look(Look::Missing), Verdict::default());
-        assert_eq!(w.look(Look::Missing), Verdict { lost: false, recreate: true });
+        assert_eq!(w.look(Look::Missing), AfterLook::default());
+        assert_eq!(w.look(Look::Missing), AfterLook { lost: false, recreate: true });
         // Back, then lost again later: a second loss.
-        assert_eq!(w.look(Look::Present), Verdict::default());
+        assert_eq!(w.look(Look::Present), AfterLook::default());
         w.look(Look::Missing);
-        assert_eq!(w.look(Look::Missing), Verdict { lost: true, recreate: true });
+        assert_eq!(w.look(Look::Missing), AfterLook { lost: true, recreate: true });
     }
 
     #[test]
     fn a_single_miss_between_presences_is_nothing() {
         let mut w = LogWatch::default();
         for look in [Look::Present, Look::Missing, Look::Present, Look::Missing, Look::Present] {
-            assert_eq!(w.look(look), Verdict::default());
+            assert_eq!(w.look(look), AfterLook::default());
         }
     }
 }

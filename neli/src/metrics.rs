@@ -44,7 +44,7 @@ use std::time::Duration;
 use ::metrics::{Counter, Gauge, Recorder, Unit};
 
 use crate::core::{self, FenceCause, Time};
-use crate::driver::{State, Status};
+use crate::status::{State, Status};
 
 /// `neli_leader`: 1 while this member holds a live lease of the role, else 0.
 pub const LEADER: &str = "neli_leader";
@@ -469,10 +469,10 @@ impl Handles {
     }
 
     /// Sets the gauges from the published `status` at `now`: the same
-    /// answer as every handle's `is_leader` ([`Status::lease_at`]).
+    /// answer as every handle's `is_leader` ([`Status::lease`]).
     pub(crate) fn set_gauges(&self, status: &Status, now: Time) {
         for (role, h) in self.roles.iter().enumerate() {
-            let lease = u32::try_from(role).ok().and_then(|r| status.lease_at(r, now));
+            let lease = u32::try_from(role).ok().and_then(|r| status.lease(r, now));
             h.leader.set(if lease.is_some() { 1.0 } else { 0.0 });
             h.remaining.set(lease.map_or(0.0, |l| l.until.saturating_since(now).as_secs_f64()));
             h.token.set(lease.map_or(-1.0, |l| l.token.0 as f64));

@@ -157,6 +157,12 @@ pub struct LeaderView {
 }
 
 impl LeaderView {
+    /// The claimed token with the log epoch the observer counted for it:
+    /// what to compare with a member's [`Lease::stamp`](crate::Lease::stamp).
+    pub fn stamp(&self) -> crate::Stamp {
+        crate::Stamp { log_epoch: self.log_epoch, token: self.token }
+    }
+
     /// The member's claim carried over to the observer's clock: `last_seen`
     /// plus the claimed lease's length (`lease_end - sent_at`, i.e. T). The
     /// observer reports the claim until then unless a heartbeat renews it.

@@ -60,10 +60,14 @@ fn main() {
         let mut real = Vec::new();
         for rep in 0..reps {
             let out = rt.block_on(async {
-                let spec = BrokerSpec::from_env().await?;
-                let broker = Broker::start(&spec).await?;
-                let steps = plan(&s)?;
-                RealRun::new(&s, &broker, &member)?.play(steps, 20_000).await
+                let spec = BrokerSpec::from_env().await.map_err(|e| e.to_string())?;
+                let broker = Broker::start(&spec).await.map_err(|e| e.to_string())?;
+                let steps = plan(&s).map_err(|e| e.to_string())?;
+                RealRun::new(&s, &broker, &member)
+                    .map_err(|e| e.to_string())?
+                    .play(steps, 20_000)
+                    .await
+                    .map_err(|e| e.to_string())
             });
             match out {
                 Ok(o) => {

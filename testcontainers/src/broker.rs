@@ -16,10 +16,45 @@ use testcontainers::core::{ContainerPort, WaitFor};
 use testcontainers::runners::{AsyncBuilder, AsyncRunner};
 use testcontainers::{ContainerAsync, GenericBuildableImage, GenericImage, ImageExt};
 
-use crate::docker;
+use crate::{DockerError, docker};
 
 pub const TANSU_IMAGE: &str = "neli-tansu";
 pub const TANSU_TAG: &str = "0.1.2";
+/// What failed starting, building or driving the broker container.
+#[derive(Debug, thiserror::Error)]
+pub enum ContainerError {
+    /// A docker CLI call failed.
+    #[error(transparent)]
+    Docker(#[from] DockerError),
+    /// `NELI_BROKER_REBALANCE_PAUSE_MS` is not a number of milliseconds.
+    #[error("NELI_BROKER_REBALANCE_PAUSE_MS must be milliseconds, got {0:?}")]
+    RebalancePause(String),
+    /// `scripts/fetch-tansu.sh` could not be run.
+    #[error("cannot run {}: {error}", script.display())]
+    FetchScript { script: PathBuf, error: std::io::Error },
+    /// `scripts/fetch-tansu.sh` failed (what it said).
+    #[error("{} failed: {stderr}", script.display())]
+    FetchFailed { script: PathBuf, stderr: String },
+    /// Building the broker image failed.
+    #[error("building {reference} FROM scratch: {error}")]
+    Build { reference: String, error: String },
+    /// Starting the container failed.
+    #[error("starting {image}: {error}")]
+    Start { image: String, error: String },
+    /// The engine refused `docker pause`, `unpause` or `start`.
+    #[error("docker {action}: {error}")]
+    Engine { action: &'static str, error: String },
+    /// The blocking task running a docker call failed.
+    #[error("{0}")]
+    Task(tokio::task::JoinError),
+    /// The container publishes no such port.
+    #[error("container {id} publishes no port {port}")]
+    NoPort { id: String, port: u16 },
+    /// No host port could be had (the first bind, or reading its address).
+    #[error("no free host port: {0}")]
+    NoFreePort(std::io::Error),
+}
+
 /// Port the broker listens on inside the container.
 pub const CONTAINER_PORT: u16 = 9092;
 
@@ -39,7 +74,7 @@ pub struct BrokerSpec {
 impl BrokerSpec {
     /// `NELI_BROKER_IMAGE` (+ `NELI_BROKER_ARGS`, `NELI_BROKER_READY_LOG`), or
     /// the locally built tansu image.
-    pub async fn from_env() -> Result<BrokerSpec, String> {
+    pub async fn from_env() -> Result<BrokerSpec, ContainerError> {
         match std::env::var("NELI_BROKER_IMAGE") {
             Ok(image) if !image.is_empty() => {
                 let (name, tag) = image.rsplit_once(':').unwrap_or((image.as_str(), "latest"));
@@ -51,11 +86,9 @@ impl BrokerSpec {
                         .map(|a| a.split_whitespace().map(str::to_owned).collect()),
                     ready_log: std::env::var("NELI_BROKER_READY_LOG").ok(),
                     rebalance_pause: match std::env::var("NELI_BROKER_REBALANCE_PAUSE_MS") {
-                        Ok(ms) => {
-                            Duration::from_millis(ms.trim().parse().map_err(|_| {
-                                format!("NELI_BROKER_REBALANCE_PAUSE_MS must be milliseconds, got {ms:?}")
-                            })?)
-                        }
+                        Ok(ms) => Duration::from_millis(
+                            ms.trim().parse().map_err(|_| ContainerError::RebalancePause(ms.clone()))?,
+                        ),
                         Err(_) => tansu_rebalance_pause(),
                     },
                 })
@@ -78,17 +111,21 @@ fn tansu_rebalance_pause() -> Duration {
 }
 
 /// The tansu binary from `scripts/fetch-tansu.sh` (which checks its sha256).
-pub fn tansu_binary() -> Result<PathBuf, String> {
+pub fn tansu_binary() -> Result<PathBuf, ContainerError> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/fetch-tansu.sh");
-    let out = Command::new("sh").arg(&script).output().map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+    let out = Command::new("sh")
+        .arg(&script)
+        .output()
+        .map_err(|error| ContainerError::FetchScript { script: script.clone(), error })?;
     if !out.status.success() {
-        return Err(format!("{} failed: {}", script.display(), String::from_utf8_lossy(&out.stderr).trim()));
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+        return Err(ContainerError::FetchFailed { script, stderr });
     }
     Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
 }
 
 /// Builds `neli-tansu:0.1.2` unless the engine already has it.
-pub async fn build_tansu_image() -> Result<BrokerSpec, String> {
+pub async fn build_tansu_image() -> Result<BrokerSpec, ContainerError> {
     let spec = BrokerSpec {
         name: TANSU_IMAGE.into(),
         tag: TANSU_TAG.into(),
@@ -106,7 +143,7 @@ pub async fn build_tansu_image() -> Result<BrokerSpec, String> {
         .with_file(bin, "tansu")
         .build_image()
         .await
-        .map_err(|e| format!("building {reference} FROM scratch: {e}"))?;
+        .map_err(|e| ContainerError::Build { reference: reference.clone(), error: e.to_string() })?;
     Ok(spec)
 }
 
@@ -120,7 +157,7 @@ pub struct Broker {
 }
 
 impl Broker {
-    pub async fn start(spec: &BrokerSpec) -> Result<Broker, String> {
+    pub async fn start(spec: &BrokerSpec) -> Result<Broker, ContainerError> {
         let host_port = free_port()?;
         let mut image = GenericImage::new(spec.name.clone(), spec.tag.clone())
             .with_exposed_port(ContainerPort::Tcp(CONTAINER_PORT));
@@ -140,7 +177,10 @@ impl Broker {
                 .collect();
             req = req.with_cmd(args);
         }
-        let container = req.start().await.map_err(|e| format!("starting {}:{}: {e}", spec.name, spec.tag))?;
+        let container = req.start().await.map_err(|e| ContainerError::Start {
+            image: format!("{}:{}", spec.name, spec.tag),
+            error: e.to_string(),
+        })?;
         let id = container.id().to_owned();
         let network = docker(
             &["inspect", "--format", "{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}", &id],
@@ -165,45 +205,45 @@ impl Broker {
 
     /// `docker pause`: the broker's processes freeze (cgroup freezer); TCP
     /// connections stay open, nothing is answered.
-    pub async fn pause(&self) -> Result<(), String> {
-        self.container.pause().await.map_err(|e| format!("docker pause: {e}"))
+    pub async fn pause(&self) -> Result<(), ContainerError> {
+        self.container.pause().await.map_err(|e| ContainerError::Engine { action: "pause", error: e.to_string() })
     }
 
-    pub async fn unpause(&self) -> Result<(), String> {
-        self.container.unpause().await.map_err(|e| format!("docker unpause: {e}"))
+    pub async fn unpause(&self) -> Result<(), ContainerError> {
+        self.container.unpause().await.map_err(|e| ContainerError::Engine { action: "unpause", error: e.to_string() })
     }
 
     /// `docker kill` (SIGKILL): memory storage loses topics, offsets, groups.
-    pub async fn kill(&self) -> Result<(), String> {
+    pub async fn kill(&self) -> Result<(), ContainerError> {
         let id = self.id().to_owned();
         tokio::task::spawn_blocking(move || docker(&["kill", &id], Duration::from_secs(30)))
             .await
-            .map_err(|e| e.to_string())?
-            .map(|_| ())
+            .map_err(ContainerError::Task)??;
+        Ok(())
     }
 
     /// Starts the killed container again (same port mapping, empty state).
-    pub async fn restart(&self) -> Result<(), String> {
-        self.container.start().await.map_err(|e| format!("docker start: {e}"))
+    pub async fn restart(&self) -> Result<(), ContainerError> {
+        self.container.start().await.map_err(|e| ContainerError::Engine { action: "start", error: e.to_string() })
     }
 
     /// Cuts the container off its network: packets to it are dropped.
-    pub async fn disconnect(&self) -> Result<(), String> {
+    pub async fn disconnect(&self) -> Result<(), ContainerError> {
         let (net, id) = (self.network.clone(), self.id().to_owned());
         tokio::task::spawn_blocking(move || {
             docker(&["network", "disconnect", "--force", &net, &id], Duration::from_secs(30))
         })
         .await
-        .map_err(|e| e.to_string())?
-        .map(|_| ())
+        .map_err(ContainerError::Task)??;
+        Ok(())
     }
 
-    pub async fn reconnect(&self) -> Result<(), String> {
+    pub async fn reconnect(&self) -> Result<(), ContainerError> {
         let (net, id) = (self.network.clone(), self.id().to_owned());
         tokio::task::spawn_blocking(move || docker(&["network", "connect", &net, &id], Duration::from_secs(30)))
             .await
-            .map_err(|e| e.to_string())?
-            .map(|_| ())
+            .map_err(ContainerError::Task)??;
+        Ok(())
     }
 }
 
@@ -218,13 +258,13 @@ fn publish_on_loopback_only(host: &mut testcontainers::bollard::models::HostConf
 }
 
 /// The address Docker publishes `port` of container `id` on, as `docker port` prints it.
-pub fn published_address(id: &str, port: u16) -> Result<String, String> {
+pub fn published_address(id: &str, port: u16) -> Result<String, ContainerError> {
     let out = docker(&["port", id, &format!("{port}/tcp")], Duration::from_secs(20))?;
-    out.lines().next().map(str::to_owned).ok_or_else(|| format!("container {id} publishes no port {port}"))
+    out.lines().next().map(str::to_owned).ok_or_else(|| ContainerError::NoPort { id: id.to_owned(), port })
 }
 
 /// A free TCP port on the host (bound and released; Docker takes it next).
-fn free_port() -> Result<u16, String> {
-    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free host port: {e}"))?;
-    l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
+fn free_port() -> Result<u16, ContainerError> {
+    let l = TcpListener::bind("127.0.0.1:0").map_err(ContainerError::NoFreePort)?;
+    l.local_addr().map(|a| a.port()).map_err(ContainerError::NoFreePort)
 }

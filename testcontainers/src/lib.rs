@@ -13,14 +13,16 @@ pub mod broker;
 pub mod budget;
 pub mod member_log;
 pub mod run;
+mod run_errors;
 
 use std::io::Write;
 use std::process::Command;
 use std::time::Duration;
 
-pub use broker::{Broker, BrokerSpec};
+pub use broker::{Broker, BrokerSpec, ContainerError};
 pub use budget::Budget;
-pub use run::{Outcome, RealRun, Step, StepKind, plan};
+pub use run::{RealRun, RealRunReport, Step, StepKind, plan};
+pub use run_errors::{NotStable, PlanError, RunError};
 
 /// The host's monotonic clock in ms; the same in every process of the host.
 pub fn mono_ms() -> u64 {
@@ -28,14 +30,38 @@ pub fn mono_ms() -> u64 {
     ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
 }
 
+/// What failed running the docker CLI, or why no engine can be used.
+#[derive(Debug, thiserror::Error)]
+pub enum DockerError {
+    /// The docker CLI could not be started.
+    #[error("cannot run the docker CLI: {0}")]
+    Spawn(std::io::Error),
+    /// The command did not finish in time (it was killed).
+    #[error("`docker {command}` did not finish within {timeout:?}")]
+    Timeout { command: String, timeout: Duration },
+    /// Waiting for the command failed.
+    #[error("waiting for `docker {command}`: {error}")]
+    Wait { command: String, error: std::io::Error },
+    /// Its output could not be read.
+    #[error("{0}")]
+    Output(std::io::Error),
+    /// The command failed: its exit status and what it said.
+    #[error("`docker {command}` failed ({status}): {stderr}")]
+    Failed { command: String, status: std::process::ExitStatus, stderr: String },
+    /// `docker version` named no server.
+    #[error("`docker version` reported no server")]
+    NoServer,
+    /// No engine under `CI=true`, where the suite must run.
+    #[error("the real-broker suite needs a Docker engine under CI=true, but none is reachable: {0}")]
+    RequiredUnderCi(Box<DockerError>),
+}
+
 /// Whether the suite can run. `Ok(false)`: skip (a NOTICE was printed).
 /// Under `CI=true` a missing Docker engine is an error instead.
-pub fn docker_or_skip(what: &str) -> Result<bool, String> {
+pub fn docker_or_skip(what: &str) -> Result<bool, DockerError> {
     match docker_reachable() {
         Ok(()) => Ok(true),
-        Err(why) if std::env::var("CI").as_deref() == Ok("true") => {
-            Err(format!("the real-broker suite needs a Docker engine under CI=true, but none is reachable: {why}"))
-        }
+        Err(why) if std::env::var("CI").as_deref() == Ok("true") => Err(DockerError::RequiredUnderCi(Box::new(why))),
         Err(why) => {
             // Straight to stderr, not eprintln!: the test harness captures the
             // macros and would hide the notice of a passing (skipped) test.
@@ -49,20 +75,20 @@ pub fn docker_or_skip(what: &str) -> Result<bool, String> {
 }
 
 /// `docker version` against the engine, bounded by 20 s.
-pub fn docker_reachable() -> Result<(), String> {
+pub fn docker_reachable() -> Result<(), DockerError> {
     let out = docker(&["version", "--format", "{{.Server.Version}}"], Duration::from_secs(20))?;
-    if out.trim().is_empty() { Err("`docker version` reported no server".into()) } else { Ok(()) }
+    if out.trim().is_empty() { Err(DockerError::NoServer) } else { Ok(()) }
 }
 
 /// Runs the docker CLI (for what testcontainers does not expose: network
 /// disconnect/connect, kill), bounded by `timeout`.
-pub fn docker(args: &[&str], timeout: Duration) -> Result<String, String> {
+pub fn docker(args: &[&str], timeout: Duration) -> Result<String, DockerError> {
     let mut child = Command::new("docker")
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run the docker CLI: {e}"))?;
+        .map_err(DockerError::Spawn)?;
     let deadline = std::time::Instant::now() + timeout;
     loop {
         match child.try_wait() {
@@ -71,20 +97,19 @@ pub fn docker(args: &[&str], timeout: Duration) -> Result<String, String> {
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("`docker {}` did not finish within {timeout:?}", args.join(" ")));
+                return Err(DockerError::Timeout { command: args.join(" "), timeout });
             }
-            Err(e) => return Err(format!("waiting for `docker {}`: {e}", args.join(" "))),
+            Err(error) => return Err(DockerError::Wait { command: args.join(" "), error }),
         }
     }
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let out = child.wait_with_output().map_err(DockerError::Output)?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
-        Err(format!(
-            "`docker {}` failed ({}): {}",
-            args.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
+        Err(DockerError::Failed {
+            command: args.join(" "),
+            status: out.status,
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        })
     }
 }

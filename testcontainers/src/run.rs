@@ -25,6 +25,7 @@ use crate::broker::Broker;
 use crate::budget::Budget;
 use crate::member_log::{Entry, EventKind, Logged};
 use crate::mono_ms;
+use crate::run_errors::{NotStable, PlanError, RunError};
 
 /// What happens at one instant of a real run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,36 +84,42 @@ pub struct Step {
 
 /// The real steps of a scenario file, or why it cannot run on a real broker.
 /// Times are relative to the scenario's first fault.
-pub fn plan(s: &Scenario) -> Result<Vec<Step>, String> {
+pub fn plan(s: &Scenario) -> Result<Vec<Step>, PlanError> {
     let e = &s.election;
     if s.random.is_some() {
-        return Err("random faults are drawn by neli-lab's strategies, not replayed here".into());
+        return Err(PlanError::Setting("random faults are drawn by neli-lab's strategies, not replayed here"));
     }
     if e.mode == ModeName::MultiRole {
-        return Err("multi-role mode: neli-tc-member runs the exclusive election only".into());
+        return Err(PlanError::Setting("multi-role mode: neli-tc-member runs the exclusive election only"));
     }
     if e.variant != Variant::Recommended || !e.membership_proof {
-        return Err(
-            "an unsafe variant or the membership proof off (the real suite runs the recommended configuration)".into(),
-        );
+        return Err(PlanError::Setting(
+            "an unsafe variant or the membership proof off (the real suite runs the recommended configuration)",
+        ));
     }
     if e.assignment != neli_sim::scenario::AssignmentName::Range {
-        return Err("cooperative-sticky: neli-tc-member joins with range (neli's kafka_coop tests run cooperative-sticky on tansu)".into());
+        return Err(PlanError::Setting(
+            "cooperative-sticky: neli-tc-member joins with range (neli's kafka_coop tests run cooperative-sticky on tansu)",
+        ));
     }
     if e.grace.ms() != 0 || e.heartbeat_interval.is_some() || e.max_poll_interval.is_some() {
-        return Err("grace/heartbeat_interval/max_poll_interval overrides are not passed to neli-tc-member".into());
+        return Err(PlanError::Setting(
+            "grace/heartbeat_interval/max_poll_interval overrides are not passed to neli-tc-member",
+        ));
     }
     if e.revoked_work.is_some() {
-        return Err("revoked_work: neli-tc-member's Revoked handler does no timed work".into());
+        return Err(PlanError::Setting("revoked_work: neli-tc-member's Revoked handler does no timed work"));
     }
     if e.app_work.is_some() || e.app_asks_at_lease_end {
-        return Err("app_work/app_asks_at_lease_end: neli-tc-member's application asks once per pulse".into());
+        return Err(PlanError::Setting(
+            "app_work/app_asks_at_lease_end: neli-tc-member's application asks once per pulse",
+        ));
     }
     if e.app_loop != neli_sim::scenario::AppLoop::Pulse {
-        return Err("app_loop = background: neli-tc-member runs its own pulse loop".into());
+        return Err(PlanError::Setting("app_loop = background: neli-tc-member runs its own pulse loop"));
     }
     if s.cluster.brokers != 1 {
-        return Err(format!("{} brokers: the suite runs one broker container", s.cluster.brokers));
+        return Err(PlanError::Brokers(s.cluster.brokers));
     }
     let first = s.timed_faults().map(|f| f.at.ms()).min().unwrap_or(0);
     let mut steps = Vec::new();
@@ -125,11 +132,10 @@ pub fn plan(s: &Scenario) -> Result<Vec<Step>, String> {
             }
             Fault::Close { target } => StepKind::Close { target: target.to_string() },
             Fault::ForeignWriter { misplaced: true, .. } => {
-                return Err(
+                return Err(PlanError::Setting(
                     "foreign-writer with misplaced = true: the real-broker suite's writer knows no member names \
-                            or role layout (simulator only)"
-                        .into(),
-                );
+                            or role layout (simulator only)",
+                ));
             }
             Fault::ForeignWriter { partition, count, garbage, .. } => {
                 StepKind::ForeignWriter { partition, count, garbage }
@@ -139,19 +145,17 @@ pub fn plan(s: &Scenario) -> Result<Vec<Step>, String> {
                 StepKind::BrokerCrash { ms: duration.map_or(0, |d| d.ms()) }
             }
             Fault::BrokerCrash { lose_state: false, .. } => {
-                return Err("broker-crash without lose_state = true: tansu's memory storage always loses state".into());
-            }
-            Fault::Partition { .. } | Fault::OneWay { .. } | Fault::IsolateCoordinator { .. } => {
-                return Err(format!(
-                    "fault `{}` cuts one member's link: members are host processes sharing the host's network \
-                     (only the broker container can be disconnected, which cuts every member)",
-                    f.fault.kind()
+                return Err(PlanError::Setting(
+                    "broker-crash without lose_state = true: tansu's memory storage always loses state",
                 ));
             }
-            Fault::ClockStep { .. } | Fault::ClockDrift { .. } => {
-                return Err(format!("fault `{}`: the members share the host's monotonic clock", f.fault.kind()));
+            Fault::Partition { .. } | Fault::OneWay { .. } | Fault::IsolateCoordinator { .. } => {
+                return Err(PlanError::OneMembersLink(f.fault.kind().to_string()));
             }
-            _ => return Err(format!("fault `{}` has no real mechanism in this suite", f.fault.kind())),
+            Fault::ClockStep { .. } | Fault::ClockDrift { .. } => {
+                return Err(PlanError::SharedClock(f.fault.kind().to_string()));
+            }
+            _ => return Err(PlanError::NoMechanism(f.fault.kind().to_string())),
         };
         steps.push(Step { at, kind });
     }
@@ -178,7 +182,7 @@ struct Slot {
 
 /// What a finished real run reports.
 #[derive(Debug)]
-pub struct Outcome {
+pub struct RealRunReport {
     pub scenario: String,
     pub figures: Figures,
     pub violations: Vec<String>,
@@ -215,16 +219,16 @@ pub struct RealRun<'a> {
 }
 
 impl<'a> RealRun<'a> {
-    pub fn new(s: &'a Scenario, broker: &'a Broker, member_bin: &Path) -> Result<RealRun<'a>, String> {
+    pub fn new(s: &'a Scenario, broker: &'a Broker, member_bin: &Path) -> Result<RealRun<'a>, RunError> {
         let t0 = mono_ms();
         let admin: BaseConsumer = ClientConfig::new()
             .set("bootstrap.servers", &broker.bootstrap)
             .set("group.id", "neli-tc-observer")
             .set("log_level", "0")
             .create()
-            .map_err(|e| format!("observer client: {e}"))?;
+            .map_err(RunError::Observer)?;
         let log_dir = std::env::temp_dir().join(format!("neli-tc-{}-{}-{t0}", std::process::id(), s.name));
-        std::fs::create_dir_all(&log_dir).map_err(|e| format!("{}: {e}", log_dir.display()))?;
+        std::fs::create_dir_all(&log_dir).map_err(|error| RunError::LogDir { path: log_dir.clone(), error })?;
         Ok(RealRun {
             s,
             broker,
@@ -262,19 +266,23 @@ impl<'a> RealRun<'a> {
     /// Launches every member, waits for a stable group with a leader, plays
     /// `steps` from 2 s after that, runs `tail` ms past the first step's
     /// origin, waits for recovery and judges the recording.
-    pub async fn play(mut self, steps: Vec<Step>, tail: u64) -> Result<Outcome, String> {
+    pub async fn play(mut self, steps: Vec<Step>, tail: u64) -> Result<RealRunReport, RunError> {
         let result = self.play_inner(steps, tail).await;
         self.stop_all().await;
         match result {
             Ok((formed_ms, recovered_ms)) => Ok(self.judge(formed_ms, recovered_ms)),
             Err(e) => {
                 let out = self.judge(0, 0);
-                Err(format!("{e}\ntrace:\n{}\nfigures: {:?}", out.trace.join("\n"), out.figures))
+                Err(RunError::Judged {
+                    error: Box::new(e),
+                    trace: out.trace.join("\n"),
+                    figures: format!("{:?}", out.figures),
+                })
             }
         }
     }
 
-    async fn play_inner(&mut self, steps: Vec<Step>, tail: u64) -> Result<(u64, u64), String> {
+    async fn play_inner(&mut self, steps: Vec<Step>, tail: u64) -> Result<(u64, u64), RunError> {
         let logs = format!("member stderr logs in {}", self.log_dir.display());
         self.note("real", logs);
         for i in 0..self.s.election.members as usize {
@@ -331,12 +339,12 @@ impl<'a> RealRun<'a> {
         }
     }
 
-    fn spawn(&mut self, idx: usize) -> Result<(), String> {
+    fn spawn(&mut self, idx: usize) -> Result<(), RunError> {
         let e = &self.s.election;
         let slot = &mut self.slots[idx];
         let name = if slot.incarnations == 0 { format!("m{idx}") } else { format!("m{idx}.{}", slot.incarnations) };
         slot.incarnations += 1;
-        let stderr = std::fs::File::create(self.log_dir.join(format!("{name}.stderr"))).map_err(|e| e.to_string())?;
+        let stderr = std::fs::File::create(self.log_dir.join(format!("{name}.stderr"))).map_err(RunError::MemberLog)?;
         let mut child = Command::new(&self.member_bin)
             .args([
                 self.broker.bootstrap.as_str(),
@@ -350,7 +358,7 @@ impl<'a> RealRun<'a> {
             .stderr(stderr)
             .kill_on_drop(true)
             .spawn()
-            .map_err(|e| format!("spawning {}: {e}", self.member_bin.display()))?;
+            .map_err(|error| RunError::Spawn { bin: self.member_bin.clone(), error })?;
         let stdout = child.stdout.take().expect("piped stdout");
         let (lines, t0, member) = (self.lines.clone(), self.t0, name.clone());
         tokio::spawn(async move {
@@ -429,7 +437,7 @@ impl<'a> RealRun<'a> {
 
     /// Carries out one step; returns the step that ends it (a resume, a
     /// restart) and when, if it has one.
-    async fn apply(&mut self, kind: StepKind) -> Result<Option<(u64, StepKind)>, String> {
+    async fn apply(&mut self, kind: StepKind) -> Result<Option<(u64, StepKind)>, RunError> {
         match kind {
             StepKind::Pause { .. }
             | StepKind::Cont(_)
@@ -442,7 +450,7 @@ impl<'a> RealRun<'a> {
     }
 
     /// A step on a member process (signals).
-    async fn apply_to_member(&mut self, kind: StepKind) -> Result<Option<(u64, StepKind)>, String> {
+    async fn apply_to_member(&mut self, kind: StepKind) -> Result<Option<(u64, StepKind)>, RunError> {
         Ok(match kind {
             StepKind::Pause { target, ms } => {
                 let Some(i) = self.resolve(&target) else { return self.no_target("pause", &target) };
@@ -488,7 +496,7 @@ impl<'a> RealRun<'a> {
     }
 
     /// A step on the broker container or the topic.
-    async fn apply_to_broker(&mut self, kind: StepKind) -> Result<Option<(u64, StepKind)>, String> {
+    async fn apply_to_broker(&mut self, kind: StepKind) -> Result<Option<(u64, StepKind)>, RunError> {
         Ok(match kind {
             StepKind::BrokerPause { ms } => {
                 self.record_fault("broker-pause", None, ms);
@@ -523,7 +531,7 @@ impl<'a> RealRun<'a> {
                 let sent =
                     tokio::task::spawn_blocking(move || foreign_write(&bootstrap, &topic, partition, count, garbage))
                         .await
-                        .map_err(|e| e.to_string())??;
+                        .map_err(RunError::Task)??;
                 self.note(
                     "fw",
                     format!("produced {sent} {} records", if garbage { "garbage" } else { "foreign heartbeat" }),
@@ -539,14 +547,14 @@ impl<'a> RealRun<'a> {
         })
     }
 
-    fn no_target(&mut self, what: &str, target: &str) -> Result<Option<(u64, StepKind)>, String> {
+    fn no_target(&mut self, what: &str, target: &str) -> Result<Option<(u64, StepKind)>, RunError> {
         self.note("real", format!("{what}: no member `{target}` at this instant; fault not applied"));
         Ok(None)
     }
 
     /// Waits until every live member has joined a Stable group (as the
     /// broker describes it) and one of them holds role 0. Returns the run time.
-    async fn wait_stable(&mut self, what: &str, limit: Duration) -> Result<u64, String> {
+    async fn wait_stable(&mut self, what: &str, limit: Duration) -> Result<u64, RunError> {
         let deadline = self.now() + limit.as_millis() as u64;
         loop {
             self.died_on_its_own()?;
@@ -561,13 +569,15 @@ impl<'a> RealRun<'a> {
                 let live = self.slots.iter().filter(|s| !s.gone).count();
                 let described = self.describe_group().await;
                 let leader = self.leader(self.now());
-                return Err(format!(
-                    "{}: {what}: waited {limit:?} for every live member ({live}) in a Stable group with one of them \
-                     leading; the broker says {described:?} (state, members), leader {:?}. Budget from {}",
-                    self.s.name,
-                    leader.map(|i| self.slots[i].name.clone()),
-                    self.budget
-                ));
+                return Err(RunError::NotStable(Box::new(NotStable {
+                    scenario: self.s.name.clone(),
+                    what: what.to_owned(),
+                    limit,
+                    live,
+                    described,
+                    leader: leader.map(|i| self.slots[i].name.clone()),
+                    budget: self.budget.to_string(),
+                })));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -576,7 +586,7 @@ impl<'a> RealRun<'a> {
     /// Fails if a member process that no fault stopped has exited (a crash
     /// inside the client, for instance): the broker would otherwise keep
     /// describing a smaller group and the run would only time out.
-    fn died_on_its_own(&mut self) -> Result<(), String> {
+    fn died_on_its_own(&mut self) -> Result<(), RunError> {
         for i in 0..self.slots.len() {
             if self.slots[i].gone {
                 continue;
@@ -587,11 +597,12 @@ impl<'a> RealRun<'a> {
                 self.slots[i].gone = true;
                 self.slots[i].pid = 0;
                 self.note(&name, format!("exited on its own: {status}"));
-                return Err(format!(
-                    "{}: member {name} exited on its own ({status}); its stderr is in {}",
-                    self.s.name,
-                    self.log_dir.join(format!("{name}.stderr")).display()
-                ));
+                return Err(RunError::DiedOnItsOwn {
+                    scenario: self.s.name.clone(),
+                    stderr: self.log_dir.join(format!("{name}.stderr")),
+                    member: name,
+                    status,
+                });
             }
         }
         Ok(())
@@ -617,7 +628,7 @@ impl<'a> RealRun<'a> {
         self.trace.push((end, "real".into(), "end of run".into()));
     }
 
-    fn judge(&self, formed_ms: u64, recovered_ms: u64) -> Outcome {
+    fn judge(&self, formed_ms: u64, recovered_ms: u64) -> RealRunReport {
         let end = self.trace.last().map_or(0, |t| t.0);
         let mut lines = self.lines.lock().expect("lines lock").clone();
         lines.sort_by_key(|l| l.at);
@@ -634,7 +645,7 @@ impl<'a> RealRun<'a> {
                 *e = (*e).max(log_epoch);
             }
         }
-        Outcome {
+        RealRunReport {
             log_epochs,
             scenario: self.s.name.clone(),
             figures,
@@ -647,13 +658,13 @@ impl<'a> RealRun<'a> {
 }
 
 /// Produces `count` records as a stranger would; returns how many were acknowledged.
-fn foreign_write(bootstrap: &str, topic: &str, partition: u32, count: u32, garbage: bool) -> Result<u32, String> {
+fn foreign_write(bootstrap: &str, topic: &str, partition: u32, count: u32, garbage: bool) -> Result<u32, RunError> {
     use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
     let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .set("log_level", "0")
         .create()
-        .map_err(|e| format!("foreign writer: {e}"))?;
+        .map_err(RunError::ForeignWriter)?;
     for seq in 1..=u64::from(count) {
         let payload = if garbage {
             format!("garbage-{seq}").into_bytes()
@@ -671,9 +682,9 @@ fn foreign_write(bootstrap: &str, topic: &str, partition: u32, count: u32, garba
             .encode()
         };
         let record = BaseRecord::<(), [u8]>::to(topic).partition(partition as i32).payload(&payload);
-        producer.send(record).map_err(|(e, _)| format!("foreign writer: {e}"))?;
+        producer.send(record).map_err(|(e, _)| RunError::ForeignWriter(e))?;
     }
-    producer.flush(Duration::from_secs(5)).map_err(|e| format!("foreign writer flush: {e}"))?;
+    producer.flush(Duration::from_secs(5)).map_err(RunError::ForeignWriterFlush)?;
     Ok(count)
 }
 

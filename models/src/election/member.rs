@@ -37,7 +37,8 @@ impl ElectionModel {
                     s.slot_mut(i).outbox.push(Msg::Commit { generation, sent_at: now.as_millis() })
                 }
                 Output::Event(Event::Acquired { role, token }) => {
-                    s.token_misreported |= core.token(role) != Some(token);
+                    s.token_misreported |=
+                        core.leading_roles().find(|(r, _)| *r == role).map(|(_, l)| l.token) != Some(token);
                     let window = u16::from(self.cfg.heartbeat_timeout) + u16::from(self.cfg.faults.max_skew);
                     let unknown_log = s.log_lost_at.is_some_and(|at| u16::from(s.now) < u16::from(at) + window);
                     let epoch = if unknown_log { UNKNOWN_LOG } else { s.log_epoch };

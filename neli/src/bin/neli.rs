@@ -67,7 +67,7 @@ static REDACTOR: std::sync::OnceLock<neli::secrets::Redactor> = std::sync::OnceL
 
 /// The configuration from the flags, the environment and `-X`; sets the
 /// redaction step from the client properties it read.
-fn configure(c: &Common) -> Result<Config, String> {
+fn configure(c: &Common) -> Result<Config, neli::cli::FlagError> {
     // The redaction step first, so that a refusal is redacted too.
     if let Ok(properties) = neli::cli::client_properties(&c.properties, std::env::vars_os()) {
         let _ = REDACTOR.set(neli::secrets::Redactor::new(properties.iter().map(|p| (&p.key, &p.value))));
@@ -385,11 +385,11 @@ fn holds(args: HoldsArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let verdict = lease.verdict(monotonic_ns(), mine);
+    let standing = lease.standing(monotonic_ns(), mine);
     if args.verbose {
-        eprintln!("neli holds: {verdict}");
+        eprintln!("neli holds: {standing}");
     }
-    if verdict.holds() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    if standing.holds() { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
 async fn handle(event: Event, control: Control, state: &tokio::sync::Mutex<Running>, spec: &Spec) {

@@ -13,7 +13,7 @@
 //! Members write version 2: `leads` says whether the sender held a live
 //! lease of the role when it sent the heartbeat, and `token` is that term's
 //! fencing token (what `neli watch` reports, so it shows the core's own
-//! tokens, never a guess). Version 1 (neli before 0.0.0 of issue 10) is
+//! tokens, never a guess). Version 1 (written by neli before version 2 existed) is
 //! still read, as a heartbeat that claims no lease.
 //!
 //! Decoding never panics: anything else on the topic (a foreign writer's

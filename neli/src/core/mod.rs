@@ -16,142 +16,21 @@
 //! the freshest confirmed membership's send time `+ T`.
 //! Reference: NELI §3 (exclusive mode), §4 (multi-role).
 
+mod counters;
 mod heartbeat;
 mod lease;
+mod output;
 mod time;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Duration;
 
+pub use counters::Counters;
+use counters::Statistics;
 pub use heartbeat::{DecodeError, Heartbeat};
-pub use lease::Lease;
+pub use lease::{Lease, Stamp, Token};
+pub use output::{Event, FenceCause, Output, Record};
 pub use time::Time;
-
-/// A fencing token: strictly increasing across successive leadership terms of
-/// a role, as long as the broker keeps the role's partition log.
-///
-/// It is the log offset of the own heartbeat that confirmed the term.
-/// Downstream systems should reject writes carrying a token older than the
-/// newest they have seen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Token(pub u64);
-
-impl std::fmt::Display for Token {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
-
-/// A leadership transition of one role.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Event {
-    /// This member now leads `role`; `token` fences its writes.
-    Acquired {
-        /// The role now led.
-        role: u32,
-        /// The term's fencing token, above every earlier term's of the role.
-        token: Token,
-    },
-    /// Orderly loss (partition revoked, resign, close): finish work; the
-    /// driver holds the handover until the handler returns.
-    Revoked {
-        /// The role given up.
-        role: u32,
-    },
-    /// Suspected partition, lost assignment or expired lease: stop now.
-    Fenced {
-        /// The role lost.
-        role: u32,
-    },
-}
-
-/// Why a member was fenced: the cause the core gives each
-/// [`Event::Fenced`] ([`Member::poll_output_with_cause`]), for diagnostics
-/// and metrics (`neli_fences_total`'s `cause` label). It decides nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum FenceCause {
-    /// The group took the partition away without a revocation (session
-    /// expired, member evicted): [`Member::handle_lost`].
-    AssignmentLost,
-    /// The coordinator rejected a membership proof
-    /// ([`Member::handle_membership`] with `accepted == false`).
-    MembershipRejected,
-    /// The lease ran out: no fresh own heartbeat, or no fresh membership
-    /// proof, came back within T ([`Member::handle_timeout`]).
-    LeaseExpired,
-}
-
-impl FenceCause {
-    /// Every cause, in a fixed order.
-    pub const ALL: [FenceCause; 3] =
-        [FenceCause::AssignmentLost, FenceCause::MembershipRejected, FenceCause::LeaseExpired];
-
-    /// The cause as a metric label value: `assignment_lost`,
-    /// `membership_rejected` or `lease_expired`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FenceCause::AssignmentLost => "assignment_lost",
-            FenceCause::MembershipRejected => "membership_rejected",
-            FenceCause::LeaseExpired => "lease_expired",
-        }
-    }
-}
-
-impl std::fmt::Display for FenceCause {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Event {
-    /// The role this event is about.
-    pub fn role(&self) -> u32 {
-        match *self {
-            Event::Acquired { role, .. } | Event::Revoked { role } | Event::Fenced { role } => role,
-        }
-    }
-}
-
-/// An effect the driver must carry out.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Output {
-    /// Produce `payload` (an encoded [`Heartbeat`]) to `partition`.
-    Produce {
-        /// The election topic's partition to write to.
-        partition: u32,
-        /// The encoded heartbeat.
-        payload: Vec<u8>,
-    },
-    /// Prove group membership for `generation` (a synchronous,
-    /// generation-checked offset commit) and report the outcome with
-    /// [`Member::handle_membership`], passing the time the request was sent.
-    ConfirmMembership {
-        /// The group generation the member believes it holds.
-        generation: u64,
-    },
-    /// Leave the group now and rejoin after `rejoin_after` (resign).
-    LeaveGroup {
-        /// How long to stay out of the group (the resign hold-off).
-        rejoin_after: Duration,
-    },
-    /// Tell the application.
-    Event(Event),
-}
-
-/// A record read from the election topic.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Record {
-    /// The partition it was read from.
-    pub partition: u32,
-    /// Its offset in that partition: a heartbeat's offset is the fencing
-    /// token of the term it confirms.
-    pub offset: u64,
-    /// Broker timestamp (CreateTime or LogAppendTime), if any. Informational:
-    /// broker time is not comparable with the member's monotonic clock.
-    pub timestamp: Option<u64>,
-    /// The record's value (a heartbeat, or anything a foreign writer wrote).
-    pub payload: Vec<u8>,
-}
 
 /// Deliberately unsafe behaviours, for the simulator and the model checker to
 /// show that their oracles catch them. Behind the `unsafe-variants` cargo
@@ -249,29 +128,6 @@ impl CoreConfig {
     }
 }
 
-/// Counts of records and inputs the core ignored, by reason.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Counters {
-    /// Heartbeats this member handed its driver to write.
-    pub heartbeats_sent: u64,
-    /// Own current-term heartbeats read back (the only evidence).
-    pub own_heartbeats: u64,
-    /// Records that are no heartbeat this version understands.
-    pub undecodable: u64,
-    /// Heartbeats of other members (or strangers).
-    pub foreign: u64,
-    /// Own heartbeats of an earlier term (generation).
-    pub stale_term: u64,
-    /// Own heartbeats whose lease had ended by the time they were read.
-    pub expired_on_arrival: u64,
-    /// Heartbeats for a role this member does not have, or on the wrong partition.
-    pub misplaced: u64,
-    /// Own heartbeats read for a role not assigned to this member.
-    pub while_unassigned: u64,
-    /// Membership proofs the coordinator rejected.
-    pub membership_rejected: u64,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum RoleState {
     /// The role's partition is not ours.
@@ -283,12 +139,27 @@ enum RoleState {
     Leader { token: Token, heartbeat_until: Time },
 }
 
+/// A term's token and end as the core tracks them before it hands out a
+/// [`Lease`]: the member's log epoch is added then, from its one counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Term {
+    token: Token,
+    until: Time,
+}
+
+impl Term {
+    /// As [`Lease::is_live_at`].
+    fn is_live_at(&self, now: Time) -> bool {
+        now < self.until
+    }
+}
+
 /// Fresh own current-term heartbeats seen by a candidate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Evidence {
     /// The lease a term confirmed now would start with: the freshest one's
     /// log offset as token, its send time + T as end.
-    lease: Lease,
+    lease: Term,
     /// When the first of them was read; a membership proof must be newer.
     first_read: Time,
 }
@@ -322,38 +193,6 @@ pub struct Member {
     /// derived from what produced them, so it decides nothing either.
     fence_causes: Statistics<VecDeque<FenceCause>>,
     counters: Statistics<Counters>,
-}
-
-/// Counts that describe what happened but decide nothing: two members that
-/// differ only in them behave alike, so they compare equal and hash alike
-/// (the model checker would otherwise tell apart states that only counted
-/// differently).
-#[derive(Debug, Clone, Default)]
-struct Statistics<T>(T);
-
-impl<T> PartialEq for Statistics<T> {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl<T> Eq for Statistics<T> {}
-
-impl<T> std::hash::Hash for Statistics<T> {
-    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
-}
-
-impl<T> std::ops::Deref for Statistics<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
-
-impl<T> std::ops::DerefMut for Statistics<T> {
-    fn deref_mut(&mut self) -> &mut T {
-        &mut self.0
-    }
 }
 
 impl Member {
@@ -409,28 +248,29 @@ impl Member {
         &self.assigned
     }
 
-    /// Whether this member leads `role` at `now`. Turns false when the lease
-    /// expires, with no further input needed.
+    /// Whether this member leads `role` at `now`: [`Member::lease`] is
+    /// some. Turns false when the lease expires, with no further input
+    /// needed.
     pub fn is_leader(&self, role: u32, now: Time) -> bool {
-        self.lease(role).is_some_and(|l| l.is_live_at(now))
+        self.lease(role, now).is_some()
     }
 
-    /// The lease of `role`, if this member holds one (possibly expired but
-    /// not yet processed by [`Member::handle_timeout`]: ask
-    /// [`Lease::is_live_at`], or [`Member::is_leader`]).
-    pub fn lease(&self, role: u32) -> Option<Lease> {
+    /// The lease of `role` if it is live at `now` ([`Lease::is_live_at`]),
+    /// with the log epoch its token belongs to: the core's one answer to
+    /// "who leads", which [`Member::is_leader`] and [`Member::token`] read.
+    pub fn lease(&self, role: u32, now: Time) -> Option<Lease> {
+        self.held_lease(role).filter(|l| l.is_live_at(now))
+    }
+
+    /// The lease of `role` if this member holds one, possibly expired but
+    /// not yet processed by [`Member::handle_timeout`].
+    fn held_lease(&self, role: u32) -> Option<Lease> {
         match *self.roles.get(&role)? {
             RoleState::Leader { token, heartbeat_until } => {
-                Some(Lease { token, until: self.bound_by_membership(heartbeat_until) })
+                Some(Lease { token, until: self.bound_by_membership(heartbeat_until), log_epoch: self.log_epoch })
             }
             _ => None,
         }
-    }
-
-    /// End of the current lease of `role`, if this member holds one: the
-    /// `until` of [`Member::lease`].
-    pub fn lease_until(&self, role: u32) -> Option<Time> {
-        self.lease(role).map(|l| l.until)
     }
 
     /// How many times this member saw the election log lost or truncated
@@ -448,11 +288,10 @@ impl Member {
         self.log_epoch += 1;
     }
 
-    /// The fencing token of the current term of `role`, if leading: the
-    /// `token` of [`Member::lease`] (lease possibly expired but not yet
-    /// processed).
-    pub fn token(&self, role: u32) -> Option<Token> {
-        self.lease(role).map(|l| l.token)
+    /// The fencing token of `role` while its lease is live at `now`: the
+    /// `token` of [`Member::lease`].
+    pub fn token(&self, role: u32, now: Time) -> Option<Token> {
+        self.lease(role, now).map(|l| l.token)
     }
 
     /// The roles this member holds as leader, with their leases (possibly
@@ -460,7 +299,7 @@ impl Member {
     pub fn leading_roles(&self) -> impl Iterator<Item = (u32, Lease)> + '_ {
         // One answer to "which lease, if leading": the driver publishes
         // these, and each heartbeat's `lease` field says the same.
-        self.roles.keys().filter_map(|r| self.lease(*r).map(|l| (*r, l)))
+        self.roles.keys().filter_map(|r| self.held_lease(*r).map(|l| (*r, l)))
     }
 
     /// The partitions were assigned in `generation`: the full assignment
@@ -609,7 +448,7 @@ impl Member {
             None if any => (None, now),
             None => return,
         };
-        let lease = Lease { token: Token(record.offset), until: sent_at + self.cfg.heartbeat_timeout };
+        let lease = Term { token: Token(record.offset), until: sent_at + self.cfg.heartbeat_timeout };
         if !lease.is_live_at(now) {
             self.counters.expired_on_arrival += 1;
             return;
@@ -626,7 +465,7 @@ impl Member {
         self.handle_timeout(now);
     }
 
-    fn add_evidence(&mut self, now: Time, role: u32, lease: Lease) {
+    fn add_evidence(&mut self, now: Time, role: u32, lease: Term) {
         let Some(state) = self.roles.get_mut(&role) else { return };
         match state {
             RoleState::Idle => self.counters.while_unassigned += 1,
@@ -698,7 +537,7 @@ impl Member {
             match *state {
                 RoleState::Leader { token, heartbeat_until } => {
                     let until = bound(self.cfg.membership_proof, self.membership_until, heartbeat_until);
-                    if !(Lease { token, until }).is_live_at(now) {
+                    if !(Term { token, until }).is_live_at(now) {
                         *state = RoleState::Candidate { eligible_at: now, evidence: None };
                         self.fence_causes.push_back(FenceCause::LeaseExpired);
                         self.outputs.push_back(Output::Event(Event::Fenced { role: *role }));
@@ -808,8 +647,7 @@ impl Member {
         };
         // Each heartbeat says whether its sender leads (and with which
         // token): what `neli watch` shows, from the core's own answer.
-        let leases: BTreeMap<u32, Option<Token>> =
-            self.roles.keys().map(|r| (*r, self.lease(*r).filter(|l| l.is_live_at(now)).map(|l| l.token))).collect();
+        let leases: BTreeMap<u32, Option<Token>> = self.roles.keys().map(|r| (*r, self.token(*r, now))).collect();
         for (role, state) in &self.roles {
             if matches!(state, RoleState::Idle) {
                 continue;

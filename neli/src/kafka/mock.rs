@@ -13,9 +13,35 @@
 use std::time::Duration;
 
 use rdkafka::ClientConfig;
+use rdkafka::error::KafkaError;
 use rdkafka::mocking::MockCoordinator;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::types::{RDKafkaApiKey, RDKafkaRespErr};
+
+/// What failed in the mock cluster, with librdkafka's error.
+#[derive(Debug, thiserror::Error)]
+pub enum MockKafkaError {
+    /// The client that hosts the cluster could not be created.
+    #[error("cannot start the librdkafka mock cluster: {0}")]
+    Start(KafkaError),
+    /// librdkafka created the client without a mock cluster.
+    #[error("librdkafka did not create a mock cluster")]
+    NoCluster,
+    /// Creating a topic failed.
+    #[error("create_topic {topic}: {error}")]
+    CreateTopic {
+        /// The topic.
+        topic: String,
+        /// librdkafka's error.
+        error: KafkaError,
+    },
+    /// A foreign write was not queued.
+    #[error("foreign write: {0}")]
+    Write(KafkaError),
+    /// A foreign write was not delivered within 5 s.
+    #[error("foreign write flush: {0}")]
+    Flush(KafkaError),
+}
 
 /// A running mock cluster; dropped with the value.
 pub struct MockKafka {
@@ -25,18 +51,18 @@ pub struct MockKafka {
 
 impl MockKafka {
     /// Starts a mock cluster of `brokers` brokers.
-    pub fn start(brokers: u32) -> Result<MockKafka, String> {
+    pub fn start(brokers: u32) -> Result<MockKafka, MockKafkaError> {
         let handle: BaseProducer = ClientConfig::new()
             .set("test.mock.num.brokers", brokers.to_string())
             .set("log_level", "3")
             .create()
-            .map_err(|e| format!("cannot start the librdkafka mock cluster: {e}"))?;
+            .map_err(MockKafkaError::Start)?;
         // SAFETY: the handle is a live client created with a mock cluster;
         // the pointer is only used while `handle` lives.
         unsafe {
             let mc = rdkafka_sys::rd_kafka_handle_mock_cluster(handle.client().native_ptr());
             if mc.is_null() {
-                return Err("librdkafka did not create a mock cluster".into());
+                return Err(MockKafkaError::NoCluster);
             }
             rdkafka_sys::rd_kafka_mock_group_initial_rebalance_delay_ms(mc, 0);
         }
@@ -53,8 +79,10 @@ impl MockKafka {
     }
 
     /// Creates `topic` (the mock has no CreateTopics API).
-    pub fn create_topic(&self, topic: &str, partitions: u32) -> Result<(), String> {
-        self.cluster().create_topic(topic, partitions as i32, 1).map_err(|e| format!("create_topic {topic}: {e}"))
+    pub fn create_topic(&self, topic: &str, partitions: u32) -> Result<(), MockKafkaError> {
+        self.cluster()
+            .create_topic(topic, partitions as i32, 1)
+            .map_err(|e| MockKafkaError::CreateTopic { topic: topic.to_owned(), error: e })
     }
 
     /// Makes metadata answers report `topic` as unknown: how a deleted
@@ -175,9 +203,9 @@ impl MockKafka {
     }
 
     /// Produces `payload` to `topic`/`partition` as a foreign writer.
-    pub fn write(&self, topic: &str, partition: u32, payload: &[u8]) -> Result<(), String> {
+    pub fn write(&self, topic: &str, partition: u32, payload: &[u8]) -> Result<(), MockKafkaError> {
         let record: BaseRecord<'_, (), [u8]> = BaseRecord::to(topic).partition(partition as i32).payload(payload);
-        self.handle.send(record).map_err(|(e, _)| format!("foreign write: {e}"))?;
-        self.handle.flush(Duration::from_secs(5)).map_err(|e| format!("foreign write flush: {e}"))
+        self.handle.send(record).map_err(|(e, _)| MockKafkaError::Write(e))?;
+        self.handle.flush(Duration::from_secs(5)).map_err(MockKafkaError::Flush)
     }
 }

@@ -29,16 +29,12 @@ fn group_unless_given(flags: &[impl AsRef<str>]) -> Vec<&'static str> {
     if flags.iter().any(|f| f.as_ref() == "--group") { vec![] } else { vec!["--group", "g"] }
 }
 
-#[test]
-fn every_bad_flag_is_refused_naming_the_flag() {
-    let dir = std::env::temp_dir().join(format!("neli-bad-input-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let props = dir.join("client.properties");
-    std::fs::write(&props, "bootstrap.servers=other:9092\n").unwrap();
-    let props_arg = format!("@{}", props.display());
-    // (flags, environment, what the message must say)
-    type Case<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>, &'a str);
-    let cases: Vec<Case> = vec![
+/// One bad command line: (flags, environment, what the message must say).
+type Case<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>, &'a str);
+
+/// Durations and the assignment strategy.
+fn duration_cases() -> Vec<Case<'static>> {
+    vec![
         (vec!["--heartbeat-timeout", "5"], vec![], "\"5\" has no unit"),
         (vec!["--heartbeat-timeout", "18446744073709551616s"], vec![], "too large a duration"),
         (vec!["--heartbeat-timeout", "99999999999999999999m"], vec![], "too large a duration"),
@@ -58,6 +54,13 @@ fn every_bad_flag_is_refused_naming_the_flag() {
             vec![],
             "'--assignment <ASSIGNMENT>': \"sticky\" is not an assignment strategy (expected \"range\" or \"cooperative-sticky\")",
         ),
+    ]
+}
+
+/// A forced property, names, and client properties set twice or set by
+/// the election.
+fn name_and_property_cases(props_arg: &str) -> Vec<Case<'_>> {
+    vec![
         (vec!["-X", "partition.assignment.strategy=roundrobin"], vec![], "partition.assignment.strategy"),
         (vec!["--stop-timeout", "10"], vec![], "\"10\" has no unit"),
         (vec!["--group", "bad group"], vec![], "--group: group 'bad group' is invalid"),
@@ -69,7 +72,7 @@ fn every_bad_flag_is_refused_naming_the_flag() {
             vec![],
             "-X sets bootstrap.servers that --bootstrap-servers also sets",
         ),
-        (vec!["-X", props_arg.as_str()], vec![], "sets bootstrap.servers that --bootstrap-servers also sets"),
+        (vec!["-X", props_arg], vec![], "sets bootstrap.servers that --bootstrap-servers also sets"),
         (
             vec!["--session-timeout", "9s", "-X", "session.timeout.ms=9000"],
             vec![],
@@ -82,8 +85,15 @@ fn every_bad_flag_is_refused_naming_the_flag() {
         ),
         (vec!["-X", "session.timeout.ms=soon"], vec![], "-X session.timeout.ms: session.timeout.ms 'soon'"),
         (vec!["-X", "group.id=other"], vec![], "cannot override configuration 'group.id'"),
+    ]
+}
+
+/// Static membership and the consumer protocol, then malformed `-X`.
+fn membership_and_property_cases() -> Vec<Case<'static>> {
+    vec![
         // Static membership: only with a grace of at least T + 10 % and the proof,
-        // saying why (issue 41; refused outright before it).
+        // saying why (neli/KAFKA.md, "The consumer group protocol"; refused
+        // outright before).
         (
             vec!["-X", "group.instance.id=billing-1"],
             vec![],
@@ -101,7 +111,7 @@ fn every_bad_flag_is_refused_naming_the_flag() {
             "--no-membership-proof: membership_proof cannot be off with static membership (group.instance.id)",
         ),
         // The consumer protocol: librdkafka's refused properties by name,
-        // and the same rule (issue 41).
+        // and the same rule (neli/KAFKA.md, "The consumer group protocol").
         (
             vec!["--group-protocol", "consumer", "--grace", "5s", "-X", "group.protocol.type=consumer"],
             vec![],
@@ -126,6 +136,12 @@ fn every_bad_flag_is_refused_naming_the_flag() {
         (vec!["-X", "=value"], vec![], "-X argument 1: the property name before '=' is empty"),
         (vec!["-X", "@/nonexistent/neli.properties"], vec![], "/nonexistent/neli.properties"),
         (vec![], vec![("NELI_KAFKA_", "x")], "NELI_KAFKA_"),
+    ]
+}
+
+/// `--metrics-addr`: an IP address and port, on loopback unless allowed.
+fn metrics_addr_cases() -> Vec<Case<'static>> {
+    vec![
         // --metrics-addr: an IP address and port, on loopback unless allowed.
         (vec!["--metrics-addr", "nonsense"], vec![], "--metrics-addr 'nonsense' is not an IP address and port"),
         (vec!["--metrics-addr", "9464"], vec![], "--metrics-addr '9464' is not an IP address and port"),
@@ -140,7 +156,20 @@ fn every_bad_flag_is_refused_naming_the_flag() {
         (vec!["--metrics-addr", "192.0.2.1:9464"], vec![], "--metrics-addr '192.0.2.1:9464' is not a loopback address"),
         (vec!["--metrics-addr", "nonsense", "--explain"], vec![], "--metrics-addr 'nonsense' is not an IP"),
         (vec!["--metrics-allow-remote"], vec![], "--metrics-addr <HOST:PORT>"),
-    ];
+    ]
+}
+
+#[test]
+fn every_bad_flag_is_refused_naming_the_flag() {
+    let dir = std::env::temp_dir().join(format!("neli-bad-input-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let props = dir.join("client.properties");
+    std::fs::write(&props, "bootstrap.servers=other:9092\n").unwrap();
+    let props_arg = format!("@{}", props.display());
+    let mut cases = duration_cases();
+    cases.extend(name_and_property_cases(&props_arg));
+    cases.extend(membership_and_property_cases());
+    cases.extend(metrics_addr_cases());
     for (flags, env, want) in cases {
         let mut c = neli();
         c.args(BASE).args(group_unless_given(&flags)).args(&flags).args(["--", "true"]).envs(env.iter().copied());
@@ -193,12 +222,14 @@ fn sigterm_while_connecting_exits_0_and_says_so() {
     assert!(started.elapsed() < limit, "took {:?} to stop after SIGTERM (budget {limit:?})", started.elapsed());
 }
 
-// The sweep the issue asks for: at least 100 bad command lines, built flag
-// by flag from the rules above, every one refused with exit 2 and an error
-// line, quickly and without a panic (`cargo test -p neli --test it
-// bad_input_sweep -- --nocapture` prints the count).
-#[test]
-fn bad_input_sweep_never_panics_hangs_or_accepts() {
+/// `v` as owned arguments.
+fn owned(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// The sweep's flag cases, for every subcommand: each bad duration under
+/// each duration flag, each bad name under each name flag, bad properties.
+fn sweep_cases() -> Vec<Vec<String>> {
     let bad_durations = [
         "5",
         "0",
@@ -216,7 +247,6 @@ fn bad_input_sweep_never_panics_hangs_or_accepts() {
     let long = "g".repeat(250);
     let bad_names = ["bad group", "", "..", ".", "x/y", "ü", long.as_str()];
     let mut cases: Vec<Vec<String>> = Vec::new();
-    let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     for flag in ["--heartbeat-timeout", "--session-timeout", "--connect-timeout", "--stop-timeout"] {
         for d in bad_durations {
             cases.push(owned(&[flag, d]));
@@ -249,6 +279,16 @@ fn bad_input_sweep_never_panics_hangs_or_accepts() {
     cases.push(owned(&["--session-timeout", "9s", "-X", "session.timeout.ms=9000"]));
     cases.push(owned(&["--bogus"]));
     cases.push(owned(&["--heartbeat-timeout"]));
+    cases
+}
+
+// The sweep: at least 100 bad command lines, built flag
+// by flag from the rules above, every one refused with exit 2 and an error
+// line, quickly and without a panic (`cargo test -p neli --test it
+// bad_input_sweep -- --nocapture` prints the count).
+#[test]
+fn bad_input_sweep_never_panics_hangs_or_accepts() {
+    let cases = sweep_cases();
     let mut problems = Vec::new();
     let mut run = |args: Vec<String>, env: Vec<(&str, &str)>| {
         let out = neli().args(&args).envs(env.iter().copied()).output().unwrap();

@@ -307,7 +307,7 @@ fn help_shows_the_tested_tls_and_secret_examples() {
     }
 }
 
-// Issue 39: `--explain` prints the bounds the configuration implies and
+// `--explain` prints the bounds the configuration implies and
 // exits 0 without connecting (nothing listens on 127.0.0.1:1) and without
 // running CMD; CMD may be left out.
 #[test]

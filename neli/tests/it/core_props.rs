@@ -109,7 +109,7 @@ impl World {
                 );
                 let sent = self.delivered_sent.get(&role).copied();
                 prop_assert!(sent.is_some(), "leader of role {} with no own heartbeat delivered", role);
-                let until = self.m.lease_until(role).expect("leader has a lease");
+                let until = self.m.lease(role, self.now).expect("leader has a lease").until;
                 prop_assert!(
                     until <= sent.unwrap() + cfg.heartbeat_timeout,
                     "lease {} beyond newest own heartbeat {} + T",

@@ -22,7 +22,7 @@ fn assignment_of_partition_0_leads_once_own_heartbeat_is_read_back() {
     assert!(!l.member.is_leader(0, ms(0)));
     l.read_back(ms(5));
     assert_eq!(l.take_events(), vec![Event::Acquired { role: 0, token: Token(0) }]);
-    assert_eq!(l.member.lease_until(0), Some(ms(1000)), "lease = own heartbeat send time + T");
+    assert_eq!(l.member.lease(0, ms(5)).map(|l| l.until), Some(ms(1000)), "lease = own heartbeat send time + T");
 }
 
 #[test]
@@ -122,7 +122,7 @@ fn garbage_records_are_ignored_and_counted() {
     }
     assert_eq!(l.member.counters().undecodable, 4);
     assert!(l.take_events().is_empty());
-    assert_eq!(l.member.lease_until(0), Some(ms(1000)));
+    assert_eq!(l.member.lease(0, ms(10)).map(|l| l.until), Some(ms(1000)));
 }
 
 #[test]
@@ -265,7 +265,7 @@ fn early_timeouts_change_nothing() {
     l.member.handle_timeout(deadline - dur(1));
     assert!(l.member.poll_output().is_none());
     assert_eq!(l.member.poll_timeout(), Some(deadline));
-    assert_eq!(l.member.lease_until(0), Some(ms(1000)));
+    assert_eq!(l.member.lease(0, deadline - dur(1)).map(|l| l.until), Some(ms(1000)));
 }
 
 #[test]
@@ -319,7 +319,7 @@ fn acquiring_needs_membership_proven_after_the_evidence_was_read() {
 
 #[test]
 fn candidate_evidence_of_an_older_term_does_not_survive_a_new_generation() {
-    // Found by `neli-lab check --simulate` (issue 15): a candidate cut off
+    // Found by `neli-lab check --simulate`: a candidate cut off
     // from the coordinator read its own generation-1 heartbeat at offset 0,
     // but its proof never came back; the group moved on without it, somebody
     // else led with a higher token, and it was assigned partition 0 again in
@@ -363,7 +363,7 @@ fn incremental_a_kept_partition_keeps_the_leader_its_token_and_its_lease() {
     l.member.handle_assigned(ms(100), 2, &[0]);
     l.drain(ms(100));
     assert!(l.take_events().is_empty(), "no Revoked, no Fenced");
-    assert_eq!(l.member.token(0), Some(Token(0)));
+    assert_eq!(l.member.token(0, ms(100)), Some(Token(0)));
     assert!(l.member.is_leader(0, ms(900)), "the generation-1 proof (sent at 0 ms) still bounds the lease");
     assert!(!l.member.is_leader(0, ms(1000)), "and only it: T after its send time");
 }
@@ -426,8 +426,8 @@ fn the_next_deadline_is_the_grace_end_when_it_comes_before_the_next_heartbeat() 
     assert_eq!(l.member.poll_timeout(), Some(ms(100)), "grace ends before the heartbeat due at 250");
 }
 
-// Edges the core-and-driver mutation run found unjudged (issue 42,
-// BENCHMARKS.md "Mutation testing"): each test below is what a weakened
+// Edges the core-and-driver mutation run found unjudged (BENCHMARKS.md,
+// "Mutation testing"): each test below is what a weakened
 // line would get wrong.
 
 #[test]
@@ -494,7 +494,7 @@ fn the_token_is_the_newest_own_heartbeat_read_before_acquiring() {
     l.read_back(ms(255)); // offset 1, sent at 250
     l.tick(ms(500));
     assert_eq!(l.take_events(), vec![Event::Acquired { role: 0, token: Token(1) }]);
-    assert_eq!(l.member.lease_until(0), Some(ms(1250)));
+    assert_eq!(l.member.lease(0, ms(500)).map(|l| l.until), Some(ms(1250)));
 }
 
 #[test]

@@ -407,7 +407,8 @@ async fn a_leads(cluster: &FakeCluster, a: FakeNeli) -> (neli::Background, neli:
     (a, b)
 }
 
-// Issue 39: dropping the handle used to detach the task, and the process
+// Dropping the handle closes the election (`Background`: the handle owns
+// it). Before, dropping it detached the task, and the process
 // led on with nobody doing the work (on this cluster, forever: the task
 // kept polling, so its session never expired).
 #[tokio::test(start_paused = true)]

@@ -1,4 +1,5 @@
-//! cooperative-sticky against real brokers (issue 13): a follower that
+//! cooperative-sticky against real brokers (neli/KAFKA.md, "Assignment
+//! strategy"): a follower that
 //! joins, leaves or restarts does not stop the leader, and a paused leader
 //! that comes back does not take leadership back (docs/cooperative-rebalance.md).
 //!

@@ -50,7 +50,7 @@ async fn closing_the_leader_hands_over_fast() {
     assert!(members[new].bg.as_ref().unwrap().token().unwrap() > old_token, "fencing tokens increase");
 }
 
-/// Issue 39: dropping the leader's `Background` closes the election as
+/// Dropping the leader's `Background` closes the election as
 /// `close()` does (Revoked, then the client leaves the group), so the
 /// other member takes over after one rebalance, not after the dropped
 /// leader's session expired. S is long enough to tell the two apart.

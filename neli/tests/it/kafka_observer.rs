@@ -161,7 +161,21 @@ fn join_wait(s: Duration) -> Duration {
     s / 2 + Duration::from_secs(1)
 }
 
-/// Issue 39: "who leads?" answered from anywhere. On tansu, the library
+/// Waits until the observer, then `neli watch`, report `leader` (`who`
+/// says which, for the failure message).
+async fn both_report(
+    leader: &(String, Token, u64),
+    who: &str,
+    obs: &Observer,
+    watch: &Watch,
+    state: impl Fn() -> String,
+) {
+    within(seen(), &format!("the observer to report {who}"), || observed(obs).filter(|o| o == leader), &state).await;
+    let want = (leader.0.clone(), leader.1);
+    within(seen(), &format!("neli watch to print {who}"), || watch.leader().filter(|w| *w == want), &state).await;
+}
+
+/// "Who leads?" answered from anywhere (neli/KAFKA.md, "Using it from Rust"). On tansu, the library
 /// observer reports the same leader and token as `neli watch` and as the
 /// members' own status, after the election and after a handover (the
 /// leader closes). Both start before the members: they wait for a member to
@@ -194,21 +208,7 @@ fn observer_watch_and_status_agree_on_the_leader_and_token_on_tansu() {
             )
         };
         let first = leading(&members).expect("one leader");
-        within(
-            seen(),
-            "the observer to report the status' leader",
-            || observed(&obs).filter(|o| *o == first),
-            || state(&members),
-        )
-        .await;
-        let want = (first.0.clone(), first.1);
-        within(
-            seen(),
-            "neli watch to print the status' leader",
-            || watch.leader().filter(|w| *w == want),
-            || state(&members),
-        )
-        .await;
+        both_report(&first, "the status' leader", &obs, &watch, || state(&members)).await;
 
         let mut updates = obs.updates();
         let old = leaders(&members)[0];
@@ -226,21 +226,8 @@ fn observer_watch_and_status_agree_on_the_leader_and_token_on_tansu() {
         .await;
         assert_ne!(second.0, first.0);
         assert!(second.1 > first.1, "tokens increase: {second:?} after {first:?}");
-        within(
-            seen(),
-            "the observer to report the new leader",
-            || observed(&obs).filter(|o| *o == second),
-            || state(&members),
-        )
-        .await;
+        both_report(&second, "the new leader", &obs, &watch, || state(&members)).await;
         let want = (second.0.clone(), second.1);
-        within(
-            seen(),
-            "neli watch to print the new leader",
-            || watch.leader().filter(|w| *w == want),
-            || state(&members),
-        )
-        .await;
         // The observer's stream told the same story as watch's lines.
         let mut told = Vec::new();
         while let Some(Some(u)) = futures::FutureExt::now_or_never(futures::StreamExt::next(&mut updates)) {

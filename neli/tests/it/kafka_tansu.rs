@@ -413,7 +413,7 @@ fn rebalance_waits_for_the_revoked_handler_before_the_next_leader_starts() {
     });
 }
 
-/// Issue 39: dropping the leader's `Background` closes the election as
+/// Dropping the leader's `Background` closes the election as
 /// `close()` does: leaders get `Revoked`, the client leaves the group, and
 /// the other member leads after one rebalance (tansu holds its JoinGroup
 /// up to S/2), not after the dropped leader's session expired. Before, the
@@ -544,7 +544,8 @@ fn holds_lines(path: &Path, kind: &str) -> Vec<(u32, u32, u64, u64)> {
         .collect()
 }
 
-/// Issue 13's hazard: neli and CMD are frozen together past the session
+/// The hazard `neli holds` answers (neli/KAFKA.md, "`neli holds`: CMD checks
+/// the lease itself"): neli and CMD are frozen together past the session
 /// timeout; another member takes over; CMD resumes first. Without a way to
 /// ask, CMD acted once more before its neli woke up and killed it (7 of 10
 /// runs on tansu). With `neli holds` before each action, every check CMD

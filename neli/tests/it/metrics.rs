@@ -379,7 +379,7 @@ async fn every_role_has_its_own_gauges_and_counters() {
         assert_eq!(r.counter(m::ACQUISITIONS, &[("role", role)]), 1, "role {role}");
     }
     let tokens: Vec<f64> = ["0", "1"].iter().map(|role| r.gauge(m::FENCING_TOKEN, &[("role", role)])).collect();
-    assert_eq!(tokens, [0, 1].map(|role| a.control().lease_of(role).expect("leads").token.0 as f64));
+    assert_eq!(tokens, [0, 1].map(|role| a.control().lease(role).expect("leads").token.0 as f64));
     a.close().await.expect("close");
 }
 

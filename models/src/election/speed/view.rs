@@ -27,8 +27,10 @@ pub(crate) struct View {
 impl View {
     pub(super) fn of(core: &Member) -> View {
         let mut leases = [None; VIEW_ROLES];
-        for (role, lease) in leases.iter_mut().enumerate() {
-            *lease = core.lease_until(role as u32).map(|until| (until, core.token(role as u32).map_or(0, |t| t.0)));
+        for (role, lease) in core.leading_roles() {
+            if let Some(slot) = leases.get_mut(role as usize) {
+                *slot = Some((lease.until, lease.token.0));
+            }
         }
         let assigned = core.assigned().iter().try_fold(0u64, |mask, p| (*p < VIEW_PARTITIONS).then(|| mask | 1 << p));
         View { leases, timeout: core.poll_timeout(), assigned }
@@ -43,7 +45,7 @@ impl Slot {
             Some(lease) => *lease,
             None => {
                 let core = self.core()?;
-                core.lease_until(role).map(|until| (until, core.token(role).map_or(0, |t| t.0)))
+                core.leading_roles().find(|(r, _)| *r == role).map(|(_, l)| (l.until, l.token.0))
             }
         }
     }

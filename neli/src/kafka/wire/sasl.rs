@@ -102,7 +102,7 @@ impl Exchange {
 
     /// The step after the server's answer to the last token. An error is
     /// a text about the exchange, without secrets.
-    pub(crate) fn next(&mut self, server: &[u8]) -> Result<Step, String> {
+    pub(crate) fn next(&mut self, server: &[u8]) -> Result<Step, SaslError> {
         match self {
             Exchange::Plain { .. } | Exchange::Oauthbearer(_) => {
                 if server.is_empty() {
@@ -111,11 +111,11 @@ impl Exchange {
                     // OAUTHBEARER: an error is a JSON status; the client
                     // answers with a lone 0x01, and the broker then fails the
                     // authentication. We report the status at once.
-                    Err(format!("the broker answered {}", String::from_utf8_lossy(server)))
+                    Err(SaslError::Answered(String::from_utf8_lossy(server).into_owned()))
                 }
             }
             Exchange::Scram(c) => {
-                let server = std::str::from_utf8(server).map_err(|_| "the broker's SCRAM message is not UTF-8")?;
+                let server = std::str::from_utf8(server).map_err(|_| SaslError::NotUtf8)?;
                 if c.server_signature.is_none() {
                     c.client_final(server).map(|t| Step::Send(t.into_bytes()))
                 } else {
@@ -218,21 +218,21 @@ impl ScramClient {
         format!("n,,{}", self.bare)
     }
 
-    pub(crate) fn client_final(&mut self, server_first: &str) -> Result<String, String> {
+    pub(crate) fn client_final(&mut self, server_first: &str) -> Result<String, SaslError> {
         if let Some(e) = attr(server_first, 'e') {
-            return Err(format!("the broker refused: {e}"));
+            return Err(SaslError::Refused(e.to_owned()));
         }
-        let nonce = attr(server_first, 'r').ok_or("the broker's first message has no nonce")?;
+        let nonce = attr(server_first, 'r').ok_or(SaslError::Malformed("the broker's first message has no nonce"))?;
         if !nonce.starts_with(&self.nonce) || nonce.len() <= self.nonce.len() {
-            return Err("the broker's nonce does not extend the client's".into());
+            return Err(SaslError::NonceMismatch);
         }
         let salt = attr(server_first, 's')
             .and_then(|s| B64.decode(s).ok())
-            .ok_or("the broker's first message has no valid salt")?;
+            .ok_or(SaslError::Malformed("the broker's first message has no valid salt"))?;
         let iterations: u32 = attr(server_first, 'i')
             .and_then(|i| i.parse().ok())
             .filter(|i| (1..=MAX_ITERATIONS).contains(i))
-            .ok_or_else(|| format!("the broker's iteration count is missing or not within 1..={MAX_ITERATIONS}"))?;
+            .ok_or(SaslError::Iterations)?;
         let (client_key, server_key) = keys(self.hash, &self.password, &salt, iterations);
         let stored_key = digest(self.hash, &client_key);
         let without_proof = format!("c=biws,r={nonce}"); // biws = base64("n,,")
@@ -243,19 +243,61 @@ impl ScramClient {
         Ok(format!("{without_proof},p={}", B64.encode(proof)))
     }
 
-    pub(crate) fn verify_server_final(&self, server_final: &str) -> Result<(), String> {
+    pub(crate) fn verify_server_final(&self, server_final: &str) -> Result<(), SaslError> {
         if let Some(e) = attr(server_final, 'e') {
-            return Err(format!("the broker refused: {e}"));
+            return Err(SaslError::Refused(e.to_owned()));
         }
         let v = attr(server_final, 'v')
             .and_then(|v| B64.decode(v).ok())
-            .ok_or("the broker's final message has no valid signature")?;
-        if Some(&v) == self.server_signature.as_ref() {
-            Ok(())
-        } else {
-            Err("the broker's signature does not match: it does not know this user's password".into())
-        }
+            .ok_or(SaslError::Malformed("the broker's final message has no valid signature"))?;
+        if Some(&v) == self.server_signature.as_ref() { Ok(()) } else { Err(SaslError::SignatureMismatch) }
     }
+}
+
+/// Why a SASL exchange failed on the client's side: what the broker sent
+/// (never a secret of ours).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SaslError {
+    /// PLAIN or OAUTHBEARER: the broker answered where success is empty
+    /// (OAUTHBEARER's error is a JSON status, reported at once).
+    #[error("the broker answered {0}")]
+    Answered(String),
+    /// SCRAM: the broker's message is not UTF-8.
+    #[error("the broker's SCRAM message is not UTF-8")]
+    NotUtf8,
+    /// SCRAM: the broker refused (its `e=` attribute).
+    #[error("the broker refused: {0}")]
+    Refused(String),
+    /// SCRAM: the broker's message lacks an attribute (which one, said).
+    #[error("{0}")]
+    Malformed(&'static str),
+    /// SCRAM: the broker's nonce does not start with ours.
+    #[error("the broker's nonce does not extend the client's")]
+    NonceMismatch,
+    /// SCRAM: the broker's iteration count is missing or out of bounds.
+    #[error("the broker's iteration count is missing or not within 1..={MAX_ITERATIONS}")]
+    Iterations,
+    /// SCRAM: the broker's signature is not the one our password gives.
+    #[error("the broker's signature does not match: it does not know this user's password")]
+    SignatureMismatch,
+}
+
+/// What is wrong with a `sasl.oauthbearer.config` value: the key at
+/// fault, never a value (the property is a secret).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum JwtConfigError {
+    /// An entry that is not `key=value`.
+    #[error("an entry without '=' (expected key=value)")]
+    NoEquals,
+    /// `lifeSeconds` is not a positive number.
+    #[error("lifeSeconds is not a positive number")]
+    LifeSeconds,
+    /// A key librdkafka's unsecured JWT does not have.
+    #[error("unknown key '{0}'")]
+    UnknownKey(String),
+    /// No `principal=`.
+    #[error("no principal=")]
+    NoPrincipal,
 }
 
 /// librdkafka's unsecured JWT (`sasl.oauthbearer.config`:
@@ -274,7 +316,7 @@ pub(crate) struct UnsecuredJwt {
 impl UnsecuredJwt {
     /// Parses the `sasl.oauthbearer.config` value. The error names the
     /// offending key, never a value (the property is a secret).
-    pub(crate) fn parse(config: &str) -> Result<UnsecuredJwt, String> {
+    pub(crate) fn parse(config: &str) -> Result<UnsecuredJwt, JwtConfigError> {
         let mut jwt = UnsecuredJwt {
             principal: String::new(),
             principal_claim: "sub".into(),
@@ -285,7 +327,7 @@ impl UnsecuredJwt {
         };
         for item in config.split_whitespace() {
             let Some((key, value)) = item.split_once('=') else {
-                return Err("an entry without '=' (expected key=value)".into());
+                return Err(JwtConfigError::NoEquals);
             };
             match key {
                 "principal" => jwt.principal = value.to_owned(),
@@ -293,17 +335,16 @@ impl UnsecuredJwt {
                 "scope" => jwt.scope = value.split(',').filter(|s| !s.is_empty()).map(str::to_owned).collect(),
                 "scopeClaimName" => jwt.scope_claim = value.to_owned(),
                 "lifeSeconds" => {
-                    jwt.life_seconds =
-                        value.parse().ok().filter(|s| *s > 0).ok_or("lifeSeconds is not a positive number")?
+                    jwt.life_seconds = value.parse().ok().filter(|s| *s > 0).ok_or(JwtConfigError::LifeSeconds)?
                 }
                 _ => match key.strip_prefix("extension_") {
                     Some(name) if !name.is_empty() => jwt.extensions.push((name.to_owned(), value.to_owned())),
-                    _ => return Err(format!("unknown key '{key}'")),
+                    _ => return Err(JwtConfigError::UnknownKey(key.to_owned())),
                 },
             }
         }
         if jwt.principal.is_empty() {
-            return Err("no principal=".into());
+            return Err(JwtConfigError::NoPrincipal);
         }
         Ok(jwt)
     }
@@ -411,7 +452,7 @@ mod tests {
         );
         c.verify_server_final("v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=").unwrap();
         assert!(c.verify_server_final("v=AAAA").is_err(), "a server that does not know the password");
-        assert!(c.verify_server_final("e=other-error").unwrap_err().contains("other-error"));
+        assert!(c.verify_server_final("e=other-error").unwrap_err().to_string().contains("other-error"));
 
         let salt = B64.decode("W22ZaJ0SNY7soEsUEjb6gQ==").unwrap();
         let cred = server::Credential::new(ScramHash::Sha256, "pencil", &salt, 4096);
@@ -489,8 +530,8 @@ mod tests {
             r#"{"sub":"admin","iat":1000.000,"exp":1060.000,"scope":["a","b"]}"#
         );
         assert_eq!(parts[2], "");
-        assert!(UnsecuredJwt::parse("scope=a").unwrap_err().contains("principal"));
-        assert!(UnsecuredJwt::parse("principal=a bogus=1").unwrap_err().contains("bogus"));
+        assert!(UnsecuredJwt::parse("scope=a").unwrap_err().to_string().contains("principal"));
+        assert!(UnsecuredJwt::parse("principal=a bogus=1").unwrap_err().to_string().contains("bogus"));
         assert!(UnsecuredJwt::parse("principal=a lifeSeconds=x").is_err());
     }
 }

@@ -9,7 +9,7 @@ use std::net::TcpStream;
 use std::path::Path;
 
 use openssl::pkey::PKey;
-use openssl::ssl::{HandshakeError, SslConnector, SslMethod, SslStream, SslVerifyMode};
+use openssl::ssl::{HandshakeError, SslConnector, SslConnectorBuilder, SslMethod, SslStream, SslVerifyMode};
 use openssl::x509::{X509, X509VerifyResult};
 
 use super::WireError;
@@ -97,22 +97,22 @@ impl Security {
     /// The security librdkafka would use for these client properties, or
     /// why the proof connection cannot match it (naming the property, and
     /// its value only if it is not a secret).
-    pub(crate) fn from_properties(props: &BTreeMap<String, String>) -> Result<Security, String> {
+    pub(crate) fn from_properties(props: &BTreeMap<String, String>) -> Result<Security, SecurityError> {
         let get = |k: &str| props.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
         let protocol = match get("security.protocol") {
             None => Protocol::Plaintext,
-            Some(p) => Protocol::parse(p).ok_or_else(|| format!("security.protocol={p} is not one it knows"))?,
+            Some(p) => Protocol::parse(p).ok_or_else(|| SecurityError::Protocol(p.to_owned()))?,
         };
         if protocol.tls() {
             for key in props.keys() {
                 if key.starts_with("ssl.") && !TLS_KEYS.contains(&key.as_str()) && !IGNORED_KEYS.contains(&key.as_str())
                 {
-                    return Err(format!("it does not read {key}"));
+                    return Err(SecurityError::UnreadTlsProperty(key.clone()));
                 }
             }
         }
-        let tls = if protocol.tls() { Some(Tls::from_properties(&get)?) } else { None };
-        let sasl = if protocol.sasl() { Some(mechanism(&get)?) } else { None };
+        let tls = if protocol.tls() { Some(Tls::from_properties(&get).map_err(SecurityError::Tls)?) } else { None };
+        let sasl = if protocol.sasl() { Some(mechanism(&get).map_err(SecurityError::Sasl)?) } else { None };
         Ok(Security { protocol, tls, sasl })
     }
 
@@ -159,6 +159,27 @@ fn mechanism<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<Mechanism, St
     }
 }
 
+/// Why the proof connection cannot be secured as librdkafka would be for
+/// the client properties: each names the property at fault, and its value
+/// only if it is not a secret.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SecurityError {
+    /// `security.protocol` names no protocol it knows.
+    #[error("security.protocol={0} is not one it knows")]
+    Protocol(String),
+    /// An `ssl.` property it does not read (a key store, an engine, …).
+    #[error("it does not read {0}")]
+    UnreadTlsProperty(String),
+    /// The TLS properties cannot be loaded, or contradict each other (the
+    /// text names the property).
+    #[error("{0}")]
+    Tls(String),
+    /// The SASL properties name a mechanism it does not speak, or lack what
+    /// it needs (the text names the property).
+    #[error("{0}")]
+    Sasl(String),
+}
+
 /// A TLS client configured like librdkafka's for the same properties.
 pub(crate) struct Tls {
     connector: SslConnector,
@@ -190,83 +211,115 @@ const CA_PROBE_PATHS: &[&str] = &[
     "/etc/openssl/certs/ca-certificates.crt",
 ];
 
+/// An OpenSSL error about `what`, by its first reason.
+fn ssl(what: &str, e: openssl::error::ErrorStack) -> String {
+    format!("{what}: {}", first_reason(&e))
+}
+
+/// Loads what the broker's certificate is checked against, as librdkafka
+/// does (`ssl.ca.location`, `ssl.ca.pem`, else the system's CA store), and
+/// says what it loaded, for errors.
+fn load_trust<'a>(b: &mut SslConnectorBuilder, get: &impl Fn(&str) -> Option<&'a str>) -> Result<Vec<String>, String> {
+    let mut trust = Vec::new();
+    let ca_location = get("ssl.ca.location");
+    match ca_location {
+        Some(loc) if loc != "probe" => {
+            let path = Path::new(loc);
+            let loaded = if path.is_dir() {
+                b.load_verify_locations(None, Some(path))
+            } else {
+                b.load_verify_locations(Some(path), None)
+            };
+            loaded.map_err(|e| ssl(&format!("ssl.ca.location '{loc}' cannot be loaded"), e))?;
+            trust.push(format!("ssl.ca.location ('{loc}')"));
+        }
+        _ => {}
+    }
+    if let Some(pem) = get("ssl.ca.pem") {
+        let cas = X509::stack_from_pem(pem.as_bytes()).map_err(|e| ssl("ssl.ca.pem holds no valid certificate", e))?;
+        if cas.is_empty() {
+            return Err("ssl.ca.pem holds no certificate".into());
+        }
+        for ca in cas {
+            b.cert_store_mut().add_cert(ca).map_err(|e| ssl("ssl.ca.pem", e))?;
+        }
+        trust.push("ssl.ca.pem".to_owned());
+    }
+    if trust.is_empty() || ca_location == Some("probe") {
+        if let Some(found) = CA_PROBE_PATHS.iter().map(Path::new).find(|p| p.exists()) {
+            let loaded = if found.is_dir() {
+                b.load_verify_locations(None, Some(found))
+            } else {
+                b.load_verify_locations(Some(found), None)
+            };
+            loaded.map_err(|e| ssl(&format!("the system CA store '{}'", found.display()), e))?;
+            trust.push(format!("the system CA store ('{}', ssl.ca.location unset or probe)", found.display()));
+        } else {
+            trust.push("OpenSSL's default CA paths (ssl.ca.location unset, no system CA store found)".to_owned());
+        }
+    }
+    Ok(trust)
+}
+
+/// Loads the client's certificate chain and private key, from files or
+/// PEM properties (one of each at most), for mutual TLS.
+fn load_client_identity<'a>(b: &mut SslConnectorBuilder, get: &impl Fn(&str) -> Option<&'a str>) -> Result<(), String> {
+    let password = get("ssl.key.password").unwrap_or("");
+    match (get("ssl.certificate.location"), get("ssl.certificate.pem")) {
+        (Some(_), Some(_)) => return Err("both ssl.certificate.location and ssl.certificate.pem are set".into()),
+        (Some(loc), None) => b
+            .set_certificate_chain_file(loc)
+            .map_err(|e| ssl(&format!("ssl.certificate.location '{loc}' cannot be loaded"), e))?,
+        (None, Some(pem)) => {
+            let mut chain = X509::stack_from_pem(pem.as_bytes())
+                .map_err(|e| ssl("ssl.certificate.pem holds no valid certificate", e))?
+                .into_iter();
+            let leaf = chain.next().ok_or("ssl.certificate.pem holds no certificate")?;
+            b.set_certificate(&leaf).map_err(|e| ssl("ssl.certificate.pem", e))?;
+            for c in chain {
+                b.add_extra_chain_cert(c).map_err(|e| ssl("ssl.certificate.pem", e))?;
+            }
+        }
+        (None, None) => {}
+    }
+    let key = match (get("ssl.key.location"), get("ssl.key.pem")) {
+        (Some(_), Some(_)) => return Err("both ssl.key.location and ssl.key.pem are set".into()),
+        (Some(loc), None) => {
+            let pem = std::fs::read(loc).map_err(|e| format!("ssl.key.location '{loc}' cannot be read: {e}"))?;
+            Some(private_key(&pem, password).map_err(|why| format!("ssl.key.location '{loc}': {why}"))?)
+        }
+        (None, Some(pem)) => Some(private_key(pem.as_bytes(), password).map_err(|why| format!("ssl.key.pem: {why}"))?),
+        (None, None) => None,
+    };
+    if let Some(key) = key {
+        b.set_private_key(&key).map_err(|e| ssl("the private key", e))?;
+        b.check_private_key().map_err(|e| ssl("the private key does not match the client certificate", e))?;
+    }
+    Ok(())
+}
+
+/// Whether the broker's certificate is verified, and its host name
+/// checked: `(enable.ssl.certificate.verification,
+/// ssl.endpoint.identification.algorithm)` as librdkafka reads them.
+fn verification<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<(bool, bool), String> {
+    let verify = match get("enable.ssl.certificate.verification").map(str::to_ascii_lowercase).as_deref() {
+        None | Some("true") => true,
+        Some("false") => false,
+        Some(v) => return Err(format!("enable.ssl.certificate.verification={v} is not true or false")),
+    };
+    let verify_hostname = match get("ssl.endpoint.identification.algorithm").map(str::to_ascii_lowercase).as_deref() {
+        None | Some("https") => verify,
+        Some("none") => false,
+        Some(v) => return Err(format!("ssl.endpoint.identification.algorithm={v} is not https or none")),
+    };
+    Ok((verify, verify_hostname))
+}
+
 impl Tls {
     fn from_properties<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<Tls, String> {
-        let ssl = |what: &str, e: openssl::error::ErrorStack| format!("{what}: {}", first_reason(&e));
         let mut b = SslConnector::builder(SslMethod::tls_client()).map_err(|e| ssl("TLS setup", e))?;
-        let mut trust = Vec::new();
-        let ca_location = get("ssl.ca.location");
-        match ca_location {
-            Some(loc) if loc != "probe" => {
-                let path = Path::new(loc);
-                let loaded = if path.is_dir() {
-                    b.load_verify_locations(None, Some(path))
-                } else {
-                    b.load_verify_locations(Some(path), None)
-                };
-                loaded.map_err(|e| ssl(&format!("ssl.ca.location '{loc}' cannot be loaded"), e))?;
-                trust.push(format!("ssl.ca.location ('{loc}')"));
-            }
-            _ => {}
-        }
-        if let Some(pem) = get("ssl.ca.pem") {
-            let cas =
-                X509::stack_from_pem(pem.as_bytes()).map_err(|e| ssl("ssl.ca.pem holds no valid certificate", e))?;
-            if cas.is_empty() {
-                return Err("ssl.ca.pem holds no certificate".into());
-            }
-            for ca in cas {
-                b.cert_store_mut().add_cert(ca).map_err(|e| ssl("ssl.ca.pem", e))?;
-            }
-            trust.push("ssl.ca.pem".to_owned());
-        }
-        if trust.is_empty() || ca_location == Some("probe") {
-            if let Some(found) = CA_PROBE_PATHS.iter().map(Path::new).find(|p| p.exists()) {
-                let loaded = if found.is_dir() {
-                    b.load_verify_locations(None, Some(found))
-                } else {
-                    b.load_verify_locations(Some(found), None)
-                };
-                loaded.map_err(|e| ssl(&format!("the system CA store '{}'", found.display()), e))?;
-                trust.push(format!("the system CA store ('{}', ssl.ca.location unset or probe)", found.display()));
-            } else {
-                trust.push("OpenSSL's default CA paths (ssl.ca.location unset, no system CA store found)".to_owned());
-            }
-        }
-
-        let password = get("ssl.key.password").unwrap_or("");
-        match (get("ssl.certificate.location"), get("ssl.certificate.pem")) {
-            (Some(_), Some(_)) => return Err("both ssl.certificate.location and ssl.certificate.pem are set".into()),
-            (Some(loc), None) => b
-                .set_certificate_chain_file(loc)
-                .map_err(|e| ssl(&format!("ssl.certificate.location '{loc}' cannot be loaded"), e))?,
-            (None, Some(pem)) => {
-                let mut chain = X509::stack_from_pem(pem.as_bytes())
-                    .map_err(|e| ssl("ssl.certificate.pem holds no valid certificate", e))?
-                    .into_iter();
-                let leaf = chain.next().ok_or("ssl.certificate.pem holds no certificate")?;
-                b.set_certificate(&leaf).map_err(|e| ssl("ssl.certificate.pem", e))?;
-                for c in chain {
-                    b.add_extra_chain_cert(c).map_err(|e| ssl("ssl.certificate.pem", e))?;
-                }
-            }
-            (None, None) => {}
-        }
-        let key = match (get("ssl.key.location"), get("ssl.key.pem")) {
-            (Some(_), Some(_)) => return Err("both ssl.key.location and ssl.key.pem are set".into()),
-            (Some(loc), None) => {
-                let pem = std::fs::read(loc).map_err(|e| format!("ssl.key.location '{loc}' cannot be read: {e}"))?;
-                Some(private_key(&pem, password).map_err(|why| format!("ssl.key.location '{loc}': {why}"))?)
-            }
-            (None, Some(pem)) => {
-                Some(private_key(pem.as_bytes(), password).map_err(|why| format!("ssl.key.pem: {why}"))?)
-            }
-            (None, None) => None,
-        };
-        if let Some(key) = key {
-            b.set_private_key(&key).map_err(|e| ssl("the private key", e))?;
-            b.check_private_key().map_err(|e| ssl("the private key does not match the client certificate", e))?;
-        }
+        let trust = load_trust(&mut b, get)?;
+        load_client_identity(&mut b, get)?;
         if let Some(list) = get("ssl.cipher.suites") {
             b.set_cipher_list(list).map_err(|e| ssl("ssl.cipher.suites", e))?;
         }
@@ -276,17 +329,7 @@ impl Tls {
         if let Some(list) = get("ssl.sigalgs.list") {
             b.set_sigalgs_list(list).map_err(|e| ssl("ssl.sigalgs.list", e))?;
         }
-        let verify = match get("enable.ssl.certificate.verification").map(str::to_ascii_lowercase).as_deref() {
-            None | Some("true") => true,
-            Some("false") => false,
-            Some(v) => return Err(format!("enable.ssl.certificate.verification={v} is not true or false")),
-        };
-        let verify_hostname = match get("ssl.endpoint.identification.algorithm").map(str::to_ascii_lowercase).as_deref()
-        {
-            None | Some("https") => verify,
-            Some("none") => false,
-            Some(v) => return Err(format!("ssl.endpoint.identification.algorithm={v} is not https or none")),
-        };
+        let (verify, verify_hostname) = verification(get)?;
         if !verify {
             b.set_verify(SslVerifyMode::NONE);
         }
@@ -369,7 +412,7 @@ mod tests {
     fn refusal(pairs: &[(&str, &str)]) -> String {
         match Security::from_properties(&props(pairs)) {
             Ok(_) => panic!("{pairs:?} accepted"),
-            Err(e) => e,
+            Err(e) => e.to_string(),
         }
     }
 

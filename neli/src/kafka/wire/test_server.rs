@@ -140,6 +140,9 @@ enum Sasl {
     Done,
 }
 
+/// Serves one connection until the client closes it or a request calls for
+/// closing it (as Kafka would: a bad frame, a failed authentication, a
+/// request before authentication).
 fn serve(tcp: TcpStream, port: u16, options: &Options, seen: &Mutex<Vec<Seen>>) {
     tcp.set_read_timeout(Some(Duration::from_secs(30))).ok();
     let mut io = match &options.tls {
@@ -152,74 +155,23 @@ fn serve(tcp: TcpStream, port: u16, options: &Options, seen: &Mutex<Vec<Seen>>) 
     let sasl_on = !options.mechanisms.is_empty();
     let mut sasl = Sasl::None;
     loop {
-        let mut size = [0u8; 4];
-        if io.stream().read_exact(&mut size).is_err() {
-            return;
-        }
-        let mut frame = vec![0u8; i32::from_be_bytes(size).clamp(0, 1 << 20) as usize];
-        if frame.len() < 8 || io.stream().read_exact(&mut frame).is_err() {
-            return;
-        }
-        let mut buf = Bytes::from(frame);
+        let Some(mut buf) = read_frame(&mut io) else { return };
         let Ok(header) = decode_request_header_from_buffer(&mut buf) else { return };
         let Ok(api) = ApiKey::try_from(header.request_api_key) else { return };
         let v = header.request_api_version;
         let authenticated = matches!(sasl, Sasl::Done);
         seen.lock().unwrap().push((api, v, authenticated));
-        let range = options.apis.iter().find(|(a, _, _)| *a == api).map(|&(_, min, max)| (min, max));
         let mut out = BytesMut::new();
+        let to = Reply { api, correlation: header.correlation_id, v };
         let written = match api {
-            ApiKey::ApiVersions => {
-                let (_, max) = range.unwrap_or((0, 0));
-                let keys = options
-                    .apis
-                    .iter()
-                    .map(|&(a, min, max)| {
-                        ApiVersion::default().with_api_key(a as i16).with_min_version(min).with_max_version(max)
-                    })
-                    .collect();
-                if v > max {
-                    // Kafka's answer to a version it does not know: the v0 body.
-                    let r =
-                        ApiVersionsResponse::default().with_error_code(code::UNSUPPORTED_VERSION).with_api_keys(keys);
-                    respond(&mut out, api, header.correlation_id, 0, &r)
-                } else {
-                    let r = ApiVersionsResponse::default().with_api_keys(keys);
-                    respond(&mut out, api, header.correlation_id, v, &r)
-                }
-            }
+            ApiKey::ApiVersions => api_versions(&mut out, to, options),
             ApiKey::SaslHandshake => {
-                let Ok(req) = SaslHandshakeRequest::decode(&mut buf, v) else { return };
-                let offered: Vec<StrBytes> = options.mechanisms.iter().map(|m| StrBytes::from_static_str(m)).collect();
-                let r = SaslHandshakeResponse::default().with_mechanisms(offered);
-                match options.mechanisms.iter().find(|m| **m == req.mechanism.as_str()) {
-                    Some(m) if matches!(sasl, Sasl::None) => {
-                        sasl = Sasl::Mechanism(m);
-                        respond(&mut out, api, header.correlation_id, v, &r)
-                    }
-                    Some(_) => respond(&mut out, api, header.correlation_id, v, &r.with_error_code(ILLEGAL_SASL_STATE)),
-                    None => respond(
-                        &mut out,
-                        api,
-                        header.correlation_id,
-                        v,
-                        &r.with_error_code(code::UNSUPPORTED_SASL_MECHANISM),
-                    ),
-                }
+                let Some(written) = sasl_handshake(&mut out, to, &mut buf, options, &mut sasl) else { return };
+                written
             }
             ApiKey::SaslAuthenticate => {
                 let Ok(req) = SaslAuthenticateRequest::decode(&mut buf, v) else { return };
-                let (next, answer) = authenticate(std::mem::replace(&mut sasl, Sasl::None), &req.auth_bytes, options);
-                sasl = next;
-                let r = match answer {
-                    Ok(bytes) => SaslAuthenticateResponse::default().with_auth_bytes(Bytes::from(bytes)),
-                    Err(why) => SaslAuthenticateResponse::default()
-                        .with_error_code(SASL_AUTHENTICATION_FAILED)
-                        .with_error_message(Some(StrBytes::from_string(why))),
-                };
-                let failed = r.error_code != 0;
-                let _ = respond(&mut out, api, header.correlation_id, v, &r);
-                if failed {
+                if !sasl_authenticate(&mut out, to, &req, options, &mut sasl) {
                     // Kafka closes the connection after a failed authentication.
                     let _ = io.stream().write_all(&out);
                     return;
@@ -230,60 +182,11 @@ fn serve(tcp: TcpStream, port: u16, options: &Options, seen: &Mutex<Vec<Seen>>) 
             _ if sasl_on && !authenticated => return,
             ApiKey::FindCoordinator => {
                 let Ok(req) = FindCoordinatorRequest::decode(&mut buf, v) else { return };
-                let host = StrBytes::from_static_str("127.0.0.1");
-                let r = FindCoordinatorResponse::default();
-                let r = if v >= 4 {
-                    r.with_coordinators(
-                        req.coordinator_keys
-                            .into_iter()
-                            .map(|k| {
-                                Coordinator::default()
-                                    .with_key(k)
-                                    .with_node_id(BrokerId(1))
-                                    .with_host(host.clone())
-                                    .with_port(i32::from(port))
-                            })
-                            .collect(),
-                    )
-                } else {
-                    r.with_node_id(BrokerId(1)).with_host(host).with_port(i32::from(port))
-                };
-                respond(&mut out, api, header.correlation_id, v, &r)
+                find_coordinator(&mut out, to, req, port)
             }
             ApiKey::OffsetCommit => {
                 let Ok(req) = OffsetCommitRequest::decode(&mut buf, v) else { return };
-                if let Some(garbage) = &options.garbage_commits {
-                    out.extend_from_slice(&[0; 4]);
-                    let _ = ResponseHeader::default()
-                        .with_correlation_id(header.correlation_id)
-                        .encode(&mut out, api.response_header_version(v));
-                    out.extend_from_slice(garbage);
-                    let size = (out.len() - 4) as i32;
-                    out[..4].copy_from_slice(&size.to_be_bytes());
-                    Ok(())
-                } else {
-                    let topics = req
-                        .topics
-                        .into_iter()
-                        .map(|t| {
-                            OffsetCommitResponseTopic::default().with_name(t.name).with_partitions(
-                                t.partitions
-                                    .into_iter()
-                                    .map(|p| {
-                                        OffsetCommitResponsePartition::default().with_partition_index(p.partition_index)
-                                    })
-                                    .collect(),
-                            )
-                        })
-                        .collect();
-                    respond(
-                        &mut out,
-                        api,
-                        header.correlation_id,
-                        v,
-                        &OffsetCommitResponse::default().with_topics(topics),
-                    )
-                }
+                offset_commit(&mut out, to, req, options)
             }
             _ => return,
         };
@@ -291,6 +194,146 @@ fn serve(tcp: TcpStream, port: u16, options: &Options, seen: &Mutex<Vec<Seen>>) 
             return;
         }
     }
+}
+
+/// Whom an answer goes to: the request's API, correlation id and version.
+#[derive(Clone, Copy)]
+struct Reply {
+    api: ApiKey,
+    correlation: i32,
+    v: i16,
+}
+
+impl Reply {
+    fn send<R: Encodable>(self, out: &mut BytesMut, r: &R) -> Result<(), String> {
+        respond(out, self.api, self.correlation, self.v, r)
+    }
+}
+
+/// One size-prefixed request frame, or `None` when the connection ended or
+/// the frame is too short to hold a header.
+fn read_frame(io: &mut Io) -> Option<Bytes> {
+    let mut size = [0u8; 4];
+    io.stream().read_exact(&mut size).ok()?;
+    let mut frame = vec![0u8; i32::from_be_bytes(size).clamp(0, 1 << 20) as usize];
+    if frame.len() < 8 || io.stream().read_exact(&mut frame).is_err() {
+        return None;
+    }
+    Some(Bytes::from(frame))
+}
+
+/// The ApiVersions answer: the configured ranges, or Kafka's v0 error body
+/// for a version above what the server speaks.
+fn api_versions(out: &mut BytesMut, to: Reply, options: &Options) -> Result<(), String> {
+    let range = options.apis.iter().find(|(a, _, _)| *a == to.api).map(|&(_, min, max)| (min, max));
+    let (_, max) = range.unwrap_or((0, 0));
+    let keys = options
+        .apis
+        .iter()
+        .map(|&(a, min, max)| ApiVersion::default().with_api_key(a as i16).with_min_version(min).with_max_version(max))
+        .collect();
+    if to.v > max {
+        // Kafka's answer to a version it does not know: the v0 body.
+        let r = ApiVersionsResponse::default().with_error_code(code::UNSUPPORTED_VERSION).with_api_keys(keys);
+        Reply { v: 0, ..to }.send(out, &r)
+    } else {
+        to.send(out, &ApiVersionsResponse::default().with_api_keys(keys))
+    }
+}
+
+/// The SaslHandshake answer (the mechanisms offered), choosing the
+/// mechanism; `None` closes the connection (an undecodable request).
+fn sasl_handshake(
+    out: &mut BytesMut,
+    to: Reply,
+    buf: &mut Bytes,
+    options: &Options,
+    sasl: &mut Sasl,
+) -> Option<Result<(), String>> {
+    let req = SaslHandshakeRequest::decode(buf, to.v).ok()?;
+    let offered: Vec<StrBytes> = options.mechanisms.iter().map(|m| StrBytes::from_static_str(m)).collect();
+    let r = SaslHandshakeResponse::default().with_mechanisms(offered);
+    Some(match options.mechanisms.iter().find(|m| **m == req.mechanism.as_str()) {
+        Some(m) if matches!(sasl, Sasl::None) => {
+            *sasl = Sasl::Mechanism(m);
+            to.send(out, &r)
+        }
+        Some(_) => to.send(out, &r.with_error_code(ILLEGAL_SASL_STATE)),
+        None => to.send(out, &r.with_error_code(code::UNSUPPORTED_SASL_MECHANISM)),
+    })
+}
+
+/// Answers one SaslAuthenticate token and moves the exchange on; false when
+/// the authentication failed (the answer is in `out` all the same).
+fn sasl_authenticate(
+    out: &mut BytesMut,
+    to: Reply,
+    req: &SaslAuthenticateRequest,
+    options: &Options,
+    sasl: &mut Sasl,
+) -> bool {
+    let (next, answer) = authenticate(std::mem::replace(sasl, Sasl::None), &req.auth_bytes, options);
+    *sasl = next;
+    let r = match answer {
+        Ok(bytes) => SaslAuthenticateResponse::default().with_auth_bytes(Bytes::from(bytes)),
+        Err(why) => SaslAuthenticateResponse::default()
+            .with_error_code(SASL_AUTHENTICATION_FAILED)
+            .with_error_message(Some(StrBytes::from_string(why))),
+    };
+    let failed = r.error_code != 0;
+    let _ = to.send(out, &r);
+    !failed
+}
+
+/// The FindCoordinator answer: this server, node 1, for every key.
+fn find_coordinator(out: &mut BytesMut, to: Reply, req: FindCoordinatorRequest, port: u16) -> Result<(), String> {
+    let host = StrBytes::from_static_str("127.0.0.1");
+    let r = FindCoordinatorResponse::default();
+    let r = if to.v >= 4 {
+        r.with_coordinators(
+            req.coordinator_keys
+                .into_iter()
+                .map(|k| {
+                    Coordinator::default()
+                        .with_key(k)
+                        .with_node_id(BrokerId(1))
+                        .with_host(host.clone())
+                        .with_port(i32::from(port))
+                })
+                .collect(),
+        )
+    } else {
+        r.with_node_id(BrokerId(1)).with_host(host).with_port(i32::from(port))
+    };
+    to.send(out, &r)
+}
+
+/// The OffsetCommit answer: every partition accepted, or the configured
+/// garbage after a valid header.
+fn offset_commit(out: &mut BytesMut, to: Reply, req: OffsetCommitRequest, options: &Options) -> Result<(), String> {
+    if let Some(garbage) = &options.garbage_commits {
+        out.extend_from_slice(&[0; 4]);
+        let _ = ResponseHeader::default()
+            .with_correlation_id(to.correlation)
+            .encode(out, to.api.response_header_version(to.v));
+        out.extend_from_slice(garbage);
+        let size = (out.len() - 4) as i32;
+        out[..4].copy_from_slice(&size.to_be_bytes());
+        return Ok(());
+    }
+    let topics = req
+        .topics
+        .into_iter()
+        .map(|t| {
+            OffsetCommitResponseTopic::default().with_name(t.name).with_partitions(
+                t.partitions
+                    .into_iter()
+                    .map(|p| OffsetCommitResponsePartition::default().with_partition_index(p.partition_index))
+                    .collect(),
+            )
+        })
+        .collect();
+    to.send(out, &OffsetCommitResponse::default().with_topics(topics))
 }
 
 /// The next SASL state and the answer to one SaslAuthenticate token.

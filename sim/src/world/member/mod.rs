@@ -737,12 +737,12 @@ fn write_if_told(handle: Handle<'_>, clock: &SimClock, control: &neli::Control, 
     // Every handle answers from the same published status and clock, so
     // they agree at one instant (`neli::Status::is_leader_of`).
     let (mut asked, token) = handle.ask();
-    let lease = control.lease_of(0);
+    let lease = control.lease(0);
     asked.extend([
         ("Control::token", control.token().is_some()),
         ("Control::is_leader", control.is_leader()),
         ("Control::is_leader_of(0)", control.is_leader_of(0)),
-        ("Control::lease_of(0)", lease.is_some()),
+        ("Control::lease(0)", lease.is_some()),
         ("Status::is_leader_of(0, now)", control.status().borrow().is_leader_of(0, clock.now())),
     ]);
     if asked.iter().any(|(_, a)| *a != asked[0].1) || control.token() != token || lease.map(|l| l.token) != token {

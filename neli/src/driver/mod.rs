@@ -11,17 +11,14 @@
 //! flags the loop picks up, so a handler calling `close()` cannot deadlock.
 
 use std::collections::BTreeMap;
-use std::future::{Future, IntoFuture};
-use std::pin::Pin;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot, watch};
-use tokio::task::JoinHandle;
-use tokio_stream::wrappers::UnboundedReceiverStream;
-use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_util::sync::CancellationToken;
 
 use crate::broker::{Broker, BrokerError, BrokerEvent, Membership};
 use crate::clock::Clock;
@@ -29,18 +26,17 @@ use crate::config::{Config, ConfigError, ResolvedConfig};
 #[cfg(feature = "unsafe-variants")]
 use crate::core::{CoreConfig, UnsafeVariant};
 use crate::core::{Event, FenceCause, Lease, Member, Output, Time, Token};
-use crate::metrics::{ElectionCounters, Handles, Health};
+use crate::metrics::{ElectionCounters, Handles};
+use crate::status::{State, Status};
 
-/// Lifecycle of an election handle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum State {
-    /// The election runs.
-    Live,
-    /// `close()` is under way: `Revoked` handlers run, the client closes.
-    Closing,
-    /// The election has finished (closed, ended, or dropped).
-    Closed,
-}
+mod background;
+mod control;
+
+pub use background::Background;
+pub use control::Control;
+use control::{Now, Pulses, Requests, Shared};
+
+type HandlerFn = Box<dyn FnMut(Event, Control) -> BoxFuture<'static, ()> + Send>;
 
 /// How a finished election ended (not an error).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -90,217 +86,6 @@ pub enum Error {
     /// call or a `Revoked` handler hung, and was abandoned.
     #[error("close did not finish within {0:?}; resources were abandoned")]
     CloseTimedOut(Duration),
-}
-
-/// Published on the status `watch` channel after every change.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Status {
-    /// The election's lifecycle state.
-    pub state: State,
-    /// The roles this member leads, with the leases the core holds (an
-    /// entry may have ended since it was published: ask
-    /// [`Status::lease_at`]).
-    pub leading: BTreeMap<u32, Lease>,
-    /// How many times this member saw the election log lost and recreated
-    /// (a broker restart without its data). Fencing tokens are log offsets,
-    /// so they restart with every new log: a downstream system compares
-    /// `(log_epoch, token)`, not the token alone (neli/KAFKA.md, "Fencing
-    /// tokens after a broker lost its log").
-    pub log_epoch: u64,
-    /// The group generation of the member's current assignment, if it has
-    /// one: under cooperative-sticky a leader that keeps its partition
-    /// through a rebalance moves to the new generation and keeps its lease.
-    pub generation: Option<u64>,
-}
-
-impl Status {
-    /// Whether this status shows a live lease of `role` at `now` on the
-    /// member's clock. Every handle (`Neli`, `Control`, `Background`)
-    /// answers `is_leader` with this, from the status the driver published.
-    pub fn is_leader_of(&self, role: u32, now: Time) -> bool {
-        self.lease_at(role, now).is_some()
-    }
-
-    /// The lease of `role` if it is live at `now` on the member's clock
-    /// ([`Lease::is_live_at`]): `is_leader` and `token` of every handle are
-    /// read from it, so the harness, whose application reads the token,
-    /// judges the same answer.
-    ///
-    /// ```
-    /// use std::collections::BTreeMap;
-    /// use neli::{Lease, State, Status, Time, Token};
-    ///
-    /// let lease = Lease { token: Token(7), until: Time::from_millis(900) };
-    /// let status =
-    ///     Status { state: State::Live, leading: BTreeMap::from([(0, lease)]), log_epoch: 0, generation: Some(3) };
-    /// assert_eq!(status.lease_at(0, Time::from_millis(899)), Some(lease));
-    /// assert_eq!(status.lease_at(0, Time::from_millis(900)), None);
-    /// ```
-    pub fn lease_at(&self, role: u32, now: Time) -> Option<Lease> {
-        self.leading.get(&role).copied().filter(|l| l.is_live_at(now))
-    }
-}
-
-type HandlerFn = Box<dyn FnMut(Event, Control) -> BoxFuture<'static, ()> + Send>;
-type Now = Arc<dyn Fn() -> Time + Send + Sync>;
-
-struct Shared {
-    status: watch::Sender<Status>,
-    requests: Mutex<Requests>,
-    subscribers: Mutex<Vec<mpsc::UnboundedSender<Event>>>,
-    /// How the election ended, once it has: an outcome or the fatal error.
-    /// Set once (the first end sticks) and read by every handle.
-    end: Mutex<Option<Result<Outcome, Error>>>,
-    now: Now,
-    /// The election's metric handles (`neli::metrics`).
-    metrics: Mutex<Handles>,
-    /// The counts as of the loop's last pulse (`Control::counters`).
-    counters: Mutex<ElectionCounters>,
-    /// When the loop last finished a pulse, and since when it waits for a
-    /// `Revoked` handler (`Control::health`).
-    pulses: Mutex<Pulses>,
-    /// `neli::metrics::liveness_bound` of the configuration.
-    liveness_bound: Duration,
-}
-
-#[derive(Clone, Copy)]
-struct Pulses {
-    last: Time,
-    in_handler_since: Option<Time>,
-}
-
-impl Shared {
-    /// The published lease of `role` if live at `now`: what every handle's
-    /// `is_leader` and `token` answer from.
-    fn lease_at(&self, role: u32, now: Time) -> Option<Lease> {
-        self.status.borrow().lease_at(role, now)
-    }
-
-    fn end(&self) -> Option<Result<Outcome, Error>> {
-        self.end.lock().expect("end lock").clone()
-    }
-
-    /// Sets the time-dependent gauges from the published status at `now`.
-    /// (The status first, then the metrics: the one lock order.)
-    fn set_gauges(&self, now: Time) {
-        let status = self.status.borrow();
-        self.metrics.lock().expect("metrics lock").set_gauges(&status, now);
-    }
-
-    /// Records how the election ended, unless it already had.
-    fn finish(&self, end: Result<Outcome, Error>) {
-        self.end.lock().expect("end lock").get_or_insert(end);
-    }
-}
-
-#[derive(Default)]
-struct Requests {
-    close: bool,
-    resign: bool,
-}
-
-/// A cheap, cloneable handle for requesting `close`/`resign` and reading
-/// leadership from any task, including an event handler. A [`Background`]
-/// handle dereferences to one.
-#[derive(Clone)]
-pub struct Control {
-    shared: Arc<Shared>,
-}
-
-impl Control {
-    /// Asks the election loop to close; returns at once.
-    pub fn close(&self) {
-        self.shared.requests.lock().expect("requests lock").close = true;
-    }
-
-    /// Asks the election loop to give up leadership; returns at once.
-    pub fn resign(&self) {
-        self.shared.requests.lock().expect("requests lock").resign = true;
-    }
-
-    /// Whether this member leads role 0 now (lease not expired).
-    pub fn is_leader(&self) -> bool {
-        self.is_leader_of(0)
-    }
-
-    /// Whether this member leads `role` now (lease not expired).
-    pub fn is_leader_of(&self, role: u32) -> bool {
-        self.shared.lease_at(role, (self.shared.now)()).is_some()
-    }
-
-    /// The fencing token of role 0 while leading.
-    pub fn token(&self) -> Option<Token> {
-        self.shared.lease_at(0, (self.shared.now)()).map(|l| l.token)
-    }
-
-    /// The lease of `role` while it is live (its token and end): the answer
-    /// `is_leader_of` and `token` read.
-    pub fn lease_of(&self, role: u32) -> Option<Lease> {
-        self.shared.lease_at(role, (self.shared.now)())
-    }
-
-    /// The election's lifecycle state, as last published.
-    pub fn state(&self) -> State {
-        self.shared.status.borrow().state
-    }
-
-    /// The published status: a `watch` receiver woken on every change.
-    pub fn status(&self) -> watch::Receiver<Status> {
-        self.shared.status.subscribe()
-    }
-
-    /// Every event from now on, in order. Unbounded: nothing is dropped.
-    pub fn events(&self) -> UnboundedReceiverStream<Event> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        self.shared.subscribers.lock().expect("subscribers lock").push(tx);
-        UnboundedReceiverStream::new(rx)
-    }
-
-    /// The fatal error that ended the election, if one did.
-    pub fn error(&self) -> Option<Error> {
-        self.shared.end().and_then(Result::err)
-    }
-
-    /// How the election ended, once it has.
-    pub fn end(&self) -> Option<Result<Outcome, Error>> {
-        self.shared.end()
-    }
-
-    /// What the election did since it started (terms, revocations, fences
-    /// by cause, resigns, membership proofs, records ignored, broker
-    /// errors), as of the loop's last pulse: the figures the `_total`
-    /// metrics show ([`crate::metrics`]), without a metrics recorder.
-    pub fn counters(&self) -> ElectionCounters {
-        self.shared.counters.lock().expect("counters lock").clone()
-    }
-
-    /// Whether the election loop is alive, on the member's clock now: the
-    /// time since its last pulse against [`crate::metrics::liveness_bound`]
-    /// (see [`Health::is_alive`]). A loop that stopped pulsing (a hung
-    /// broker call, a starved runtime, a process resumed from a stop whose
-    /// loop has not run yet) turns not alive once the bound passes.
-    pub fn health(&self) -> Health {
-        let now = (self.shared.now)();
-        let pulses = *self.shared.pulses.lock().expect("pulses lock");
-        Health {
-            state: self.state(),
-            finished: self.shared.end().is_some(),
-            last_pulse_age: now.saturating_since(pulses.last),
-            bound: self.shared.liveness_bound,
-            in_revoked_handler: pulses.in_handler_since.map(|t| now.saturating_since(t)),
-        }
-    }
-
-    /// Sets the gauges that change with time alone (`neli_leader`,
-    /// `neli_lease_remaining_seconds`, `neli_fencing_token`) from the
-    /// published leases on the member's clock now. The loop sets them after
-    /// every pulse; an exporter calls this right before it renders a
-    /// scrape, so that no scrape shows a lease that ended since the loop's
-    /// last pulse (a process resumed from a stop answers before its loop
-    /// ran). `neli exec --metrics-addr` does.
-    pub fn refresh_metrics(&self) {
-        self.shared.set_gauges((self.shared.now)());
-    }
 }
 
 /// The election handle. See the crate docs for a complete example.
@@ -507,14 +292,40 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         self.is_leader_of(0)
     }
 
-    /// Whether this member leads `role` now (lease not expired).
+    /// Whether this member leads `role` now (lease not expired): whether
+    /// [`Neli::lease`] is some.
     pub fn is_leader_of(&self, role: u32) -> bool {
-        self.shared.lease_at(role, self.clock.now()).is_some()
+        self.lease(role).is_some()
     }
 
-    /// The fencing token of role 0 while leading.
+    /// The fencing token of role 0 while leading: the token of
+    /// [`Neli::lease`]. Downstream, compare the lease's [`Lease::stamp`]
+    /// instead (tokens restart with a new log).
     pub fn token(&self) -> Option<Token> {
-        self.shared.lease_at(0, self.clock.now()).map(|l| l.token)
+        self.lease(0).map(|l| l.token)
+    }
+
+    /// The lease of `role` while it is live now on the member's clock: its
+    /// token, end and log epoch, read at once; [`Lease::stamp`] is what a
+    /// downstream system compares. The same answer as [`Control::lease`].
+    ///
+    /// ```
+    /// use neli::{Config, SystemClock, testing::FakeCluster};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), neli::Error> {
+    /// let config = Config::builder().bootstrap_servers("127.0.0.1:9092").group("billing-cron").build()?;
+    /// let clock = SystemClock::new();
+    /// let cluster = FakeCluster::new(1);
+    /// let mut neli = neli::Neli::new(&config, cluster.broker("a", clock.clone()), clock).await?;
+    /// let _ = neli.pulse(std::time::Duration::from_millis(10)).await?; // joins, writes a heartbeat
+    /// let _ = neli.pulse(std::time::Duration::from_millis(10)).await?; // reads it back
+    /// let lease = neli.lease(0).expect("the only member leads");
+    /// assert_eq!(lease.stamp(), neli::Stamp { log_epoch: 0, token: lease.token });
+    /// neli.close().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn lease(&self, role: u32) -> Option<Lease> {
+        self.shared.lease(role, self.clock.now())
     }
 
     /// The election's lifecycle state.
@@ -892,108 +703,5 @@ impl<B: Broker, C: Clock> Drop for Neli<B, C> {
             return;
         }
         self.close_without_waiting();
-    }
-}
-
-/// The handle of an election running in the background. Awaiting it waits
-/// for the loop to end.
-///
-/// The handle owns the election: dropping it (or the future awaiting it,
-/// before it completed) closes the election on its task as
-/// [`Background::close`] does (the `Revoked` handlers are awaited, then
-/// the member leaves the group), bounded by twice the close timeout. So a
-/// leader whose handle goes out of scope hands over within the graceful
-/// handover time ([`crate::config::Explanation::handover`]) instead of
-/// leading on, with nobody doing the work, until the process exits.
-/// [`Control`]s do not keep the election alive. To close on a signal of
-/// your own, see [`Neli::background_until`].
-///
-/// It dereferences to the election's [`Control`], so everything a `Control`
-/// answers or requests is asked of the handle directly:
-///
-/// ```
-/// use neli::{Config, Outcome, State, SystemClock, testing::FakeCluster};
-///
-/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), neli::Error> {
-/// let config = Config::builder().bootstrap_servers("127.0.0.1:9092").group("billing-cron").build()?;
-/// let clock = SystemClock::new();
-/// let cluster = FakeCluster::new(1);
-/// let election = neli::Neli::new(&config, cluster.broker("a", clock.clone()), clock).await?.background();
-/// if election.is_leader() {
-///     // work, fencing each write with `election.token()`
-/// }
-/// let control = election.control(); // an owned one, for another task
-/// assert_eq!(control.state(), State::Live);
-/// assert_eq!(election.close().await?, Outcome::Closed);
-/// # Ok(()) }
-/// ```
-pub struct Background {
-    task: JoinHandle<Result<Outcome, Error>>,
-    control: Control,
-    close_timeout: Duration,
-    sleep: Box<dyn Fn(Duration) -> BoxFuture<'static, ()> + Send>,
-    /// Cancels the task's token when the handle (or the future awaiting
-    /// it) is dropped: the task then closes the election.
-    guard: DropGuard,
-}
-
-impl std::ops::Deref for Background {
-    type Target = Control;
-    fn deref(&self) -> &Control {
-        &self.control
-    }
-}
-
-impl Background {
-    /// A `Control` of its own (for a handler or another task); the handle
-    /// itself answers as one too (`Deref`).
-    pub fn control(&self) -> Control {
-        self.control.clone()
-    }
-
-    /// Closes the election and waits for the loop, never longer than the
-    /// close timeout plus one poll.
-    ///
-    /// Closing after the election was cancelled (its token), or after it
-    /// ended, closes nothing twice: it waits for the close under way, or
-    /// reports how the election ended.
-    pub async fn close(self) -> Result<Outcome, Error> {
-        let Background { mut task, control, close_timeout, sleep, guard } = self;
-        control.close();
-        let limit = close_timeout * 2;
-        let result = tokio::select! {
-            biased;
-            joined = &mut task => flatten(joined),
-            _ = sleep(limit) => {
-                task.abort();
-                Err(Error::CloseTimedOut(close_timeout))
-            }
-        };
-        // The task has ended: cancelling it now changes nothing.
-        drop(guard);
-        result
-    }
-}
-
-fn flatten(joined: Result<Result<Outcome, Error>, tokio::task::JoinError>) -> Result<Outcome, Error> {
-    match joined {
-        Ok(r) => r,
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(_) => Err(Error::Finished(Outcome::Closed)),
-    }
-}
-
-impl IntoFuture for Background {
-    type Output = Result<Outcome, Error>;
-    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
-    fn into_future(self) -> Self::IntoFuture {
-        let Background { task, guard, .. } = self;
-        Box::pin(async move {
-            let joined = task.await;
-            // Held until the loop ended: a future dropped before that
-            // closes the election, as the handle would.
-            drop(guard);
-            flatten(joined)
-        })
     }
 }

@@ -16,7 +16,8 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
 use crate::broker::Broker;
 use crate::clock::Clock;
 use crate::core::{Event, Token};
-use crate::driver::{Error, Neli, Outcome, Pulse, State};
+use crate::driver::{Error, Neli, Outcome, Pulse};
+use crate::status::State;
 
 /// What downstream code needs from an election; implemented by [`Neli`] and
 /// [`MockNeli`] so code under test can take either.

@@ -34,11 +34,14 @@ use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{TOPIC_CHECK_INTERVAL, base_config, broker_err, classify, end_marker_topic, reachable};
+use super::admin::reachable;
+use super::settings::base_config;
+use super::{broker_err, classify};
 use crate::broker::BrokerError;
 use crate::config::{Config, ResolvedConfig};
 use crate::core::Record;
 use crate::driver::Error;
+use crate::kafka::{TOPIC_CHECK_INTERVAL, end_marker_topic};
 use crate::log_watch::{LogWatch, Look};
 use crate::observer::{ReaderEvent, TopicReader};
 use crate::secrets::Redactor;
@@ -55,7 +58,7 @@ type Tx = mpsc::UnboundedSender<Result<ReaderEvent, BrokerError>>;
 
 /// The Kafka [`TopicReader`]: every partition of the election topic from
 /// its end, assigned, never subscribed, so it joins no group and takes no
-/// part in the election. [`super::observe`] builds one and starts an
+/// part in the election. [`crate::kafka::observe`] builds one and starts an
 /// [`crate::observer::Observer`] on it.
 ///
 /// - **Group id.** librdkafka assigns partitions only to a consumer with a
@@ -66,7 +69,7 @@ type Tx = mpsc::UnboundedSender<Result<ReaderEvent, BrokerError>>;
 ///   (librdkafka looks its coordinator up) and Read on the election topic.
 /// - **Topic.** Never created: the reader looks at the cluster's topic list
 ///   every [`WAITING_LOOK`] until a member created the topic, then every
-///   [`super::TOPIC_CHECK_INTERVAL`]. Each look asks for all topics, never
+///   [`crate::kafka::TOPIC_CHECK_INTERVAL`]. Each look asks for all topics, never
 ///   one by name (naming a deleted topic crashed librdkafka against tansu).
 /// - **End, loss, outage.** The end marker listed ends the reader
 ///   ([`ReaderEvent::ElectionEnded`]). The topic missing stops its fetching at
