@@ -5,26 +5,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use neli::Event;
+use neli::{Event, Lease};
 
 use crate::clock::ClockModel;
 use crate::verdict::{Rule, Violation};
 use serde::{Deserialize, Serialize};
-
-/// A member's lease of one role as its driver published it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LeaseView {
-    pub token: u64,
-    /// Lease end on the member's own clock (ms).
-    pub until: u64,
-}
 
 #[derive(Debug, Clone)]
 pub struct LeaseObs {
     pub at: u64,
     pub member: String,
     pub slot: usize,
-    pub leading: BTreeMap<u32, LeaseView>,
+    pub leading: BTreeMap<u32, Lease>,
 }
 
 #[derive(Debug, Clone)]
@@ -139,7 +131,7 @@ pub struct ClaimObs {
     pub log_epoch: u64,
     /// The generation of the assignment its status reports, if any.
     pub generation: Option<u64>,
-    pub leading: BTreeMap<u32, LeaseView>,
+    pub leading: BTreeMap<u32, Lease>,
 }
 
 #[derive(Debug, Clone)]
@@ -340,7 +332,7 @@ impl Log {
         let Some(l) = o.leading.get(&0) else {
             return false;
         };
-        clocks[o.slot].local_at(now) < l.until
+        l.is_live_at(neli::Time::from_millis(clocks[o.slot].local_at(now)))
     }
 
     /// The slot whose current incarnation holds role 0 at `now`, if any.

@@ -65,7 +65,10 @@ fn holds(log: &Log, clocks: &[ClockModel], role: u32, end_of_run: u64) -> Vec<Ho
     let mut per_member: BTreeMap<&str, Vec<(u64, Option<u64>)>> = BTreeMap::new();
     let mut slot_of: BTreeMap<&str, usize> = BTreeMap::new();
     for o in &log.leases {
-        per_member.entry(o.member.as_str()).or_default().push((o.at, o.leading.get(&role).map(|l| l.until)));
+        per_member
+            .entry(o.member.as_str())
+            .or_default()
+            .push((o.at, o.leading.get(&role).map(|l| l.until.as_millis())));
         slot_of.insert(o.member.as_str(), o.slot);
     }
     let mut out = Vec::new();

@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use neli::Event;
 
-use crate::record::{AppendObs, AssignmentChange, AssignmentObs, ClaimObs, LeaseView, Log, ProofObs};
+use crate::record::{AppendObs, AssignmentChange, AssignmentObs, ClaimObs, Log, ProofObs};
 use crate::scenario::Scenario;
 
 use super::secs;
@@ -205,7 +205,7 @@ struct Replay<'a> {
 struct LeaseClaim<'a> {
     m: &'a str,
     role: u32,
-    lease: &'a LeaseView,
+    lease: &'a neli::Lease,
     claim: &'a ClaimObs,
     /// The partition the role lives on.
     p: u32,
@@ -282,8 +282,8 @@ impl<'a> Replay<'a> {
         k.max_epoch = k.max_epoch.max(c.log_epoch);
         log_epoch_raised(c, k, &mut self.found);
         for (&role, lease) in &c.leading {
-            let before = k.claimed.insert(role, (lease.token, lease.until));
-            if before == Some((lease.token, lease.until)) {
+            let before = k.claimed.insert(role, (lease.token.0, lease.until.as_millis()));
+            if before == Some((lease.token.0, lease.until.as_millis())) {
                 continue;
             }
             // A lease that was not claimed at the last pulse is a new term.
@@ -368,7 +368,7 @@ fn judge_lease(b: &Bounds, seen: &Seen<'_>, l: &LeaseClaim<'_>, k: &mut Knows, f
         membership_proof(b, seen, l, &terms, generation, found);
     }
     token_order(l, k, found);
-    k.last_token.insert(l.role, (l.lease.token, l.claim.log_epoch));
+    k.last_token.insert(l.role, (l.lease.token.0, l.claim.log_epoch));
 }
 
 /// Rule `assigned-only`: a lost or revoked partition ends leadership at once.
@@ -405,12 +405,12 @@ fn grace(b: &Bounds, l: &LeaseClaim<'_>, k: &Knows, found: &mut Found) {
 /// this ownership.
 fn own_token(seen: &Seen<'_>, l: &LeaseClaim<'_>, terms: &std::ops::RangeInclusive<u64>, found: &mut Found) {
     let (m, role) = (l.m, l.role);
-    let records = seen.at_offset.get(&(l.p, l.lease.token)).map_or(&[][..], Vec::as_slice);
+    let records = seen.at_offset.get(&(l.p, l.lease.token.0)).map_or(&[][..], Vec::as_slice);
     let own = records
         .iter()
         .any(|a| a.author == m && a.heartbeat.is_some_and(|hb| hb.role == role && terms.contains(&hb.term)));
     if !own {
-        let (rule, text) = explain_token(m, role, l.lease.token, l.p, records, terms);
+        let (rule, text) = explain_token(m, role, l.lease.token.0, l.p, records, terms);
         found.add(rule, l.m, Some(l.claim.at), || format!("{text} at {}", l.at));
     }
 }
@@ -428,7 +428,7 @@ fn own_token(seen: &Seen<'_>, l: &LeaseClaim<'_>, terms: &std::ops::RangeInclusi
 /// of the heartbeat's generation and that of the current one: `current-term`
 /// accepts the older term there, because the client handed no `Lost`.
 fn current_generation(seen: &Seen<'_>, l: &LeaseClaim<'_>, k: &Knows, removed: &[u64], found: &mut Found) {
-    let (m, role, p, token) = (l.m, l.role, l.p, l.lease.token);
+    let (m, role, p, token) = (l.m, l.role, l.p, l.lease.token.0);
     let Some(generation) = k.generation else { return };
     let Some(&now_handed) = k.handed.get(&generation) else { return };
     let records = seen.at_offset.get(&(p, token)).map_or(&[][..], Vec::as_slice);
@@ -466,7 +466,7 @@ fn send_time(
     generation: u64,
     found: &mut Found,
 ) {
-    let (m, role, p, at, t, until) = (l.m, l.role, l.p, &l.at, b.t, l.lease.until);
+    let (m, role, p, at, t, until) = (l.m, l.role, l.p, &l.at, b.t, l.lease.until.as_millis());
     let sent = terms.clone().filter_map(|g| seen.newest_sent.get(&(m, p, role, g))).max().copied();
     match sent {
         Some(sent) if until > sent + t => found.add(Rule::SendTime, l.m, Some(l.claim.at), || {
@@ -494,7 +494,7 @@ fn membership_proof(
     generation: u64,
     found: &mut Found,
 ) {
-    let (m, role, at, t, until) = (l.m, l.role, &l.at, b.t, l.lease.until);
+    let (m, role, at, t, until) = (l.m, l.role, &l.at, b.t, l.lease.until.as_millis());
     let newest = terms.clone().filter_map(|g| seen.newest_proof.get(&(m, g))).max();
     match newest {
         Some(sent) if until > sent + t => found.add(Rule::MembershipProof, l.m, Some(l.claim.at), || {
@@ -517,7 +517,7 @@ fn membership_proof(
 /// restart, but only loudly: with the member's own published log epoch
 /// higher than at its last token.
 fn token_order(l: &LeaseClaim<'_>, k: &Knows, found: &mut Found) {
-    let (m, role, at, token, log_epoch) = (l.m, l.role, &l.at, l.lease.token, l.claim.log_epoch);
+    let (m, role, at, token, log_epoch) = (l.m, l.role, &l.at, l.lease.token.0, l.claim.log_epoch);
     if let Some(&(last, epoch)) = k.last_token.get(&role) {
         let wrong = if l.acquired { token <= last && log_epoch <= epoch } else { token != last };
         if wrong {
@@ -573,9 +573,10 @@ fn heartbeat_lease(log: &Log, t: u64, found: &mut Found) {
     let mut terms: BTreeMap<(&str, u32, u64), (u64, u64, u64)> = BTreeMap::new();
     for c in &log.claims {
         for (&role, lease) in &c.leading {
-            let e = terms.entry((c.member.as_str(), role, lease.token)).or_insert((c.at, c.at, lease.until));
+            let e =
+                terms.entry((c.member.as_str(), role, lease.token.0)).or_insert((c.at, c.at, lease.until.as_millis()));
             e.1 = e.1.max(c.at);
-            e.2 = e.2.max(lease.until);
+            e.2 = e.2.max(lease.until.as_millis());
         }
     }
     let mut claimed: BTreeSet<(&str, u32, u64)> = BTreeSet::new();

@@ -59,7 +59,10 @@ fn recommended_core_tells_a_resumed_leader_it_no_longer_leads() {
 fn untold(writes: usize) -> Vec<String> {
     let s = scenario(include_str!("scenarios/oracle-untold.toml"));
     let mut log = Log::default();
-    let leading = std::collections::BTreeMap::from([(0, neli_sim::record::LeaseView { token: 7, until: 5000 })]);
+    let leading = std::collections::BTreeMap::from([(
+        0,
+        neli::Lease { token: neli::Token(7), until: neli::Time::from_millis(5000), log_epoch: 0 },
+    )]);
     log.leases.push(neli_sim::record::LeaseObs { at: 0, member: "m0".into(), slot: 0, leading });
     log.slots.insert("m0".into(), 0);
     for k in 0..writes {

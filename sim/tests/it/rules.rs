@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use neli::Event;
 use neli_sim::oracle::rules;
 use neli_sim::record::{
-    AppendObs, AssignmentChange, AssignmentObs, ClaimObs, EventObs, HeartbeatClaim, LeaseView, Log, ProofObs, WriteObs,
+    AppendObs, AssignmentChange, AssignmentObs, ClaimObs, EventObs, HeartbeatClaim, Log, ProofObs, WriteObs,
 };
 use neli_sim::{Rule, Violation};
 
@@ -53,7 +53,10 @@ fn proof(log: &mut Log, member: &str, generation: u64, sent_local: u64) {
 
 fn claim(log: &mut Log, at: u64, member: &str, token: u64, until: u64, log_epoch: u64) {
     let seq = log.next_seq();
-    let leading = BTreeMap::from([(0, LeaseView { token, until })]);
+    let leading = BTreeMap::from([(
+        0,
+        neli::Lease { token: neli::Token(token), until: neli::Time::from_millis(until), log_epoch },
+    )]);
     let generation = taken(log, member);
     log.claims.push(ClaimObs { seq, at, member: member.into(), log_epoch, generation, leading });
 }

@@ -14,7 +14,7 @@ use neli::{Clock, Config, Mode, Neli, Time};
 use crate::app::AppSetup;
 use crate::client::{ClientCfg, PollLog, SimBroker};
 use crate::clock::{ClockModel, Gate, SimClock, global_ms};
-use crate::record::{ClaimObs, CloseResult, EventObs, LeaseObs, LeaseView, Recorder, Told, WriteObs};
+use crate::record::{ClaimObs, CloseResult, EventObs, LeaseObs, Recorder, Told, WriteObs};
 use crate::scenario::{DEFAULT_REVOKED_WORK, Dur, ModeName, Scenario, Variant};
 use crate::verdict::Rule;
 
@@ -467,11 +467,7 @@ fn record_status(
         while status.changed().await.is_ok() {
             let (state, leading) = {
                 let s = status.borrow_and_update();
-                let leading = s
-                    .leading
-                    .iter()
-                    .map(|(r, l)| (*r, LeaseView { token: l.token.0, until: l.until.as_millis() }))
-                    .collect();
+                let leading = s.leading.iter().map(|(r, l)| (*r, *l)).collect();
                 (s.state, leading)
             };
             let mut log = rec.lock();
@@ -507,7 +503,7 @@ struct Incarnation {
     control: neli::Control,
     name: String,
     /// The last `ClaimObs` recorded: (log epoch, generation, leases).
-    claimed: Option<(u64, Option<u64>, BTreeMap<u32, LeaseView>)>,
+    claimed: Option<(u64, Option<u64>, BTreeMap<u32, neli::Lease>)>,
     /// The driver's polls, as its client saw them (rule `wakes-on-time`).
     polls: PollLog,
 }
@@ -680,11 +676,7 @@ impl Incarnation {
     /// with the client's polls (`ClaimObs`).
     fn note_claims(&mut self, rec: &Recorder) {
         let status = self.control.status().borrow().clone();
-        let leading: BTreeMap<u32, LeaseView> = status
-            .leading
-            .iter()
-            .map(|(r, l)| (*r, LeaseView { token: l.token.0, until: l.until.as_millis() }))
-            .collect();
+        let leading: BTreeMap<u32, neli::Lease> = status.leading.iter().map(|(r, l)| (*r, *l)).collect();
         let claim = (status.log_epoch, status.generation, leading);
         if self.claimed.as_ref() == Some(&claim) {
             return;
