@@ -17,7 +17,9 @@ use indicatif::ProgressBar;
 use neli_sim::Scenario;
 use neli_sim::scenario::Dur;
 
+use crate::REPRO;
 use crate::explore::run_seeds;
+use crate::report::{Failure, TuneConfig};
 use crate::stats::percentile;
 
 /// One configuration and what its seeds showed.
@@ -47,6 +49,42 @@ impl Config {
     pub fn label(&self) -> String {
         let g = if self.g.0 > 0 { format!(" G={}", self.g) } else { String::new() };
         format!("T={} S={}{g}", self.t, self.s)
+    }
+}
+
+/// How `tune` reports a configuration: the report stays below the sweep
+/// that fills it.
+impl TuneConfig {
+    /// `c` as reported; `file` is where the configured scenario was written
+    /// when `c` is valid but unsafe.
+    pub fn of(c: &Config, recommended: bool, file: Option<&str>) -> TuneConfig {
+        let failing = match (file, &c.first_violation) {
+            (Some(file), Some((seed, v))) => Some(Failure {
+                seed: *seed,
+                violations: vec![v.clone()],
+                reproduce: format!("{REPRO} run {file} --seed {seed}"),
+                shrink: format!("{REPRO} shrink {file} --seed {seed}"),
+            }),
+            _ => None,
+        };
+        TuneConfig {
+            failing,
+            label: c.label(),
+            heartbeat_timeout_ms: c.t.0,
+            session_timeout_ms: c.s.0,
+            grace_ms: c.g.0,
+            seeds: c.seeds,
+            violating: c.violating,
+            overlap_max_ms: c.overlap_max_ms,
+            stale_writes: c.stale_writes,
+            gap_p50_ms: c.gap_p50_ms,
+            gap_p99_ms: c.gap_p99_ms,
+            failover_p50_ms: c.failover_p50_ms,
+            failover_max_ms: c.failover_max_ms,
+            safe: c.safe(),
+            valid: c.valid,
+            recommended,
+        }
     }
 }
 
