@@ -5,7 +5,7 @@
 //!
 //! A scenario and its ablations form a [`Group`]: the ablated runs reuse
 //! the results of the scenario as written for the same seeds
-//! ([`crate::explore::explore_without`]), so the group runs them in order.
+//! ([`crate::parallel::explore_without`]), so the group runs them in order.
 
 use std::time::{Duration, Instant};
 
@@ -13,7 +13,7 @@ use indicatif::ProgressBar;
 use neli_sim::scenario::Layer;
 
 use crate::catalog::{self, Entry};
-use crate::explore;
+use crate::parallel;
 use crate::report::{self, ScenarioResults};
 use crate::stats::SeedResult;
 
@@ -138,7 +138,7 @@ impl Options {
     /// chunk before the clock is looked at, so all of them stop after the
     /// same seed; without one, one pass.
     fn chunk(&self) -> usize {
-        if self.budget.is_some() { explore::budget_chunk(self.jobs) } else { self.seeds.len().max(1) }
+        if self.budget.is_some() { parallel::budget_chunk(self.jobs) } else { self.seeds.len().max(1) }
     }
 }
 
@@ -193,14 +193,14 @@ fn run_chunk(
             let results = match ri {
                 0 => {
                     bar.set_prefix(base[0].entry.scenario.name.clone());
-                    explore::explore(&base[0].entry.scenario, seeds, opts.jobs, bar)
+                    parallel::explore(&base[0].entry.scenario, seeds, opts.jobs, bar)
                 }
                 _ => {
                     let row = &rest[ri - 1];
                     bar.set_prefix(row.entry.scenario.name.clone());
                     let layer = row.layer.expect("rows after the first run with a layer off");
                     let this_chunk = &base[0].results[base_from..];
-                    explore::explore_without(&row.entry.scenario, layer, ablation, this_chunk, opts.jobs, bar)
+                    parallel::explore_without(&row.entry.scenario, layer, ablation, this_chunk, opts.jobs, bar)
                 }
             };
             let row = &mut g.rows[ri];
@@ -278,12 +278,12 @@ impl Request {
     /// refused and why (exit 2).
     pub fn prepare(self) -> Result<Prepared, String> {
         let names = scenario_names(self.all, self.names.clone())?;
-        let (index, of) = self.shard.as_deref().map(explore::parse_shard).transpose()?.unwrap_or((1, 1));
+        let (index, of) = self.shard.as_deref().map(parallel::parse_shard).transpose()?.unwrap_or((1, 1));
         let entries =
             names.iter().map(|n| catalog::load(n).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>()?;
         let ablate_seeds = ablation_seeds(self.ablate_seeds, self.seeds)?;
-        let seeds = explore::shard_seeds(self.start, self.seeds, index, of)?;
-        let budget = self.time_budget.as_deref().map(explore::parse_budget).transpose()?;
+        let seeds = parallel::shard_seeds(self.start, self.seeds, index, of)?;
+        let budget = self.time_budget.as_deref().map(parallel::parse_budget).transpose()?;
         let opts = Options {
             seeds,
             ablation_end: ablate_seeds.map_or(u64::MAX, |n| self.start.saturating_add(n)),
@@ -395,6 +395,6 @@ mod tests {
         let ended = run(&mut g, &opts, &ProgressBar::hidden());
         assert!(ended.by_budget);
         let ran: Vec<usize> = rows(&g).map(|r| r.results.len()).collect();
-        assert_eq!(ran, vec![explore::budget_chunk(1); 2], "one chunk each, then the budget");
+        assert_eq!(ran, vec![parallel::budget_chunk(1); 2], "one chunk each, then the budget");
     }
 }

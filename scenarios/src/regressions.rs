@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use neli_sim::Scenario;
 
 use crate::report::{Explore, Regression};
-use crate::{REPRO, artifacts, plan, schedule, shrink};
+use crate::{REPRO, artifacts, plan, schedule, shrinker};
 
 /// How many simulation runs `--shrink` spends on each new failing seed
 /// (`shrink`'s own default).
@@ -110,8 +110,8 @@ fn written_out(s: &Scenario, arg: &str, seed: u64) -> Result<String, String> {
 
 /// The failing seed shrunk; written out unshrunk when it cannot be.
 fn shrunk(s: &Scenario, arg: &str, seed: u64) -> Result<String, String> {
-    match shrink::shrink(s, seed, SHRINK_BUDGET) {
-        Some(sh) => shrink::to_file(s, arg, seed, &sh).map(|f| f.text),
+    match shrinker::shrink(s, seed, SHRINK_BUDGET) {
+        Some(sh) => shrinker::to_file(s, arg, seed, &sh).map(|f| f.text),
         None => written_out(s, arg, seed),
     }
 }

@@ -31,7 +31,7 @@ pub struct Tune {
     pub files: Vec<String>,
 }
 
-/// One configuration of a sweep (`crate::tune::Config`), times in ms.
+/// One configuration of a sweep (`crate::sweep::Config`), times in ms.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TuneConfig {
     pub label: String,
@@ -112,7 +112,7 @@ impl Tune {
     }
 }
 
-/// The rule `tune::recommend` applies, as the text form states it.
+/// The rule `sweep::recommend` applies, as the text form states it.
 const RULE: &str = "safe and valid, gap p50 at most 25% + 250ms above the best, then the largest margin |S-T|/S, then the smallest gap p99";
 
 impl Tune {

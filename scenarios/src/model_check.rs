@@ -1,7 +1,7 @@
-//! `neli-lab check`: runs the stateright election model of `neli-models`
-//! (the real `neli::core::Member` against an abstract coordinator and log,
-//! exhaustive BFS within bounds) with a progress line and a verdict per
-//! property; each counterexample is written as a scenario file that
+//! The model check behind `neli-lab check` (and `gate`'s second half): runs
+//! the stateright election model of `neli-models` (the real
+//! `neli::core::Member` against an abstract coordinator and log, exhaustive
+//! BFS within bounds) with a progress line and a verdict per property; each counterexample is written as a scenario file that
 //! `neli-lab run` replays on the simulator.
 
 use std::collections::BTreeMap;
@@ -621,7 +621,7 @@ impl Limits {
             None if simulate => DEFAULT_SIMULATE_STATES,
             None => DEFAULT_MAX_STATES,
         };
-        let time_budget = time_budget.map(crate::explore::parse_budget).transpose()?;
+        let time_budget = time_budget.map(crate::parallel::parse_budget).transpose()?;
         Ok(Limits { max_states, time_budget })
     }
 }

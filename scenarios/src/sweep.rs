@@ -18,7 +18,7 @@ use neli_sim::Scenario;
 use neli_sim::scenario::Dur;
 
 use crate::REPRO;
-use crate::explore::run_seeds;
+use crate::parallel::run_seeds;
 use crate::report::{Failure, TuneConfig};
 use crate::stats::percentile;
 
