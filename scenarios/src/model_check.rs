@@ -202,64 +202,13 @@ impl Request {
         if members == 0 {
             return Err("--members 0: need at least 1 member".into());
         }
-        let (default_t, default_s) = self.mode.default_timeouts();
-        let (t, s) = (self.heartbeat_timeout.unwrap_or(default_t), self.session_timeout.unwrap_or(default_s));
-        if t == 0 {
-            return Err("--heartbeat-timeout 0: must be at least 1 tick".into());
-        }
-        if s == 0 {
-            return Err("--session-timeout 0: must be at least 1 tick".into());
-        }
-        if self.mode == Mode::NonExclusive && t <= s {
-            return Err(format!(
-                "--mode non-exclusive needs T > S (that is what lets leases overlap), got --heartbeat-timeout {t} \
-                 and --session-timeout {s} ticks: raise T or lower S, or use --mode multi-role"
-            ));
-        }
+        let (t, s) = self.timeouts()?;
         if self.threads == 0 {
             return Err("--threads 0: need at least 1 checker thread".into());
         }
-        let roles = match (self.mode, self.roles) {
-            (Mode::Exclusive, Some(r)) => {
-                return Err(format!(
-                    "--roles {r} has no effect in --mode exclusive (one role on partition 0); use --mode multi-role or non-exclusive"
-                ));
-            }
-            (Mode::Exclusive, None) => 1,
-            (_, Some(0)) => return Err("--roles 0: need at least 1 role".into()),
-            (_, r) => r.unwrap_or(DEFAULT_ROLES),
-        };
-        // A clock step moves one member's clock by one tick, so N steps can
-        // reach a skew of at most N: the skew bound defaults to that, and a
-        // bound that could never bind (or forbids every step) is refused.
-        let max_skew = match (self.clock_steps, self.max_skew) {
-            (0, None) => 0,
-            (0, Some(k)) => {
-                return Err(format!("--max-skew {k} has no effect without clock steps: add --clock-steps N (N >= 1)"));
-            }
-            (n, None) => n,
-            (_, Some(0)) => {
-                return Err("--max-skew 0 forbids every clock step: use at least 1, or drop --clock-steps".into());
-            }
-            (n, Some(k)) if k > n => {
-                return Err(format!(
-                    "--max-skew {k} has no effect: --clock-steps {n} one-tick steps reach a skew of at most {n}"
-                ));
-            }
-            (_, Some(k)) => k,
-        };
-        if self.static_replacements > 0 && self.protocol == GroupProtocol::Consumer {
-            return Err(format!(
-                "--static-replacements {} has no effect with --group-protocol consumer: its coordinator refuses an \
-                 instance id still in use (UNRELEASED_INSTANCE_ID), so no replacement happens; use the classic protocol",
-                self.static_replacements
-            ));
-        }
-        if self.skip_revoked_barrier && !self.incremental {
-            return Err("--variant skip-revoked-barrier has no effect with --assignment range (eager: every \
-                 rebalance revokes everything before it deals): add --assignment cooperative-sticky"
-                .into());
-        }
+        let roles = self.roles()?;
+        let max_skew = self.max_skew()?;
+        self.refuse_inert_group_flags()?;
         let mut c = ElectionModelCfg::exclusive(members);
         c.roles = roles;
         c.partitions = roles;
@@ -274,7 +223,81 @@ impl Request {
         c.protocol = self.protocol;
         c.variant = self.variant;
         c.skip_revoked_barrier = self.skip_revoked_barrier;
-        c.faults = Faults {
+        c.faults = self.faults(max_skew);
+        Ok(c)
+    }
+
+    /// T and S in ticks, after the mode's defaults, or why they are refused.
+    fn timeouts(&self) -> Result<(u8, u8), String> {
+        let (default_t, default_s) = self.mode.default_timeouts();
+        let (t, s) = (self.heartbeat_timeout.unwrap_or(default_t), self.session_timeout.unwrap_or(default_s));
+        if t == 0 {
+            return Err("--heartbeat-timeout 0: must be at least 1 tick".into());
+        }
+        if s == 0 {
+            return Err("--session-timeout 0: must be at least 1 tick".into());
+        }
+        if self.mode == Mode::NonExclusive && t <= s {
+            return Err(format!(
+                "--mode non-exclusive needs T > S (that is what lets leases overlap), got --heartbeat-timeout {t} \
+                 and --session-timeout {s} ticks: raise T or lower S, or use --mode multi-role"
+            ));
+        }
+        Ok((t, s))
+    }
+
+    /// The number of roles (and partitions), or why `--roles` is refused.
+    fn roles(&self) -> Result<u32, String> {
+        match (self.mode, self.roles) {
+            (Mode::Exclusive, Some(r)) => Err(format!(
+                "--roles {r} has no effect in --mode exclusive (one role on partition 0); use --mode multi-role or non-exclusive"
+            )),
+            (Mode::Exclusive, None) => Ok(1),
+            (_, Some(0)) => Err("--roles 0: need at least 1 role".into()),
+            (_, r) => Ok(r.unwrap_or(DEFAULT_ROLES)),
+        }
+    }
+
+    /// The skew bound. A clock step moves one member's clock by one tick,
+    /// so N steps can reach a skew of at most N: the bound defaults to
+    /// that, and a bound that could never bind (or forbids every step) is
+    /// refused.
+    fn max_skew(&self) -> Result<u8, String> {
+        match (self.clock_steps, self.max_skew) {
+            (0, None) => Ok(0),
+            (0, Some(k)) => {
+                Err(format!("--max-skew {k} has no effect without clock steps: add --clock-steps N (N >= 1)"))
+            }
+            (n, None) => Ok(n),
+            (_, Some(0)) => Err("--max-skew 0 forbids every clock step: use at least 1, or drop --clock-steps".into()),
+            (n, Some(k)) if k > n => Err(format!(
+                "--max-skew {k} has no effect: --clock-steps {n} one-tick steps reach a skew of at most {n}"
+            )),
+            (_, Some(k)) => Ok(k),
+        }
+    }
+
+    /// Refuses the group flags that the chosen protocol or assignment
+    /// would ignore.
+    fn refuse_inert_group_flags(&self) -> Result<(), String> {
+        if self.static_replacements > 0 && self.protocol == GroupProtocol::Consumer {
+            return Err(format!(
+                "--static-replacements {} has no effect with --group-protocol consumer: its coordinator refuses an \
+                 instance id still in use (UNRELEASED_INSTANCE_ID), so no replacement happens; use the classic protocol",
+                self.static_replacements
+            ));
+        }
+        if self.skip_revoked_barrier && !self.incremental {
+            return Err("--variant skip-revoked-barrier has no effect with --assignment range (eager: every \
+                 rebalance revokes everything before it deals): add --assignment cooperative-sticky"
+                .into());
+        }
+        Ok(())
+    }
+
+    /// The fault budgets, after the mode's and the protocol's defaults.
+    fn faults(&self, max_skew: u8) -> Faults {
+        Faults {
             pauses: self.pauses,
             crashes: self.crashes,
             isolations: self.isolations.unwrap_or(self.mode.default_isolations()),
@@ -288,8 +311,7 @@ impl Request {
             }),
             static_replacements: self.static_replacements,
             ..Faults::default()
-        };
-        Ok(c)
+        }
     }
 }
 

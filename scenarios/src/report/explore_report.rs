@@ -273,6 +273,34 @@ impl Explore {
     /// The text output after the build line and the `explored` line: the
     /// figures table, the verdict and the failing seeds.
     pub fn text_body(&self) -> String {
+        let mut o = self.figures_table();
+        let regressed: Vec<&Regression> = self.regressions.iter().filter(|r| !r.passed).collect();
+        if !self.regressions.is_empty() {
+            let _ = writeln!(
+                o,
+                "regressions: {} kept failure(s) replayed first, {} fail again",
+                self.regressions.len(),
+                regressed.len()
+            );
+        }
+        self.write_allowed_failures(&mut o);
+        let failing: Vec<(&ScenarioResults, &Failure)> =
+            self.scenarios.iter().filter(|s| s.judged()).flat_map(|s| s.failing.iter().map(move |f| (s, f))).collect();
+        let missed: Vec<&ScenarioResults> = self.scenarios.iter().filter(|s| s.missed_expected_failure()).collect();
+        if failing.is_empty() && self.interrupted && regressed.is_empty() {
+            o.push_str("verdict   NONE (interrupted: no violation in the seeds that ran, and not every seed ran)\n");
+            return o;
+        }
+        if failing.is_empty() && missed.is_empty() && regressed.is_empty() {
+            o.push_str("verdict   PASS\n");
+            return o;
+        }
+        write_fail(&mut o, &regressed, &failing, &missed);
+        o
+    }
+
+    /// The figures table, with the line that says what its figures are.
+    fn figures_table(&self) -> String {
         let mut o = String::new();
         o.push_str(
             "figures in ms as p50/p99/max over seeds; overlap = total per run, gap = longest per run, failover = slowest per run\n",
@@ -298,15 +326,12 @@ impl Explore {
             })
             .collect();
         o.push_str(&stats::table(&["scenario", "seeds", "violations", "overlap", "gap", "failover"], &rows));
-        let regressed: Vec<&Regression> = self.regressions.iter().filter(|r| !r.passed).collect();
-        if !self.regressions.is_empty() {
-            let _ = writeln!(
-                o,
-                "regressions: {} kept failure(s) replayed first, {} fail again",
-                self.regressions.len(),
-                regressed.len()
-            );
-        }
+        o
+    }
+
+    /// One line per scenario not judged (its file says it must or may
+    /// fail) whose seeds failed, as it says they would.
+    fn write_allowed_failures(&self, o: &mut String) {
         for s in self.scenarios.iter().filter(|s| !s.judged() && !s.failing.is_empty()) {
             let first = &s.failing[0];
             let (label, field) =
@@ -321,58 +346,8 @@ impl Explore {
                 first.violations.first().map_or("", String::as_str)
             );
         }
-        let failing: Vec<(&ScenarioResults, &Failure)> =
-            self.scenarios.iter().filter(|s| s.judged()).flat_map(|s| s.failing.iter().map(move |f| (s, f))).collect();
-        let missed: Vec<&ScenarioResults> = self.scenarios.iter().filter(|s| s.missed_expected_failure()).collect();
-        if failing.is_empty() && self.interrupted && regressed.is_empty() {
-            o.push_str("verdict   NONE (interrupted: no violation in the seeds that ran, and not every seed ran)\n");
-            return o;
-        }
-        if failing.is_empty() && missed.is_empty() && regressed.is_empty() {
-            o.push_str("verdict   PASS\n");
-            return o;
-        }
-        let mut why = Vec::new();
-        if !regressed.is_empty() {
-            why.push(format!("{} regression(s)", regressed.len()));
-        }
-        if !failing.is_empty() {
-            why.push(format!("{} violating run(s)", failing.len()));
-        }
-        if !missed.is_empty() {
-            why.push(format!("{} run(s) that must fail passed", missed.len()));
-        }
-        let _ = writeln!(o, "verdict   FAIL ({})", why.join(", "));
-        for r in &regressed {
-            let _ = writeln!(
-                o,
-                "  REGRESSION {} (seed {}, kept earlier) fails again: {}",
-                r.file,
-                r.seed,
-                r.violations.first().map_or("", String::as_str)
-            );
-            let _ = writeln!(o, "    reproduce: {}", r.reproduce);
-        }
-        for s in &missed {
-            let _ = writeln!(
-                o,
-                "  {} must fail (expect.fails_without) but passed all {} seed(s): the layer it names carried no weight here",
-                s.name,
-                s.results.len()
-            );
-        }
-        for (s, f) in failing.iter().take(LISTED) {
-            let _ = writeln!(o, "  seed {} of {}: {}", f.seed, s.arg, f.violations.first().map_or("", String::as_str));
-            let _ = writeln!(o, "    reproduce: {}", f.reproduce);
-            let _ = writeln!(o, "    shrink:    {}", f.shrink);
-        }
-        if failing.len() > LISTED {
-            let _ = writeln!(o, "  ... and {} more", failing.len() - LISTED);
-        }
-        o
     }
 
-    /// The whole text output, as `explore` has always printed it.
     /// The report in `format` (explore and merge print the same way).
     pub fn render(&self, format: Format) -> String {
         match format {
@@ -384,6 +359,7 @@ impl Explore {
         }
     }
 
+    /// The whole text output, as `explore` has always printed it.
     pub fn text(&self) -> String {
         format!("build     {}\n{}\n{}", self.build, self.explored_line(), self.text_body())
     }
@@ -473,6 +449,54 @@ impl Explore {
     /// The testsuite of [`Explore::junit`], for a document of several.
     pub fn junit_suite(&self) -> quick_junit::TestSuite {
         suite("neli-lab explore", &format!("{}\n{}", self.build, self.explored_line()), self.wall_s, &self.cases())
+    }
+}
+
+/// The `FAIL` verdict line and what made it: regressions that fail again,
+/// scenarios that must fail but passed, and the first [`LISTED`] failing
+/// seeds with their reproduction.
+fn write_fail(
+    o: &mut String,
+    regressed: &[&Regression],
+    failing: &[(&ScenarioResults, &Failure)],
+    missed: &[&ScenarioResults],
+) {
+    let mut why = Vec::new();
+    if !regressed.is_empty() {
+        why.push(format!("{} regression(s)", regressed.len()));
+    }
+    if !failing.is_empty() {
+        why.push(format!("{} violating run(s)", failing.len()));
+    }
+    if !missed.is_empty() {
+        why.push(format!("{} run(s) that must fail passed", missed.len()));
+    }
+    let _ = writeln!(o, "verdict   FAIL ({})", why.join(", "));
+    for r in regressed {
+        let _ = writeln!(
+            o,
+            "  REGRESSION {} (seed {}, kept earlier) fails again: {}",
+            r.file,
+            r.seed,
+            r.violations.first().map_or("", String::as_str)
+        );
+        let _ = writeln!(o, "    reproduce: {}", r.reproduce);
+    }
+    for s in missed {
+        let _ = writeln!(
+            o,
+            "  {} must fail (expect.fails_without) but passed all {} seed(s): the layer it names carried no weight here",
+            s.name,
+            s.results.len()
+        );
+    }
+    for (s, f) in failing.iter().take(LISTED) {
+        let _ = writeln!(o, "  seed {} of {}: {}", f.seed, s.arg, f.violations.first().map_or("", String::as_str));
+        let _ = writeln!(o, "    reproduce: {}", f.reproduce);
+        let _ = writeln!(o, "    shrink:    {}", f.shrink);
+    }
+    if failing.len() > LISTED {
+        let _ = writeln!(o, "  ... and {} more", failing.len() - LISTED);
     }
 }
 

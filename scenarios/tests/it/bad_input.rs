@@ -198,15 +198,27 @@ fn run_limited(args: &[String], limit: std::time::Duration) -> Option<std::proce
 /// Bad scenario files for the sweep: the valid `GOOD` file with one thing
 /// wrong, field by field and rule by rule.
 fn bad_files() -> Vec<String> {
+    let mut v = bad_top_level();
+    v.extend(bad_cluster_and_election());
+    v.extend(bad_faults());
+    v.extend(bad_random_and_expect());
+    // Not a scenario at all.
+    v.extend(["".into(), "this is not toml".into(), "name = \"unterminated\n".into(), "\u{0}\u{1}\u{2}".into()]);
+    v
+}
+
+/// `GOOD` with its first `from` replaced by `to`.
+fn with(from: &str, to: &str) -> String {
+    assert!(GOOD.contains(from), "{from}");
+    GOOD.replacen(from, to, 1)
+}
+
+/// Bad top-level fields: name, duration, description, seed, a stray key.
+fn bad_top_level() -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
-    let set = |from: &str, to: &str| {
-        assert!(GOOD.contains(from), "{from}");
-        GOOD.replacen(from, to, 1)
-    };
-    // Top level.
     let (long, huge) = (format!("\"{}\"", "a".repeat(65)), format!("\"{}\"", "a".repeat(70_000)));
     for name in ["\"\"", "\"Upper\"", "\"a b\"", "7", long.as_str(), huge.as_str()] {
-        v.push(set("name = \"x\"", &format!("name = {name}")));
+        v.push(with("name = \"x\"", &format!("name = {name}")));
     }
     for d in [
         "\"\"",
@@ -221,7 +233,7 @@ fn bad_files() -> Vec<String> {
         "10",
         "true",
     ] {
-        v.push(set("duration = \"10s\"", &format!("duration = {d}")));
+        v.push(with("duration = \"10s\"", &format!("duration = {d}")));
     }
     v.push(format!("description = \"{}\"\n{GOOD}", "d".repeat(2001)));
     v.push(format!("description = 5\n{GOOD}"));
@@ -229,6 +241,12 @@ fn bad_files() -> Vec<String> {
         v.push(format!("seed = {seed}\n{GOOD}"));
     }
     v.push(format!("speed = 1\n{GOOD}"));
+    v
+}
+
+/// Bad `[cluster]` and `[election]` tables, field by field.
+fn bad_cluster_and_election() -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
     // [cluster]
     for c in [
         "brokers = 0",
@@ -287,9 +305,14 @@ fn bad_files() -> Vec<String> {
         ("session_timeout = \"3s\"\n", ""),
         ("[election]", "[elections]"),
     ] {
-        v.push(set(from, to));
+        v.push(with(from, to));
     }
-    // [[faults]]: every kind missing a field, with a stray one, mis-aimed.
+    v
+}
+
+/// Bad `[[faults]]`: every kind missing a field, with a stray one, mis-aimed.
+fn bad_faults() -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
     let fault = |body: &str| format!("{GOOD}\n[[faults]]\n{body}\n");
     for body in [
         "at = \"1s\"\nkind = \"pause\"\ntarget = \"m0\"",
@@ -337,7 +360,12 @@ fn bad_files() -> Vec<String> {
     ] {
         v.push(fault(body));
     }
-    // [random] and [expect].
+    v
+}
+
+/// Bad `[random]` and `[expect]` tables.
+fn bad_random_and_expect() -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
     for r in [
         "faults = 2000\nkinds = [\"pause\"]\nmax_duration = \"1s\"",
         "faults = 2\nkinds = []\nmax_duration = \"1s\"",
@@ -358,8 +386,6 @@ fn bad_files() -> Vec<String> {
     ] {
         v.push(format!("{GOOD}\n[expect]\n{x}\n"));
     }
-    // Not a scenario at all.
-    v.extend(["".into(), "this is not toml".into(), "name = \"unterminated\n".into(), "\u{0}\u{1}\u{2}".into()]);
     v
 }
 
