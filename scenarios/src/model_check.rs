@@ -369,9 +369,10 @@ pub fn describe(cfg: &ElectionModelCfg, search: Search, threads: usize) -> Strin
     )
 }
 
-/// One property's outcome.
+/// What the search found for one property: a counterexample or an
+/// example, and the files it was written to.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub struct PropertyFinding {
     /// The property, as the model's catalog describes it.
     pub info: &'static PropertyInfo,
     /// For an `always` property: the counterexample; for `sometimes`: an example.
@@ -383,7 +384,7 @@ pub struct Outcome {
     pub path_file: Option<PathBuf>,
 }
 
-impl Outcome {
+impl PropertyFinding {
     /// An `always` property (a discovery is a counterexample).
     pub fn always(&self) -> bool {
         self.info.expectation == Expectation::Always
@@ -399,7 +400,7 @@ pub struct Summary {
     pub states: usize,
     pub unique: usize,
     pub depth: usize,
-    pub outcomes: Vec<Outcome>,
+    pub findings: Vec<PropertyFinding>,
     /// Which limit ended the search before the state space was exhausted
     /// (`--max-states 1000 reached`): the result is then partial, a
     /// property that "holds" only held in the states explored.
@@ -412,14 +413,14 @@ impl Summary {
     /// trivially, so the check proves nothing (a core whose `is_leader`
     /// never answers true passed `check` this way).
     pub fn vacuous(&self) -> bool {
-        self.stopped.is_none() && self.outcomes.iter().any(|o| o.info.is_vacuity_witness() && o.found.is_none())
+        self.stopped.is_none() && self.findings.iter().any(|o| o.info.is_vacuity_witness() && o.found.is_none())
     }
 
     /// What the search proved: a violation fails whether or not the search
     /// finished; a finished search is vacuous, then passes; a stopped one
     /// without a violation is incomplete.
     pub fn verdict(&self) -> CheckVerdict {
-        match (self.outcomes.iter().any(Outcome::violated), &self.stopped) {
+        match (self.findings.iter().any(PropertyFinding::violated), &self.stopped) {
             (true, _) => CheckVerdict::Fail,
             (false, None) if self.vacuous() => CheckVerdict::Vacuous,
             (false, Some(_)) => CheckVerdict::Incomplete,
@@ -433,7 +434,7 @@ impl Summary {
     pub fn report(&self, bounds: String, wall_s: f64, sim_seeds: u64) -> report::Check {
         let verdict = self.verdict();
         let properties = self
-            .outcomes
+            .findings
             .iter()
             .map(|o| {
                 let kind = if o.always() { PropertyKind::Always } else { PropertyKind::Sometimes };
@@ -469,7 +470,7 @@ impl Summary {
 /// What the simulator makes of a counterexample's scenario file: the model
 /// abstracts time and the coordinator, so say whether the simulator shows
 /// the same failure within `sim_seeds` seeds.
-fn replay_counterexample(o: &Outcome, sim_seeds: u64) -> Option<Replay> {
+fn replay_counterexample(o: &PropertyFinding, sim_seeds: u64) -> Option<Replay> {
     let f = o.file.as_ref()?;
     if let Some(e) = &o.file_error {
         return Some(Replay::LoadError(e.clone()));
@@ -734,12 +735,12 @@ fn drive<C: Checker<ElectionModel>>(
 }
 
 fn summarise(model: &ElectionModel, checker: &impl Checker<ElectionModel>, out: &Path) -> Result<Summary, String> {
-    let mut outcomes = Vec::new();
+    let mut findings = Vec::new();
     for p in model.properties() {
         let info = property::info(p.name)
             .ok_or_else(|| format!("internal: property {:?} is not in the model's catalog", p.name))?;
         let always = info.expectation == Expectation::Always;
-        let mut o = Outcome { info, found: None, file: None, file_error: None, path_file: None };
+        let mut o = PropertyFinding { info, found: None, file: None, file_error: None, path_file: None };
         if let Some(path) = checker.discovery(p.name) {
             if always {
                 let path = cut_at_violation(model, &path, p.name);
@@ -762,13 +763,13 @@ fn summarise(model: &ElectionModel, checker: &impl Checker<ElectionModel>, out: 
                 o.found = Some(format_path(model, &path));
             }
         }
-        outcomes.push(o);
+        findings.push(o);
     }
     Ok(Summary {
         states: checker.state_count(),
         unique: checker.unique_state_count(),
         depth: checker.max_depth(),
-        outcomes,
+        findings,
         stopped: None,
     })
 }

@@ -33,7 +33,7 @@ fn limits_default_by_search_and_refuse_zero() {
 }
 
 fn summary(elected: bool, violated: bool, stopped: Option<&str>) -> Summary {
-    let outcome = |name, found: Option<&str>| Outcome {
+    let finding = |name, found: Option<&str>| PropertyFinding {
         info: property::info(name).expect("a catalogued property"),
         found: found.map(str::to_owned),
         file: None,
@@ -44,9 +44,9 @@ fn summary(elected: bool, violated: bool, stopped: Option<&str>) -> Summary {
         states: 10,
         unique: 10,
         depth: 3,
-        outcomes: vec![
-            outcome(property::ONE_LEADER, violated.then_some("m0 and m1 lead")),
-            outcome(property::vacuity_witness(), elected.then_some("m0 leads")),
+        findings: vec![
+            finding(property::ONE_LEADER, violated.then_some("m0 and m1 lead")),
+            finding(property::vacuity_witness(), elected.then_some("m0 leads")),
         ],
         stopped: stopped.map(str::to_owned),
     }

@@ -273,7 +273,7 @@ pub struct Side {
 /// What a compared figure came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum FigureVerdict {
     /// Judged, and within its threshold (or not higher than BASE).
     Ok,
     /// Judged, and worse beyond its threshold.
@@ -284,14 +284,14 @@ pub enum Verdict {
     NotApplicable,
 }
 
-impl Verdict {
+impl FigureVerdict {
     /// As the text table prints it.
     fn text(self) -> &'static str {
         match self {
-            Verdict::Ok => "ok",
-            Verdict::Regressed => "REGRESSED",
-            Verdict::NotGated => "-",
-            Verdict::NotApplicable => "n/a",
+            FigureVerdict::Ok => "ok",
+            FigureVerdict::Regressed => "REGRESSED",
+            FigureVerdict::NotGated => "-",
+            FigureVerdict::NotApplicable => "n/a",
         }
     }
 }
@@ -313,7 +313,7 @@ pub struct FigureDiff {
     /// for violations); `null` when the figure is not judged.
     pub threshold: Option<String>,
     /// What the figure came to.
-    pub verdict: Verdict,
+    pub verdict: FigureVerdict,
     /// For a regressed figure, the threshold it exceeded, e.g. `+25.0% > 10%`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
@@ -393,7 +393,7 @@ impl Diff {
                 ));
             }
             let d = compare(b, h, thresholds);
-            for f in d.figures.iter().filter(|f| f.verdict == Verdict::Regressed) {
+            for f in d.figures.iter().filter(|f| f.verdict == FigureVerdict::Regressed) {
                 regressions.push(regression_line(&d.name, f));
             }
             scenarios.push(d);
@@ -450,7 +450,7 @@ impl Diff {
             "| scenario | figure | base | head | change | threshold | verdict |\n|---|---|---|---|---|---|---|\n",
         );
         for s in &self.scenarios {
-            for f in s.figures.iter().filter(|f| f.threshold.is_some() || f.verdict == Verdict::Regressed) {
+            for f in s.figures.iter().filter(|f| f.threshold.is_some() || f.verdict == FigureVerdict::Regressed) {
                 let _ = writeln!(
                     o,
                     "| {} | {} | {} | {} | {} | {} | {} |",
@@ -526,7 +526,7 @@ impl Diff {
                 let regressed: Vec<String> = s
                     .figures
                     .iter()
-                    .filter(|f| f.verdict == Verdict::Regressed)
+                    .filter(|f| f.verdict == FigureVerdict::Regressed)
                     .map(|f| regression_line(&s.name, f))
                     .collect();
                 Case {
@@ -653,9 +653,9 @@ fn violations(b: &ScenarioResults, h: &ScenarioResults) -> FigureDiff {
         change_pct: (bc > 0).then(|| (hc as f64 - bc as f64) * 100.0 / bc as f64),
         threshold: exempt.is_none().then(|| "any rise".into()),
         verdict: match exempt {
-            Some(_) => Verdict::NotGated,
-            None if hc > bc => Verdict::Regressed,
-            None => Verdict::Ok,
+            Some(_) => FigureVerdict::NotGated,
+            None if hc > bc => FigureVerdict::Regressed,
+            None => FigureVerdict::Ok,
         },
         why: (exempt.is_none() && hc > bc).then(|| "any rise regresses".into()),
         note: exempt.map(str::to_owned),
@@ -672,7 +672,7 @@ fn signed(v: u64) -> i64 {
 fn judge(figure: String, base: Option<u64>, head: Option<u64>, limit: Option<Limit>) -> FigureDiff {
     let mut d = FigureDiff {
         threshold: limit.map(|l| l.describe()),
-        verdict: if limit.is_some() { Verdict::Ok } else { Verdict::NotGated },
+        verdict: if limit.is_some() { FigureVerdict::Ok } else { FigureVerdict::NotGated },
         figure,
         base,
         head,
@@ -682,7 +682,7 @@ fn judge(figure: String, base: Option<u64>, head: Option<u64>, limit: Option<Lim
         note: None,
     };
     if base.is_none() && head.is_none() {
-        d.verdict = Verdict::NotApplicable;
+        d.verdict = FigureVerdict::NotApplicable;
         d.note = Some("no seed has it on either side".into());
         return d;
     }
@@ -711,7 +711,7 @@ fn judge(figure: String, base: Option<u64>, head: Option<u64>, limit: Option<Lim
         let absolute = l.absolute_ms.map(|ms| (rise > ms, format!("+{rise}ms > {ms}ms")));
         let exceeded: Vec<(bool, String)> = relative.into_iter().chain(absolute).collect();
         if rise > 0 && exceeded.iter().all(|(over, _)| *over) {
-            d.verdict = Verdict::Regressed;
+            d.verdict = FigureVerdict::Regressed;
             d.why = Some(exceeded.into_iter().map(|(_, why)| why).collect::<Vec<_>>().join(" and "));
         }
     }
@@ -766,16 +766,16 @@ mod tests {
     #[test]
     fn judging_figures() {
         let v = |b, h, l| judge("gap.p99".into(), b, h, l).verdict;
-        assert_eq!(v(Some(1000), Some(1100), limit(Some(10.0), None)), Verdict::Ok);
-        assert_eq!(v(Some(1000), Some(1101), limit(Some(10.0), None)), Verdict::Regressed);
-        assert_eq!(v(Some(1000), Some(5000), None), Verdict::NotGated);
-        assert_eq!(v(Some(0), Some(1), limit(Some(10.0), None)), Verdict::Regressed);
-        assert_eq!(v(Some(0), Some(40), limit(Some(10.0), Some(50))), Verdict::Ok);
-        assert_eq!(v(Some(1000), Some(1300), limit(Some(10.0), Some(500))), Verdict::Ok);
-        assert_eq!(v(Some(1000), Some(1600), limit(Some(10.0), Some(500))), Verdict::Regressed);
-        assert_eq!(v(None, Some(10), limit(Some(10.0), None)), Verdict::Regressed);
-        assert_eq!(v(Some(10), None, limit(Some(10.0), None)), Verdict::Ok);
-        assert_eq!(v(None, None, limit(Some(10.0), None)), Verdict::NotApplicable);
+        assert_eq!(v(Some(1000), Some(1100), limit(Some(10.0), None)), FigureVerdict::Ok);
+        assert_eq!(v(Some(1000), Some(1101), limit(Some(10.0), None)), FigureVerdict::Regressed);
+        assert_eq!(v(Some(1000), Some(5000), None), FigureVerdict::NotGated);
+        assert_eq!(v(Some(0), Some(1), limit(Some(10.0), None)), FigureVerdict::Regressed);
+        assert_eq!(v(Some(0), Some(40), limit(Some(10.0), Some(50))), FigureVerdict::Ok);
+        assert_eq!(v(Some(1000), Some(1300), limit(Some(10.0), Some(500))), FigureVerdict::Ok);
+        assert_eq!(v(Some(1000), Some(1600), limit(Some(10.0), Some(500))), FigureVerdict::Regressed);
+        assert_eq!(v(None, Some(10), limit(Some(10.0), None)), FigureVerdict::Regressed);
+        assert_eq!(v(Some(10), None, limit(Some(10.0), None)), FigureVerdict::Ok);
+        assert_eq!(v(None, None, limit(Some(10.0), None)), FigureVerdict::NotApplicable);
         let f = judge("failover.p99".into(), Some(1200), Some(1500), limit(Some(10.0), None));
         assert_eq!(regression_line("leader-pause", &f), "leader-pause failover.p99 1200ms -> 1500ms (+25.0% > 10%)");
         let f = judge("gap.max".into(), Some(0), Some(40), limit(Some(10.0), None));
