@@ -37,7 +37,7 @@ pub fn build_line() -> String {
 }
 
 /// The command prefix printed in reproduction lines.
-pub const REPRO: &str = "cargo run --release -p neli-scenarios --bin neli-lab --";
+pub const REPRO: &str = "cargo run --release -p neli-lab --";
 
 /// Runs `s` with `seed`; its `[random]` table is drawn by
 /// [`schedule::materialize`] (inside [`run_scenario`]), the generator

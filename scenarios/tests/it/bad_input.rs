@@ -459,7 +459,7 @@ const BAD_FLAGS: &[&str] = &[
 // The sweep the issue asks for: every bad scenario file and every bad
 // command line above exits 2 with an error line, within a few seconds,
 // without a panic: nothing bad is run or silently accepted. It prints the
-// counts (`cargo test -p neli-scenarios --test it bad_input_sweep -- --nocapture`).
+// counts (`cargo test -p neli-lab --test it bad_input_sweep -- --nocapture`).
 #[test]
 fn bad_input_sweep_never_panics_hangs_or_accepts() {
     let dir = scratch("sweep");

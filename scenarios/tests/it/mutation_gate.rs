@@ -76,7 +76,7 @@ fn lab_until(args: &[&str], deadline: Instant) -> Output {
 }
 
 #[test]
-#[ignore = "the mutation gate, about a minute in a release build; scripts/mutants.sh runs it, and by hand: cargo test --release -p neli-scenarios --test it mutation_gate -- --include-ignored"]
+#[ignore = "the mutation gate, about a minute in a release build; scripts/mutants.sh runs it, and by hand: cargo test --release -p neli-lab --test it mutation_gate -- --include-ignored"]
 fn the_harness_passes_explore_all_and_check() {
     // Cheapest first, and explore stops at its first failing scenario: a
     // caught mutant costs seconds, so a whole mutation run fits a session
