@@ -60,17 +60,17 @@ fn missing_required_field_is_named() {
     assert!(err.contains("heartbeat_timeout"), "{err}");
 }
 
-// Issue 42: a negative bound in [expect] was accepted and held by every
-// run. Exit 2, naming the file, the line, the field and the rule.
+// A negative bound in [expect] would hold in every run, so it is refused:
+// exit 2, naming the file, the line, the field and the rule.
 #[test]
 fn negative_expect_duration_names_file_line_field_and_rule() {
     let (p, err) = run_bad("negative_expect", &format!("{GOOD}\n[expect]\nmax_overlap = \"-1s\"\n"));
     assert!(err.starts_with(&format!("error: {p}:10: expect.max_overlap = \"-1s\": must not be negative")), "{err}");
 }
 
-// Issue 42: settings neli's own validation refuses ran, and failed as a
-// protocol violation (exit 1). Exit 2, naming the file, the line of the
-// field, the field and neli's own rule.
+// Settings neli's own validation refuses are bad input, not a protocol
+// violation: exit 2, naming the file, the line of the field, the field and
+// neli's own rule (scenarios/FORMAT.md, `election.unchecked`).
 #[test]
 fn settings_neli_refuses_name_file_line_field_and_its_rule() {
     let (p, err) = run_bad("neli_refuses", &GOOD.replace("members = 3", "members = 3\nmax_poll_interval = \"0ms\""));
@@ -87,8 +87,8 @@ fn settings_neli_refuses_name_file_line_field_and_its_rule() {
     assert_ne!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
-// Issue 42: a partition of a member from itself did nothing, silently.
-// Exit 2, naming the file, the fault's line, the field and the rule.
+// A partition of a member from itself would do nothing, so it is refused:
+// exit 2, naming the file, the fault's line, the field and the rule.
 #[test]
 fn a_partition_of_a_member_from_itself_names_file_line_field_and_rule() {
     let text =
@@ -100,7 +100,7 @@ fn a_partition_of_a_member_from_itself_names_file_line_field_and_rule() {
     );
 }
 
-// Issue 42: `shrink --budget 0` was accepted and shrank nothing. Exit 2,
+// `shrink --budget 0` would shrink nothing, so it is refused: exit 2,
 // naming the flag and the rule.
 #[test]
 fn shrink_with_no_budget_names_the_flag() {

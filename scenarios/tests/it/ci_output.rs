@@ -1,7 +1,8 @@
-//! Issue 38: what a CI job needs from `explore` beyond one document at the
+//! What a CI job needs from `explore` beyond one document at the
 //! end: fresh seeds each night (`--start auto`), failures kept and replayed
 //! first (`--regressions`), a line per seed as it finishes (`--format
-//! jsonl`) and a summary for the step page (`--format markdown`).
+//! jsonl`) and a summary for the step page (`--format markdown`)
+//! (scenarios/README.md, "Output formats and exit codes").
 
 use std::path::{Path, PathBuf};
 

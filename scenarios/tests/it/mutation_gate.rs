@@ -1,5 +1,6 @@
 //! The harness as one test command, so mutation testing can ask it whether a
-//! mutant of the election rules is caught (scripts/mutants.sh, issue 11):
+//! mutant of the election rules is caught (scripts/mutants.sh; docs/background.md,
+//! "Why the harness notices a weakened rule"):
 //! every shipped scenario over `NELI_GATE_SEEDS` seeds (default 30), also
 //! with each layer of the lease off (`--ablate`: the heartbeat rules carry
 //! weight where the proof is off), and `check` with its defaults in each of
