@@ -79,17 +79,15 @@ impl ExploreArgs {
 }
 
 pub fn run(a: ExploreArgs) -> ExitCode {
-    let prepared = a.request().prepare().and_then(|p| {
-        if let Some(dir) = &a.artifacts {
-            std::fs::create_dir_all(dir)
-                .map_err(|err| format!("--artifacts {}: cannot create: {err}", dir.display()))?;
-        }
-        Ok(p)
-    });
-    let prepared = match prepared {
+    let prepared = match a.request().prepare() {
         Ok(p) => p,
         Err(err) => return fail(err),
     };
+    if let Some(dir) = &a.artifacts
+        && let Err(err) = std::fs::create_dir_all(dir)
+    {
+        return fail(format!("--artifacts {}: cannot create: {err}", dir.display()));
+    }
     let kept = match &a.regressions {
         Some(dir) => match regressions::load(dir) {
             Ok(kept) => kept,

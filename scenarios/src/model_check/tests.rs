@@ -16,7 +16,7 @@ fn every_search_flag_that_would_change_nothing_is_refused_by_name() {
         ((true, true, false, None, 4), "--threads 4"),
     ] {
         let (sim, sym, dfs, seed, threads) = flags;
-        let err = Search::from_flags(sim, sym, dfs, seed, threads).unwrap_err();
+        let err = Search::from_flags(sim, sym, dfs, seed, threads).unwrap_err().to_string();
         assert!(err.starts_with(named), "{err}");
     }
 }
@@ -28,8 +28,8 @@ fn limits_default_by_search_and_refuse_zero() {
     let walks = Limits::from_flags(None, Search::Simulate { seed: 0 }, Some("2h")).unwrap();
     assert_eq!(walks.max_states, DEFAULT_SIMULATE_STATES);
     assert_eq!(walks.time_budget, Some(std::time::Duration::from_secs(7200)));
-    assert!(Limits::from_flags(Some(0), Search::Bfs, None).unwrap_err().starts_with("--max-states 0"));
-    assert!(Limits::from_flags(None, Search::Bfs, Some("0s")).unwrap_err().starts_with("--time-budget"));
+    assert!(Limits::from_flags(Some(0), Search::Bfs, None).unwrap_err().to_string().starts_with("--max-states 0"));
+    assert!(Limits::from_flags(None, Search::Bfs, Some("0s")).unwrap_err().to_string().starts_with("--time-budget"));
 }
 
 fn summary(elected: bool, violated: bool, stopped: Option<&str>) -> Summary {
