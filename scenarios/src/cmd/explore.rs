@@ -158,7 +158,11 @@ fn stream_row(row: &plan::Row, results: &[crate::stats::SeedResult]) {
 
 /// The failing seeds of rows that must pass, as files to look into (a run
 /// that must fail and did is not one).
-fn write_artifacts(dir: &std::path::Path, groups: &[plan::Group], r: &report::Explore) -> Result<(), String> {
+fn write_artifacts(
+    dir: &std::path::Path,
+    groups: &[plan::Group],
+    r: &report::Explore,
+) -> Result<(), crate::artifacts::ArtifactError> {
     let mut written = 0;
     for (row, sr) in plan::rows(groups).zip(&r.scenarios).filter(|(_, sr)| !sr.expect_fail && !sr.may_fail) {
         for f in &sr.failing {

@@ -38,11 +38,11 @@ pub fn run(a: TuneArgs) -> ExitCode {
         Err(err) => return fail(err),
     };
     let lists = (|| {
-        let ts = sweep::parse_list("heartbeat-timeout", &a.heartbeat_timeout)?;
-        let ss = sweep::parse_list("session-timeout", &a.session_timeout)?;
+        let ts = sweep::parse_list("heartbeat-timeout", &a.heartbeat_timeout).map_err(|e| e.to_string())?;
+        let ss = sweep::parse_list("session-timeout", &a.session_timeout).map_err(|e| e.to_string())?;
         let gs = match &a.grace {
             None => vec![e.scenario.election.grace],
-            Some(g) => sweep::parse_list("grace", g)?,
+            Some(g) => sweep::parse_list("grace", g).map_err(|e| e.to_string())?,
         };
         if a.range.seeds == 0 {
             return Err("--seeds must be at least 1".to_owned());

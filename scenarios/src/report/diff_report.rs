@@ -229,34 +229,53 @@ fn parse_name(name: &str) -> Option<(Figure, Stat)> {
     Some((figure, stat))
 }
 
+/// Why a file is not a report `diff` compares: the file and what it found.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportFileError {
+    #[error("{file}: cannot read: {source}")]
+    Read { file: String, source: std::io::Error },
+    #[error("{file}: not JSON ({source}); expected an explore JSON report")]
+    NotJson { file: String, source: serde_json::Error },
+    #[error("{file}: schema {schema:?}, expected {SCHEMA:?} (an explore --format json report)")]
+    OtherSchema { file: String, schema: String },
+    #[error("{file}: schema {value}, expected {SCHEMA:?} (an explore --format json report)")]
+    SchemaNotText { file: String, value: serde_json::Value },
+    #[error("{file}: no \"schema\" field; expected an explore --format json report ({SCHEMA:?})")]
+    NoSchema { file: String },
+    #[error("{file}: not an explore JSON report ({source})")]
+    NotExplore { file: String, source: serde_json::Error },
+    #[error(
+        "{file}: shard {index}/{of} of a sharded explore; merge the shards first (neli-lab merge SHARD.json... --format json > merged.json) and compare the merged report"
+    )]
+    Shard { file: String, index: u64, of: u64 },
+}
+
 /// Reads an explore JSON report from `path`, refusing (naming the path and
 /// what it found) a file that cannot be read, is not JSON, has another
 /// `schema` or is not an explore report, and the report of one shard of a
 /// sharded explore (to be merged first).
-pub fn load(path: &Path) -> Result<Explore, String> {
-    let file = path.display();
-    let text = std::fs::read_to_string(path).map_err(|err| format!("{file}: cannot read: {err}"))?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|err| format!("{file}: not JSON ({err}); expected an explore JSON report"))?;
+pub fn load(path: &Path) -> Result<Explore, ReportFileError> {
+    let file = path.display().to_string();
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(source) => return Err(ReportFileError::Read { file, source }),
+    };
+    let value: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(value) => value,
+        Err(source) => return Err(ReportFileError::NotJson { file, source }),
+    };
     match value.get("schema") {
         Some(serde_json::Value::String(s)) if s == SCHEMA => {}
-        Some(serde_json::Value::String(s)) => {
-            return Err(format!("{file}: schema {s:?}, expected {SCHEMA:?} (an explore --format json report)"));
-        }
-        Some(other) => {
-            return Err(format!("{file}: schema {other}, expected {SCHEMA:?} (an explore --format json report)"));
-        }
-        None => {
-            return Err(format!("{file}: no \"schema\" field; expected an explore --format json report ({SCHEMA:?})"));
-        }
+        Some(serde_json::Value::String(s)) => return Err(ReportFileError::OtherSchema { file, schema: s.clone() }),
+        Some(other) => return Err(ReportFileError::SchemaNotText { file, value: other.clone() }),
+        None => return Err(ReportFileError::NoSchema { file }),
     }
-    let r: Explore =
-        serde_json::from_value(value).map_err(|err| format!("{file}: not an explore JSON report ({err})"))?;
+    let r: Explore = match serde_json::from_value(value) {
+        Ok(r) => r,
+        Err(source) => return Err(ReportFileError::NotExplore { file, source }),
+    };
     if r.merged_shards == 0 && r.shard.of > 1 {
-        return Err(format!(
-            "{file}: shard {}/{} of a sharded explore; merge the shards first (neli-lab merge SHARD.json... --format json > merged.json) and compare the merged report",
-            r.shard.index, r.shard.of
-        ));
+        return Err(ReportFileError::Shard { file, index: r.shard.index, of: r.shard.of });
     }
     Ok(r)
 }

@@ -12,6 +12,7 @@ mod gate_report;
 mod junit;
 mod markdown;
 mod run_report;
+mod shard_merge;
 mod tune_report;
 
 pub use check_report::*;
@@ -20,6 +21,7 @@ pub use explore_report::*;
 pub use gate_report::*;
 pub use junit::{Case, CaseFailure, document, junit, suite};
 pub use run_report::*;
+pub use shard_merge::{MergeError, merge};
 pub use tune_report::*;
 
 /// The output form of a command.
