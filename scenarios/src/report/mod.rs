@@ -13,6 +13,7 @@ mod junit;
 mod markdown;
 mod run_report;
 mod shard_merge;
+mod thresholds;
 mod tune_report;
 
 pub use check_report::*;
@@ -22,6 +23,7 @@ pub use gate_report::*;
 pub use junit::{Case, CaseFailure, document, junit, suite};
 pub use run_report::*;
 pub use shard_merge::{MergeError, merge};
+pub use thresholds::*;
 pub use tune_report::*;
 
 /// The output form of a command.
