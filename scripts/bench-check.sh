@@ -5,7 +5,7 @@
 #
 #   scripts/bench-check.sh BEFORE_BINARY AFTER_BINARY [REPEATS]
 #
-# Build each binary with `cargo build --release -p neli-scenarios --bin neli-lab`
+# Build each binary with `cargo build --release -p neli-lab`
 # at the commit to compare and copy `target/release/neli-lab` aside. Prints one
 # line per run: bound, search, threads, binary, the `explored` line, user and
 # wall seconds.

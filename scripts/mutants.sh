@@ -113,14 +113,14 @@ run() { # name, test package, extra cargo args..., -- test args
 
 if [ "$only" != tests ]; then
   echo "mutants: harness baseline (the unmutated tree must pass the gate)" >&2
-  NELI_GATE_SEEDS="$seeds" cargo test --profile mutants -p neli-scenarios --test it mutation_gate -- --include-ignored >&2 ||
+  NELI_GATE_SEEDS="$seeds" cargo test --profile mutants -p neli-lab --test it mutation_gate -- --include-ignored >&2 ||
     { echo "mutants: the unmutated tree fails the mutation gate; fix that first" >&2; exit 2; }
   targets=("${rules[@]}")
   # The gate kills its own neli-lab runs a little before cargo-mutants'
   # timeout (NELI_GATE_TIMEOUT, scenarios/tests/it/mutation_gate.rs): a
   # spinning mutant's neli-lab would otherwise outlive that timeout.
   export NELI_GATE_TIMEOUT=$(( timeout * 9 / 10 ))
-  run harness --baseline skip --timeout "$timeout" --build-timeout 900 --test-package neli-scenarios \
+  run harness --baseline skip --timeout "$timeout" --build-timeout 900 --test-package neli-lab \
     --profile mutants -- --test it mutation_gate -- --include-ignored
 fi
 if [ "$only" != harness ]; then

@@ -8,4 +8,6 @@ pub mod election;
 pub use election::{ElectionAction, ElectionModel, ElectionModelCfg, ElectionState, Faults, GroupProtocol, property};
 pub mod trace;
 
-pub use trace::{Replay, counterexample_to_scenario, cut_at_violation, format_path, leadership, replay_path};
+pub use trace::{
+    PathError, Replay, StepError, counterexample_to_scenario, cut_at_violation, format_path, leadership, replay_path,
+};

@@ -436,6 +436,41 @@ impl Timeline<'_> {
     }
 }
 
+/// Why a path written by [`format_path`] does not replay: the line at
+/// fault and what differs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    #[error("an empty path")]
+    Empty,
+    #[error("the model has no initial state")]
+    NoInitialState,
+    #[error("line {line}: no ` -> `")]
+    NoInitialLeadership { line: usize },
+    #[error("line {line}: initial leadership {got} where the path has {expected}")]
+    InitialLeadership { line: usize, got: String, expected: String },
+    #[error("line {line} ({text:?}): {step}")]
+    Step { line: usize, text: String, step: StepError },
+}
+
+/// What is wrong with one step of a path ([`PathError::Step`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StepError {
+    #[error("no ` -> `")]
+    NoLeadership,
+    #[error("no `t=`")]
+    NoTick,
+    #[error("no member column")]
+    NoMember,
+    #[error("bad tick {0:?}")]
+    BadTick(String),
+    #[error("{0} is not enabled here")]
+    NotEnabled(String),
+    #[error("{0} has no next state")]
+    NoNextState(String),
+    #[error("after {action}: t={tick} {got}, the path has t={expected_tick} {expected}")]
+    Differs { action: String, tick: u8, got: String, expected_tick: u8, expected: String },
+}
+
 /// Replays a path written by [`format_path`] on `model`, step by step: each
 /// line's action must be one the model enables in the state reached so far
 /// (matched by its text), and the tick and the leadership after it (judged
@@ -443,25 +478,26 @@ impl Timeline<'_> {
 /// A recorded path is therefore an executable test of the core: a change in
 /// how `neli::core::Member` judges leases shows up as the first step whose
 /// leadership differs. Returns the number of steps replayed.
-pub fn replay_path(model: &ElectionModel, text: &str) -> Result<usize, String> {
+pub fn replay_path(model: &ElectionModel, text: &str) -> Result<usize, PathError> {
     let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
-    let (n, first) = lines.next().ok_or("an empty path")?;
-    let init = model.init_states().into_iter().next().ok_or("the model has no initial state")?;
-    let expect_init = first.split_once(" -> ").map(|(_, l)| l.trim()).ok_or(format!("line {}: no ` -> `", n + 1))?;
+    let (n, first) = lines.next().ok_or(PathError::Empty)?;
+    let init = model.init_states().into_iter().next().ok_or(PathError::NoInitialState)?;
+    let expect_init =
+        first.split_once(" -> ").map(|(_, l)| l.trim()).ok_or(PathError::NoInitialLeadership { line: n + 1 })?;
     if leadership(model, &init) != expect_init {
-        return Err(format!(
-            "line {}: initial leadership {} where the path has {expect_init}",
-            n + 1,
-            leadership(model, &init)
-        ));
+        return Err(PathError::InitialLeadership {
+            line: n + 1,
+            got: leadership(model, &init),
+            expected: expect_init.to_owned(),
+        });
     }
     let (mut state, mut steps, mut enabled) = (init, 0, Vec::new());
     for (n, line) in lines {
-        let at = |msg: String| format!("line {} ({line:?}): {msg}", n + 1);
-        let (left, expected) = line.rsplit_once(" -> ").ok_or_else(|| at("no ` -> `".into()))?;
-        let rest = left.trim().strip_prefix("t=").ok_or_else(|| at("no `t=`".into()))?;
-        let (tick, rest) = rest.split_once(' ').ok_or_else(|| at("no member column".into()))?;
-        let tick: u8 = tick.parse().map_err(|_| at(format!("bad tick {tick:?}")))?;
+        let at = |step: StepError| PathError::Step { line: n + 1, text: line.to_owned(), step };
+        let (left, expected) = line.rsplit_once(" -> ").ok_or_else(|| at(StepError::NoLeadership))?;
+        let rest = left.trim().strip_prefix("t=").ok_or_else(|| at(StepError::NoTick))?;
+        let (tick, rest) = rest.split_once(' ').ok_or_else(|| at(StepError::NoMember))?;
+        let tick: u8 = tick.parse().map_err(|_| at(StepError::BadTick(tick.to_owned())))?;
         let action_text = rest.trim_start().split_once(' ').map_or("", |(_, a)| a).trim();
         enabled.clear();
         model.actions(&state, &mut enabled);
@@ -469,15 +505,17 @@ pub fn replay_path(model: &ElectionModel, text: &str) -> Result<usize, String> {
             .iter()
             .copied()
             .find(|a| model.format_action(a) == action_text)
-            .ok_or_else(|| at(format!("{action_text} is not enabled here")))?;
-        state = model.next_state(&state, action).ok_or_else(|| at(format!("{action_text} has no next state")))?;
+            .ok_or_else(|| at(StepError::NotEnabled(action_text.to_owned())))?;
+        state = model.next_state(&state, action).ok_or_else(|| at(StepError::NoNextState(action_text.to_owned())))?;
         let got = leadership(model, &state);
         if state.now != tick || got != expected.trim() {
-            return Err(at(format!(
-                "after {action_text}: t={} {got}, the path has t={tick} {}",
-                state.now,
-                expected.trim()
-            )));
+            return Err(at(StepError::Differs {
+                action: action_text.to_owned(),
+                tick: state.now,
+                got,
+                expected_tick: tick,
+                expected: expected.trim().to_owned(),
+            }));
         }
         steps += 1;
     }

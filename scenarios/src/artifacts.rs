@@ -9,7 +9,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use neli_sim::Scenario;
+use neli_sim::{Scenario, ScenarioError};
 
 use crate::{schedule, svg};
 
@@ -21,15 +21,27 @@ pub fn file_stem(name: &str, seed: u64) -> String {
     format!("{safe}-seed{seed}")
 }
 
+/// Why a failing seed's files were not written: the seed, the scenario or
+/// the file at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ArtifactError {
+    #[error("internal: {name} seed {seed} passes once its faults are written out")]
+    PassesWrittenOut { name: String, seed: u64 },
+    #[error("--artifacts: {0}")]
+    Scenario(#[from] ScenarioError),
+    #[error("--artifacts: {}: cannot write: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
 /// Writes the four files for `seed` of `s` (given on the command line as
 /// `arg`) into `dir` and returns their paths. The scenario file is checked
 /// to fail again before it is written.
-pub fn write_failing_seed(dir: &Path, arg: &str, s: &Scenario, seed: u64) -> Result<Vec<PathBuf>, String> {
+pub fn write_failing_seed(dir: &Path, arg: &str, s: &Scenario, seed: u64) -> Result<Vec<PathBuf>, ArtifactError> {
     let mut fixed = schedule::materialize(s, seed);
     fixed.seed = Some(seed);
     let r = crate::run(&fixed, seed);
     if r.passed() {
-        return Err(format!("internal: {} seed {seed} passes once its faults are written out", s.name));
+        return Err(ArtifactError::PassesWrittenOut { name: s.name.clone(), seed });
     }
     let header = vec![
         format!("failing seed {seed} of {arg}, written by neli-lab explore --artifacts ({})", crate::BUILD),
@@ -46,7 +58,7 @@ pub fn write_failing_seed(dir: &Path, arg: &str, s: &Scenario, seed: u64) -> Res
         let _ = writeln!(trace, "violation {v}");
     }
     let files = [
-        (format!("{stem}.toml"), fixed.to_toml(&header).map_err(|e| format!("--artifacts: {e}"))?),
+        (format!("{stem}.toml"), fixed.to_toml(&header)?),
         (format!("{stem}.trace.txt"), trace),
         (format!("{stem}.svg"), svg::timeline(&r, s.election.members, s.duration.ms())),
         (format!("{stem}.history.jsonl"), r.history.to_jsonl()),
@@ -54,7 +66,7 @@ pub fn write_failing_seed(dir: &Path, arg: &str, s: &Scenario, seed: u64) -> Res
     let mut out = Vec::new();
     for (name, body) in files {
         let p = dir.join(name);
-        std::fs::write(&p, body).map_err(|e| format!("--artifacts: {}: cannot write: {e}", p.display()))?;
+        std::fs::write(&p, body).map_err(|source| ArtifactError::Write { path: p.clone(), source })?;
         out.push(p);
     }
     Ok(out)

@@ -5,18 +5,18 @@
 
 pub mod artifacts;
 pub mod catalog;
-pub mod check;
 pub mod cmd;
-pub mod explore;
 pub mod interrupt;
+pub mod model_check;
+pub mod parallel;
 pub mod plan;
 pub mod progress;
 pub mod regressions;
 pub mod report;
-pub mod shrink;
+pub mod shrinker;
 pub mod stats;
 pub mod svg;
-pub mod tune;
+pub mod sweep;
 
 pub use neli_sim::schedule;
 use neli_sim::{RunReport, Scenario, run_scenario};
@@ -37,7 +37,7 @@ pub fn build_line() -> String {
 }
 
 /// The command prefix printed in reproduction lines.
-pub const REPRO: &str = "cargo run --release -p neli-scenarios --bin neli-lab --";
+pub const REPRO: &str = "cargo run --release -p neli-lab --";
 
 /// Runs `s` with `seed`; its `[random]` table is drawn by
 /// [`schedule::materialize`] (inside [`run_scenario`]), the generator

@@ -5,41 +5,59 @@
 //!
 //! A scenario and its ablations form a [`Group`]: the ablated runs reuse
 //! the results of the scenario as written for the same seeds
-//! ([`crate::explore::explore_without`]), so the group runs them in order.
+//! ([`crate::parallel::explore_without`]), so the group runs them in order.
 
 use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
+use neli_sim::ScenarioError;
 use neli_sim::scenario::Layer;
 
 use crate::catalog::{self, Entry};
-use crate::explore;
+use crate::parallel::{self, SeedFlagError};
 use crate::report::{self, ScenarioResults};
 use crate::stats::SeedResult;
 
+/// Why `explore` refuses what it was asked to run: the flag or the
+/// scenario at fault (exit 2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("--all: no scenario files in {} (set NELI_LAB_SCENARIOS to a directory of *.toml scenarios)", dir.display())]
+    NoScenarioFiles { dir: std::path::PathBuf },
+    #[error("give scenario names or --all, not both")]
+    NamesAndAll,
+    #[error("give scenario names or --all")]
+    NoNames,
+    #[error("--ablate-seeds 0: give at least 1")]
+    NoAblationSeeds,
+    #[error("--ablate-seeds {ablate}: at most --seeds ({seeds})")]
+    MoreAblationSeeds { ablate: u64, seeds: u64 },
+    #[error(transparent)]
+    Seeds(#[from] SeedFlagError),
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+}
+
 /// The scenario names `explore` was given: `names`, or with `--all` every
 /// shipped scenario; refuses both, neither, or an empty scenario directory.
-pub fn scenario_names(all: bool, names: Vec<String>) -> Result<Vec<String>, String> {
+pub fn scenario_names(all: bool, names: Vec<String>) -> Result<Vec<String>, PlanError> {
     match (all, names.is_empty()) {
         (true, true) => match catalog::names() {
-            v if v.is_empty() => Err(format!(
-                "--all: no scenario files in {} (set NELI_LAB_SCENARIOS to a directory of *.toml scenarios)",
-                catalog::dir().display()
-            )),
+            v if v.is_empty() => Err(PlanError::NoScenarioFiles { dir: catalog::dir() }),
             v => Ok(v),
         },
         (false, false) => Ok(names),
-        (true, false) => Err("give scenario names or --all, not both".into()),
-        (false, true) => Err("give scenario names or --all".into()),
+        (true, false) => Err(PlanError::NamesAndAll),
+        (false, true) => Err(PlanError::NoNames),
     }
 }
 
 /// `--ablate-seeds` against `--seeds`: `None` when the ablated runs cover
 /// every seed (not given, or equal to `--seeds`).
-pub fn ablation_seeds(ablate_seeds: Option<u64>, seeds: u64) -> Result<Option<u64>, String> {
+pub fn ablation_seeds(ablate_seeds: Option<u64>, seeds: u64) -> Result<Option<u64>, PlanError> {
     match ablate_seeds {
-        Some(0) => Err("--ablate-seeds 0: give at least 1".into()),
-        Some(n) if n > seeds => Err(format!("--ablate-seeds {n}: at most --seeds ({seeds})")),
+        Some(0) => Err(PlanError::NoAblationSeeds),
+        Some(n) if n > seeds => Err(PlanError::MoreAblationSeeds { ablate: n, seeds }),
         Some(n) if n < seeds => Ok(Some(n)),
         _ => Ok(None),
     }
@@ -138,7 +156,7 @@ impl Options {
     /// chunk before the clock is looked at, so all of them stop after the
     /// same seed; without one, one pass.
     fn chunk(&self) -> usize {
-        if self.budget.is_some() { explore::budget_chunk(self.jobs) } else { self.seeds.len().max(1) }
+        if self.budget.is_some() { parallel::budget_chunk(self.jobs) } else { self.seeds.len().max(1) }
     }
 }
 
@@ -193,14 +211,14 @@ fn run_chunk(
             let results = match ri {
                 0 => {
                     bar.set_prefix(base[0].entry.scenario.name.clone());
-                    explore::explore(&base[0].entry.scenario, seeds, opts.jobs, bar)
+                    parallel::explore(&base[0].entry.scenario, seeds, opts.jobs, bar)
                 }
                 _ => {
                     let row = &rest[ri - 1];
                     bar.set_prefix(row.entry.scenario.name.clone());
                     let layer = row.layer.expect("rows after the first run with a layer off");
                     let this_chunk = &base[0].results[base_from..];
-                    explore::explore_without(&row.entry.scenario, layer, ablation, this_chunk, opts.jobs, bar)
+                    parallel::explore_without(&row.entry.scenario, layer, ablation, this_chunk, opts.jobs, bar)
                 }
             };
             let row = &mut g.rows[ri];
@@ -276,14 +294,13 @@ pub struct Prepared {
 impl Request {
     /// Loads the scenarios and checks every flag, or says which one is
     /// refused and why (exit 2).
-    pub fn prepare(self) -> Result<Prepared, String> {
+    pub fn prepare(self) -> Result<Prepared, PlanError> {
         let names = scenario_names(self.all, self.names.clone())?;
-        let (index, of) = self.shard.as_deref().map(explore::parse_shard).transpose()?.unwrap_or((1, 1));
-        let entries =
-            names.iter().map(|n| catalog::load(n).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>()?;
+        let (index, of) = self.shard.as_deref().map(parallel::parse_shard).transpose()?.unwrap_or((1, 1));
+        let entries = names.iter().map(|n| catalog::load(n)).collect::<Result<Vec<_>, _>>()?;
         let ablate_seeds = ablation_seeds(self.ablate_seeds, self.seeds)?;
-        let seeds = explore::shard_seeds(self.start, self.seeds, index, of)?;
-        let budget = self.time_budget.as_deref().map(explore::parse_budget).transpose()?;
+        let seeds = parallel::shard_seeds(self.start, self.seeds, index, of)?;
+        let budget = self.time_budget.as_deref().map(parallel::parse_budget).transpose()?;
         let opts = Options {
             seeds,
             ablation_end: ablate_seeds.map_or(u64::MAX, |n| self.start.saturating_add(n)),
@@ -341,8 +358,8 @@ mod tests {
     #[test]
     fn names_or_all_but_not_both_nor_neither() {
         assert_eq!(scenario_names(false, vec!["a".into()]), Ok(vec!["a".to_owned()]));
-        assert!(scenario_names(true, vec!["a".into()]).unwrap_err().contains("not both"));
-        assert!(scenario_names(false, vec![]).unwrap_err().contains("--all"));
+        assert!(scenario_names(true, vec!["a".into()]).unwrap_err().to_string().contains("not both"));
+        assert!(scenario_names(false, vec![]).unwrap_err().to_string().contains("--all"));
         assert!(!scenario_names(true, vec![]).unwrap().is_empty());
     }
 
@@ -351,8 +368,8 @@ mod tests {
         assert_eq!(ablation_seeds(None, 200), Ok(None));
         assert_eq!(ablation_seeds(Some(200), 200), Ok(None));
         assert_eq!(ablation_seeds(Some(50), 200), Ok(Some(50)));
-        assert!(ablation_seeds(Some(0), 200).unwrap_err().starts_with("--ablate-seeds 0"));
-        assert!(ablation_seeds(Some(201), 200).unwrap_err().contains("at most --seeds (200)"));
+        assert!(ablation_seeds(Some(0), 200).unwrap_err().to_string().starts_with("--ablate-seeds 0"));
+        assert!(ablation_seeds(Some(201), 200).unwrap_err().to_string().contains("at most --seeds (200)"));
     }
 
     #[test]
@@ -395,6 +412,6 @@ mod tests {
         let ended = run(&mut g, &opts, &ProgressBar::hidden());
         assert!(ended.by_budget);
         let ran: Vec<usize> = rows(&g).map(|r| r.results.len()).collect();
-        assert_eq!(ran, vec![explore::budget_chunk(1); 2], "one chunk each, then the budget");
+        assert_eq!(ran, vec![parallel::budget_chunk(1); 2], "one chunk each, then the budget");
     }
 }

@@ -13,7 +13,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 pub fn every() -> Duration {
     std::env::var("NELI_LAB_PROGRESS_EVERY")
         .ok()
-        .and_then(|v| crate::explore::parse_budget(&v).ok())
+        .and_then(|v| crate::parallel::parse_budget(&v).ok())
         .unwrap_or(Duration::from_secs(60))
 }
 

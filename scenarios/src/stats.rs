@@ -23,7 +23,8 @@ pub struct SeedResult {
     pub failover_max_ms: Option<u64>,
     pub leader_at_end: bool,
     pub simulated_ms: u64,
-    /// Leases of role 0 ended with no fault on their member (issue 13).
+    /// Leases of role 0 ended with no fault on their member
+    /// (docs/cooperative-rebalance.md, "What the harness checks").
     #[serde(default)]
     pub interruptions: u64,
     /// Times role 0 changed hands.

@@ -13,7 +13,7 @@ use std::time::Duration;
 use neli::{Event, Token};
 use neli_sim::clock::ClockModel;
 use neli_sim::oracle;
-use neli_sim::record::{EventObs, FaultObs, LeaseObs, LeaseView, Log, WriteObs, format_line};
+use neli_sim::record::{EventObs, FaultObs, LeaseObs, Log, WriteObs, format_line};
 use neli_sim::scenario::{Fault, ModeName, Variant};
 use neli_sim::{Figures, Scenario};
 use rdkafka::ClientConfig;
@@ -700,11 +700,13 @@ fn build_log(lines: &[Line], faults: &[FaultObs], state_losses: &[u64], slots: &
         let (at, m) = (l.at, l.member.clone());
         log.slots.insert(m.clone(), slot_of(&m));
         match &l.what {
-            Logged::Lease { leading, .. } => {
-                let leading = leading
-                    .iter()
-                    .map(|(role, token, until)| (*role, LeaseView { token: *token, until: *until }))
-                    .collect();
+            Logged::Lease { leading, log_epoch } => {
+                let lease = |token: u64, until: u64| neli::Lease {
+                    token: neli::Token(token),
+                    until: neli::Time::from_millis(until),
+                    log_epoch: *log_epoch,
+                };
+                let leading = leading.iter().map(|(role, token, until)| (*role, lease(*token, *until))).collect();
                 log.leases.push(LeaseObs { at, member: m, slot: slot_of(&l.member), leading });
             }
             Logged::Event { event, role, token } => {

@@ -1,35 +1,17 @@
-//! The abstract classic-protocol group coordinator: its member table, when
-//! it starts a rebalance, and how a rebalance deals partitions (every order
-//! of the members is a possible deal, eager or cooperative-sticky).
+//! The abstract classic-protocol group coordinator's behaviour: when it
+//! starts a rebalance and how a rebalance deals partitions (every order of
+//! the members is a possible deal, eager or cooperative-sticky). Its member
+//! table, part of every state, is `state::Coordinator`.
 
 use std::collections::BTreeMap;
 
 use super::ElectionModel;
-use super::state::{ElectionState, Key};
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct GroupMember {
-    pub expiry: u8,
-    pub rejoined: bool,
-    /// Incremental assignment: what the member claimed when it last
-    /// (re)joined, and the generation it got those partitions in (the
-    /// cooperative-sticky JoinGroup metadata). Empty under eager assignment.
-    pub owned: Vec<u32>,
-    pub owned_generation: u64,
-}
+use super::state::{ElectionState, GroupMember, Key};
 
 impl GroupMember {
     pub(super) fn joined(expiry: u8) -> GroupMember {
         GroupMember { expiry, rejoined: true, owned: Vec::new(), owned_generation: 0 }
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub struct Coordinator {
-    pub generation: u64,
-    /// `Some(deadline)` while PreparingRebalance; the rebalance timeout is `S`.
-    pub rebalance: Option<u8>,
-    pub members: BTreeMap<Key, GroupMember>,
 }
 
 impl ElectionModel {

@@ -21,6 +21,7 @@ pub mod property;
 mod speed;
 mod state;
 mod steps;
+mod view;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,9 +30,9 @@ use neli::core::{CoreConfig, Member, UnsafeVariant};
 use stateright::{Model, Property};
 
 pub use actions::ElectionAction;
-pub use coordinator::{Coordinator, GroupMember, deal, deal_count, sticky_deal};
+pub use coordinator::{deal, deal_count, sticky_deal};
 pub use speed::{canonical_fingerprint, rename_members, representative};
-pub use state::{Callback, ElectionState, Key, LogRec, Msg, Slot};
+pub use state::{Callback, Coordinator, ElectionState, GroupMember, Key, LogRec, Msg, Slot};
 
 /// Fault budgets; 0 switches a kind off.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]

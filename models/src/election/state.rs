@@ -1,7 +1,8 @@
 //! What a state of the election model holds: member slots (each a real
 //! core plus what its driver and the property monitors know of it), the
-//! coordinator, the partition logs, the fault budgets spent and the monitors'
-//! verdicts; and the questions properties ask of it (who leads now).
+//! coordinator's table, the partition logs, the fault budgets spent and the
+//! monitors' verdicts; and the questions properties ask of it (who leads
+//! now). How the coordinator acts on its table is `coordinator.rs`.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -9,8 +10,7 @@ use std::sync::Arc;
 use neli::core::{Member, Time};
 
 use super::Faults;
-use super::coordinator::Coordinator;
-use super::speed::View;
+use super::view::View;
 
 /// A member incarnation: slot and restart count (its instance name is `m{slot}.{inc}`).
 pub type Key = (u8, u8);
@@ -34,6 +34,27 @@ pub enum Callback {
     /// partition that must move, and the next rebalance hands it on).
     Rejoin,
     Lost,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GroupMember {
+    pub expiry: u8,
+    pub rejoined: bool,
+    /// Incremental assignment: what the member claimed when it last
+    /// (re)joined, and the generation it got those partitions in (the
+    /// cooperative-sticky JoinGroup metadata). Empty under eager assignment.
+    pub owned: Vec<u32>,
+    pub owned_generation: u64,
+}
+
+/// The coordinator's member table, generation and rebalance deadline (what
+/// it does with them: `coordinator.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Coordinator {
+    pub generation: u64,
+    /// `Some(deadline)` while PreparingRebalance; the rebalance timeout is `S`.
+    pub rebalance: Option<u8>,
+    pub members: BTreeMap<Key, GroupMember>,
 }
 
 /// A message in a member's outbox. Its sender is the slot's current
@@ -147,6 +168,33 @@ impl Slot {
     /// The member's core (anonymous: see the field's docs), if it runs.
     pub fn core(&self) -> Option<&Member> {
         self.core.as_deref()
+    }
+}
+
+impl Slot {
+    /// The lease end and token of `role`, if this slot's core leads it
+    /// (lease possibly expired: compare with the member's clock).
+    pub(crate) fn lease(&self, role: u32) -> Option<(Time, u64)> {
+        match self.view.lease(role) {
+            Some(lease) => lease,
+            None => {
+                let core = self.core()?;
+                core.leading_roles().find(|(r, _)| *r == role).map(|(_, l)| (l.until, l.token.0))
+            }
+        }
+    }
+
+    /// Whether partition `p` is assigned to this slot's core.
+    pub(crate) fn assigned(&self, p: u32) -> bool {
+        match self.view.assigned(p) {
+            Some(assigned) => assigned,
+            None => self.core().is_some_and(|c| c.assigned().contains(&p)),
+        }
+    }
+
+    /// When the core next wants `handle_timeout` (`poll_timeout()`).
+    pub(crate) fn timeout(&self) -> Option<Time> {
+        self.view.timeout()
     }
 }
 

@@ -8,8 +8,7 @@ use std::sync::Arc;
 use neli::core::{Heartbeat, Member, Record, Time};
 
 use super::ElectionModel;
-use super::coordinator::GroupMember;
-use super::state::{Callback, ElectionState, Key};
+use super::state::{Callback, ElectionState, GroupMember, Key};
 
 impl ElectionModel {
     /// The global clock advances one tick (a member's clock with it, or,

@@ -72,6 +72,6 @@ fn a_wrong_leadership_is_reported_with_its_line() {
     let last = text.lines().last().expect("a step").to_owned();
     let (left, _) = last.rsplit_once(" -> ").expect("arrow");
     let wrong = text.replace(&last, &format!("{left} -> r0=-"));
-    let err = replay_path(&model, &wrong).expect_err("a wrong leadership fails");
+    let err = replay_path(&model, &wrong).expect_err("a wrong leadership fails").to_string();
     assert!(err.contains(&format!("line {}", text.lines().count())) && err.contains("the path has"), "{err}");
 }

@@ -22,7 +22,8 @@ fn lease_from_receipt_counterexample_writes_a_pause_scenario() {
     assert_eq!(s.election.variant, Variant::LeaseFromReceipt);
     assert!(!s.election.membership_proof);
     assert_eq!((s.election.heartbeat_timeout, s.election.session_timeout), (Dur(1000), Dur(2000)));
-    // No neli configuration selects the variant: the file says why it runs it (issue 42).
+    // No neli configuration selects the variant: the file says why it runs it
+    // (scenarios/FORMAT.md, `election.unchecked`).
     let why = s.election.unchecked.as_deref().unwrap_or_default();
     assert!(why.contains("(election.variant): an unsafe variant of the core"), "{why}");
     // The one fault of the path: a pause of the leader (m0 or m1), closed by its resume.

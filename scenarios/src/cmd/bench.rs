@@ -6,7 +6,7 @@ use std::time::Instant;
 use indicatif::ProgressBar;
 
 use super::{fail, jobs};
-use crate::{catalog, explore, stats};
+use crate::{catalog, parallel, stats};
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
@@ -36,7 +36,7 @@ pub fn run(a: BenchArgs) -> ExitCode {
     }
     for jobs in configs {
         let t0 = Instant::now();
-        let rs = explore::explore(&e.scenario, &seed_list, jobs, &ProgressBar::hidden());
+        let rs = parallel::explore(&e.scenario, &seed_list, jobs, &ProgressBar::hidden());
         let wall = t0.elapsed().as_secs_f64();
         let n = rs.len() as f64;
         rows.push(vec![

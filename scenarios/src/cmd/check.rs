@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use super::fail;
-use crate::check::{self, Limits, Mode, Request, Search};
+use crate::model_check::{self, Limits, Mode, Request, Search};
 use crate::report::Format;
 use neli_models::GroupProtocol;
 
@@ -82,7 +82,7 @@ pub struct CheckArgs {
     /// is lost and recreated, tokens restart (the group stays).
     #[arg(long, default_value_t = 0)]
     log_losses: u8,
-    #[arg(long, default_value_t = check::DEFAULT_THREADS)]
+    #[arg(long, default_value_t = model_check::DEFAULT_THREADS)]
     threads: usize,
     /// Where counterexample scenario files go.
     #[arg(long, default_value = "target/neli-lab/check")]
@@ -204,13 +204,13 @@ pub fn run(a: CheckArgs) -> ExitCode {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    let bounds = check::describe(&cfg, search, req.threads);
+    let bounds = model_check::describe(&cfg, search, req.threads);
     if text {
         println!("{bounds}");
     }
     let t0 = Instant::now();
     let budget_text = a.time_budget.clone().unwrap_or_default();
-    let s = match check::check(cfg, req.threads, search, limits, &budget_text, &a.out) {
+    let s = match model_check::check(cfg, req.threads, search, limits, &budget_text, &a.out) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };

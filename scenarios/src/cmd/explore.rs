@@ -79,17 +79,15 @@ impl ExploreArgs {
 }
 
 pub fn run(a: ExploreArgs) -> ExitCode {
-    let prepared = a.request().prepare().and_then(|p| {
-        if let Some(dir) = &a.artifacts {
-            std::fs::create_dir_all(dir)
-                .map_err(|err| format!("--artifacts {}: cannot create: {err}", dir.display()))?;
-        }
-        Ok(p)
-    });
-    let prepared = match prepared {
+    let prepared = match a.request().prepare() {
         Ok(p) => p,
         Err(err) => return fail(err),
     };
+    if let Some(dir) = &a.artifacts
+        && let Err(err) = std::fs::create_dir_all(dir)
+    {
+        return fail(format!("--artifacts {}: cannot create: {err}", dir.display()));
+    }
     let kept = match &a.regressions {
         Some(dir) => match regressions::load(dir) {
             Ok(kept) => kept,
@@ -160,7 +158,11 @@ fn stream_row(row: &plan::Row, results: &[crate::stats::SeedResult]) {
 
 /// The failing seeds of rows that must pass, as files to look into (a run
 /// that must fail and did is not one).
-fn write_artifacts(dir: &std::path::Path, groups: &[plan::Group], r: &report::Explore) -> Result<(), String> {
+fn write_artifacts(
+    dir: &std::path::Path,
+    groups: &[plan::Group],
+    r: &report::Explore,
+) -> Result<(), crate::artifacts::ArtifactError> {
     let mut written = 0;
     for (row, sr) in plan::rows(groups).zip(&r.scenarios).filter(|(_, sr)| !sr.expect_fail && !sr.may_fail) {
         for f in &sr.failing {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::fail;
-use crate::check::{self, Limits, Mode, Request, Search};
+use crate::model_check::{self, Limits, Mode, Request, Search};
 use crate::plan;
 use crate::report::{self, Format};
 
@@ -68,7 +68,7 @@ pub fn run(a: GateArgs) -> ExitCode {
     for mode in Mode::ALL {
         eprintln!("neli-lab gate: check --mode {}", mode.flag());
         let req = Request { ticks: a.ticks, ..Request::defaults(mode) };
-        let r = check::run(&req, Search::BfsSymmetry, Limits::default(), "", a.sim_seeds, &a.out);
+        let r = model_check::run(&req, Search::BfsSymmetry, Limits::default(), "", a.sim_seeds, &a.out);
         match r {
             Ok(r) => checks.push((mode.flag().to_owned(), r)),
             Err(err) => return fail(format!("check --mode {}: {err}", mode.flag())),

@@ -47,9 +47,17 @@ pub struct SeedRange {
     pub jobs: Option<usize>,
 }
 
+/// A file a command could not write, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: cannot write: {source}", path.display())]
+pub struct WriteError {
+    pub path: std::path::PathBuf,
+    pub source: std::io::Error,
+}
+
 /// Writes `body` to `path`, or says which file could not be written.
-pub fn write(path: &std::path::Path, body: impl AsRef<[u8]>) -> Result<(), String> {
-    std::fs::write(path, body).map_err(|err| format!("{}: cannot write: {err}", path.display()))
+pub fn write(path: &std::path::Path, body: impl AsRef<[u8]>) -> Result<(), WriteError> {
+    std::fs::write(path, body).map_err(|source| WriteError { path: path.to_owned(), source })
 }
 
 /// `--start`: a seed, or `auto`.

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use neli_sim::scenario::Layer;
 
 use super::{fail, write};
-use crate::{REPRO, catalog, shrink};
+use crate::{REPRO, catalog, shrinker};
 
 #[derive(clap::Args, Debug)]
 pub struct ShrinkArgs {
@@ -38,13 +38,13 @@ pub fn run(a: ShrinkArgs) -> ExitCode {
     };
     let b = crate::progress::bar_of(u64::from(a.budget), "runs");
     b.set_prefix(format!("shrink {}", e.scenario.name));
-    let shrunk = shrink::shrink_with_progress(&e.scenario, a.seed, a.budget, &b);
+    let shrunk = shrinker::shrink_with_progress(&e.scenario, a.seed, a.budget, &b);
     b.finish_and_clear();
     let Some(s) = shrunk else {
         eprintln!("{} seed {} does not fail: nothing to shrink", e.scenario.name, a.seed);
         return ExitCode::from(1);
     };
-    let file = match shrink::to_file(&e.scenario, &a.scenario, a.seed, &s) {
+    let file = match shrinker::to_file(&e.scenario, &a.scenario, a.seed, &s) {
         Ok(f) => f,
         Err(err) => return fail(err),
     };

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::{SeedRange, fail, jobs, verdict_code};
 use crate::report::Format;
-use crate::{catalog, tune};
+use crate::{catalog, sweep};
 
 #[derive(clap::Args, Debug)]
 pub struct TuneArgs {
@@ -38,11 +38,11 @@ pub fn run(a: TuneArgs) -> ExitCode {
         Err(err) => return fail(err),
     };
     let lists = (|| {
-        let ts = tune::parse_list("heartbeat-timeout", &a.heartbeat_timeout)?;
-        let ss = tune::parse_list("session-timeout", &a.session_timeout)?;
+        let ts = sweep::parse_list("heartbeat-timeout", &a.heartbeat_timeout).map_err(|e| e.to_string())?;
+        let ss = sweep::parse_list("session-timeout", &a.session_timeout).map_err(|e| e.to_string())?;
         let gs = match &a.grace {
             None => vec![e.scenario.election.grace],
-            Some(g) => tune::parse_list("grace", g)?,
+            Some(g) => sweep::parse_list("grace", g).map_err(|e| e.to_string())?,
         };
         if a.range.seeds == 0 {
             return Err("--seeds must be at least 1".to_owned());
@@ -60,7 +60,7 @@ pub fn run(a: TuneArgs) -> ExitCode {
     b.set_prefix(e.scenario.name.clone());
     let t0 = Instant::now();
     let seed_list: Vec<u64> = (start..start + seeds).collect();
-    let cs = tune::sweep(&e.scenario, &ts, &ss, &gs, &seed_list, jobs(a.range.jobs), &b);
+    let cs = sweep::sweep(&e.scenario, &ts, &ss, &gs, &seed_list, jobs(a.range.jobs), &b);
     b.finish_and_clear();
     if crate::interrupt::requested() {
         // Configurations swept in part cannot be compared: no table, no recommendation.
@@ -70,7 +70,7 @@ pub fn run(a: TuneArgs) -> ExitCode {
         );
         return ExitCode::from(crate::interrupt::EXIT);
     }
-    match tune::write_report(&a.scenario, &e.scenario, start, seeds, &cs, &a.out) {
+    match sweep::write_report(&a.scenario, &e.scenario, start, seeds, &cs, &a.out) {
         Ok(r) => {
             print!("{}", r.render(a.format, t0.elapsed().as_secs_f64()));
             verdict_code(!r.failed())

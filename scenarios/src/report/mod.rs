@@ -5,22 +5,26 @@
 //! keeps them from disagreeing. The JSON schemas and the exit codes are
 //! documented in `scenarios/README.md` ("Output formats and exit codes").
 
-mod check;
-mod diff;
-mod explore;
-mod gate;
+mod check_report;
+mod diff_report;
+mod explore_report;
+mod gate_report;
 mod junit;
 mod markdown;
-mod run;
-mod tune;
+mod run_report;
+mod shard_merge;
+mod thresholds;
+mod tune_report;
 
-pub use check::*;
-pub use diff::*;
-pub use explore::*;
-pub use gate::*;
+pub use check_report::*;
+pub use diff_report::*;
+pub use explore_report::*;
+pub use gate_report::*;
 pub use junit::{Case, CaseFailure, document, junit, suite};
-pub use run::*;
-pub use tune::*;
+pub use run_report::*;
+pub use shard_merge::{MergeError, merge};
+pub use thresholds::*;
+pub use tune_report::*;
 
 /// The output form of a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

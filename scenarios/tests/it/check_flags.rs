@@ -121,7 +121,8 @@ fn isolations_changes_the_count() {
     changes_the_count(&[("--isolations", "1")]);
 }
 
-// Issue 18: `--clock-steps` used to do nothing because no skew bound was set.
+// Every `check` flag changes what is explored: `--clock-steps` sets the skew
+// bound it needs by itself.
 #[test]
 fn clock_steps_changes_the_count() {
     changes_the_count(&[("--clock-steps", "1")]);
@@ -361,7 +362,8 @@ fn time_budget_stops_a_one_thread_search() {
 /// `check`'s exit code means the same in every mode: 0 on the recommended
 /// core. Non-exclusive mode lets two members lead one role at once by design,
 /// so it is judged only on what it promises (token order, liveness), not on
-/// a guarded resource refusing the outgoing leader's older token (issue 11).
+/// a guarded resource refusing the outgoing leader's older token
+/// (docs/background.md, "Lease rules, and why").
 #[test]
 fn check_exits_0_on_the_recommended_core_in_every_mode() {
     for (mode, extra) in [
@@ -381,7 +383,7 @@ fn check_exits_0_on_the_recommended_core_in_every_mode() {
     }
 }
 
-/// Issue 11: `check` exits 1 on each unsafe lease variant with its
+/// `check` exits 1 on each unsafe lease variant with its
 /// defaults (membership proof on). No leader overlaps another there, since
 /// the proof caps every lease; the model holds each lease to the send-time
 /// rule on its own, and the counterexample replays as a scenario the
@@ -411,8 +413,9 @@ fn assignment_changes_the_count() {
     changes_the_count(&[("--assignment", "cooperative-sticky")]);
 }
 
-// Issue 13: under incremental assignment the recommended core passes the
-// default bounds, and the header says which assignment was explored.
+// Under incremental assignment (docs/cooperative-rebalance.md) the
+// recommended core passes the default bounds, and the header says which
+// assignment was explored.
 #[test]
 fn check_passes_with_cooperative_sticky_assignment() {
     let out = scratch("check_flags/cooperative_sticky");
@@ -436,7 +439,7 @@ fn check_passes_with_cooperative_sticky_assignment() {
     assert!(text.contains("\nverdict   PASS\n"), "{text}");
 }
 
-// Issue 13: a coordinator that hands a moving partition on without waiting
+// A coordinator that hands a moving partition on without waiting
 // for its old owner's revocation gives two leaders of one role (2 members,
 // 2 roles, a pause past S), and the counterexample scenario is written for
 // a cooperative-sticky election.
@@ -481,11 +484,12 @@ fn heartbeat_failures_changes_the_count() {
     changes_the_count(&[("--heartbeat-failures", "1")]);
 }
 
-// Issue 41: Kafka 4's consumer group protocol. A member whose heartbeats
-// fail while its proofs go through keeps a lease proven just before the
-// coordinator fences it and hands partition 0 on: two leaders with G = 0,
-// in the model and in the simulator's replay of its counterexample. G = T
-// separates them. The header names the protocol and the fault.
+// Kafka 4's consumer group protocol (docs/background.md, "Group
+// protocols"). A member whose heartbeats fail while its proofs go through
+// keeps a lease proven just before the coordinator fences it and hands
+// partition 0 on: two leaders with G = 0, in the model and in the
+// simulator's replay of its counterexample. G = T separates them. The header
+// names the protocol and the fault.
 #[test]
 fn consumer_protocol_needs_a_grace_of_t() {
     let out = scratch("check_flags/consumer");

@@ -1,7 +1,8 @@
-//! Issue 38: what a CI job needs from `explore` beyond one document at the
+//! What a CI job needs from `explore` beyond one document at the
 //! end: fresh seeds each night (`--start auto`), failures kept and replayed
 //! first (`--regressions`), a line per seed as it finishes (`--format
-//! jsonl`) and a summary for the step page (`--format markdown`).
+//! jsonl`) and a summary for the step page (`--format markdown`)
+//! (scenarios/README.md, "Output formats and exit codes").
 
 use std::path::{Path, PathBuf};
 
@@ -84,7 +85,10 @@ fn markdown_summarises_verdict_table_and_failures() {
     assert!(md.starts_with("### neli-lab explore: FAIL\n"), "{md}");
     assert!(md.contains("**Failing seeds** (2):"), "{md}");
     assert!(md.contains("- seed 0 of `broken/lease-from-receipt.toml`: "), "{md}");
-    assert!(md.contains("  - reproduce: `cargo run --release -p neli-scenarios --bin neli-lab -- run broken/lease-from-receipt.toml --seed 0`"), "{md}");
+    assert!(
+        md.contains("  - reproduce: `cargo run --release -p neli-lab -- run broken/lease-from-receipt.toml --seed 0`"),
+        "{md}"
+    );
     // `run` and `check` summarise the same way.
     let o = lab(&["run", &fixture("tiny-pause"), "--seed", "1", "--format", "markdown"]);
     let md = stdout(&o);

@@ -92,9 +92,7 @@ fn run_fails_with_exit_1_and_a_reproduction_line() {
     assert!(out.contains("verdict   FAIL"), "{out}");
     assert!(out.contains("violation overlap"), "{out}");
     assert!(
-        out.contains(
-            "reproduce: cargo run --release -p neli-scenarios --bin neli-lab -- run lease-longer-than-session --seed 1"
-        ),
+        out.contains("reproduce: cargo run --release -p neli-lab -- run lease-longer-than-session --seed 1"),
         "{out}"
     );
 }

@@ -128,7 +128,7 @@ fn explore_junit_validates_against_the_schema() {
     let xml = stdout(&bad);
     assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
     let failure = xml.lines().find(|l| l.contains("<failure message=")).expect("a failure element");
-    assert!(failure.contains("; reproduce: cargo run --release -p neli-scenarios --bin neli-lab -- run "), "{failure}");
+    assert!(failure.contains("; reproduce: cargo run --release -p neli-lab -- run "), "{failure}");
     assert!(failure.contains("random-broken.toml --seed "), "{failure}");
     assert_valid_junit(&xml, "junit_fail");
 }
@@ -196,9 +196,7 @@ fn run_json_and_junit() {
     let xml = stdout(&bad);
     assert!(
         xml.contains("<failure message=\"seed 1: overlap: ")
-            && xml.contains(
-                "; reproduce: cargo run --release -p neli-scenarios --bin neli-lab -- run lease-longer-than-session --seed 1\""
-            ),
+            && xml.contains("; reproduce: cargo run --release -p neli-lab -- run lease-longer-than-session --seed 1\""),
         "{xml}"
     );
     assert_valid_junit(&xml, "run_junit");
@@ -298,10 +296,7 @@ fn check_junit_and_json_name_the_counterexample() {
     assert!(failure.contains(&format!("VIOLATED: {ONE_LEADER}; counterexample ")), "{failure}");
     assert!(failure.contains("; simulator: reproduced with seed "), "{failure}");
     assert!(
-        failure.contains(&format!(
-            "; reproduce: cargo run --release -p neli-scenarios --bin neli-lab -- run {} --seed ",
-            file.display()
-        )),
+        failure.contains(&format!("; reproduce: cargo run --release -p neli-lab -- run {} --seed ", file.display())),
         "{failure}"
     );
 

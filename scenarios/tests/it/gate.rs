@@ -1,4 +1,5 @@
-//! `neli-lab gate`: both halves of the harness, one verdict (issue 42). The
+//! `neli-lab gate`: both halves of the harness, one verdict (README.md, the
+//! main job). The
 //! gate always runs every shipped scenario; these tests point it at a
 //! scenario directory of fixtures and a small model bound to stay cheap.
 

@@ -122,7 +122,8 @@ fn a_random_seed_replays_byte_for_byte_everywhere() {
 
 // The timeline draws where each lease really held (the oracles' spans) apart
 // from what the member was told: the paused leader's lease ends before its
-// successor's begins, though it is told only on resume (issue 13); the
+// successor's begins, though it is told only on resume (scenarios/README.md,
+// "Timeline"); the
 // successor, stopped when the resumed member takes leadership back under
 // eager range, is marked as interrupted.
 #[test]

@@ -1,5 +1,6 @@
 //! The harness as one test command, so mutation testing can ask it whether a
-//! mutant of the election rules is caught (scripts/mutants.sh, issue 11):
+//! mutant of the election rules is caught (scripts/mutants.sh; docs/background.md,
+//! "Why the harness notices a weakened rule"):
 //! every shipped scenario over `NELI_GATE_SEEDS` seeds (default 30), also
 //! with each layer of the lease off (`--ablate`: the heartbeat rules carry
 //! weight where the proof is off), and `check` with its defaults in each of
@@ -76,7 +77,7 @@ fn lab_until(args: &[&str], deadline: Instant) -> Output {
 }
 
 #[test]
-#[ignore = "the mutation gate, about a minute in a release build; scripts/mutants.sh runs it, and by hand: cargo test --release -p neli-scenarios --test it mutation_gate -- --include-ignored"]
+#[ignore = "the mutation gate, about a minute in a release build; scripts/mutants.sh runs it, and by hand: cargo test --release -p neli-lab --test it mutation_gate -- --include-ignored"]
 fn the_harness_passes_explore_all_and_check() {
     // Cheapest first, and explore stops at its first failing scenario: a
     // caught mutant costs seconds, so a whole mutation run fits a session

@@ -6,10 +6,9 @@ use std::sync::Arc;
 
 use neli::core::Member;
 
-use super::View;
 use super::fingerprint::core_fingerprint;
-use crate::election::coordinator::Coordinator;
-use crate::election::state::{ElectionState, LogRec, Slot};
+use crate::election::state::{Coordinator, ElectionState, LogRec, Slot};
+use crate::election::view::View;
 
 impl ElectionState {
     /// Slot `i` for a change: copied first if another state shares it.

@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use neli::core::Member;
 
-use crate::election::coordinator::GroupMember;
-use crate::election::state::{ElectionState, Key, Slot};
+use crate::election::state::{ElectionState, GroupMember, Key, Slot};
 
 /// The hasher of every fingerprint the model keeps: fixed keys, so a state
 /// has the same fingerprint in every run and on every thread, and 64 bits

@@ -6,7 +6,8 @@
 //! - copy on write (`cow`): `ElectionState::{slot_mut, coord_mut, logs_mut}`
 //!   take what a step changes, and `Slot::set_core` is the one way to change
 //!   a core;
-//! - the cached view of a core (`view`): `Slot::{lease, assigned, timeout}`;
+//! - the cached view of a core (`super::view`, below the state that holds
+//!   it): `Slot::{lease, assigned, timeout}`;
 //! - fingerprints (`fingerprint`): `ElectionState::seal` at the end of every
 //!   step, then a state hashes as one digest;
 //! - merging (`forget`): `ElectionModel::forget` after every step;
@@ -17,7 +18,5 @@ mod cow;
 mod fingerprint;
 mod forget;
 mod symmetry;
-mod view;
 
 pub use symmetry::{canonical_fingerprint, rename_members, representative};
-pub(super) use view::View;

@@ -5,8 +5,7 @@
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use crate::election::coordinator::Coordinator;
-use crate::election::state::{ElectionState, Key, LogRec};
+use crate::election::state::{Coordinator, ElectionState, Key, LogRec};
 
 /// Symmetry reduction over members: a canonical renaming of member slots.
 ///

@@ -9,7 +9,7 @@
 
 use indicatif::ProgressBar;
 use neli_sim::scenario::{Dur, Host, TimedFault};
-use neli_sim::{Rule, Scenario, Violation, run_scenario};
+use neli_sim::{Rule, Scenario, ScenarioError, Violation, run_scenario};
 
 use crate::schedule;
 
@@ -216,9 +216,21 @@ pub struct ShrunkFile {
     pub summary: String,
 }
 
+/// Why a shrunk scenario cannot be written: the file would not reproduce
+/// the failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShrinkFileError {
+    #[error(transparent)]
+    Unwritable(#[from] ScenarioError),
+    #[error("internal: shrunk scenario does not parse: {0}")]
+    DoesNotParse(ScenarioError),
+    #[error("internal: the shrunk scenario does not fail deterministically")]
+    NotDeterministic,
+}
+
 /// The file of `shrunk`, the result of shrinking `original` (given as
 /// `arg`) at `seed`; an error if the file would not reproduce the failure.
-pub fn to_file(original: &Scenario, arg: &str, seed: u64, shrunk: &Shrunk) -> Result<ShrunkFile, String> {
+pub fn to_file(original: &Scenario, arg: &str, seed: u64, shrunk: &Shrunk) -> Result<ShrunkFile, ShrinkFileError> {
     let before = schedule::materialize(original, seed);
     let mut sc = shrunk.scenario.clone();
     sc.name = format!("{}-shrunk", original.name);
@@ -228,12 +240,11 @@ pub fn to_file(original: &Scenario, arg: &str, seed: u64, shrunk: &Shrunk) -> Re
         format!("shrunk by: neli-lab shrink {arg} --seed {seed} ({} runs)", shrunk.runs),
         format!("fails with: {}", shrunk.violations.first().map(ToString::to_string).unwrap_or_default()),
     ];
-    let text = sc.to_toml(&header).map_err(|e| e.to_string())?;
-    let check =
-        Scenario::parse(&text, "<shrunk>").map_err(|e| format!("internal: shrunk scenario does not parse: {e}"))?;
+    let text = sc.to_toml(&header)?;
+    let check = Scenario::parse(&text, "<shrunk>").map_err(ShrinkFileError::DoesNotParse)?;
     let (r1, r2) = (run_scenario(&check, seed), run_scenario(&check, seed));
     if r1.passed() || r1.trace != r2.trace {
-        return Err("internal: the shrunk scenario does not fail deterministically".into());
+        return Err(ShrinkFileError::NotDeterministic);
     }
     let summary = format!(
         "shrunk {} seed {seed} in {} runs: faults {} -> {}, duration {} -> {}, members {} -> {} (still: {})",

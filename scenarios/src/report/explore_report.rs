@@ -273,6 +273,34 @@ impl Explore {
     /// The text output after the build line and the `explored` line: the
     /// figures table, the verdict and the failing seeds.
     pub fn text_body(&self) -> String {
+        let mut o = self.figures_table();
+        let regressed: Vec<&Regression> = self.regressions.iter().filter(|r| !r.passed).collect();
+        if !self.regressions.is_empty() {
+            let _ = writeln!(
+                o,
+                "regressions: {} kept failure(s) replayed first, {} fail again",
+                self.regressions.len(),
+                regressed.len()
+            );
+        }
+        self.write_allowed_failures(&mut o);
+        let failing: Vec<(&ScenarioResults, &Failure)> =
+            self.scenarios.iter().filter(|s| s.judged()).flat_map(|s| s.failing.iter().map(move |f| (s, f))).collect();
+        let missed: Vec<&ScenarioResults> = self.scenarios.iter().filter(|s| s.missed_expected_failure()).collect();
+        if failing.is_empty() && self.interrupted && regressed.is_empty() {
+            o.push_str("verdict   NONE (interrupted: no violation in the seeds that ran, and not every seed ran)\n");
+            return o;
+        }
+        if failing.is_empty() && missed.is_empty() && regressed.is_empty() {
+            o.push_str("verdict   PASS\n");
+            return o;
+        }
+        write_fail(&mut o, &regressed, &failing, &missed);
+        o
+    }
+
+    /// The figures table, with the line that says what its figures are.
+    fn figures_table(&self) -> String {
         let mut o = String::new();
         o.push_str(
             "figures in ms as p50/p99/max over seeds; overlap = total per run, gap = longest per run, failover = slowest per run\n",
@@ -298,15 +326,12 @@ impl Explore {
             })
             .collect();
         o.push_str(&stats::table(&["scenario", "seeds", "violations", "overlap", "gap", "failover"], &rows));
-        let regressed: Vec<&Regression> = self.regressions.iter().filter(|r| !r.passed).collect();
-        if !self.regressions.is_empty() {
-            let _ = writeln!(
-                o,
-                "regressions: {} kept failure(s) replayed first, {} fail again",
-                self.regressions.len(),
-                regressed.len()
-            );
-        }
+        o
+    }
+
+    /// One line per scenario not judged (its file says it must or may
+    /// fail) whose seeds failed, as it says they would.
+    fn write_allowed_failures(&self, o: &mut String) {
         for s in self.scenarios.iter().filter(|s| !s.judged() && !s.failing.is_empty()) {
             let first = &s.failing[0];
             let (label, field) =
@@ -321,58 +346,8 @@ impl Explore {
                 first.violations.first().map_or("", String::as_str)
             );
         }
-        let failing: Vec<(&ScenarioResults, &Failure)> =
-            self.scenarios.iter().filter(|s| s.judged()).flat_map(|s| s.failing.iter().map(move |f| (s, f))).collect();
-        let missed: Vec<&ScenarioResults> = self.scenarios.iter().filter(|s| s.missed_expected_failure()).collect();
-        if failing.is_empty() && self.interrupted && regressed.is_empty() {
-            o.push_str("verdict   NONE (interrupted: no violation in the seeds that ran, and not every seed ran)\n");
-            return o;
-        }
-        if failing.is_empty() && missed.is_empty() && regressed.is_empty() {
-            o.push_str("verdict   PASS\n");
-            return o;
-        }
-        let mut why = Vec::new();
-        if !regressed.is_empty() {
-            why.push(format!("{} regression(s)", regressed.len()));
-        }
-        if !failing.is_empty() {
-            why.push(format!("{} violating run(s)", failing.len()));
-        }
-        if !missed.is_empty() {
-            why.push(format!("{} run(s) that must fail passed", missed.len()));
-        }
-        let _ = writeln!(o, "verdict   FAIL ({})", why.join(", "));
-        for r in &regressed {
-            let _ = writeln!(
-                o,
-                "  REGRESSION {} (seed {}, kept earlier) fails again: {}",
-                r.file,
-                r.seed,
-                r.violations.first().map_or("", String::as_str)
-            );
-            let _ = writeln!(o, "    reproduce: {}", r.reproduce);
-        }
-        for s in &missed {
-            let _ = writeln!(
-                o,
-                "  {} must fail (expect.fails_without) but passed all {} seed(s): the layer it names carried no weight here",
-                s.name,
-                s.results.len()
-            );
-        }
-        for (s, f) in failing.iter().take(LISTED) {
-            let _ = writeln!(o, "  seed {} of {}: {}", f.seed, s.arg, f.violations.first().map_or("", String::as_str));
-            let _ = writeln!(o, "    reproduce: {}", f.reproduce);
-            let _ = writeln!(o, "    shrink:    {}", f.shrink);
-        }
-        if failing.len() > LISTED {
-            let _ = writeln!(o, "  ... and {} more", failing.len() - LISTED);
-        }
-        o
     }
 
-    /// The whole text output, as `explore` has always printed it.
     /// The report in `format` (explore and merge print the same way).
     pub fn render(&self, format: Format) -> String {
         match format {
@@ -384,6 +359,7 @@ impl Explore {
         }
     }
 
+    /// The whole text output, as `explore` has always printed it.
     pub fn text(&self) -> String {
         format!("build     {}\n{}\n{}", self.build, self.explored_line(), self.text_body())
     }
@@ -476,107 +452,52 @@ impl Explore {
     }
 }
 
-/// Refuses `r` (read from `file`) as a shard of the explore that `first`
-/// (from `first_file`) is a shard of, naming what differs.
-fn same_explore(file: &str, r: &Explore, first_file: &str, first: &Explore) -> Result<(), String> {
-    let names = |r: &Explore| -> Vec<(String, String, bool, bool)> {
-        r.scenarios.iter().map(|s| (s.name.clone(), s.arg.clone(), s.expect_fail, s.may_fail)).collect()
-    };
-    if r.schema != SCHEMA {
-        return Err(format!("{file}: schema {:?}, expected {SCHEMA:?}", r.schema));
+/// The `FAIL` verdict line and what made it: regressions that fail again,
+/// scenarios that must fail but passed, and the first [`LISTED`] failing
+/// seeds with their reproduction.
+fn write_fail(
+    o: &mut String,
+    regressed: &[&Regression],
+    failing: &[(&ScenarioResults, &Failure)],
+    missed: &[&ScenarioResults],
+) {
+    let mut why = Vec::new();
+    if !regressed.is_empty() {
+        why.push(format!("{} regression(s)", regressed.len()));
     }
-    let differs = |what: &str, a: String, b: String| {
-        Err(format!("{file}: {what} {a} differs from {b} in {first_file}; all shards must come from one explore"))
-    };
-    if r.build != first.build {
-        return differs("build", format!("{:?}", r.build), format!("{:?}", first.build));
+    if !failing.is_empty() {
+        why.push(format!("{} violating run(s)", failing.len()));
     }
-    if (r.start, r.seeds) != (first.start, first.seeds) {
-        return differs(
-            "seed range",
-            format!("--start {} --seeds {}", r.start, r.seeds),
-            format!("--start {} --seeds {}", first.start, first.seeds),
+    if !missed.is_empty() {
+        why.push(format!("{} run(s) that must fail passed", missed.len()));
+    }
+    let _ = writeln!(o, "verdict   FAIL ({})", why.join(", "));
+    for r in regressed {
+        let _ = writeln!(
+            o,
+            "  REGRESSION {} (seed {}, kept earlier) fails again: {}",
+            r.file,
+            r.seed,
+            r.violations.first().map_or("", String::as_str)
+        );
+        let _ = writeln!(o, "    reproduce: {}", r.reproduce);
+    }
+    for s in missed {
+        let _ = writeln!(
+            o,
+            "  {} must fail (expect.fails_without) but passed all {} seed(s): the layer it names carried no weight here",
+            s.name,
+            s.results.len()
         );
     }
-    if r.shard.of != first.shard.of {
-        return differs("shard count", format!("/{}", r.shard.of), format!("/{}", first.shard.of));
+    for (s, f) in failing.iter().take(LISTED) {
+        let _ = writeln!(o, "  seed {} of {}: {}", f.seed, s.arg, f.violations.first().map_or("", String::as_str));
+        let _ = writeln!(o, "    reproduce: {}", f.reproduce);
+        let _ = writeln!(o, "    shrink:    {}", f.shrink);
     }
-    if r.ablate_seeds != first.ablate_seeds {
-        return differs("--ablate-seeds", format!("{:?}", r.ablate_seeds), format!("{:?}", first.ablate_seeds));
+    if failing.len() > LISTED {
+        let _ = writeln!(o, "  ... and {} more", failing.len() - LISTED);
     }
-    if names(r) != names(first) {
-        return differs("scenario list", format!("{:?}", names(r)), format!("{:?}", names(first)));
-    }
-    if r.merged_shards != 0 {
-        return Err(format!("{file}: already a merged report; merge the shard reports themselves"));
-    }
-    Ok(())
-}
-
-/// Combines the shard reports `inputs` (`(file name, report)`) of one
-/// sharded explore into the report of one run over all seeds. Refuses,
-/// naming the file, reports of another schema, build, seed range, shard
-/// count or scenario list than the first, a shard given twice, a missing
-/// shard, and a seed reported twice.
-pub fn merge(inputs: Vec<(String, Explore)>) -> Result<Explore, String> {
-    let Some((first_file, first)) = inputs.first() else {
-        return Err("merge: give the shard reports (explore --shard i/n --format json) to merge".into());
-    };
-    let mut seen: Vec<Option<&str>> = vec![None; usize::try_from(first.shard.of).unwrap_or(0)];
-    for (file, r) in &inputs {
-        same_explore(file, r, first_file, first)?;
-        let slot = usize::try_from(r.shard.index)
-            .ok()
-            .and_then(|i| i.checked_sub(1))
-            .and_then(|i| seen.get_mut(i))
-            .ok_or_else(|| format!("{file}: shard {}/{} is out of range", r.shard.index, r.shard.of))?;
-        if let Some(other) = slot {
-            return Err(format!("{file}: shard {}/{} given twice (also {other})", r.shard.index, r.shard.of));
-        }
-        *slot = Some(file);
-    }
-    let missing: Vec<String> = seen
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.is_none())
-        .map(|(i, _)| format!("{}/{}", i + 1, first.shard.of))
-        .collect();
-    if !missing.is_empty() {
-        return Err(format!("merge: shard(s) {} missing (given: {})", missing.join(", "), {
-            let files: Vec<&str> = inputs.iter().map(|(f, _)| f.as_str()).collect();
-            files.join(", ")
-        }));
-    }
-    let mut scenarios = Vec::new();
-    for (k, s) in first.scenarios.iter().enumerate() {
-        let mut results: Vec<SeedResult> = inputs.iter().flat_map(|(_, r)| r.scenarios[k].results.clone()).collect();
-        results.sort_by_key(|r| r.seed);
-        if let Some(w) = results.windows(2).find(|w| w[0].seed == w[1].seed) {
-            return Err(format!("merge: seed {} of {} is reported by two shards", w[0].seed, s.name));
-        }
-        let wall = inputs.iter().map(|(_, r)| r.scenarios[k].wall_s).fold(0.0, f64::max);
-        let mut merged = ScenarioResults::new(&s.name, &s.arg, wall, results)
-            .expecting_failure(s.expect_fail)
-            .allowing_failure(s.may_fail);
-        merged.without = s.without.clone();
-        scenarios.push(merged);
-    }
-    Ok(Explore {
-        schema: SCHEMA.into(),
-        build: first.build.clone(),
-        start: first.start,
-        start_auto: first.start_auto,
-        regressions: merged_regressions(&inputs),
-        seeds: first.seeds,
-        shard: Shard { index: 1, of: 1 },
-        jobs: inputs.iter().map(|(_, r)| r.jobs).sum(),
-        wall_s: inputs.iter().map(|(_, r)| r.wall_s).fold(0.0, f64::max),
-        time_budget: inputs.iter().find_map(|(_, r)| r.time_budget.clone()),
-        merged_shards: inputs.len() as u64,
-        interrupted: inputs.iter().any(|(_, r)| r.interrupted),
-        ablate_seeds: first.ablate_seeds,
-        scenarios,
-    })
 }
 
 /// The `schema` of `explore --format jsonl`'s lines.
@@ -726,16 +647,4 @@ impl Explore {
         s.push('\n');
         s
     }
-}
-
-/// The regressions every shard replayed, once each (every shard of a
-/// nightly replays the same kept failures).
-fn merged_regressions(inputs: &[(String, Explore)]) -> Vec<Regression> {
-    let mut out: Vec<Regression> = Vec::new();
-    for r in inputs.iter().flat_map(|(_, e)| &e.regressions) {
-        if !out.iter().any(|o| o.file == r.file && o.seed == r.seed) {
-            out.push(r.clone());
-        }
-    }
-    out
 }

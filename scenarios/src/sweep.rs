@@ -14,10 +14,12 @@
 //! drift and late timers), then the shorter p99 gap.
 
 use indicatif::ProgressBar;
-use neli_sim::Scenario;
 use neli_sim::scenario::Dur;
+use neli_sim::{Scenario, ScenarioError};
 
-use crate::explore::run_seeds;
+use crate::REPRO;
+use crate::parallel::run_seeds;
+use crate::report::{Failure, TuneConfig};
 use crate::stats::percentile;
 
 /// One configuration and what its seeds showed.
@@ -50,13 +52,65 @@ impl Config {
     }
 }
 
+/// How `tune` reports a configuration: the report stays below the sweep
+/// that fills it.
+impl TuneConfig {
+    /// `c` as reported; `file` is where the configured scenario was written
+    /// when `c` is valid but unsafe.
+    pub fn of(c: &Config, recommended: bool, file: Option<&str>) -> TuneConfig {
+        let failing = match (file, &c.first_violation) {
+            (Some(file), Some((seed, v))) => Some(Failure {
+                seed: *seed,
+                violations: vec![v.clone()],
+                reproduce: format!("{REPRO} run {file} --seed {seed}"),
+                shrink: format!("{REPRO} shrink {file} --seed {seed}"),
+            }),
+            _ => None,
+        };
+        TuneConfig {
+            failing,
+            label: c.label(),
+            heartbeat_timeout_ms: c.t.0,
+            session_timeout_ms: c.s.0,
+            grace_ms: c.g.0,
+            seeds: c.seeds,
+            violating: c.violating,
+            overlap_max_ms: c.overlap_max_ms,
+            stale_writes: c.stale_writes,
+            gap_p50_ms: c.gap_p50_ms,
+            gap_p99_ms: c.gap_p99_ms,
+            failover_p50_ms: c.failover_p50_ms,
+            failover_max_ms: c.failover_max_ms,
+            safe: c.safe(),
+            valid: c.valid,
+            recommended,
+        }
+    }
+}
+
+/// Why `tune` refused a flag or could not write what it found: the flag or
+/// the file at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    #[error("--{flag}: {reason}")]
+    BadDuration { flag: String, reason: neli_sim::scenario::BadDuration },
+    #[error("--{flag}: durations must be positive")]
+    NotPositive { flag: String },
+    #[error("{}: cannot write: {source}", path.display())]
+    Write { path: std::path::PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+}
+
 /// Parses `"500ms,1s,2s"`.
-pub fn parse_list(flag: &str, text: &str) -> Result<Vec<Dur>, String> {
-    let v: Result<Vec<Dur>, String> =
-        text.split(',').map(|p| Dur::parse(p).map_err(|e| format!("--{flag}: {e}"))).collect();
+pub fn parse_list(flag: &str, text: &str) -> Result<Vec<Dur>, SweepError> {
+    let v: Result<Vec<Dur>, SweepError> = text
+        .split(',')
+        .map(|p| Dur::parse(p).map_err(|e| SweepError::BadDuration { flag: flag.to_owned(), reason: e }))
+        .collect();
     let v = v?;
     if v.iter().any(|d| d.0 <= 0 && flag != "grace") {
-        return Err(format!("--{flag}: durations must be positive"));
+        return Err(SweepError::NotPositive { flag: flag.to_owned() });
     }
     Ok(v)
 }
@@ -176,7 +230,7 @@ pub fn write_report(
     seeds: u64,
     cs: &[Config],
     out: &std::path::Path,
-) -> Result<crate::report::Tune, String> {
+) -> Result<crate::report::Tune, SweepError> {
     let rec = recommend(cs);
     let points: Vec<crate::svg::Point> = cs
         .iter()
@@ -195,7 +249,7 @@ pub fn write_report(
     let mut files = Vec::new();
     for (file, body) in [("tune.csv", csv(cs)), ("tune.svg", crate::svg::chart(&title, &points))] {
         let p = out.join(file);
-        std::fs::write(&p, body).map_err(|err| format!("{}: cannot write: {err}", p.display()))?;
+        std::fs::write(&p, body).map_err(|source| SweepError::Write { path: p.clone(), source })?;
         files.push(p.display().to_string());
     }
     let mut configs = Vec::new();
@@ -219,14 +273,14 @@ pub fn write_report(
 
 /// A configuration validation accepts that is unsafe is a violation: it is
 /// written as a scenario file that `run` reproduces; returns its path.
-fn write_unsafe(arg: &str, base: &Scenario, c: &Config, out: &std::path::Path) -> Result<String, String> {
+fn write_unsafe(arg: &str, base: &Scenario, c: &Config, out: &std::path::Path) -> Result<String, SweepError> {
     let mut sc = configure(base, c.t, c.s, c.g);
     let g = if c.g.0 > 0 { format!("-g{}", c.g) } else { String::new() };
     sc.name = format!("{}-t{}-s{}{g}", base.name, c.t, c.s);
     let p = out.join(format!("{}.toml", sc.name));
     let header = vec![format!("tune {arg}: configuration {} ({})", c.label(), crate::BUILD)];
-    let text = sc.to_toml(&header).map_err(|e| e.to_string())?;
-    std::fs::write(&p, text).map_err(|err| format!("{}: cannot write: {err}", p.display()))?;
+    let text = sc.to_toml(&header)?;
+    std::fs::write(&p, text).map_err(|source| SweepError::Write { path: p.clone(), source })?;
     Ok(p.display().to_string())
 }
 

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Case, CaseFailure, Failure, Format, junit};
-use crate::{REPRO, stats};
+use crate::stats;
 
 /// The `schema` field of a `tune --format json` report.
 pub const TUNE_SCHEMA: &str = "neli-lab/tune/1";
@@ -31,7 +31,7 @@ pub struct Tune {
     pub files: Vec<String>,
 }
 
-/// One configuration of a sweep (`crate::tune::Config`), times in ms.
+/// One configuration of a sweep (`crate::sweep::Config`), times in ms.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TuneConfig {
     pub label: String,
@@ -55,40 +55,6 @@ pub struct TuneConfig {
     /// violation and how to reproduce it (the configured scenario is
     /// written to `--out`).
     pub failing: Option<Failure>,
-}
-
-impl TuneConfig {
-    /// `c` as reported; `file` is where the configured scenario was written
-    /// when `c` is valid but unsafe.
-    pub fn of(c: &crate::tune::Config, recommended: bool, file: Option<&str>) -> TuneConfig {
-        let failing = match (file, &c.first_violation) {
-            (Some(file), Some((seed, v))) => Some(Failure {
-                seed: *seed,
-                violations: vec![v.clone()],
-                reproduce: format!("{REPRO} run {file} --seed {seed}"),
-                shrink: format!("{REPRO} shrink {file} --seed {seed}"),
-            }),
-            _ => None,
-        };
-        TuneConfig {
-            failing,
-            label: c.label(),
-            heartbeat_timeout_ms: c.t.0,
-            session_timeout_ms: c.s.0,
-            grace_ms: c.g.0,
-            seeds: c.seeds,
-            violating: c.violating,
-            overlap_max_ms: c.overlap_max_ms,
-            stale_writes: c.stale_writes,
-            gap_p50_ms: c.gap_p50_ms,
-            gap_p99_ms: c.gap_p99_ms,
-            failover_p50_ms: c.failover_p50_ms,
-            failover_max_ms: c.failover_max_ms,
-            safe: c.safe(),
-            valid: c.valid,
-            recommended,
-        }
-    }
 }
 
 impl Tune {
@@ -146,7 +112,7 @@ impl Tune {
     }
 }
 
-/// The rule `tune::recommend` applies, as the text form states it.
+/// The rule `sweep::recommend` applies, as the text form states it.
 const RULE: &str = "safe and valid, gap p50 at most 25% + 250ms above the best, then the largest margin |S-T|/S, then the smallest gap p99";
 
 impl Tune {

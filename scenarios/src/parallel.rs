@@ -17,53 +17,77 @@ use crate::stats::SeedResult;
 /// Most seeds one process runs per scenario; more is a job for shards.
 pub const MAX_SEEDS: u64 = 100_000_000;
 
+/// A refused `--seeds`, `--start`, `--shard` or `--time-budget`: each
+/// names the flag at fault and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SeedFlagError {
+    #[error("--seeds 0: nothing to run; give at least 1")]
+    NoSeeds,
+    #[error("--shard {index}/{of}: need 1 <= i <= n")]
+    ShardOutOfRange { index: u64, of: u64 },
+    #[error("--start {start} + --seeds {count} goes past the largest seed {max}", max = u64::MAX)]
+    PastLargestSeed { start: u64, count: u64 },
+    #[error("--shard {index}/{of}: no seed of the {count} from {start} falls in this shard")]
+    EmptyShard { index: u64, of: u64, count: u64, start: u64 },
+    #[error(
+        "{n} seeds in one process (--seeds {count}, --shard {index}/{of}): at most {MAX_SEEDS}; split the range with --shard"
+    )]
+    TooManySeeds { n: u64, count: u64, index: u64, of: u64 },
+    #[error("--shard {text:?}: expected i/n, e.g. 1/4")]
+    ShardNotAFraction { text: String },
+    #[error("--shard {text:?}: i and n must be integers")]
+    ShardNotIntegers { text: String },
+    #[error("--shard {text:?}: need 1 <= i <= n")]
+    ShardTextOutOfRange { text: String },
+    #[error("--time-budget {text:?}: must be positive, e.g. 10m")]
+    ZeroBudget { text: String },
+    #[error("--time-budget {text:?}: {reason}")]
+    BadBudget { text: String, reason: String },
+}
+
 /// The seeds of `start..start+count` that shard `index` of `of` (1-based)
 /// runs: every `of`-th seed, counted without walking the whole range, so a
 /// huge range split into as many shards costs one seed per shard. An empty
 /// selection or one above [`MAX_SEEDS`] is an error saying why.
-pub fn shard_seeds(start: u64, count: u64, index: u64, of: u64) -> Result<Vec<u64>, String> {
+pub fn shard_seeds(start: u64, count: u64, index: u64, of: u64) -> Result<Vec<u64>, SeedFlagError> {
     if count == 0 {
-        return Err("--seeds 0: nothing to run; give at least 1".into());
+        return Err(SeedFlagError::NoSeeds);
     }
     if index == 0 || of == 0 || index > of {
-        return Err(format!("--shard {index}/{of}: need 1 <= i <= n"));
+        return Err(SeedFlagError::ShardOutOfRange { index, of });
     }
-    let end = start
-        .checked_add(count)
-        .ok_or_else(|| format!("--start {start} + --seeds {count} goes past the largest seed {}", u64::MAX))?;
+    let end = start.checked_add(count).ok_or(SeedFlagError::PastLargestSeed { start, count })?;
     let first = start.saturating_add(index - 1);
     if first >= end {
-        return Err(format!("--shard {index}/{of}: no seed of the {count} from {start} falls in this shard"));
+        return Err(SeedFlagError::EmptyShard { index, of, count, start });
     }
     let n = (end - first).div_ceil(of);
     if n > MAX_SEEDS {
-        return Err(format!(
-            "{n} seeds in one process (--seeds {count}, --shard {index}/{of}): at most {MAX_SEEDS}; split the range with --shard"
-        ));
+        return Err(SeedFlagError::TooManySeeds { n, count, index, of });
     }
     Ok((0..n).map(|k| first + k * of).collect())
 }
 
 /// Parses `i/n` with `1 <= i <= n`.
-pub fn parse_shard(text: &str) -> Result<(u64, u64), String> {
-    let (i, n) = text.split_once('/').ok_or_else(|| format!("--shard {text:?}: expected i/n, e.g. 1/4"))?;
+pub fn parse_shard(text: &str) -> Result<(u64, u64), SeedFlagError> {
+    let (i, n) = text.split_once('/').ok_or_else(|| SeedFlagError::ShardNotAFraction { text: text.to_owned() })?;
     let (i, n): (u64, u64) = match (i.trim().parse(), n.trim().parse()) {
         (Ok(i), Ok(n)) => (i, n),
-        _ => return Err(format!("--shard {text:?}: i and n must be integers")),
+        _ => return Err(SeedFlagError::ShardNotIntegers { text: text.to_owned() }),
     };
     if n == 0 || i == 0 || i > n {
-        return Err(format!("--shard {text:?}: need 1 <= i <= n"));
+        return Err(SeedFlagError::ShardTextOutOfRange { text: text.to_owned() });
     }
     Ok((i, n))
 }
 
 /// Parses a `--time-budget` such as `90s`, `10m` or `2h`, in the one
 /// duration grammar ([`neli::duration`]); zero is refused.
-pub fn parse_budget(text: &str) -> Result<std::time::Duration, String> {
+pub fn parse_budget(text: &str) -> Result<std::time::Duration, SeedFlagError> {
     match neli::duration::parse(text) {
-        Ok(d) if d.is_zero() => Err(format!("--time-budget {text:?}: must be positive, e.g. 10m")),
+        Ok(d) if d.is_zero() => Err(SeedFlagError::ZeroBudget { text: text.to_owned() }),
         Ok(d) => Ok(d),
-        Err(e) => Err(format!("--time-budget {text:?}: {e}")),
+        Err(e) => Err(SeedFlagError::BadBudget { text: text.to_owned(), reason: e.to_string() }),
     }
 }
 
@@ -166,15 +190,15 @@ mod tests {
         assert_eq!(parse_budget("2h").unwrap().as_secs(), 7200);
         assert_eq!(parse_budget("250ms").unwrap().as_millis(), 250);
         for bad in ["0s", "10", "m", "10x", "-1s", ""] {
-            assert!(parse_budget(bad).unwrap_err().contains("--time-budget"), "{bad}");
+            assert!(parse_budget(bad).unwrap_err().to_string().contains("--time-budget"), "{bad}");
         }
     }
 
     #[test]
     fn nothing_to_run_or_too_much_is_an_error_saying_why() {
-        assert!(shard_seeds(0, 0, 1, 1).unwrap_err().contains("nothing to run"));
-        assert!(shard_seeds(0, 2, 3, 4).unwrap_err().contains("no seed"));
-        assert!(shard_seeds(5, u64::MAX, 1, 1).unwrap_err().contains("past the largest seed"));
-        assert!(shard_seeds(0, u64::MAX, 1, 1).unwrap_err().contains("split the range"));
+        assert!(shard_seeds(0, 0, 1, 1).unwrap_err().to_string().contains("nothing to run"));
+        assert!(shard_seeds(0, 2, 3, 4).unwrap_err().to_string().contains("no seed"));
+        assert!(shard_seeds(5, u64::MAX, 1, 1).unwrap_err().to_string().contains("past the largest seed"));
+        assert!(shard_seeds(0, u64::MAX, 1, 1).unwrap_err().to_string().contains("split the range"));
     }
 }

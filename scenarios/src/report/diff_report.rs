@@ -19,244 +19,78 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::thresholds::{Figure, Limit, Stat, Thresholds, pct};
 use super::{Case, CaseFailure, Explore, Format, SCHEMA, ScenarioResults, junit};
-use crate::stats::{self, SeedResult};
+use crate::stats;
 
 /// The `schema` field of a `diff --format json` report.
 pub const DIFF_SCHEMA: &str = "neli-lab/diff/1";
 
-/// The thresholds used when `--max-regress` is not given.
-pub const DEFAULT_MAX_REGRESS: &str = "gap.p99=10%,failover.p99=10%";
-
-/// One of the explore table's figures, in ms per seed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Figure {
-    /// Total time two members led at once, per seed.
-    Overlap,
-    /// Longest time without a leader, per seed.
-    Gap,
-    /// Slowest failover, per seed that had one.
-    Failover,
+/// Why two reports do not compare: both sides named, and what differs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DiffError {
+    #[error(
+        "the reports cover different seed ranges: {base_file} has --start {} --seeds {}, {head_file} has --start {} --seeds {}; compare runs over the same seeds",
+        base.0, base.1, head.0, head.1
+    )]
+    SeedRanges { base_file: String, base: (u64, u64), head_file: String, head: (u64, u64) },
+    #[error(
+        "the reports cover different scenarios: missing in HEAD {head_file}: {only_base}; missing in BASE {base_file}: {only_head}; compare runs of the same scenarios"
+    )]
+    Scenarios { head_file: String, only_base: String, base_file: String, only_head: String },
+    #[error(
+        "{scenario}: the reports ran different seeds ({base_file}: {base}, {head_file}: {head}; a time budget, an interruption or another --ablate-seeds); compare runs over the same seeds"
+    )]
+    Seeds { scenario: String, base_file: String, base: String, head_file: String, head: String },
 }
 
-/// A statistic of a figure over the seeds (nearest-rank, as explore prints).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stat {
-    /// The median.
-    P50,
-    /// The 99th percentile.
-    P99,
-    /// The largest value.
-    Max,
-}
-
-impl Figure {
-    /// Every figure, in the order of the explore table.
-    pub const ALL: [Figure; 3] = [Figure::Overlap, Figure::Gap, Figure::Failover];
-
-    /// The name used in `--max-regress` and the report.
-    pub fn name(self) -> &'static str {
-        match self {
-            Figure::Overlap => "overlap",
-            Figure::Gap => "gap",
-            Figure::Failover => "failover",
-        }
-    }
-
-    /// This figure of every seed of `results` that has it, in seed order.
-    fn values(self, results: &[SeedResult]) -> Vec<u64> {
-        match self {
-            Figure::Overlap => results.iter().map(|r| r.overlap_total_ms).collect(),
-            Figure::Gap => results.iter().map(|r| r.gap_max_ms).collect(),
-            Figure::Failover => results.iter().filter_map(|r| r.failover_max_ms).collect(),
-        }
-    }
-}
-
-impl Stat {
-    /// Every statistic, in the order of the explore table's `p50/p99/max`.
-    pub const ALL: [Stat; 3] = [Stat::P50, Stat::P99, Stat::Max];
-
-    /// The name used in `--max-regress` and the report.
-    pub fn name(self) -> &'static str {
-        match self {
-            Stat::P50 => "p50",
-            Stat::P99 => "p99",
-            Stat::Max => "max",
-        }
-    }
-
-    /// The percentile [`stats::percentile`] takes.
-    fn percentile(self) -> u32 {
-        match self {
-            Stat::P50 => 50,
-            Stat::P99 => 99,
-            Stat::Max => 100,
-        }
-    }
-
-    /// This statistic of `values`; `None` when there are none.
-    fn of(self, values: &[u64]) -> Option<u64> {
-        (!values.is_empty()).then(|| stats::percentile(values, self.percentile()))
-    }
-}
-
-/// Every `FIGURE.STAT` name `--max-regress` accepts, comma-separated.
-pub fn figure_names() -> String {
-    let names: Vec<String> =
-        Figure::ALL.iter().flat_map(|f| Stat::ALL.iter().map(move |s| format!("{}.{}", f.name(), s.name()))).collect();
-    names.join(", ")
-}
-
-/// How much a figure may rise from BASE to HEAD.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Limit {
-    /// At most this many percent of BASE's value (`N%`).
-    pub relative_pct: Option<f64>,
-    /// At most this many ms (`Nms`, `Ns`, ...).
-    pub absolute_ms: Option<u64>,
-}
-
-impl Limit {
-    /// As written in the report: `10%`, `50ms`, or `10% and 50ms`.
-    pub fn describe(&self) -> String {
-        match (self.relative_pct, self.absolute_ms) {
-            (Some(p), Some(ms)) => format!("{} and {ms}ms", pct(p)),
-            (Some(p), None) => pct(p),
-            (None, Some(ms)) => format!("{ms}ms"),
-            (None, None) => "-".into(),
-        }
-    }
-}
-
-/// `10%`, `2.5%`: a percentage without needless decimals.
-fn pct(p: f64) -> String {
-    if p.fract() == 0.0 { format!("{p:.0}%") } else { format!("{p}%") }
-}
-
-/// The parsed `--max-regress`: a [`Limit`] per figure and statistic.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Thresholds {
-    limits: Vec<(Figure, Stat, Limit)>,
-}
-
-/// The form `--max-regress` expects, for error messages.
-const EXPECTED_FORM: &str =
-    "FIGURE.STAT=N% (relative to BASE) or FIGURE.STAT=Nms / Ns (absolute), e.g. gap.p99=10% or gap.p99=50ms";
-
-impl Thresholds {
-    /// Parses `FIGURE.STAT=LIMIT[,FIGURE.STAT=LIMIT...]`, where LIMIT is
-    /// `N%` (N a non-negative number, fractions allowed) or a duration of
-    /// [`neli::duration::parse`]. A figure may have one relative and one
-    /// absolute limit. Refuses, naming it, an unknown figure (listing the
-    /// valid ones), a malformed item (with the expected form) and a limit
-    /// of one kind given twice for a figure.
-    pub fn parse(text: &str) -> Result<Thresholds, String> {
-        let mut t = Thresholds::default();
-        for item in text.split(',') {
-            let item = item.trim();
-            let malformed =
-                |why: &str| format!("--max-regress: malformed threshold {item:?}{why}: expected {EXPECTED_FORM}");
-            let Some((name, limit)) = item.split_once('=') else {
-                return Err(malformed(""));
-            };
-            let (name, limit) = (name.trim(), limit.trim());
-            let (figure, stat) = parse_name(name).ok_or_else(|| {
-                if name.is_empty() {
-                    malformed(" (no figure)")
-                } else {
-                    format!("--max-regress: unknown figure {name:?} in {item:?}; valid figures: {}", figure_names())
-                }
-            })?;
-            let slot = match t.limits.iter().position(|(f, s, _)| (*f, *s) == (figure, stat)) {
-                Some(i) => &mut t.limits[i].2,
-                None => {
-                    t.limits.push((figure, stat, Limit::default()));
-                    let last = t.limits.len() - 1;
-                    &mut t.limits[last].2
-                }
-            };
-            let twice = |kind: &str| format!("--max-regress: {name} has two {kind} thresholds (second: {item:?})");
-            if let Some(p) = limit.strip_suffix('%') {
-                let p: f64 = p
-                    .trim()
-                    .parse()
-                    .ok()
-                    .filter(|p: &f64| p.is_finite() && *p >= 0.0)
-                    .ok_or_else(|| malformed(" (not a non-negative percentage)"))?;
-                if slot.relative_pct.replace(p).is_some() {
-                    return Err(twice("relative"));
-                }
-            } else {
-                let d = neli::duration::parse(limit).map_err(|err| malformed(&format!(" ({err})")))?;
-                let ms = u64::try_from(d.as_millis()).map_err(|_| malformed(" (too large)"))?;
-                if slot.absolute_ms.replace(ms).is_some() {
-                    return Err(twice("absolute"));
-                }
-            }
-        }
-        Ok(t)
-    }
-
-    /// The defaults, [`DEFAULT_MAX_REGRESS`].
-    pub fn defaults() -> Thresholds {
-        Thresholds::parse(DEFAULT_MAX_REGRESS).unwrap_or_default()
-    }
-
-    /// The limit of `figure.stat`, if any.
-    pub fn limit(&self, figure: Figure, stat: Stat) -> Option<Limit> {
-        self.limits.iter().find(|(f, s, _)| (*f, *s) == (figure, stat)).map(|(_, _, l)| *l)
-    }
-
-    /// Every threshold as `FIGURE.STAT=LIMIT`, one per limit (a figure
-    /// with both kinds twice), as `--max-regress` takes them back.
-    pub fn describe(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for (f, s, l) in &self.limits {
-            let name = format!("{}.{}", f.name(), s.name());
-            out.extend(l.relative_pct.map(|p| format!("{name}={}", pct(p))));
-            out.extend(l.absolute_ms.map(|ms| format!("{name}={ms}ms")));
-        }
-        out
-    }
-}
-
-/// `gap.p99` as (figure, statistic).
-fn parse_name(name: &str) -> Option<(Figure, Stat)> {
-    let (f, s) = name.split_once('.')?;
-    let figure = Figure::ALL.into_iter().find(|x| x.name() == f)?;
-    let stat = Stat::ALL.into_iter().find(|x| x.name() == s)?;
-    Some((figure, stat))
+/// Why a file is not a report `diff` compares: the file and what it found.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportFileError {
+    #[error("{file}: cannot read: {source}")]
+    Read { file: String, source: std::io::Error },
+    #[error("{file}: not JSON ({source}); expected an explore JSON report")]
+    NotJson { file: String, source: serde_json::Error },
+    #[error("{file}: schema {schema:?}, expected {SCHEMA:?} (an explore --format json report)")]
+    OtherSchema { file: String, schema: String },
+    #[error("{file}: schema {value}, expected {SCHEMA:?} (an explore --format json report)")]
+    SchemaNotText { file: String, value: serde_json::Value },
+    #[error("{file}: no \"schema\" field; expected an explore --format json report ({SCHEMA:?})")]
+    NoSchema { file: String },
+    #[error("{file}: not an explore JSON report ({source})")]
+    NotExplore { file: String, source: serde_json::Error },
+    #[error(
+        "{file}: shard {index}/{of} of a sharded explore; merge the shards first (neli-lab merge SHARD.json... --format json > merged.json) and compare the merged report"
+    )]
+    Shard { file: String, index: u64, of: u64 },
 }
 
 /// Reads an explore JSON report from `path`, refusing (naming the path and
 /// what it found) a file that cannot be read, is not JSON, has another
 /// `schema` or is not an explore report, and the report of one shard of a
 /// sharded explore (to be merged first).
-pub fn load(path: &Path) -> Result<Explore, String> {
-    let file = path.display();
-    let text = std::fs::read_to_string(path).map_err(|err| format!("{file}: cannot read: {err}"))?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|err| format!("{file}: not JSON ({err}); expected an explore JSON report"))?;
+pub fn load(path: &Path) -> Result<Explore, ReportFileError> {
+    let file = path.display().to_string();
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(source) => return Err(ReportFileError::Read { file, source }),
+    };
+    let value: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(value) => value,
+        Err(source) => return Err(ReportFileError::NotJson { file, source }),
+    };
     match value.get("schema") {
         Some(serde_json::Value::String(s)) if s == SCHEMA => {}
-        Some(serde_json::Value::String(s)) => {
-            return Err(format!("{file}: schema {s:?}, expected {SCHEMA:?} (an explore --format json report)"));
-        }
-        Some(other) => {
-            return Err(format!("{file}: schema {other}, expected {SCHEMA:?} (an explore --format json report)"));
-        }
-        None => {
-            return Err(format!("{file}: no \"schema\" field; expected an explore --format json report ({SCHEMA:?})"));
-        }
+        Some(serde_json::Value::String(s)) => return Err(ReportFileError::OtherSchema { file, schema: s.clone() }),
+        Some(other) => return Err(ReportFileError::SchemaNotText { file, value: other.clone() }),
+        None => return Err(ReportFileError::NoSchema { file }),
     }
-    let r: Explore =
-        serde_json::from_value(value).map_err(|err| format!("{file}: not an explore JSON report ({err})"))?;
+    let r: Explore = match serde_json::from_value(value) {
+        Ok(r) => r,
+        Err(source) => return Err(ReportFileError::NotExplore { file, source }),
+    };
     if r.merged_shards == 0 && r.shard.of > 1 {
-        return Err(format!(
-            "{file}: shard {}/{} of a sharded explore; merge the shards first (neli-lab merge SHARD.json... --format json > merged.json) and compare the merged report",
-            r.shard.index, r.shard.of
-        ));
+        return Err(ReportFileError::Shard { file, index: r.shard.index, of: r.shard.of });
     }
     Ok(r)
 }
@@ -273,7 +107,7 @@ pub struct Side {
 /// What a compared figure came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum FigureVerdict {
     /// Judged, and within its threshold (or not higher than BASE).
     Ok,
     /// Judged, and worse beyond its threshold.
@@ -284,14 +118,14 @@ pub enum Verdict {
     NotApplicable,
 }
 
-impl Verdict {
+impl FigureVerdict {
     /// As the text table prints it.
     fn text(self) -> &'static str {
         match self {
-            Verdict::Ok => "ok",
-            Verdict::Regressed => "REGRESSED",
-            Verdict::NotGated => "-",
-            Verdict::NotApplicable => "n/a",
+            FigureVerdict::Ok => "ok",
+            FigureVerdict::Regressed => "REGRESSED",
+            FigureVerdict::NotGated => "-",
+            FigureVerdict::NotApplicable => "n/a",
         }
     }
 }
@@ -313,7 +147,7 @@ pub struct FigureDiff {
     /// for violations); `null` when the figure is not judged.
     pub threshold: Option<String>,
     /// What the figure came to.
-    pub verdict: Verdict,
+    pub verdict: FigureVerdict,
     /// For a regressed figure, the threshold it exceeded, e.g. `+25.0% > 10%`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
@@ -372,12 +206,14 @@ impl Diff {
         (base_file, base): (&str, &Explore),
         (head_file, head): (&str, &Explore),
         thresholds: &Thresholds,
-    ) -> Result<Diff, String> {
+    ) -> Result<Diff, DiffError> {
         if (base.start, base.seeds) != (head.start, head.seeds) {
-            return Err(format!(
-                "the reports cover different seed ranges: {base_file} has --start {} --seeds {}, {head_file} has --start {} --seeds {}; compare runs over the same seeds",
-                base.start, base.seeds, head.start, head.seeds
-            ));
+            return Err(DiffError::SeedRanges {
+                base_file: base_file.to_owned(),
+                base: (base.start, base.seeds),
+                head_file: head_file.to_owned(),
+                head: (head.start, head.seeds),
+            });
         }
         let pairs = pair(base_file, base, head_file, head)?;
         let mut scenarios = Vec::new();
@@ -385,15 +221,16 @@ impl Diff {
         for (b, h) in pairs {
             let seeds = |s: &ScenarioResults| -> Vec<u64> { s.results.iter().map(|r| r.seed).collect() };
             if seeds(b) != seeds(h) {
-                return Err(format!(
-                    "{}: the reports ran different seeds ({base_file}: {}, {head_file}: {}; a time budget, an interruption or another --ablate-seeds); compare runs over the same seeds",
-                    b.name,
-                    seed_span(&seeds(b)),
-                    seed_span(&seeds(h))
-                ));
+                return Err(DiffError::Seeds {
+                    scenario: b.name.clone(),
+                    base_file: base_file.to_owned(),
+                    base: seed_span(&seeds(b)),
+                    head_file: head_file.to_owned(),
+                    head: seed_span(&seeds(h)),
+                });
             }
             let d = compare(b, h, thresholds);
-            for f in d.figures.iter().filter(|f| f.verdict == Verdict::Regressed) {
+            for f in d.figures.iter().filter(|f| f.verdict == FigureVerdict::Regressed) {
                 regressions.push(regression_line(&d.name, f));
             }
             scenarios.push(d);
@@ -450,7 +287,7 @@ impl Diff {
             "| scenario | figure | base | head | change | threshold | verdict |\n|---|---|---|---|---|---|---|\n",
         );
         for s in &self.scenarios {
-            for f in s.figures.iter().filter(|f| f.threshold.is_some() || f.verdict == Verdict::Regressed) {
+            for f in s.figures.iter().filter(|f| f.threshold.is_some() || f.verdict == FigureVerdict::Regressed) {
                 let _ = writeln!(
                     o,
                     "| {} | {} | {} | {} | {} | {} | {} |",
@@ -526,7 +363,7 @@ impl Diff {
                 let regressed: Vec<String> = s
                     .figures
                     .iter()
-                    .filter(|f| f.verdict == Verdict::Regressed)
+                    .filter(|f| f.verdict == FigureVerdict::Regressed)
                     .map(|f| regression_line(&s.name, f))
                     .collect();
                 Case {
@@ -590,7 +427,7 @@ fn pair<'a>(
     base: &'a Explore,
     head_file: &str,
     head: &'a Explore,
-) -> Result<Vec<(&'a ScenarioResults, &'a ScenarioResults)>, String> {
+) -> Result<Vec<(&'a ScenarioResults, &'a ScenarioResults)>, DiffError> {
     let key = |s: &ScenarioResults| (s.name.clone(), s.without.clone());
     let mut used = vec![false; head.scenarios.len()];
     let mut pairs = Vec::new();
@@ -610,11 +447,12 @@ fn pair<'a>(
         return Ok(pairs);
     }
     let list = |v: &[String]| if v.is_empty() { "none".to_owned() } else { v.join(", ") };
-    Err(format!(
-        "the reports cover different scenarios: missing in HEAD {head_file}: {}; missing in BASE {base_file}: {}; compare runs of the same scenarios",
-        list(&only_base),
-        list(&only_head)
-    ))
+    Err(DiffError::Scenarios {
+        head_file: head_file.to_owned(),
+        only_base: list(&only_base),
+        base_file: base_file.to_owned(),
+        only_head: list(&only_head),
+    })
 }
 
 /// Every figure of one scenario row, judged.
@@ -653,9 +491,9 @@ fn violations(b: &ScenarioResults, h: &ScenarioResults) -> FigureDiff {
         change_pct: (bc > 0).then(|| (hc as f64 - bc as f64) * 100.0 / bc as f64),
         threshold: exempt.is_none().then(|| "any rise".into()),
         verdict: match exempt {
-            Some(_) => Verdict::NotGated,
-            None if hc > bc => Verdict::Regressed,
-            None => Verdict::Ok,
+            Some(_) => FigureVerdict::NotGated,
+            None if hc > bc => FigureVerdict::Regressed,
+            None => FigureVerdict::Ok,
         },
         why: (exempt.is_none() && hc > bc).then(|| "any rise regresses".into()),
         note: exempt.map(str::to_owned),
@@ -672,7 +510,7 @@ fn signed(v: u64) -> i64 {
 fn judge(figure: String, base: Option<u64>, head: Option<u64>, limit: Option<Limit>) -> FigureDiff {
     let mut d = FigureDiff {
         threshold: limit.map(|l| l.describe()),
-        verdict: if limit.is_some() { Verdict::Ok } else { Verdict::NotGated },
+        verdict: if limit.is_some() { FigureVerdict::Ok } else { FigureVerdict::NotGated },
         figure,
         base,
         head,
@@ -682,7 +520,7 @@ fn judge(figure: String, base: Option<u64>, head: Option<u64>, limit: Option<Lim
         note: None,
     };
     if base.is_none() && head.is_none() {
-        d.verdict = Verdict::NotApplicable;
+        d.verdict = FigureVerdict::NotApplicable;
         d.note = Some("no seed has it on either side".into());
         return d;
     }
@@ -711,7 +549,7 @@ fn judge(figure: String, base: Option<u64>, head: Option<u64>, limit: Option<Lim
         let absolute = l.absolute_ms.map(|ms| (rise > ms, format!("+{rise}ms > {ms}ms")));
         let exceeded: Vec<(bool, String)> = relative.into_iter().chain(absolute).collect();
         if rise > 0 && exceeded.iter().all(|(over, _)| *over) {
-            d.verdict = Verdict::Regressed;
+            d.verdict = FigureVerdict::Regressed;
             d.why = Some(exceeded.into_iter().map(|(_, why)| why).collect::<Vec<_>>().join(" and "));
         }
     }
@@ -748,7 +586,7 @@ mod tests {
 
     #[test]
     fn thresholds_refuse_naming_the_item() {
-        let err = |s: &str| Thresholds::parse(s).unwrap_err();
+        let err = |s: &str| Thresholds::parse(s).unwrap_err().to_string();
         assert!(err("gap.p95=10%").contains("unknown figure \"gap.p95\""));
         assert!(err("gap.p95=10%").contains("overlap.p50, overlap.p99, overlap.max, gap.p50"));
         assert!(err("gap.p99").contains("malformed threshold \"gap.p99\""));
@@ -766,16 +604,16 @@ mod tests {
     #[test]
     fn judging_figures() {
         let v = |b, h, l| judge("gap.p99".into(), b, h, l).verdict;
-        assert_eq!(v(Some(1000), Some(1100), limit(Some(10.0), None)), Verdict::Ok);
-        assert_eq!(v(Some(1000), Some(1101), limit(Some(10.0), None)), Verdict::Regressed);
-        assert_eq!(v(Some(1000), Some(5000), None), Verdict::NotGated);
-        assert_eq!(v(Some(0), Some(1), limit(Some(10.0), None)), Verdict::Regressed);
-        assert_eq!(v(Some(0), Some(40), limit(Some(10.0), Some(50))), Verdict::Ok);
-        assert_eq!(v(Some(1000), Some(1300), limit(Some(10.0), Some(500))), Verdict::Ok);
-        assert_eq!(v(Some(1000), Some(1600), limit(Some(10.0), Some(500))), Verdict::Regressed);
-        assert_eq!(v(None, Some(10), limit(Some(10.0), None)), Verdict::Regressed);
-        assert_eq!(v(Some(10), None, limit(Some(10.0), None)), Verdict::Ok);
-        assert_eq!(v(None, None, limit(Some(10.0), None)), Verdict::NotApplicable);
+        assert_eq!(v(Some(1000), Some(1100), limit(Some(10.0), None)), FigureVerdict::Ok);
+        assert_eq!(v(Some(1000), Some(1101), limit(Some(10.0), None)), FigureVerdict::Regressed);
+        assert_eq!(v(Some(1000), Some(5000), None), FigureVerdict::NotGated);
+        assert_eq!(v(Some(0), Some(1), limit(Some(10.0), None)), FigureVerdict::Regressed);
+        assert_eq!(v(Some(0), Some(40), limit(Some(10.0), Some(50))), FigureVerdict::Ok);
+        assert_eq!(v(Some(1000), Some(1300), limit(Some(10.0), Some(500))), FigureVerdict::Ok);
+        assert_eq!(v(Some(1000), Some(1600), limit(Some(10.0), Some(500))), FigureVerdict::Regressed);
+        assert_eq!(v(None, Some(10), limit(Some(10.0), None)), FigureVerdict::Regressed);
+        assert_eq!(v(Some(10), None, limit(Some(10.0), None)), FigureVerdict::Ok);
+        assert_eq!(v(None, None, limit(Some(10.0), None)), FigureVerdict::NotApplicable);
         let f = judge("failover.p99".into(), Some(1200), Some(1500), limit(Some(10.0), None));
         assert_eq!(regression_line("leader-pause", &f), "leader-pause failover.p99 1200ms -> 1500ms (+25.0% > 10%)");
         let f = judge("gap.max".into(), Some(0), Some(40), limit(Some(10.0), None));

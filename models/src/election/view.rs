@@ -1,11 +1,11 @@
 //! The cached view of a core: what properties, the token monitor and the
 //! choice of actions ask of a core in every state, read once when the core
 //! changes, so that they do not reach into the shared `Member` (a cache
-//! miss per member per state).
+//! miss per member per state). Part of what keeps the search fast
+//! (models/README.md, "How a state stays cheap"), below the state that
+//! holds it: a function of the core alone.
 
 use neli::core::{Member, Time};
-
-use crate::election::state::Slot;
 
 /// Roles and partitions whose lease and assignment [`View`] keeps; a
 /// larger model asks the core itself.
@@ -35,31 +35,22 @@ impl View {
         let assigned = core.assigned().iter().try_fold(0u64, |mask, p| (*p < VIEW_PARTITIONS).then(|| mask | 1 << p));
         View { leases, timeout: core.poll_timeout(), assigned }
     }
-}
 
-impl Slot {
-    /// The lease end and token of `role`, if this slot's core leads it
-    /// (lease possibly expired: compare with the member's clock).
-    pub(crate) fn lease(&self, role: u32) -> Option<(Time, u64)> {
-        match self.view.leases.get(role as usize) {
-            Some(lease) => *lease,
-            None => {
-                let core = self.core()?;
-                core.leading_roles().find(|(r, _)| *r == role).map(|(_, l)| (l.until, l.token.0))
-            }
-        }
+    /// The lease end and token of `role` if this view keeps the role
+    /// (`Some(None)`: the core does not lead it); `None` when the core
+    /// itself must be asked.
+    pub(super) fn lease(&self, role: u32) -> Option<Option<(Time, u64)>> {
+        self.leases.get(role as usize).copied()
     }
 
-    /// Whether partition `p` is assigned to this slot's core.
-    pub(crate) fn assigned(&self, p: u32) -> bool {
-        match self.view.assigned {
-            Some(mask) => p < VIEW_PARTITIONS && mask & (1 << p) != 0,
-            None => self.core().is_some_and(|c| c.assigned().contains(&p)),
-        }
+    /// Whether partition `p` is assigned, if this view keeps the
+    /// assignment; `None` when the core itself must be asked.
+    pub(super) fn assigned(&self, p: u32) -> Option<bool> {
+        self.assigned.map(|mask| p < VIEW_PARTITIONS && mask & (1 << p) != 0)
     }
 
-    /// When the core next wants `handle_timeout` (`poll_timeout()`).
-    pub(crate) fn timeout(&self) -> Option<Time> {
-        self.view.timeout
+    /// `poll_timeout()`.
+    pub(super) fn timeout(&self) -> Option<Time> {
+        self.timeout
     }
 }

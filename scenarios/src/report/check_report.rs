@@ -36,7 +36,7 @@ pub struct Check {
     pub verdict: CheckVerdict,
 }
 
-/// What a search proved, decided once (`neli_lab::check::Summary::verdict`)
+/// What a search proved, decided once (`neli_lab::model_check::Summary::verdict`)
 /// and printed, rendered and turned into the exit code from here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CheckVerdict {
