@@ -22,6 +22,14 @@ pub const MAX_INLINE_TEST_LINES: usize = 200;
 /// `world/mod.rs` is `["world"]`, `lib.rs` is `[]`.
 pub type ModPath = Vec<String>;
 
+/// Sibling modules that reach each other, and the dependencies among them
+/// (what to cut to break the circle).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Circle {
+    pub modules: Vec<String>,
+    pub edges: Vec<(String, String)>,
+}
+
 /// One crate's sources under its `src/`: module path to text before tests.
 #[derive(Debug, Default)]
 pub struct Crate {
@@ -115,10 +123,10 @@ impl Crate {
         let mut out = BTreeSet::new();
         for (from, text) in &self.modules {
             for path in paths_named(text, from) {
-                if let Some(to) = self.resolve(&path) {
-                    if &to != from {
-                        out.insert((from.clone(), to));
-                    }
+                if let Some(to) = self.resolve(&path)
+                    && &to != from
+                {
+                    out.insert((from.clone(), to));
                 }
             }
         }
@@ -151,7 +159,7 @@ impl Crate {
     /// Every group of sibling modules that reach each other (a strongly
     /// connected component of more than one), with the edges inside it:
     /// what to cut to break the circle.
-    pub fn circles(&self) -> Vec<(Vec<String>, Vec<(String, String)>)> {
+    pub fn circles(&self) -> Vec<Circle> {
         let graph = self.graph();
         let reach = |from: &str| -> BTreeSet<String> {
             let mut seen = BTreeSet::new();
@@ -166,7 +174,7 @@ impl Crate {
             seen
         };
         let reached: BTreeMap<String, BTreeSet<String>> = graph.keys().map(|k| (k.clone(), reach(k))).collect();
-        let mut out: Vec<(Vec<String>, Vec<(String, String)>)> = Vec::new();
+        let mut out: Vec<Circle> = Vec::new();
         let mut placed = BTreeSet::new();
         for (m, r) in &reached {
             if placed.contains(m) || !r.contains(m) {
@@ -179,7 +187,7 @@ impl Crate {
                 .flat_map(|a| graph[a].iter().filter(|b| group.contains(b)).map(move |b| (a.clone(), b.clone())))
                 .collect();
             placed.extend(group.iter().cloned());
-            out.push((group, inside));
+            out.push(Circle { modules: group, edges: inside });
         }
         out
     }

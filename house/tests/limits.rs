@@ -22,9 +22,14 @@ fn no_crate_has_an_import_circle_among_sibling_modules() {
     let mut circles = Vec::new();
     for src in sources() {
         let krate = Crate::read(&src);
-        for (group, edges) in krate.circles() {
-            let edges: Vec<String> = edges.iter().map(|(a, b)| format!("{a} -> {b}")).collect();
-            circles.push(format!("{}: {{{}}} reach each other: {}", src.display(), group.join(", "), edges.join(", ")));
+        for c in krate.circles() {
+            let edges: Vec<String> = c.edges.iter().map(|(a, b)| format!("{a} -> {b}")).collect();
+            circles.push(format!(
+                "{}: {{{}}} reach each other: {}",
+                src.display(),
+                c.modules.join(", "),
+                edges.join(", ")
+            ));
         }
     }
     assert!(
@@ -69,9 +74,14 @@ fn a_circle_between_siblings_is_found_and_named() {
     std::fs::write(src.join("world/mod.rs"), "pub mod a;\npub mod b;\n").expect("write");
     std::fs::write(src.join("world/a.rs"), "use super::b::B;\n").expect("write");
     std::fs::write(src.join("world/b.rs"), "use crate::world::a::A;\n#[cfg(test)]\nuse crate::x;\n").expect("write");
-    let circle = Crate::read(&src).circle();
+    let krate = Crate::read(&src);
     std::fs::remove_dir_all(&dir).ok();
-    assert_eq!(circle.map(|c| c.join(" -> ")), Some("world::a -> world::b -> world::a".to_owned()));
+    assert_eq!(krate.circle().map(|c| c.join(" -> ")), Some("world::a -> world::b -> world::a".to_owned()));
+    let circles = krate.circles();
+    assert_eq!(circles.len(), 1, "{circles:?}");
+    assert_eq!(circles[0].modules, ["world::a", "world::b"]);
+    let want = [("world::a", "world::b"), ("world::b", "world::a")].map(|(a, b)| (a.to_owned(), b.to_owned()));
+    assert_eq!(circles[0].edges, want, "the edges to cut; the test module's use is not one");
 }
 
 #[test]
