@@ -9,7 +9,7 @@
 //! use std::time::Duration;
 //!
 //! use neli::{Clock, Pulse};
-//! use neli_sim::app::Member;
+//! use neli_sim::app::SimMember;
 //! use neli_sim::harness::Harness;
 //! use neli_sim::history::Stamp;
 //!
@@ -25,9 +25,9 @@
 //!                 continue;
 //!             }
 //!         }
-//!         if let Some(token) = neli.token() {
-//!             let log_epoch = neli.control().status().borrow().log_epoch;
-//!             let _ = store.write("tick", Some(Stamp { log_epoch, token: token.0 })).await;
+//!         // One read: the lease and the log epoch its token belongs to.
+//!         if let Some(lease) = neli.lease(0) {
+//!             let _ = store.write("tick", Some(Stamp { log_epoch: lease.log_epoch, token: lease.token.0 })).await;
 //!         }
 //!     }
 //! }
