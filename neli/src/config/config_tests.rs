@@ -156,7 +156,7 @@ fn rebalance_timeout_must_exceed_lease_plus_session_not_just_session() {
 
 // What each setter and derived value feeds: the core's configuration,
 // the client's, the CLI's and the scenarios' texts (cargo-mutants found
-// setters and derivations no test looked at; BENCHMARKS.md).
+// setters and derivations no test looked at; docs/benchmarks-log.md, "Harness power").
 #[test]
 fn every_setter_reaches_the_resolved_config_and_the_core() {
     let multi = Mode::MultiRole { roles: 5, partitions: 3, exclusive: true };

@@ -397,7 +397,7 @@ fn incremental_lost_clears_the_proof() {
 // on only at the next one it does give (a heartbeat, up to an interval
 // later): Fenced and Acquired would come late. The harness cannot see that
 // (the published lease, which the application asks, still ends on time),
-// so these pin it (BENCHMARKS.md, the core under cargo-mutants).
+// so these pin it (docs/benchmarks-log.md, "Harness power": the core under cargo-mutants).
 #[test]
 fn the_next_deadline_is_the_lease_end_when_it_comes_before_the_next_heartbeat() {
     let mut cfg = CoreConfig::exclusive("me", dur(1000));
@@ -426,8 +426,8 @@ fn the_next_deadline_is_the_grace_end_when_it_comes_before_the_next_heartbeat() 
     assert_eq!(l.member.poll_timeout(), Some(ms(100)), "grace ends before the heartbeat due at 250");
 }
 
-// Edges the core-and-driver mutation run found unjudged (BENCHMARKS.md,
-// "Mutation testing"): each test below is what a weakened
+// Edges the core-and-driver mutation run found unjudged (docs/mutation.md; BENCHMARKS.md,
+// "Mutation testing: the core and the driver"): each test below is what a weakened
 // line would get wrong.
 
 #[test]

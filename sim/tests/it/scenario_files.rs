@@ -9,7 +9,7 @@ fn shipped_scenarios_parse() {
     let mut n = 0;
     for entry in std::fs::read_dir(dir).expect("scenarios dir") {
         let path = entry.expect("dir entry").path();
-        // Cargo.toml is the neli-scenarios crate's manifest, not a scenario.
+        // Cargo.toml is the neli-lab crate's manifest, not a scenario.
         if path.extension().is_some_and(|e| e == "toml") && !path.ends_with("Cargo.toml") {
             Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
             n += 1;
