@@ -227,7 +227,7 @@ impl Harness {
                 seeds
             }
             Err(e) => {
-                report.error = Some(e);
+                report.error = Some(e.to_string());
                 return report;
             }
         };
@@ -280,15 +280,21 @@ impl Harness {
 /// The seeds to run: `NELI_SIM_SEED`'s value (`env`) alone if it is set
 /// (and `true`: one seed chosen), else `seeds`; an error names a value that
 /// is not a seed.
-pub fn seeds_from(env: Option<&str>, seeds: &[u64]) -> Result<(Vec<u64>, bool), String> {
+pub fn seeds_from(env: Option<&str>, seeds: &[u64]) -> Result<(Vec<u64>, bool), NotASeed> {
     match env {
         None => Ok((seeds.to_vec(), false)),
         Some(v) => match v.trim().parse::<u64>() {
             Ok(seed) => Ok((vec![seed], true)),
-            Err(_) => Err(format!("{SEED_ENV}={v:?} is not a seed (a whole number from 0 to 2^64 - 1)")),
+            Err(_) => Err(NotASeed(v.to_owned())),
         },
     }
 }
+
+/// `NELI_SIM_SEED`'s value is not a seed ([`seeds_from`]); the text names
+/// the variable, the value and what a seed is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{SEED_ENV}={0:?} is not a seed (a whole number from 0 to 2^64 - 1)")]
+pub struct NotASeed(pub String);
 
 /// A failing seed.
 #[derive(Debug, Clone)]

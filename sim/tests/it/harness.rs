@@ -205,6 +205,7 @@ fn the_seed_variable_reruns_one_seed_or_names_what_is_wrong() {
     assert_eq!(seeds_from(None, &[1, 2]), Ok((vec![1, 2], false)));
     assert_eq!(seeds_from(Some("17"), &[1, 2]), Ok((vec![17], true)));
     let e = seeds_from(Some("seventeen"), &[1]).unwrap_err();
-    assert!(e.contains("NELI_SIM_SEED=\"seventeen\" is not a seed"), "{e}");
+    assert_eq!(e, neli_sim::harness::NotASeed("seventeen".into()));
+    assert!(e.to_string().contains("NELI_SIM_SEED=\"seventeen\" is not a seed"), "{e}");
     assert!(seeds_from(Some("-1"), &[1]).is_err());
 }
