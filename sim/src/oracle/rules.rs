@@ -25,14 +25,17 @@ use crate::verdict::{Rule, Violation};
 
 /// Collects violations per rule: the first one in full (who, when, what),
 /// then a count.
+///
+/// Keyed by the rule's printed name, so reports list the rules in the
+/// order of their names, whatever the order of [`Rule`]'s variants.
 #[derive(Default)]
-struct Found(BTreeMap<Rule, (Violation, u64)>);
+struct Found(BTreeMap<&'static str, (Violation, u64)>);
 
 impl Found {
     /// A breach of `rule` by incarnation `member`, at global `at` if the
     /// rule knows; `text` is only built for the first of its rule.
     fn add(&mut self, rule: Rule, member: &str, at: Option<u64>, text: impl FnOnce() -> String) {
-        let e = self.0.entry(rule.clone()).or_insert_with(|| {
+        let e = self.0.entry(rule.oracle_name().unwrap_or_default()).or_insert_with(|| {
             let v = Violation::new(rule, text()).by(member);
             (Violation { at, ..v }, 0)
         });
@@ -42,9 +45,9 @@ impl Found {
     fn into_violations(self) -> Vec<Violation> {
         self.0
             .into_iter()
-            .map(|(rule, (v, n))| {
+            .map(|(_, (v, n))| {
                 let more = if n > 1 { format!(" ({} more)", n - 1) } else { String::new() };
-                Violation { detail: format!("{}: {}{more}", rule.class(), v.detail), ..v }
+                Violation { detail: format!("{}: {}{more}", v.rule.class(), v.detail), ..v }
             })
             .collect()
     }

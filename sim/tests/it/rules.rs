@@ -415,3 +415,15 @@ fn a_rule_seen_broken_as_it_happened_is_reported_by_name() {
     let v = only(judged(&log), Rule::WakesOnTime);
     assert!(v.contains("m0 at 1.500s: late wake at 1500 (1 more)"), "{v}");
 }
+
+// Reports list broken rules in the order of their printed names, so a
+// report reads the same whatever order `Rule`'s variants are declared in.
+#[test]
+fn broken_rules_are_listed_by_name() {
+    let mut log = keeps_every_rule();
+    log.saw_broken(Rule::WakesOnTime, "m0", 1500, "late wake".into());
+    log.saw_broken(Rule::NoBusyWait, "m0", 1600, "spins".into());
+    log.saw_broken(Rule::HeartbeatSeq, "m0", 1700, "out of order".into());
+    let rules: Vec<Rule> = judged(&log).into_iter().map(|v| v.rule).collect();
+    assert_eq!(rules, [Rule::HeartbeatSeq, Rule::NoBusyWait, Rule::WakesOnTime]);
+}
