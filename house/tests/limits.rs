@@ -146,3 +146,25 @@ fn every_crate_lints_functions_over_80_lines() {
         assert!(opted_in, "{krate}/Cargo.toml has no `[lints] workspace = true`");
     }
 }
+
+#[test]
+fn a_long_file_a_long_inline_test_and_a_shared_name_are_found() {
+    let dir = std::env::temp_dir().join(format!("neli-house-long-{}", std::process::id()));
+    let src = dir.join("src");
+    std::fs::create_dir_all(src.join("cmd")).expect("temp dir");
+    std::fs::create_dir_all(src.join("report")).expect("temp dir");
+    let body = "fn f() {}\n".repeat(MAX_FILE_LINES + 1);
+    let tests = format!("#[cfg(test)]\nmod tests {{\n{}}}\n", "    // a line\n".repeat(MAX_INLINE_TEST_LINES));
+    std::fs::write(src.join("lib.rs"), "pub mod cmd;\npub mod report;\n").expect("write");
+    std::fs::write(src.join("cmd/mod.rs"), "#[cfg(test)]\nmod helpers;\npub mod run;\n").expect("write");
+    std::fs::write(src.join("cmd/run.rs"), format!("{body}{tests}")).expect("write");
+    std::fs::write(src.join("report/mod.rs"), "pub mod run;\n").expect("write");
+    std::fs::write(src.join("report/run.rs"), "pub fn text() {}\n").expect("write");
+    let lengths = file_lengths(&src);
+    let names = neli_house::same_names(&Crate::read(&src));
+    std::fs::remove_dir_all(&dir).ok();
+    let of = |f: &str| lengths.iter().find(|(p, ..)| p.ends_with(f)).map(|(_, before, tests)| (*before, *tests));
+    assert_eq!(of("cmd/run.rs"), Some((MAX_FILE_LINES + 1, MAX_INLINE_TEST_LINES + 3)));
+    assert_eq!(of("cmd/mod.rs").map(|(before, _)| before), Some(3), "a `#[cfg(test)] mod x;` is not the tests");
+    assert_eq!(names, [vec!["cmd/run".to_owned(), "report/run".to_owned()]]);
+}
