@@ -283,9 +283,10 @@ pub struct Log {
     pub store_writes: Vec<Write>,
     /// Incarnations running a harness application instead of the built-in one.
     pub user_apps: BTreeSet<String>,
-    /// (global ms, incarnation, what): a harness application failed as a
-    /// program (it panicked); judged as rule `application` (`Rule::App`).
-    pub app_failures: Vec<(u64, String, String)>,
+    /// Harness applications that failed as programs (one panicked), each
+    /// a `Rule::App` violation with its incarnation and global time; the
+    /// oracles report them as they are.
+    pub app_failures: Vec<Violation>,
     seq: u64,
 }
 

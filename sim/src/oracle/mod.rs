@@ -150,10 +150,7 @@ pub fn judge(s: &Scenario, log: &Log, clocks: &[ClockModel], end: u64) -> (Figur
     close_finishes(s, log, end, &mut v);
     resign_takes_effect(s, log, end, &mut v);
     close_reports(log, &mut v);
-    for (at, member, what) in &log.app_failures {
-        let text = format!("application: {member} at {}: {what}", secs(*at));
-        v.push(Violation::new(Rule::App, text).by(member).at(*at));
-    }
+    v.extend(log.app_failures.iter().cloned());
     events(log, &mut f, &mut v);
     writes(log, &mut f, &mut v);
     v.extend(rules::judge(s, log));

@@ -9,6 +9,7 @@ use crate::app::{AppSetup, CatchUnwind, SimMember, Store};
 use crate::client::SimBroker;
 use crate::clock::{SimClock, global_ms};
 use crate::record::Recorder;
+use crate::verdict::{Rule, Violation};
 
 /// A harness application runs in this process instead of the built-in
 /// one (`app.rs`, `harness.rs`): it gets the driver, a clock a stall holds
@@ -40,7 +41,9 @@ pub(super) async fn run_user_app(
     let outcome = CatchUnwind((setup.app)(member)).await;
     let mut log = rec.lock();
     if let Err(what) = outcome {
-        log.app_failures.push((global_ms(), name.clone(), format!("the application panicked: {what}")));
+        let at = global_ms();
+        let text = format!("application: {name} at {}: the application panicked: {what}", crate::verdict::secs(at));
+        log.app_failures.push(Violation::new(Rule::App, text).by(&name).at(at));
     }
     log.trace.push((global_ms(), name.clone(), "the application returned".into()));
     log.ends.entry(name).or_insert(global_ms());
