@@ -314,7 +314,7 @@ const BUSY_POLLS: u32 = 1000;
 /// The polls the driver made, as (its clock when it asked, the wait it
 /// asked for, in ms): the member host reads and clears it around each
 /// pulse to judge the wait against the core's deadlines (rule
-/// `wakes-on-time`, `world/member.rs`).
+/// `wakes-on-time`, `world/member/`).
 pub type PollLog = Arc<Mutex<Vec<(u64, u64)>>>;
 
 impl SimBroker {

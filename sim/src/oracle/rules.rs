@@ -587,7 +587,7 @@ fn heartbeat_lease(log: &Log, t: u64, found: &mut Found) {
         let Some(hb) = a.heartbeat else { continue };
         let (Some(token), true) = (hb.lease, log.slots.contains_key(&a.author)) else { continue };
         let m = a.author.as_str();
-        // A background member's terms are not claims (world/member.rs,
+        // A background member's terms are not claims (world/member/,
         // `run_background`): nothing here to hold its heartbeats to.
         if log.background.contains(m) {
             continue;

@@ -392,7 +392,7 @@ impl ElectionSpec {
     /// `max.poll.interval.ms` (when the scenario sets it) and
     /// the assignment. `Err` is the library's refusal, naming its setting
     /// and rule. The simulated members themselves run whatever the
-    /// scenario says (`world/member.rs`): a scenario may show why a rule
+    /// scenario says (`world/member/`): a scenario may show why a rule
     /// exists ([`Election::unchecked`]), and `neli-lab tune` sweeps
     /// settings this refuses.
     pub fn neli_config(&self) -> Result<neli::Config, neli::ConfigError> {
