@@ -329,3 +329,126 @@ pub fn same_names(krate: &Crate) -> Vec<Vec<String>> {
         .map(|paths| paths.iter().map(|p| p.join("/")).collect())
         .collect()
 }
+
+/// The most lines a function may span, from its `fn` line to its closing
+/// brace, blank lines and comments included. Clippy's `too_many_lines`
+/// holds the same limit counting code lines only; this count is the one a
+/// reader scrolls through.
+pub const MAX_FN_LINES: usize = 80;
+
+/// Every function of `text` as (name, first line, lines spanned), nested
+/// ones included. Reads the text as tokens only as far as braces need:
+/// strings, raw strings, chars and comments are skipped, lifetimes are
+/// told from chars.
+pub fn functions(text: &str) -> Vec<(String, usize, usize)> {
+    let braces = brace_lines(text);
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Some(name) = fn_name(line) else { continue };
+        // The body opens at the first `{` at or after this line; a `;`
+        // first (a trait method without a body) means no body.
+        let opened = braces.iter().position(|(l, open, _)| *l >= i && *open);
+        let Some(start) = opened else { continue };
+        let ends_decl =
+            text.lines().skip(i).take(braces[start].0 - i + 1).any(|l| code_part(l).trim_end().ends_with(';'));
+        if ends_decl {
+            continue;
+        }
+        let depth = braces[start].2;
+        let close = braces[start + 1..].iter().find(|(_, open, d)| !*open && *d == depth);
+        if let Some((end, ..)) = close {
+            out.push((name, i + 1, end - i + 1));
+        }
+    }
+    out
+}
+
+/// `fn name` at the start of a line (after `pub`, `async`, `const`, …).
+fn fn_name(line: &str) -> Option<String> {
+    let code = line.trim_start();
+    if code.starts_with("//") {
+        return None;
+    }
+    let at = code.find("fn ")?;
+    let before = &code[..at];
+    let qualifiers = ["pub", "pub(crate)", "pub(super)", "async", "const", "unsafe", "extern", "\"C\"", "default"];
+    if !before.split_whitespace().all(|w| qualifiers.contains(&w)) {
+        return None;
+    }
+    let name: String = code[at + 3..].chars().take_while(|c| is_ident(*c)).collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// A line without its `//` comment (a rough cut: enough for `;` at the end).
+fn code_part(line: &str) -> &str {
+    line.find("//").map_or(line, |i| &line[..i])
+}
+
+/// Every brace of `text` outside strings, chars and comments, as (line
+/// index, opening?, depth inside it).
+fn brace_lines(text: &str) -> Vec<(usize, bool, usize)> {
+    let b = text.as_bytes();
+    let (mut i, mut line, mut depth) = (0, 0, 0usize);
+    let mut out = Vec::new();
+    while i < b.len() {
+        match b[i] {
+            b'\n' => line += 1,
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let end = text[i + 2..].find("*/").map_or(b.len(), |e| i + 2 + e + 2);
+                line += text[i..end].matches('\n').count();
+                i = end;
+                continue;
+            }
+            b'r' if !(i > 0 && is_ident(b[i - 1] as char)) && matches!(b.get(i + 1), Some(b'"' | b'#')) => {
+                let hashes = b[i + 1..].iter().take_while(|c| **c == b'#').count();
+                if b.get(i + 1 + hashes) == Some(&b'"') {
+                    let close = format!("\"{}", "#".repeat(hashes));
+                    let from = i + 2 + hashes;
+                    let end = text[from..].find(&close).map_or(b.len(), |e| from + e + close.len());
+                    line += text[i..end].matches('\n').count();
+                    i = end;
+                    continue;
+                }
+            }
+            b'"' => {
+                let mut j = i + 1;
+                while j < b.len() && b[j] != b'"' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                line += text[i..j.min(b.len())].matches('\n').count();
+                i = j + 1;
+                continue;
+            }
+            b'\'' => {
+                // A char literal ('x', '\n', '\u{1F600}', '{'), else a lifetime.
+                let rest = &text[i + 1..];
+                let len = if let Some(escaped) = rest.strip_prefix('\\') {
+                    escaped.find('\'').map(|e| e + 2)
+                } else {
+                    rest.chars().next().filter(|_| rest.chars().nth(1) == Some('\'')).map(char::len_utf8)
+                };
+                if let Some(len) = len {
+                    i += len + 2;
+                    continue;
+                }
+            }
+            b'{' => {
+                depth += 1;
+                out.push((line, true, depth));
+            }
+            b'}' => {
+                out.push((line, false, depth));
+                depth = depth.saturating_sub(1);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}

@@ -168,3 +168,37 @@ fn a_long_file_a_long_inline_test_and_a_shared_name_are_found() {
     assert_eq!(of("cmd/mod.rs").map(|(before, _)| before), Some(3), "a `#[cfg(test)] mod x;` is not the tests");
     assert_eq!(names, [vec!["cmd/run".to_owned(), "report/run".to_owned()]]);
 }
+
+#[test]
+fn no_function_is_over_the_limit() {
+    let mut long = Vec::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
+    let mut dirs = sources();
+    for m in members() {
+        dirs.extend(["tests", "examples", "benches"].map(|d| root.join(&m).join(d)));
+    }
+    dirs.push(root.join("examples/invoices/tests"));
+    for dir in dirs {
+        for file in neli_house::rust_files(&dir) {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            for (name, line, lines) in neli_house::functions(&text) {
+                if lines > neli_house::MAX_FN_LINES {
+                    long.push(format!("{}:{line} {name}: {lines} lines", file.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "functions over {} lines (fn line to closing brace):\n{}",
+        neli_house::MAX_FN_LINES,
+        long.join("\n")
+    );
+}
+
+#[test]
+fn function_spans_skip_strings_chars_and_comments() {
+    let text = "fn a<'x>(s: &'x str) -> char {\n    let _ = \"}}\";\n    let _ = r#\"{\"#;\n    // }\n    '}'\n}\n\ntrait T {\n    fn b(&self);\n    fn c(&self) {\n        if true {}\n    }\n}\n";
+    let got = neli_house::functions(text);
+    assert_eq!(got, [("a".to_owned(), 1, 6), ("c".to_owned(), 10, 3)]);
+}

@@ -130,17 +130,25 @@ fn kafka_metrics_one_member_reports_leading_and_a_stopped_leader_answers_503_onc
     // needs the stopped member's session to expire, S > T), so the stopped
     // member's lease has ended, here measured from this process too.
     let third = others.into_iter().find(|i| *i != second).expect("a third member");
+    a_stopped_leader_answers_503_once_its_lease_ended(&members, second, third, &file);
+    drop(tansu);
+}
+
+/// SIGSTOP of leader `second`'s neli: `third` takes over (which needs the
+/// stopped member's session to expire, S > T), the stopped member's first
+/// answer after SIGCONT says its lease ended, and it counts its fence.
+fn a_stopped_leader_answers_503_once_its_lease_ended(members: &[Served], second: usize, third: usize, file: &Path) {
     let (code, body) = members[second].get("/leader").expect("/leader answers");
     assert_eq!(code, 200, "{body}");
     signal(members[second].pid, Signal::STOP);
     let stopped = Instant::now();
-    let taken = one_leader(&members, &[third], Duration::ZERO, takeover());
+    let taken = one_leader(members, &[third], Duration::ZERO, takeover());
     assert_eq!(
         taken,
         Some(third),
         "waited {:?} for the third member to report leading while the leader is stopped{}",
         takeover(),
-        what_happened(&file)
+        what_happened(file)
     );
     let lease_ended = stopped.elapsed();
     assert!(lease_ended > T, "the stopped leader's lease (T = {T:?}) has ended: {lease_ended:?} since SIGSTOP");
@@ -169,6 +177,5 @@ fn kafka_metrics_one_member_reports_leading_and_a_stopped_leader_answers_503_onc
     assert!(fenced.is_some(), "the resumed member reports its fence and no lease within {:?}", budget(T));
     // (It rejoins the group, so the next rebalance may give it the role
     // again: at most one leader is all that holds from here.)
-    assert!(reporting_leaders(&members, &[second, third]).len() <= 1);
-    drop(tansu);
+    assert!(reporting_leaders(members, &[second, third]).len() <= 1);
 }

@@ -120,31 +120,8 @@ impl World<'_> {
             .max_message_latency(MAX_LATENCY)
             .build();
         let rec = Recorder::default();
-        let partitions = s.partitions();
-        let mut brokers = BTreeMap::new();
         let heartbeats_dropped: Arc<Mutex<BTreeMap<String, u32>>> = Arc::default();
-        let mut profile = c.broker();
-        if s.election.group_protocol == GroupProtocolName::Consumer {
-            // KIP-848: only heartbeats keep a session.
-            profile.commit_resets_session = false;
-        }
-        for b in s.broker_names() {
-            let ctx = BrokerCtx {
-                name: b.clone(),
-                profile,
-                generation_check: c.commit_generation_check,
-                coordinator: b == c.coordinator.to_string(),
-                partition_leader: b == c.partition_leader.to_string(),
-                partitions,
-                state: Arc::new(Mutex::new(BrokerState::new(partitions))),
-                appended: Arc::new(Notify::new()),
-                rec: rec.clone(),
-                tick: TICK,
-                heartbeats_dropped: heartbeats_dropped.clone(),
-            };
-            brokers.insert(b.clone(), ctx.state.clone());
-            sim.host(b.as_str(), move || ctx.clone().run());
-        }
+        let brokers = start_brokers(&mut sim, s, &rec, &heartbeats_dropped);
         let mut params = MemberParams::new(s);
         params.app = app.cloned();
         let mut hosts: Vec<String> = s.member_names().into_iter().chain(s.broker_names()).collect();
@@ -153,17 +130,7 @@ impl World<'_> {
             sim.host(STORE_HOST, move || store_main(mode, state.clone(), r.clone()));
             hosts.push(STORE_HOST.to_owned());
         }
-        let mut slots = Vec::new();
-        for i in 0..(s.election.members + s.election.spares) as usize {
-            let mut slot = Slot::new(i, seed);
-            slot.spare = i >= s.election.members as usize;
-            if s.election.static_membership && !slot.spare {
-                *slot.instance.lock().expect("instance lock") = Some(format!("m{i}"));
-            }
-            let (sl, p, r) = (slot.clone(), params.clone(), rec.clone());
-            sim.host(format!("m{i}").as_str(), move || member_main(sl.clone(), p.clone(), r.clone()));
-            slots.push(slot);
-        }
+        let slots = start_members(&mut sim, s, seed, &params, &rec);
         let foreign = (Arc::new(Mutex::new(VecDeque::new())), Arc::new(Notify::new()));
         if s.timed_faults().any(|f| f.fault.kind() == FaultKind::ForeignWriter) {
             let (l, q, n) = (c.partition_leader.to_string(), foreign.0.clone(), foreign.1.clone());
@@ -405,6 +372,29 @@ impl World<'_> {
         self.foreign.1.notify_one();
     }
 
+    /// Whether `fault` acts on a member process that is down (crashed,
+    /// its restart due): there is none to stop, stall, close or resign: a
+    /// SIGSTOP of a process that is not there does nothing, and the
+    /// restarted process starts afresh. Traced when so.
+    fn process_is_down(&self, now: u64, fault: &Fault, target: Option<&str>, member: Option<usize>) -> bool {
+        let down = target.is_some_and(|t| self.restarts_due.contains_key(t));
+        if down && member.is_some() && fault.acts_on_process() {
+            let name = target.unwrap_or("?");
+            self.rec.trace(now, "sim", format!("{name} is down: the {} does nothing", fault.kind().name()));
+            return true;
+        }
+        false
+    }
+
+    /// A `stall-poll` fault: the built-in loop and a harness application's
+    /// clock and store client wait until `until` (global ms).
+    fn stall_poll(&mut self, member: Option<usize>, until: u64) {
+        self.control(member, |c| c.stall_until = c.stall_until.max(until));
+        if let Some(i) = member {
+            self.slots[i].app_stall.fetch_max(until, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
     /// What each kind does. `target` is the resolved `target` field,
     /// `member` its slot if it is a member, `incarnation` that member's
     /// current incarnation.
@@ -417,23 +407,12 @@ impl World<'_> {
         incarnation: Option<String>,
     ) {
         let tick = TICK.as_millis() as u64;
-        let down = target.as_ref().is_some_and(|t| self.restarts_due.contains_key(t));
-        if down && member.is_some() && fault.acts_on_process() {
-            // No process to stop, stall, close or resign: a SIGSTOP of a
-            // process that is not there does nothing, and the restarted
-            // process starts afresh.
-            let name = target.as_deref().unwrap_or("?");
-            self.rec.trace(now, "sim", format!("{name} is down: the {} does nothing", fault.kind().name()));
+        if self.process_is_down(now, fault, target.as_deref(), member) {
             return;
         }
         match *fault {
             Fault::Pause { duration, .. } => self.pause(now, member, duration.ms()),
-            Fault::StallPoll { duration, .. } => {
-                self.control(member, |c| c.stall_until = c.stall_until.max(now + duration.ms()));
-                if let Some(i) = member {
-                    self.slots[i].app_stall.fetch_max(now + duration.ms(), std::sync::atomic::Ordering::SeqCst);
-                }
-            }
+            Fault::StallPoll { duration, .. } => self.stall_poll(member, now + duration.ms()),
             Fault::Crash { duration, .. } => {
                 if let Some(t) = target {
                     self.crash(now, t, member, incarnation, duration.map(|d| d.ms()));
@@ -646,4 +625,62 @@ impl World<'_> {
         let acted = log.acted.clone();
         RunReport { scenario: s.name.clone(), seed, trace, faults, figures, violations, history, acted }
     }
+}
+
+/// The broker hosts, in the order of their names (host creation order is
+/// part of a seed's run); their states by name.
+fn start_brokers(
+    sim: &mut turmoil::Sim<'static>,
+    s: &Scenario,
+    rec: &Recorder,
+    heartbeats_dropped: &Arc<Mutex<BTreeMap<String, u32>>>,
+) -> BTreeMap<String, Arc<Mutex<BrokerState>>> {
+    let c = &s.cluster;
+    let partitions = s.partitions();
+    let mut brokers = BTreeMap::new();
+    let mut profile = c.broker();
+    if s.election.group_protocol == GroupProtocolName::Consumer {
+        // KIP-848: only heartbeats keep a session.
+        profile.commit_resets_session = false;
+    }
+    for b in s.broker_names() {
+        let ctx = BrokerCtx {
+            name: b.clone(),
+            profile,
+            generation_check: c.commit_generation_check,
+            coordinator: b == c.coordinator.to_string(),
+            partition_leader: b == c.partition_leader.to_string(),
+            partitions,
+            state: Arc::new(Mutex::new(BrokerState::new(partitions))),
+            appended: Arc::new(Notify::new()),
+            rec: rec.clone(),
+            tick: TICK,
+            heartbeats_dropped: heartbeats_dropped.clone(),
+        };
+        brokers.insert(b.clone(), ctx.state.clone());
+        sim.host(b.as_str(), move || ctx.clone().run());
+    }
+    brokers
+}
+
+/// The member hosts `m0`, `m1`, … (spares last), each with its slot.
+fn start_members(
+    sim: &mut turmoil::Sim<'static>,
+    s: &Scenario,
+    seed: u64,
+    params: &MemberParams,
+    rec: &Recorder,
+) -> Vec<Slot> {
+    let mut slots = Vec::new();
+    for i in 0..(s.election.members + s.election.spares) as usize {
+        let mut slot = Slot::new(i, seed);
+        slot.spare = i >= s.election.members as usize;
+        if s.election.static_membership && !slot.spare {
+            *slot.instance.lock().expect("instance lock") = Some(format!("m{i}"));
+        }
+        let (sl, p, r) = (slot.clone(), params.clone(), rec.clone());
+        sim.host(format!("m{i}").as_str(), move || member_main(sl.clone(), p.clone(), r.clone()));
+        slots.push(slot);
+    }
+    slots
 }
