@@ -44,6 +44,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod core;
+pub mod downstream;
 mod driver;
 pub mod duration;
 #[cfg(feature = "endpoints")]

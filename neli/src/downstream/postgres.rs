@@ -1,0 +1,1 @@
+//! The fenced-write adapter for PostgreSQL (feature `postgres`).
