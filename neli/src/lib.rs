@@ -67,7 +67,7 @@ pub use broker::{Broker, BrokerError, BrokerEvent, ErrorKind, Membership};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{Assignment, Config, ConfigBuilder, ConfigError, Explanation, GroupProtocol, Mode, ResolvedConfig};
 pub use core::{Event, Lease, Stamp, Time, Token};
-pub use driver::{Background, Control, Error, Neli, Outcome, Pulse};
+pub use driver::{Background, Control, Error, Neli, Outcome, Pulse, Section, Term};
 pub use metrics::{ElectionCounters, Health};
 pub use mock_neli::{Election, MockNeli, Transition};
 pub use status::{State, Status};

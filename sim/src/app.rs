@@ -7,7 +7,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -17,7 +17,10 @@ use turmoil::net::TcpListener;
 use crate::client::SimBroker;
 use crate::clock::{SimClock, global_ms};
 use crate::proto::{Conn, PORT, read_frame, write_frame};
-use crate::record::{Recorder, Stamp, Write};
+use crate::record::{Recorder, Write};
+use neli::downstream::sqlite::SqliteFence;
+use neli::downstream::{Downstream, DownstreamError, Written};
+use neli::{Stamp, Token};
 
 /// The downstream store's host name on the simulated network.
 pub const STORE_HOST: &str = "store";
@@ -74,37 +77,46 @@ pub struct SimMember {
     pub store: Store,
 }
 
-/// The store's answer to a write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum StoreAnswer {
-    /// Taken.
-    Accepted,
-    /// Refused: its stamp was below `highest` (or it had none, and the
-    /// store is fenced).
-    Refused { highest: Option<Stamp> },
-}
-
 /// A store request that got no answer in time: the network cut it or
 /// delayed it (it may still have landed).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the store did not answer: {0}")]
-pub struct StoreError(pub String);
+pub type StoreError = DownstreamError;
+
+/// A stamp on the simulated wire (`neli::Stamp` has no serde form).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+struct WireStamp {
+    log_epoch: u64,
+    token: u64,
+}
+
+impl From<Stamp> for WireStamp {
+    fn from(s: Stamp) -> WireStamp {
+        WireStamp { log_epoch: s.log_epoch, token: s.token.0 }
+    }
+}
+
+impl From<WireStamp> for Stamp {
+    fn from(s: WireStamp) -> Stamp {
+        Stamp { log_epoch: s.log_epoch, token: Token(s.token) }
+    }
+}
 
 #[derive(Debug, Serialize, Deserialize)]
 enum StoreRequest {
-    Write { member: String, key: String, stamp: Option<Stamp>, sent_at: u64 },
-    Accepted,
+    Write { member: String, key: String, value: Vec<u8>, stamp: WireStamp, sent_at: u64 },
+    Count,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 enum StoreReply {
-    Written(StoreAnswer),
-    Accepted(u64),
+    Accepted,
+    Refused(WireStamp),
+    Count(u64),
+    Failed(String),
 }
 
-/// A member's client of the downstream store (cheap to clone, `Send`, so
-/// an event handler can finish its work with it; one request in flight at
-/// a time, as over one connection).
+/// A member's client of the downstream store: a [`Downstream`] (cheap to
+/// clone, `Send`, so term work and event handlers can write with it; one
+/// request in flight at a time, as over one connection).
 #[derive(Clone)]
 pub struct Store {
     conn: Arc<tokio::sync::Mutex<Conn>>,
@@ -117,78 +129,84 @@ impl Store {
         Store { conn: Arc::new(tokio::sync::Mutex::new(Conn::new(STORE_HOST, gate))), member: member.to_owned(), clock }
     }
 
-    /// Writes `key` with fencing stamp `stamp` (`None`: unfenced) and
-    /// returns the store's answer. The history records the write with its
-    /// send and arrival times, whatever the answer.
-    pub async fn write(&self, key: impl Into<String>, stamp: Option<Stamp>) -> Result<StoreAnswer, StoreError> {
+    async fn ask(&self, req: StoreRequest) -> Result<StoreReply, StoreError> {
         self.clock.wait_out_stall().await;
-        let req = StoreRequest::Write { member: self.member.clone(), key: key.into(), stamp, sent_at: global_ms() };
-        match self.conn.lock().await.exchange(&req, STORE_TIMEOUT).await.map_err(|e| StoreError(e.to_string()))? {
-            StoreReply::Written(o) => Ok(o),
-            StoreReply::Accepted(_) => Err(StoreError("the store answered another request".into())),
-        }
-    }
-
-    /// How many writes the store has accepted so far (an application reads
-    /// it to number its next write).
-    pub async fn accepted(&self) -> Result<u64, StoreError> {
-        self.clock.wait_out_stall().await;
-        match self
-            .conn
-            .lock()
-            .await
-            .exchange(&StoreRequest::Accepted, STORE_TIMEOUT)
-            .await
-            .map_err(|e| StoreError(e.to_string()))?
-        {
-            StoreReply::Accepted(n) => Ok(n),
-            StoreReply::Written(_) => Err(StoreError("the store answered another request".into())),
+        let reply: StoreReply =
+            self.conn.lock().await.exchange(&req, STORE_TIMEOUT).await.map_err(|e| DownstreamError(e.to_string()))?;
+        match reply {
+            StoreReply::Failed(why) => Err(DownstreamError(why)),
+            r => Ok(r),
         }
     }
 }
 
-/// The store's state: the highest stamp it accepted and how many it took.
-#[derive(Debug, Default)]
-pub(crate) struct StoreState {
-    highest: Option<Stamp>,
-    accepted: u64,
-}
-
-impl StoreState {
-    fn judge(&mut self, mode: StoreMode, stamp: Option<Stamp>) -> StoreAnswer {
-        let fenced_out = match (mode, stamp) {
-            (StoreMode::Unfenced, _) => false,
-            (StoreMode::Fenced, None) => true,
-            (StoreMode::Fenced, Some(s)) => self.highest.is_some_and(|h| s < h),
+/// The history records each write with its send and arrival times,
+/// whatever the answer.
+impl Downstream for Store {
+    fn write(&self, key: &str, value: &[u8], stamp: Stamp) -> impl Future<Output = Result<Written, StoreError>> + Send {
+        let req = StoreRequest::Write {
+            member: self.member.clone(),
+            key: key.to_owned(),
+            value: value.to_vec(),
+            stamp: stamp.into(),
+            sent_at: global_ms(),
         };
-        if fenced_out {
-            return StoreAnswer::Refused { highest: self.highest };
+        async move {
+            match self.ask(req).await? {
+                StoreReply::Accepted => Ok(Written::Accepted),
+                StoreReply::Refused(highest) => Ok(Written::Refused { highest: highest.into() }),
+                _ => Err(DownstreamError("the store answered another request".into())),
+            }
         }
-        self.accepted += 1;
-        self.highest = self.highest.max(stamp);
-        StoreAnswer::Accepted
     }
+
+    fn count(&self) -> impl Future<Output = Result<u64, StoreError>> + Send {
+        async move {
+            match self.ask(StoreRequest::Count).await? {
+                StoreReply::Count(n) => Ok(n),
+                _ => Err(DownstreamError("the store answered another request".into())),
+            }
+        }
+    }
+}
+
+/// Judges one request with the SQLite adapter, as a production
+/// downstream would, and records a write in the history.
+fn answer(mode: StoreMode, db: &SqliteFence, rec: &Recorder, req: StoreRequest) -> StoreReply {
+    let (member, key, value, stamp, sent_at) = match req {
+        StoreRequest::Count => return db.count_now().map_or_else(|e| StoreReply::Failed(e.0), StoreReply::Count),
+        StoreRequest::Write { member, key, value, stamp, sent_at } => (member, key, value, Stamp::from(stamp), sent_at),
+    };
+    let written = match mode {
+        StoreMode::Fenced => db.write_now(&key, &value, stamp),
+        StoreMode::Unfenced => db.write_unfenced(&key, &value, stamp).map(|()| Written::Accepted),
+    };
+    let reply = match written {
+        Ok(Written::Accepted) => StoreReply::Accepted,
+        Ok(Written::Refused { highest }) => StoreReply::Refused(highest.into()),
+        Err(e) => return StoreReply::Failed(e.0),
+    };
+    let accepted = matches!(reply, StoreReply::Accepted);
+    let write = Write { at: global_ms(), sent_at, member, key, stamp: Some(stamp), accepted, in_handler: false };
+    rec.lock().store_writes.push(write);
+    reply
+}
+
+/// The store's database: the SQLite adapter on a private in-memory
+/// database (deterministic), kept across restarts of the store host.
+pub(crate) fn store_database() -> SqliteFence {
+    SqliteFence::in_memory("store").expect("an in-memory SQLite database opens")
 }
 
 /// The store host: answers each connection's requests in order.
-pub(crate) async fn store_main(mode: StoreMode, state: Arc<Mutex<StoreState>>, rec: Recorder) -> turmoil::Result {
+pub(crate) async fn store_main(mode: StoreMode, db: SqliteFence, rec: Recorder) -> turmoil::Result {
     let listener = TcpListener::bind(("0.0.0.0", PORT)).await?;
     loop {
         let (mut stream, _) = listener.accept().await?;
-        let (state, rec) = (state.clone(), rec.clone());
+        let (db, rec) = (db.clone(), rec.clone());
         tokio::task::spawn_local(async move {
             while let Ok(req) = read_frame::<StoreRequest>(&mut stream).await {
-                let reply = match req {
-                    StoreRequest::Write { member, key, stamp, sent_at } => {
-                        let outcome = state.lock().expect("store lock").judge(mode, stamp);
-                        let accepted = outcome == StoreAnswer::Accepted;
-                        let at = global_ms();
-                        let write = Write { at, sent_at, member, key, stamp, accepted, in_handler: false };
-                        rec.lock().store_writes.push(write);
-                        StoreReply::Written(outcome)
-                    }
-                    StoreRequest::Accepted => StoreReply::Accepted(state.lock().expect("store lock").accepted),
-                };
+                let reply = answer(mode, &db, &rec, req);
                 if write_frame(&mut stream, &reply).await.is_err() {
                     break;
                 }
@@ -228,20 +246,26 @@ pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 mod tests {
     use super::*;
 
+    fn write(mode: StoreMode, db: &SqliteFence, token: u64) -> StoreReply {
+        let rec = Recorder::default();
+        let stamp = WireStamp { log_epoch: 0, token };
+        answer(
+            mode,
+            db,
+            &rec,
+            StoreRequest::Write { member: "m1".into(), key: "k".into(), value: vec![], stamp, sent_at: 0 },
+        )
+    }
+
     #[test]
-    fn a_fenced_store_refuses_stamps_below_the_highest_and_unstamped_writes() {
-        let s = |token| Some(Stamp { log_epoch: 0, token });
-        let mut st = StoreState::default();
-        assert_eq!(st.judge(StoreMode::Fenced, s(5)), StoreAnswer::Accepted);
-        assert_eq!(st.judge(StoreMode::Fenced, s(5)), StoreAnswer::Accepted, "the same term writes again");
-        assert_eq!(st.judge(StoreMode::Fenced, s(3)), StoreAnswer::Refused { highest: s(5) });
-        assert_eq!(st.judge(StoreMode::Fenced, None), StoreAnswer::Refused { highest: s(5) });
-        // A new log epoch outranks every token of the old one.
-        assert_eq!(st.judge(StoreMode::Fenced, Some(Stamp { log_epoch: 1, token: 0 })), StoreAnswer::Accepted);
-        let mut open = StoreState::default();
-        assert_eq!(open.judge(StoreMode::Unfenced, s(5)), StoreAnswer::Accepted);
-        assert_eq!(open.judge(StoreMode::Unfenced, s(3)), StoreAnswer::Accepted);
-        assert_eq!(open.judge(StoreMode::Unfenced, None), StoreAnswer::Accepted);
-        assert_eq!((st.accepted, open.accepted), (3, 3));
+    fn the_fenced_store_judges_with_the_sqlite_adapter_and_the_unfenced_one_takes_everything() {
+        let db = store_database();
+        assert!(matches!(write(StoreMode::Fenced, &db, 5), StoreReply::Accepted));
+        assert!(matches!(write(StoreMode::Fenced, &db, 5), StoreReply::Accepted), "the same term writes again");
+        assert!(matches!(write(StoreMode::Fenced, &db, 3), StoreReply::Refused(WireStamp { token: 5, .. })));
+        let open = store_database();
+        assert!(matches!(write(StoreMode::Unfenced, &open, 5), StoreReply::Accepted));
+        assert!(matches!(write(StoreMode::Unfenced, &open, 3), StoreReply::Accepted));
+        assert_eq!(open.rows().expect("rows")[0].stamp.token, Token(3), "the older write overwrote the newer");
     }
 }

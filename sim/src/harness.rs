@@ -8,10 +8,10 @@
 //! ```
 //! use std::time::Duration;
 //!
+//! use neli::downstream::Downstream;
 //! use neli::{Clock, Pulse};
 //! use neli_sim::app::SimMember;
 //! use neli_sim::harness::Harness;
-//! use neli_sim::history::Stamp;
 //!
 //! // The service: leads, and writes `tick` once a round, stamped with its token.
 //! async fn service(m: SimMember) {
@@ -25,9 +25,9 @@
 //!                 continue;
 //!             }
 //!         }
-//!         // One read: the lease and the log epoch its token belongs to.
+//!         // One read: the lease, and its stamp to fence the write with.
 //!         if let Some(lease) = neli.lease(0) {
-//!             let _ = store.write("tick", Some(Stamp { log_epoch: lease.log_epoch, token: lease.token.0 })).await;
+//!             let _ = store.write("tick", b"", lease.stamp()).await;
 //!         }
 //!     }
 //! }

@@ -163,7 +163,7 @@ impl History {
                 sent_at: w.at,
                 member: w.member.clone(),
                 key: "resource".into(),
-                stamp: Some(Stamp { log_epoch: w.log_epoch, token: w.token }),
+                stamp: Some(Stamp { log_epoch: w.log_epoch, token: neli::Token(w.token) }),
                 accepted: true,
                 in_handler: w.in_handler,
             };

@@ -166,10 +166,14 @@ impl Conn {
         timeout: Duration,
     ) -> Result<A, CallError> {
         let addr = self.addr.clone();
-        let stream = &mut self.stream;
+        // Taken out for the exchange and put back only once its answer is
+        // read: an exchange whose future is dropped half-way (its caller
+        // gave up on it) takes the connection with it, so the answer it
+        // left unread is never read as the answer to the next request.
+        let mut stream = self.stream.take();
         let work = async {
             if stream.is_none() {
-                *stream = Some(TcpStream::connect(addr.as_str()).await.map_err(|e| CallError::Io(e.to_string()))?);
+                stream = Some(TcpStream::connect(addr.as_str()).await.map_err(|e| CallError::Io(e.to_string()))?);
             }
             let s = stream.as_mut().expect("connected above");
             write_frame(s, req).await.map_err(|e| CallError::Io(e.to_string()))?;
@@ -180,8 +184,8 @@ impl Conn {
             Ok(Err(e)) => Err(e),
             Err(_) => Err(CallError::TimedOut),
         };
-        if result.is_err() {
-            self.stream = None;
+        if result.is_ok() {
+            self.stream = stream;
         }
         // A paused process handles the answer only when it resumes.
         self.gate.pass().await;

@@ -177,20 +177,29 @@ impl CloseResult {
     }
 }
 
-/// A write's fencing stamp: the log epoch of the election log the token
-/// came from, then the token. A downstream that orders writes by it
-/// (lexicographically) refuses every write of an ended term once a newer
-/// term has written (neli/KAFKA.md, "Fencing tokens after a broker lost
-/// its log").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Stamp {
-    pub log_epoch: u64,
-    pub token: u64,
-}
+/// A write's fencing stamp: `neli::Stamp` (log epoch, then token), which
+/// a downstream that orders writes by it compares (neli/KAFKA.md, "Fencing
+/// tokens after a broker lost its log").
+pub use neli::Stamp;
 
-impl std::fmt::Display for Stamp {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "({}, {})", self.log_epoch, self.token)
+/// `Option<neli::Stamp>` in the history's JSON form:
+/// `{"log_epoch":0,"token":5}`.
+mod stamp_json {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    struct Json {
+        log_epoch: u64,
+        token: u64,
+    }
+
+    pub fn serialize<S: Serializer>(stamp: &Option<super::Stamp>, s: S) -> Result<S::Ok, S::Error> {
+        stamp.map(|x| Json { log_epoch: x.log_epoch, token: x.token.0 }).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<super::Stamp>, D::Error> {
+        let json = Option::<Json>::deserialize(d)?;
+        Ok(json.map(|j| super::Stamp { log_epoch: j.log_epoch, token: neli::Token(j.token) }))
     }
 }
 
@@ -208,6 +217,7 @@ pub struct Write {
     /// application).
     pub key: String,
     /// The fencing stamp it carried; `None` for an unfenced write.
+    #[serde(with = "stamp_json")]
     pub stamp: Option<Stamp>,
     /// The store took it. A fenced store refuses a stamp below the highest
     /// it has taken; the built-in resource takes every write (the oracles

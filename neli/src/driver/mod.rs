@@ -31,10 +31,13 @@ use crate::status::{State, Status};
 
 mod background;
 mod control;
+mod term;
 
 pub use background::Background;
 pub use control::Control;
 use control::{Now, Pulses, Requests, Shared};
+use term::TermWork;
+pub use term::{Section, Term};
 
 type HandlerFn = Box<dyn FnMut(Event, Control) -> BoxFuture<'static, ()> + Send>;
 
@@ -96,6 +99,8 @@ pub struct Neli<B: Broker, C: Clock> {
     clock: C,
     shared: Arc<Shared>,
     handler: Option<mpsc::UnboundedSender<(Event, Option<oneshot::Sender<()>>)>>,
+    /// The term-scoped work registered with [`Neli::on_term`].
+    terms: Vec<TermWork>,
     state: State,
     rejoin_at: Option<Time>,
     /// The log epoch last reported (warned about and published).
@@ -159,6 +164,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             clock,
             shared,
             handler: None,
+            terms: Vec::new(),
             state: State::Live,
             rejoin_at: None,
             log_epoch: 0,
@@ -222,6 +228,22 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             }
         });
         self.handler = Some(tx);
+    }
+
+    /// Runs `work` for each term this member leads `role`: called on
+    /// `Acquired` with the term ([`Term`]: its stamp, the end of the term,
+    /// sections), on a task of its own. The term ends at once on `Fenced`;
+    /// on `Revoked` (a rebalance, `resign`, `close`) the handover waits
+    /// until every [`Section`] of the term is left, so work that checks the
+    /// lease and writes inside one section never writes after the role
+    /// moved on. Register before [`Neli::background`]; works with
+    /// [`Neli::pulse`] loops too. See [`Term`] for an example.
+    pub fn on_term<F, Fut>(&mut self, role: u32, work: F)
+    where
+        F: FnMut(Term) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.terms.push(TermWork::new(role, work));
     }
 
     /// A cloneable handle for other tasks and handlers: leadership,
@@ -580,16 +602,28 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         self.count(event, cause);
         self.publish();
         self.shared.subscribers.lock().expect("subscribers lock").retain(|tx| tx.send(event).is_ok());
-        let Some(handler) = &self.handler else { return };
-        if matches!(event, Event::Revoked { .. }) {
-            let (done, wait) = oneshot::channel();
-            if handler.send((event, Some(done))).is_ok() {
-                self.shared.pulses.lock().expect("pulses lock").in_handler_since = Some(self.clock.now());
-                let _ = wait.await;
-                self.shared.pulses.lock().expect("pulses lock").in_handler_since = None;
+        // A Revoked waits for the term's sections, then for the handler:
+        // both hold the handover (`Control::health` reports the wait).
+        let revoked = matches!(event, Event::Revoked { .. });
+        if revoked {
+            self.shared.pulses.lock().expect("pulses lock").in_handler_since = Some(self.clock.now());
+        }
+        let (control, log_epoch) = (self.control(), self.core.log_epoch());
+        for term in &mut self.terms {
+            term.on_event(event, log_epoch, &control).await;
+        }
+        if let Some(handler) = &self.handler {
+            if revoked {
+                let (done, wait) = oneshot::channel();
+                if handler.send((event, Some(done))).is_ok() {
+                    let _ = wait.await;
+                }
+            } else {
+                let _ = handler.send((event, None));
             }
-        } else {
-            let _ = handler.send((event, None));
+        }
+        if revoked {
+            self.shared.pulses.lock().expect("pulses lock").in_handler_since = None;
         }
     }
 
@@ -611,6 +645,9 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             if let Some(handler) = &self.handler {
                 let _ = handler.send((event, None));
             }
+        }
+        for term in &mut self.terms {
+            term.end_now();
         }
         self.state = State::Closed;
         self.shared.finish(Ok(Outcome::Closed));

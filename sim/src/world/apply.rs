@@ -22,7 +22,7 @@ use tokio::sync::Notify;
 use super::foreign::{ForeignJob, ForeignRecords, foreign_main};
 use super::member::{MemberParams, Slot, member_main};
 use super::{MAX_LATENCY, MIN_LATENCY, PlayedFault, RunReport, TICK};
-use crate::app::{AppSetup, STORE_HOST, StoreState, store_main};
+use crate::app::{AppSetup, STORE_HOST, store_database, store_main};
 use crate::clock::ClockModel;
 use crate::history::{self, History};
 use crate::oracle;
@@ -126,8 +126,8 @@ impl World<'_> {
         params.app = app.cloned();
         let mut hosts: Vec<String> = s.member_names().into_iter().chain(s.broker_names()).collect();
         if let Some(setup) = app {
-            let (mode, state, r) = (setup.store, Arc::new(Mutex::new(StoreState::default())), rec.clone());
-            sim.host(STORE_HOST, move || store_main(mode, state.clone(), r.clone()));
+            let (mode, db, r) = (setup.store, store_database(), rec.clone());
+            sim.host(STORE_HOST, move || store_main(mode, db.clone(), r.clone()));
             hosts.push(STORE_HOST.to_owned());
         }
         let slots = start_members(&mut sim, s, seed, &params, &rec);

@@ -4,11 +4,12 @@
 
 use std::time::Duration;
 
-use neli::{Clock, Pulse};
+use neli::downstream::{Downstream, Written};
+use neli::{Clock, Pulse, Stamp, Token};
 use neli_sim::Rule;
-use neli_sim::app::{SimMember, StoreAnswer, StoreMode};
+use neli_sim::app::{SimMember, StoreMode};
 use neli_sim::harness::{Harness, seeds_from};
-use neli_sim::history::{Entry, Stamp};
+use neli_sim::history::Entry;
 
 use crate::scenario;
 
@@ -24,9 +25,8 @@ async fn ticker(m: SimMember) {
                 continue;
             }
         }
-        if let Some(token) = neli.token() {
-            let log_epoch = neli.control().status().borrow().log_epoch;
-            let _ = store.write("tick", Some(Stamp { log_epoch, token: token.0 })).await;
+        if let Some(lease) = neli.lease(0) {
+            let _ = store.write("tick", b"", lease.stamp()).await;
         }
     }
 }
@@ -159,22 +159,23 @@ fn an_application_that_never_returns_after_a_close_fails_close_finishes() {
     assert!(v[0].detail.contains("its application asked to close") && v[0].members.len() == 1, "{v:?}");
 }
 
-// The store judges by stamp: fenced, a stamp below the highest is refused
-// (and so is an unstamped write); unfenced, everything is taken.
+// The store judges by stamp with the SQLite adapter: fenced, a stamp below
+// the highest is refused; unfenced, everything is taken.
 #[test]
 fn the_store_fences_by_stamp_unless_told_not_to() {
     let writer = |m: SimMember| async move {
         if m.slot != 0 {
             return;
         }
-        let s = |token| Some(Stamp { log_epoch: 0, token });
+        let s = |token| Stamp { log_epoch: 0, token: Token(token) };
         let mut got = Vec::new();
-        for stamp in [s(5), s(3), None, s(5)] {
-            got.push(m.store.write("k", stamp).await.expect("the store answers"));
+        for (key, stamp) in [("a", s(5)), ("b", s(3)), ("c", s(4)), ("d", s(5))] {
+            got.push(m.store.write(key, b"", stamp).await.expect("the store answers"));
         }
         assert_eq!(
-            m.store.accepted().await.expect("the store answers"),
-            got.iter().filter(|o| **o == StoreAnswer::Accepted).count() as u64
+            m.store.count().await.expect("the store answers"),
+            got.iter().filter(|o| **o == Written::Accepted).count() as u64,
+            "one key per accepted write"
         );
     };
     let fenced = Harness::new(scenario(include_str!("scenarios/leader-pause.toml"))).app(writer).run_seed(1);
