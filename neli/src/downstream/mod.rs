@@ -61,6 +61,18 @@ pub enum Written {
 #[error("the downstream did not answer: {0}")]
 pub struct DownstreamError(pub String);
 
+/// A row written through [`Downstream::write`], as an adapter reads it
+/// back (`rows()` of the SQLite and PostgreSQL adapters).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    /// The row's key.
+    pub key: String,
+    /// What was written.
+    pub value: Vec<u8>,
+    /// The stamp of the write that wrote it last.
+    pub stamp: Stamp,
+}
+
 /// A downstream that fences: every write carries the writer's [`Stamp`],
 /// and a write below the highest accepted stamp is refused in the same
 /// atomic step that would have written it.

@@ -29,6 +29,8 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
+// `sqlite::Row` keeps naming the row type, now shared with the PostgreSQL adapter.
+pub use super::Row;
 use super::{Downstream, DownstreamError, Written, refuses};
 use crate::core::{Stamp, Token};
 
@@ -57,17 +59,6 @@ CREATE TABLE IF NOT EXISTS neli_rows (
 pub struct SqliteFence {
     conn: Arc<Mutex<Connection>>,
     range: Arc<str>,
-}
-
-/// A row written through [`Downstream::write`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Row {
-    /// The row's key.
-    pub key: String,
-    /// What was written.
-    pub value: Vec<u8>,
-    /// The stamp of the write that wrote it last.
-    pub stamp: Stamp,
 }
 
 /// What [`SqliteFence::transaction`] did.

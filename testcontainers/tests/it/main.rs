@@ -1,8 +1,13 @@
 //! The real-broker suite (`cargo test -p neli-testcontainers`): every test
 //! starts its own broker container and member processes. Without a Docker
-//! engine the tests skip with a NOTICE, or fail under `CI=true`.
+//! engine the tests skip with a NOTICE, or fail under `CI=true`. The
+//! PostgreSQL fence tests start their own server from the `postgresql`
+//! package's binaries instead (skipped with a SKIPPED line without them,
+//! failed under `CI=true`).
 
+mod pg_server;
 mod support;
 
 mod faults;
+mod postgres_fence;
 mod scenario_files;
