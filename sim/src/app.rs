@@ -160,12 +160,10 @@ impl Downstream for Store {
         }
     }
 
-    fn count(&self) -> impl Future<Output = Result<u64, StoreError>> + Send {
-        async move {
-            match self.ask(StoreRequest::Count).await? {
-                StoreReply::Count(n) => Ok(n),
-                _ => Err(DownstreamError("the store answered another request".into())),
-            }
+    async fn count(&self) -> Result<u64, StoreError> {
+        match self.ask(StoreRequest::Count).await? {
+            StoreReply::Count(n) => Ok(n),
+            _ => Err(DownstreamError("the store answered another request".into())),
         }
     }
 }

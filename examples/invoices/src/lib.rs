@@ -100,7 +100,12 @@ async fn next_invoice<D: Downstream>(db: &D, limit: Limit) -> Option<Result<(Str
     Some(Ok((format!("invoice-{n}"), format!("invoice {n}: 1 x widget, 42.00 EUR"))))
 }
 
-async fn serve_by_term<B, C, D>(mut neli: Neli<B, C>, clock: C, db: D, settings: Settings) -> Result<Outcome, neli::Error>
+async fn serve_by_term<B, C, D>(
+    mut neli: Neli<B, C>,
+    clock: C,
+    db: D,
+    settings: Settings,
+) -> Result<Outcome, neli::Error>
 where
     B: Broker,
     C: Clock,
@@ -145,7 +150,12 @@ async fn invoices_of_a_term<C: Clock, D: Downstream>(term: Term, clock: C, db: D
     }
 }
 
-async fn serve_by_looking<B, C, D>(neli: Neli<B, C>, clock: C, db: D, settings: Settings) -> Result<Outcome, neli::Error>
+async fn serve_by_looking<B, C, D>(
+    neli: Neli<B, C>,
+    clock: C,
+    db: D,
+    settings: Settings,
+) -> Result<Outcome, neli::Error>
 where
     B: Broker,
     C: Clock,

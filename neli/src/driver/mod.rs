@@ -362,6 +362,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
     pub async fn resign(&mut self) -> Result<(), Error> {
         self.usable()?;
         self.counts.resigns += 1;
+        self.hand_over_terms(None).await;
         self.core.resign(self.clock.now());
         self.drain().await
     }
@@ -380,6 +381,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         let sleep = clock.sleep(limit);
         let result = {
             let work = async {
+                self.hand_over_terms(None).await;
                 self.core.close(self.clock.now());
                 let drained = self.drain().await;
                 let closed = self.broker.close().await.map_err(Error::from);
@@ -524,7 +526,10 @@ impl<B: Broker, C: Clock> Neli<B, C> {
                 self.core.handle_assigned(now, generation, &partitions)
             }
             BrokerEvent::Revoked { partitions } => {
-                self.core.handle_revoked(now, &partitions);
+                // The terms first, while the core still leads: every write
+                // a section sent then lies inside the lease.
+                self.hand_over_terms(Some(&partitions)).await;
+                self.core.handle_revoked(self.clock.now(), &partitions);
                 // Revoked handlers finish before the partitions move on.
                 self.drain().await?;
                 if let Err(e) = self.broker.ack_revoked(&partitions).await {
@@ -623,6 +628,29 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             }
         }
         if revoked {
+            self.shared.pulses.lock().expect("pulses lock").in_handler_since = None;
+        }
+    }
+
+    /// Ends the terms of the roles `partitions` carry (every term if
+    /// `None`) and waits until their sections are left, before the core
+    /// gives the roles up (ARCHITECTURE.md, "Term-scoped work"): a write
+    /// sent inside a section is then sent while the member still leads,
+    /// and the successor is assigned only after it. `Control::health`
+    /// reports the wait as time in a `Revoked` handler.
+    async fn hand_over_terms(&mut self, partitions: Option<&[u32]>) {
+        let cfg = self.core.config().clone();
+        let mut marked = false;
+        for term in &mut self.terms {
+            if partitions.is_none_or(|ps| ps.contains(&cfg.partition_of(term.role()))) {
+                if !marked {
+                    self.shared.pulses.lock().expect("pulses lock").in_handler_since = Some(self.clock.now());
+                    marked = true;
+                }
+                term.hand_over().await;
+            }
+        }
+        if marked {
             self.shared.pulses.lock().expect("pulses lock").in_handler_since = None;
         }
     }

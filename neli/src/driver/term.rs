@@ -177,12 +177,23 @@ impl TermWork {
             }
             Event::Fenced { .. } => self.end_now(),
             Event::Revoked { .. } => {
-                if let Some(inner) = self.current.take() {
-                    inner.over.cancel();
-                    let _no_sections = inner.sections.write().await;
-                }
+                self.hand_over().await;
             }
         }
+    }
+
+    /// The role this work is for.
+    pub(super) fn role(&self) -> u32 {
+        self.role
+    }
+
+    /// Ends the current term, if any, in order: no new sections, and
+    /// once the sections in flight are left. Whether there was a term.
+    pub(super) async fn hand_over(&mut self) -> bool {
+        let Some(inner) = self.current.take() else { return false };
+        inner.over.cancel();
+        let _no_sections = inner.sections.write().await;
+        true
     }
 
     /// Ends the current term without waiting for its sections.

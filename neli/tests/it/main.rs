@@ -30,6 +30,7 @@ mod fuzz_corpus;
 mod metrics;
 mod mock;
 mod observer;
+mod terms;
 
 #[cfg(feature = "kafka")]
 mod bad_input;

@@ -98,6 +98,12 @@ fn a_crate_outside_the_workspace_tests_its_own_service() {
         assert!(out.contains(&pass), "the correct service passes every seed of {scenario}:\n{out}");
     }
     assert!(!out.contains("warning: neli-sim was built without"), "the crate's config seeds tokio:\n{out}");
+    // The term-scoped service passes every seed its look-then-send twin fails some of.
+    let ppc = "harness pause-partition-crash: 200 seed(s), ";
+    let verdicts: Vec<&str> = out.lines().filter(|l| l.starts_with(ppc)).collect();
+    assert_eq!(verdicts.len(), 2, "both services ran pause-partition-crash:\n{out}");
+    assert!(verdicts.iter().any(|l| l.ends_with("0 failed: PASS")), "the term-scoped service passes:\n{out}");
+    assert!(verdicts.iter().any(|l| l.ends_with("FAIL")), "the look-then-send service fails:\n{out}");
     let fails: Vec<&str> =
         out.lines().filter(|l| l.starts_with("harness leader-pause: 200 seed(s), ") && l.ends_with("FAIL")).collect();
     assert_eq!(fails.len(), 2, "both wrong variants fail some seed:\n{out}");
@@ -126,6 +132,21 @@ fn a_crate_outside_the_workspace_tests_its_own_service() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+// One service, two mains: the service's own code names nothing of the
+// simulator, which only its tests depend on.
+#[test]
+fn the_invoices_service_depends_on_the_simulator_only_in_its_tests() {
+    let example = root().join("examples/invoices");
+    for file in ["src/lib.rs", "src/main.rs"] {
+        let text = std::fs::read_to_string(example.join(file)).expect("the example's source");
+        assert!(!text.contains("neli_sim"), "examples/invoices/{file} names neli_sim");
+    }
+    let manifest = std::fs::read_to_string(example.join("Cargo.toml")).expect("the example's manifest");
+    let deps = &manifest[manifest.find("[dependencies]").expect("a [dependencies] table")..];
+    let deps = &deps[..deps.find("[dev-dependencies]").expect("a [dev-dependencies] table")];
+    assert!(!deps.contains("neli-sim"), "neli-sim is a dev-dependency only:\n{deps}");
 }
 
 /// The README's transcript of the failing reproduction is what it prints.
