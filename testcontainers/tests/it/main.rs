@@ -3,7 +3,8 @@
 //! engine the tests skip with a NOTICE, or fail under `CI=true`. The
 //! PostgreSQL fence tests start their own server from the `postgresql`
 //! package's binaries instead (skipped with a SKIPPED line without them,
-//! failed under `CI=true`).
+//! failed under `CI=true`). The SQLite fence tests need no server: a
+//! database file in a temporary directory.
 
 mod pg_server;
 mod support;
@@ -11,3 +12,4 @@ mod support;
 mod faults;
 mod postgres_fence;
 mod scenario_files;
+mod sqlite_fence;
