@@ -42,14 +42,20 @@ pub struct Budget {
 impl Budget {
     pub fn for_scenario(s: &Scenario, rebalance_pause: Duration) -> Budget {
         let (t, session) = (s.election.heartbeat_timeout.duration(), s.election.session_timeout.duration());
-        Budget {
-            t,
-            s: session,
-            rebalance_pause,
-            retry: retry_interval(session),
-            sched_delay: measure_scheduling_delay(),
-            members: s.election.members,
-        }
+        Budget::new(t, session, s.election.members, rebalance_pause)
+    }
+
+    /// The budget of a run with `members` members configured with T and S
+    /// (the scheduling delay is measured now).
+    pub fn new(t: Duration, s: Duration, members: u32, rebalance_pause: Duration) -> Budget {
+        Budget { t, s, rebalance_pause, retry: retry_interval(s), sched_delay: measure_scheduling_delay(), members }
+    }
+
+    /// A bound the configuration promises or the caller derives (e.g.
+    /// `neli::Explanation::failover` plus the broker's pause), on a loaded
+    /// machine: the same load factor and slack as the protocol sums.
+    pub fn within(&self, bound: Duration) -> Duration {
+        bound * LOAD_FACTOR + self.slack()
     }
 
     fn slack(&self) -> Duration {
@@ -143,6 +149,7 @@ mod tests {
         assert_eq!(idle.takeover(), Duration::from_millis(19_000));
         let busy = budget(20);
         assert_eq!(busy.recovery() - idle.recovery(), Duration::from_secs(2), "100 x 20 ms");
+        assert_eq!(idle.within(Duration::from_secs(8)), Duration::from_secs(18), "8 s x 2 + 2 s slack");
         let longer = Budget { s: Duration::from_secs(6), ..idle };
         assert!(longer.recovery() > idle.recovery());
         assert!(idle.to_string().contains("rebalance pause 3s"), "{idle}");

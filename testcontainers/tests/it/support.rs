@@ -24,6 +24,18 @@ pub fn scenario_text(text: &str) -> Scenario {
     Scenario::parse(text, "<inline>").unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// A fresh broker container (the image built once per test binary),
+/// published on the loopback interface only.
+pub async fn start_broker() -> Result<Broker, String> {
+    let spec = SPEC.get_or_try_init(BrokerSpec::from_env).await.map_err(|e| e.to_string())?;
+    let broker = Broker::start(spec).await.map_err(|e| e.to_string())?;
+    // A test broker is reachable from this host only.
+    let published = neli_testcontainers::broker::published_address(broker.id(), broker::CONTAINER_PORT)
+        .map_err(|e| e.to_string())?;
+    assert!(published.starts_with("127.0.0.1:"), "broker published on {published}, not on loopback only");
+    Ok(broker)
+}
+
 /// Runs `steps` against a fresh broker and waits for a stable group after
 /// the timeline; `None` when the suite is skipped.
 pub fn run_real(s: &Scenario, steps: Vec<Step>, tail_ms: u64) -> Option<RealRunReport> {
@@ -39,12 +51,7 @@ pub fn run_real_with(s: &Scenario, steps: Vec<Step>, tail_ms: u64, recovery: boo
     }
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     let outcome = rt.block_on(async {
-        let spec = SPEC.get_or_try_init(BrokerSpec::from_env).await.map_err(|e| e.to_string())?;
-        let broker = Broker::start(spec).await.map_err(|e| e.to_string())?;
-        // A test broker is reachable from this host only.
-        let published = neli_testcontainers::broker::published_address(broker.id(), broker::CONTAINER_PORT)
-            .map_err(|e| e.to_string())?;
-        assert!(published.starts_with("127.0.0.1:"), "broker published on {published}, not on loopback only");
+        let broker = start_broker().await?;
         let run =
             RealRun::new(s, &broker, Path::new(env!("CARGO_BIN_EXE_neli-tc-member"))).map_err(|e| e.to_string())?;
         let run = if recovery { run } else { run.without_recovery() };
