@@ -83,6 +83,12 @@ async fn run(args: Args) -> Result<(), String> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    // neli's leadership transitions (info) and broker errors on stderr;
+    // RUST_LOG adjusts.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime");
     match runtime.block_on(run(args)) {
         Ok(()) => ExitCode::SUCCESS,
