@@ -116,6 +116,13 @@ impl Term {
         self.inner.over.cancelled().await;
     }
 
+    /// A token cancelled when the election ends the term, for work that
+    /// already selects on a `CancellationToken` (a child token: cancelling
+    /// it ends nothing but itself).
+    pub fn cancellation(&self) -> CancellationToken {
+        self.inner.over.child_token()
+    }
+
     /// Runs `work` until it completes (`Some`) or the term ends first
     /// (`None`; the work is dropped).
     pub async fn until_over<F: Future>(&self, work: F) -> Option<F::Output> {

@@ -104,12 +104,14 @@ async fn a_fence_ends_the_term_at_once_without_waiting_for_its_section() {
     let _ = a.pulse(Duration::from_millis(50)).await.expect("pulse");
     let term = terms.recv().await.expect("a term");
     let _held = term.section().await.expect("a section");
+    let token = term.cancellation();
     cluster.evict("a");
     for _ in 0..5 {
         let _ = a.pulse(Duration::from_millis(50)).await.expect("pulse");
     }
     assert!(!a.is_leader());
     assert!(term.is_over(), "fenced while a section was held: the term is over at once");
+    assert!(token.is_cancelled(), "the term's cancellation token too");
     assert!(term.until_over(std::future::pending::<()>()).await.is_none(), "work selecting on the term stops");
 }
 
