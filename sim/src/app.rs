@@ -1,9 +1,11 @@
 //! A team's own application inside the simulation (the harness API,
 //! `harness`): what its code gets per member process ([`SimMember`]:
 //! a real `neli::Neli` over the simulated client and clock, that clock, and
-//! a client of the downstream [`Store`]), and the store itself, a host of
-//! its own on the simulated network that judges each write by its fencing
-//! stamp and records it in the run's history.
+//! a client of the downstream [`Store`], a `neli::downstream::Downstream`),
+//! and the store itself, a host of its own on the simulated network that
+//! judges each write by its fencing stamp with the SQLite adapter
+//! production uses (ARCHITECTURE.md, "Fencing downstream") and records it
+//! in the run's history.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -59,8 +61,11 @@ pub enum StoreMode {
 ///
 /// `neli` is the real driver (the same `Neli` as production) over the
 /// simulated Kafka client and the member's simulated clock, configured from
-/// the scenario's `[election]` table; register its `on_event` handlers and
-/// run it as the service would (`pulse` loop or `background`). Use `clock`
+/// the scenario's `[election]` table; register its `on_event` handlers or
+/// `on_term` work and run it as the service would (`pulse` loop or
+/// `background`). A service generic over `neli::Broker`, `neli::Clock` and
+/// `neli::downstream::Downstream` takes `neli`, `clock` and `store` as they
+/// are, as in production. Use `clock`
 /// for the application's own waits: a `pause` fault stops it as it stops
 /// the whole process, and a `stall-poll` fault holds the application loop
 /// there while the client's background work goes on. Awaiting

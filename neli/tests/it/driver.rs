@@ -9,9 +9,9 @@ use neli::{BrokerError, Clock, Config, Error, Event, ManualClock, Neli, Outcome,
 use tokio::sync::Notify;
 use tokio_stream::StreamExt;
 
-type FakeNeli = Neli<neli::testing::FakeBroker<SystemClock>, SystemClock>;
+pub(crate) type FakeNeli = Neli<neli::testing::FakeBroker<SystemClock>, SystemClock>;
 
-fn config(name: &str) -> Config {
+pub(crate) fn config(name: &str) -> Config {
     Config::builder()
         .group("g")
         .name(name)
@@ -21,7 +21,7 @@ fn config(name: &str) -> Config {
         .expect("valid test config")
 }
 
-async fn member(cluster: &FakeCluster, name: &str) -> FakeNeli {
+pub(crate) async fn member(cluster: &FakeCluster, name: &str) -> FakeNeli {
     let clock = SystemClock::new();
     Neli::new(&config(name), cluster.broker(name, clock.clone()), clock).await.expect("member starts")
 }

@@ -8,25 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use neli::testing::FakeCluster;
-use neli::{Config, ManualClock, Neli, Stamp, SystemClock, Term};
+use neli::{ManualClock, Neli, Stamp, Term};
+
+use crate::driver::{FakeNeli, config, member};
 use tokio::sync::{Notify, mpsc};
-
-fn config(name: &str) -> Config {
-    Config::builder()
-        .group("g")
-        .name(name)
-        .heartbeat_timeout(Duration::from_millis(1000))
-        .close_timeout(Duration::from_secs(2))
-        .build()
-        .expect("valid test config")
-}
-
-type FakeNeli = Neli<neli::testing::FakeBroker<SystemClock>, SystemClock>;
-
-async fn member(cluster: &FakeCluster, name: &str) -> FakeNeli {
-    let clock = SystemClock::new();
-    Neli::new(&config(name), cluster.broker(name, clock.clone()), clock).await.expect("member starts")
-}
 
 /// Sends each term it is given to the test.
 fn hand_terms_out(neli: &mut FakeNeli) -> mpsc::UnboundedReceiver<Term> {
