@@ -30,6 +30,19 @@ use crate::tls::{ClientAuth, path};
 const T_DUR: Duration = Duration::from_secs(1);
 /// T of the `neli exec` members on librdkafka's mock (see [`mock_election`]).
 const MOCK_T: Duration = Duration::from_secs(2);
+/// T of the members of the cooperative churn stories on tansu. A leader
+/// keeps its lease through a stall of its own process or of the broker
+/// only if the stall is shorter than T minus the time since its last
+/// renewal (heartbeats and proofs every T/4) minus the read-back lag
+/// (`fetch.wait.max.ms` = T/10): about 0.65 to 0.95 s at T = 1 s. A stall
+/// that long lapses the lease, by design, and `neli exec` restarts CMD when
+/// the member leads again. One full `neli` suite run in three on 2 cores
+/// saw such a stall (1 s of the leader or of tansu reproduces it exactly,
+/// a CPU hog alone never did: the worst renewal delay beside one was
+/// 173 ms). These stories claim that follower churn does not stop the
+/// leader, not that the machine never stalls, so they take T = 2 s: a
+/// stall of 1.4 to 1.9 s is survived.
+const CHURN_T: Duration = Duration::from_secs(2);
 
 /// tansu holds a JoinGroup until S/2 has passed, looking once a second.
 fn join_wait() -> Duration {
@@ -39,8 +52,8 @@ fn join_wait() -> Duration {
 /// A rebalance after a member came or went, on tansu: the session of a
 /// SIGKILLed member runs out (S), the join is held (S/2 + 1 s), and the
 /// members that kept their partitions get their new generation.
-fn rebalance() -> Duration {
-    S + join_wait() + T_DUR
+fn rebalance(t: Duration) -> Duration {
+    S + join_wait() + t
 }
 
 /// How many new generations the member whose stderr log is `log` was assigned.
@@ -118,17 +131,22 @@ impl Election {
 
 /// tansu and three `neli exec --assignment ASSIGNMENT` members.
 fn election(name: &str, assignment: &str) -> Option<Election> {
+    election_with_t(name, assignment, T_DUR)
+}
+
+/// [`election`] with the members' heartbeat timeout `t`.
+fn election_with_t(name: &str, assignment: &str, t: Duration) -> Option<Election> {
     let bin = tansu_bin()?;
     let tansu = start_tansu(&bin);
     let bootstrap = tansu.bootstrap.clone();
-    Some(Election::new(name, Box::new(tansu), bootstrap, &["--assignment", assignment], rebalance(), T_DUR))
+    Some(Election::new(name, Box::new(tansu), bootstrap, &["--assignment", assignment], rebalance(t), t))
 }
 
 /// tansu behind the TLS proxy of `tls.rs` (`ClientAuth::Required`: mutual
 /// TLS) and three `neli exec --assignment ASSIGNMENT` members speaking
 /// `security.protocol=SSL`, the client certificate given when the proxy
 /// asks for one. Timing as on plain tansu: the proxy forwards bytes.
-fn tls_election(name: &str, assignment: &str, auth: ClientAuth) -> Option<Election> {
+fn tls_election(name: &str, assignment: &str, auth: ClientAuth, t: Duration) -> Option<Election> {
     let tls = crate::tls::start(name, auth, &[])?;
     let mut args = vec![
         "--assignment".to_owned(),
@@ -148,7 +166,7 @@ fn tls_election(name: &str, assignment: &str, auth: ClientAuth) -> Option<Electi
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let bootstrap = tls.bootstrap.clone();
-    Some(Election::new(name, Box::new(tls), bootstrap, &args, rebalance(), T_DUR))
+    Some(Election::new(name, Box::new(tls), bootstrap, &args, rebalance(t), t))
 }
 
 /// What a member logs when its membership proof goes through librdkafka's
@@ -279,21 +297,22 @@ fn follower_churn(e: &mut Election, last: LastJoin) -> Churn {
 
 #[test]
 fn cooperative_followers_join_leave_and_restart_without_stopping_the_leader() {
-    let Some(mut e) = election("coop-churn", "cooperative-sticky") else { return };
+    let Some(mut e) = election_with_t("coop-churn", "cooperative-sticky", CHURN_T) else { return };
     let c = follower_churn(&mut e, LastJoin::MustReachTheLeader);
     c.report("cooperative-sticky, tansu");
-    cooperative_churn_kept_the_leader(&c);
+    cooperative_churn_kept_the_leader(&e, &c);
 }
 
 /// The claim of the cooperative churn stories: one leader, one CMD.
-fn cooperative_churn_kept_the_leader(c: &Churn) {
+fn cooperative_churn_kept_the_leader(e: &Election, c: &Churn) {
     let iv = &c.iv;
-    assert_eq!(c.changes, vec![c.leader], "the leader stayed the leader while followers came and went");
+    let seen = what_happened(&e.file);
+    assert_eq!(c.changes, vec![c.leader], "the leader stayed the leader while followers came and went{seen}");
     // The membership proof goes on a connection of its own, so the leader's
     // own held JoinGroups do not lapse its lease (docs/cooperative-rebalance.md,
     // "One coordinator connection"): one CMD, never restarted.
-    assert_eq!(iv.len(), 1, "the leader's CMD ran without a break through three follower changes: {iv:?}");
-    assert_eq!(c.revoked, 0, "the leader was never told Revoked");
+    assert_eq!(iv.len(), 1, "the leader's CMD ran without a break through three follower changes: {iv:?}{seen}");
+    assert_eq!(c.revoked, 0, "the leader was never told Revoked{seen}");
 }
 
 /// The same churn over TLS: the proof's own connection speaks TLS too
@@ -302,22 +321,24 @@ fn cooperative_churn_kept_the_leader(c: &Churn) {
 /// the leader's own JoinGroup is held).
 #[test]
 fn tls_cooperative_followers_join_leave_and_restart_without_stopping_the_leader() {
-    let Some(mut e) = tls_election("tls-coop-churn", "cooperative-sticky", ClientAuth::None) else { return };
+    let Some(mut e) = tls_election("tls-coop-churn", "cooperative-sticky", ClientAuth::None, CHURN_T) else { return };
     let c = follower_churn(&mut e, LastJoin::MustReachTheLeader);
     c.report("cooperative-sticky, tansu over TLS");
     assert_proof_on_own_connection(&e, &[c.leader]);
-    cooperative_churn_kept_the_leader(&c);
+    cooperative_churn_kept_the_leader(&e, &c);
 }
 
 /// The same with mutual TLS: the proof's own connection presents the client
 /// certificate as librdkafka does.
 #[test]
 fn mtls_cooperative_followers_join_leave_and_restart_without_stopping_the_leader() {
-    let Some(mut e) = tls_election("mtls-coop-churn", "cooperative-sticky", ClientAuth::Required) else { return };
+    let Some(mut e) = tls_election("mtls-coop-churn", "cooperative-sticky", ClientAuth::Required, CHURN_T) else {
+        return;
+    };
     let c = follower_churn(&mut e, LastJoin::MustReachTheLeader);
     c.report("cooperative-sticky, tansu over mutual TLS");
     assert_proof_on_own_connection(&e, &[c.leader]);
-    cooperative_churn_kept_the_leader(&c);
+    cooperative_churn_kept_the_leader(&e, &c);
 }
 
 #[test]
@@ -333,7 +354,7 @@ fn range_stops_the_leader_when_followers_come_and_go() {
 /// The range baseline over TLS, for the figures beside the cooperative ones.
 #[test]
 fn tls_range_stops_the_leader_when_followers_come_and_go() {
-    let Some(mut e) = tls_election("tls-range-churn", "range", ClientAuth::None) else { return };
+    let Some(mut e) = tls_election("tls-range-churn", "range", ClientAuth::None, T_DUR) else { return };
     let c = follower_churn(&mut e, LastJoin::DoNotWait);
     c.report("range, tansu over TLS");
     range_churn_stopped_the_leader(&c);
@@ -369,7 +390,7 @@ fn cooperative_paused_leader_that_returns_does_not_take_leadership_back() {
 /// proofs went on their own connection.
 #[test]
 fn tls_cooperative_paused_leader_that_returns_does_not_take_leadership_back() {
-    let Some(e) = tls_election("tls-coop-return", "cooperative-sticky", ClientAuth::None) else { return };
+    let Some(e) = tls_election("tls-coop-return", "cooperative-sticky", ClientAuth::None, T_DUR) else { return };
     let (first, successor) = paused_leader_returns(&e);
     assert_proof_on_own_connection(&e, &[first, successor]);
 }
@@ -414,9 +435,10 @@ fn cooperative_leader_that_crashes_and_restarts_costs_one_handover() {
 
 #[test]
 fn mock_cooperative_followers_join_leave_and_restart_without_stopping_the_leader() {
-    let c = follower_churn(&mut mock_election("mock-churn"), LastJoin::MustReachTheLeader);
+    let mut e = mock_election("mock-churn");
+    let c = follower_churn(&mut e, LastJoin::MustReachTheLeader);
     c.report("cooperative-sticky, librdkafka mock, proof off");
-    cooperative_churn_kept_the_leader(&c);
+    cooperative_churn_kept_the_leader(&e, &c);
 }
 
 #[test]
@@ -443,7 +465,7 @@ fn crashed_leader_restarts(mut e: Election) {
     let log = e.logs[slot].clone();
     let before = generations_seen(&log);
     e.spawn();
-    let limit = budget(rebalance() + e.t);
+    let limit = budget(rebalance(e.t) + e.t);
     let seen = wait_until(limit, || (generations_seen(&log) > before).then_some(()));
     assert!(
         seen.is_some(),
@@ -533,7 +555,7 @@ fn a_member_of_the_default_strategy_is_refused_by_a_range_group_which_leads_on()
     assert_eq!(out.status.code(), Some(1), "the refused member exits 1: {stderr}");
     assert!(stderr.contains("Inconsistent group protocol"), "it names the refusal: {stderr}");
     // Refused at its first join: within one rebalance, not after retries.
-    let limit = budget(rebalance());
+    let limit = budget(rebalance(T_DUR));
     assert!(took < limit, "refused within {limit:?}, took {took:?}: {stderr}");
     std::thread::sleep(2 * e.t);
     assert_eq!(leader_changes(&e.file), vec![leader], "the range leader led on{}", what_happened(&e.file));
