@@ -19,10 +19,10 @@ use turmoil::net::TcpListener;
 use crate::client::SimBroker;
 use crate::clock::{SimClock, global_ms};
 use crate::proto::{Conn, PORT, read_frame, write_frame};
-use crate::record::{Recorder, Write};
+use crate::record::{Recorder, StampJson, Write};
+use neli::Stamp;
 use neli::downstream::sqlite::SqliteFence;
 use neli::downstream::{Downstream, DownstreamError, Written};
-use neli::{Stamp, Token};
 
 /// The downstream store's host name on the simulated network.
 pub const STORE_HOST: &str = "store";
@@ -86,35 +86,16 @@ pub struct SimMember {
 /// delayed it (it may still have landed).
 pub type StoreError = DownstreamError;
 
-/// A stamp on the simulated wire (`neli::Stamp` has no serde form).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-struct WireStamp {
-    log_epoch: u64,
-    token: u64,
-}
-
-impl From<Stamp> for WireStamp {
-    fn from(s: Stamp) -> WireStamp {
-        WireStamp { log_epoch: s.log_epoch, token: s.token.0 }
-    }
-}
-
-impl From<WireStamp> for Stamp {
-    fn from(s: WireStamp) -> Stamp {
-        Stamp { log_epoch: s.log_epoch, token: Token(s.token) }
-    }
-}
-
 #[derive(Debug, Serialize, Deserialize)]
 enum StoreRequest {
-    Write { member: String, key: String, value: Vec<u8>, stamp: WireStamp, sent_at: u64 },
+    Write { member: String, key: String, value: Vec<u8>, stamp: StampJson, sent_at: u64 },
     Count,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 enum StoreReply {
     Accepted,
-    Refused(WireStamp),
+    Refused(StampJson),
     Count(u64),
     Failed(String),
 }
@@ -247,11 +228,13 @@ pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 
 #[cfg(test)]
 mod tests {
+    use neli::Token;
+
     use super::*;
 
     fn write(mode: StoreMode, db: &SqliteFence, token: u64) -> StoreReply {
         let rec = Recorder::default();
-        let stamp = WireStamp { log_epoch: 0, token };
+        let stamp = Stamp { log_epoch: 0, token: Token(token) }.into();
         answer(
             mode,
             db,
@@ -265,7 +248,8 @@ mod tests {
         let db = store_database();
         assert!(matches!(write(StoreMode::Fenced, &db, 5), StoreReply::Accepted));
         assert!(matches!(write(StoreMode::Fenced, &db, 5), StoreReply::Accepted), "the same term writes again");
-        assert!(matches!(write(StoreMode::Fenced, &db, 3), StoreReply::Refused(WireStamp { token: 5, .. })));
+        let StoreReply::Refused(highest) = write(StoreMode::Fenced, &db, 3) else { panic!("a stale stamp is refused") };
+        assert_eq!(Stamp::from(highest).token, Token(5));
         let open = store_database();
         assert!(matches!(write(StoreMode::Unfenced, &open, 5), StoreReply::Accepted));
         assert!(matches!(write(StoreMode::Unfenced, &open, 3), StoreReply::Accepted));

@@ -182,24 +182,38 @@ impl CloseResult {
 /// tokens after a broker lost its log").
 pub use neli::Stamp;
 
-/// `Option<neli::Stamp>` in the history's JSON form:
-/// `{"log_epoch":0,"token":5}`.
+/// `neli::Stamp` in the simulator's serialized forms (the history's JSON,
+/// the store's wire): `{"log_epoch":0,"token":5}`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub(crate) struct StampJson {
+    log_epoch: u64,
+    token: u64,
+}
+
+impl From<Stamp> for StampJson {
+    fn from(s: Stamp) -> StampJson {
+        StampJson { log_epoch: s.log_epoch, token: s.token.0 }
+    }
+}
+
+impl From<StampJson> for Stamp {
+    fn from(s: StampJson) -> Stamp {
+        Stamp { log_epoch: s.log_epoch, token: neli::Token(s.token) }
+    }
+}
+
+/// `Option<neli::Stamp>` as [`StampJson`], for `#[serde(with)]`.
 mod stamp_json {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    #[derive(Serialize, Deserialize)]
-    struct Json {
-        log_epoch: u64,
-        token: u64,
+    use super::{Stamp, StampJson};
+
+    pub fn serialize<S: Serializer>(stamp: &Option<Stamp>, s: S) -> Result<S::Ok, S::Error> {
+        stamp.map(StampJson::from).serialize(s)
     }
 
-    pub fn serialize<S: Serializer>(stamp: &Option<super::Stamp>, s: S) -> Result<S::Ok, S::Error> {
-        stamp.map(|x| Json { log_epoch: x.log_epoch, token: x.token.0 }).serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<super::Stamp>, D::Error> {
-        let json = Option::<Json>::deserialize(d)?;
-        Ok(json.map(|j| super::Stamp { log_epoch: j.log_epoch, token: neli::Token(j.token) }))
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Stamp>, D::Error> {
+        Ok(Option::<StampJson>::deserialize(d)?.map(Stamp::from))
     }
 }
 

@@ -109,7 +109,12 @@ pub trait Downstream: Clone + Send + Sync + 'static {
 /// assert!(!refuses(Some(s(0, 9_000)), s(1, 3)), "a new election log outranks the old one");
 /// ```
 pub fn refuses(highest: Option<Stamp>, stamp: Stamp) -> bool {
-    highest.is_some_and(|h| stamp < h)
+    refused_by(highest, stamp).is_some()
+}
+
+/// The highest stamp, when it refuses a write stamped `stamp`.
+pub(crate) fn refused_by(highest: Option<Stamp>, stamp: Stamp) -> Option<Stamp> {
+    highest.filter(|h| stamp < *h)
 }
 
 /// An in-process fenced downstream (a map behind a mutex), for tests and
@@ -150,7 +155,7 @@ impl Downstream for Memory {
         stamp: Stamp,
     ) -> impl Future<Output = Result<Written, DownstreamError>> + Send {
         let mut s = self.inner.lock().expect("memory downstream lock");
-        let answer = if let Some(highest) = s.highest.filter(|_| refuses(s.highest, stamp)) {
+        let answer = if let Some(highest) = refused_by(s.highest, stamp) {
             Written::Refused { highest }
         } else {
             s.highest = s.highest.max(Some(stamp));

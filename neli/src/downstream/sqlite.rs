@@ -31,7 +31,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 
 // `sqlite::Row` keeps naming the row type, now shared with the PostgreSQL adapter.
 pub use super::Row;
-use super::{Downstream, DownstreamError, Written, refuses};
+use super::{Downstream, DownstreamError, Written, refused_by};
 use crate::core::{Stamp, Token};
 
 /// How long a writer waits for another connection's transaction on the
@@ -141,7 +141,7 @@ impl SqliteFence {
         let mut conn = self.conn.lock().map_err(|_| DownstreamError("sqlite: a writer panicked".into()))?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(no_answer)?;
         let highest = highest_in(&tx, &self.range).map_err(no_answer)?;
-        if let Some(highest) = highest.filter(|_| refuses(highest, stamp)) {
+        if let Some(highest) = refused_by(highest, stamp) {
             // Dropping the transaction rolls back; it wrote nothing anyway.
             return Ok(Fenced::Refused { highest });
         }
