@@ -15,7 +15,7 @@ pub mod regressions;
 pub mod report;
 pub mod shrinker;
 pub mod stats;
-pub mod svg;
+pub use neli_sim::svg;
 pub mod sweep;
 
 pub use neli_sim::schedule;

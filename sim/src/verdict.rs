@@ -81,6 +81,10 @@ pub enum Rule {
     /// The user's application misbehaved as a program: it panicked, or it
     /// never returned after its election finished.
     App,
+    /// The same seed ran twice and the two runs differed (the harness's
+    /// determinism check): something in the run reads the wall clock,
+    /// iterates a hash map, or draws unseeded randomness.
+    Nondeterministic,
 }
 
 /// A bound of a scenario's `[expect]` table, as a [`Rule`] names it.
@@ -190,6 +194,7 @@ impl Rule {
             Rule::SimulationError => "simulation error".into(),
             Rule::Invariant(name) => format!("invariant {name}"),
             Rule::App => "application".into(),
+            Rule::Nondeterministic => "nondeterministic".into(),
             oracle => format!("rule {}", oracle.oracle_name().unwrap_or_default()),
         }
     }

@@ -9,7 +9,7 @@ mod check_report;
 mod diff_report;
 mod explore_report;
 mod gate_report;
-mod junit;
+
 mod markdown;
 mod run_report;
 mod shard_merge;
@@ -20,7 +20,7 @@ pub use check_report::*;
 pub use diff_report::*;
 pub use explore_report::*;
 pub use gate_report::*;
-pub use junit::{Case, CaseFailure, document, junit, suite};
+pub use neli_sim::junit::{Case, CaseFailure, document, junit, suite};
 pub use run_report::*;
 pub use shard_merge::{MergeError, merge};
 pub use thresholds::*;

@@ -2,6 +2,7 @@
 //! the file, line, field and rule, and [`run_scenario`](crate::run_scenario), the entry point the
 //! `neli-lab` CLI and the tests share.
 
+mod build;
 mod dur;
 mod fault;
 mod limits;

@@ -268,7 +268,7 @@ impl Scenario {
 
     /// The rules a fault obeys within this scenario (its own value rules
     /// were checked when it was read: `TimedFault::try_from`).
-    fn validate_fault(&self, f: &TimedFault) -> Result<(), String> {
+    pub(super) fn validate_fault(&self, f: &TimedFault) -> Result<(), String> {
         let (c, e) = (&self.cluster, &self.election);
         if f.at.0 < 0 {
             return Err(format!("faults.at = \"{}\": must not be negative", f.at));

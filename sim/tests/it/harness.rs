@@ -8,7 +8,7 @@ use neli::downstream::{Downstream, Written};
 use neli::{Clock, Pulse, Stamp, Token};
 use neli_sim::Rule;
 use neli_sim::app::{SimMember, StoreMode};
-use neli_sim::harness::{Harness, seeds_from};
+use neli_sim::harness::{Harness, Settings};
 use neli_sim::history::Entry;
 
 use crate::scenario;
@@ -203,10 +203,10 @@ fn a_fault_a_harness_application_cannot_take_is_refused_by_name() {
 // NELI_SIM_SEED picks one seed; anything but a number is refused by name.
 #[test]
 fn the_seed_variable_reruns_one_seed_or_names_what_is_wrong() {
-    assert_eq!(seeds_from(None, &[1, 2]), Ok((vec![1, 2], false)));
-    assert_eq!(seeds_from(Some("17"), &[1, 2]), Ok((vec![17], true)));
-    let e = seeds_from(Some("seventeen"), &[1]).unwrap_err();
-    assert_eq!(e, neli_sim::harness::NotASeed("seventeen".into()));
-    assert!(e.to_string().contains("NELI_SIM_SEED=\"seventeen\" is not a seed"), "{e}");
-    assert!(seeds_from(Some("-1"), &[1]).is_err());
+    let read = |v: &str| Settings::read(|k| (k == "NELI_SIM_SEED").then(|| v.to_owned()));
+    assert_eq!(read("17").unwrap().seed, Some(17));
+    let e = read("seventeen").unwrap_err();
+    assert_eq!((e.var, e.value.as_str()), ("NELI_SIM_SEED", "seventeen"));
+    assert!(e.to_string().starts_with("NELI_SIM_SEED=\"seventeen\": a seed"), "{e}");
+    assert!(read("-1").is_err());
 }

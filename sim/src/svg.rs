@@ -13,9 +13,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use neli_sim::history::{Entry, History, Hold};
-use neli_sim::scenario::FaultKind;
-use neli_sim::{PlayedFault, Rule, RunReport, Violation};
+use crate::history::{Entry, History, Hold};
+use crate::scenario::FaultKind;
+use crate::{PlayedFault, Rule, RunReport, Violation};
 
 /// A leadership bar: slot row, role, start, end (ms), incarnation, token.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,10 +103,10 @@ pub fn leads(h: &History) -> Vec<Lead> {
 
 const PALETTE: [&str; 6] = ["#2b6cb0", "#2f855a", "#b7791f", "#6b46c1", "#c05621", "#2c7a7b"];
 
-/// `s` escaped for SVG text and attribute values (quick-xml's escaper, the
-/// one quick-junit uses for the JUnit reports too).
+/// `s` escaped for SVG text and attribute values (the HTML page's escaper:
+/// the SVG is inlined there).
 fn esc(s: &str) -> String {
-    quick_xml::escape::escape(s).into_owned()
+    crate::html::escape(s)
 }
 
 fn tick_step(span_ms: u64) -> u64 {
@@ -227,7 +227,7 @@ impl Frame {
         let (y0, y1, row_h) = (self.top, self.y1(), self.row_h);
         for b in bands {
             let w = (self.x(b.end) - self.x(b.start)).max(2.0);
-            let title = format!("<title>{} at {}</title>", esc(&b.label), crate::secs(b.start));
+            let title = format!("<title>{} at {}</title>", esc(&b.label), crate::oracle::secs(b.start));
             if b.rows.is_empty() {
                 let _ = writeln!(
                     o,
@@ -270,8 +270,8 @@ impl Frame {
                 esc(&l.who),
                 l.role,
                 l.token,
-                crate::secs(l.start),
-                crate::secs(l.end)
+                crate::oracle::secs(l.start),
+                crate::oracle::secs(l.end)
             );
             let held = spans.iter().filter(|s| s.member == l.who && s.role == l.role);
             for s in held.filter(|s| s.at < l.end && s.until > l.start) {
@@ -285,8 +285,8 @@ impl Frame {
                     esc(&l.who),
                     l.role,
                     l.token,
-                    crate::secs(s.at),
-                    crate::secs(s.until)
+                    crate::oracle::secs(s.at),
+                    crate::oracle::secs(s.until)
                 );
             }
         }
@@ -297,7 +297,7 @@ impl Frame {
                 r##"<text x="{}" y="{y}" text-anchor="middle" fill="#9b2c2c">▼<title>interruption: {}'s lease ended at {} with no fault on it</title></text>"##,
                 x(s.until),
                 esc(&s.member),
-                crate::secs(s.until)
+                crate::oracle::secs(s.until)
             );
         }
     }
@@ -313,8 +313,8 @@ impl Frame {
                     self.x(start),
                     self.row_y(*row),
                     (self.x(stop) - self.x(start)).max(3.0),
-                    crate::secs(start),
-                    crate::secs(stop)
+                    crate::oracle::secs(start),
+                    crate::oracle::secs(stop)
                 );
             }
         }
@@ -328,7 +328,7 @@ impl Frame {
             let _ = writeln!(
                 o,
                 r##"<text x="{left}" y="{ly}" fill="#c53030">▮ {} {}</text>"##,
-                crate::secs(b.start),
+                crate::oracle::secs(b.start),
                 esc(&b.label)
             );
             ly += 14.0;

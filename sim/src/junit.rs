@@ -1,6 +1,6 @@
 //! JUnit XML for CI test reports, written by `quick-junit` (the writer of
 //! cargo-nextest's reports): one testsuite per document, one testcase per
-//! scenario, configuration or property. `scenarios/tests/it/junit.xsd`
+//! scenario, configuration or property. `scenarios/tests/it/junit.xsd` (neli-lab's reports and the harness's)
 //! pins the structure CI readers rely on.
 
 use std::time::Duration;
@@ -26,7 +26,7 @@ pub struct CaseFailure {
 }
 
 /// A JUnit XML document with one testsuite named `suite`, whose
-/// `<system-out>` is `suite_out` (conforming to `scenarios/tests/it/junit.xsd`).
+/// `<system-out>` is `suite_out` (conforming to `scenarios/tests/it/junit.xsd` (neli-lab's reports and the harness's)).
 pub fn junit(suite_name: &str, suite_out: &str, time_s: f64, cases: &[Case]) -> String {
     document(suite_name, time_s, vec![suite(suite_name, suite_out, time_s, cases)])
 }

@@ -1,0 +1,190 @@
+//! Can your invariants fail at all? The harness reruns the team's service
+//! with neli weakened, one way at a time (a safety layer off, an unsafe
+//! variant of the lease rule, no acquisition grace where one is needed;
+//! docs/background.md, "Layer ablation"), and counts the seeds each of the
+//! team's invariants fails. A weakening under which neli's own oracles see
+//! two leaders, and which none of the invariants notices, means the
+//! invariants would not notice that bug in production either; an
+//! invariant that fails under no weakening checks nothing neli can break.
+
+use std::fmt;
+
+use super::Harness;
+use crate::scenario::{Dur, Layer, Scenario, Variant};
+use crate::verdict::Rule;
+
+/// One way to weaken neli for an ablation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weakening {
+    /// A safety layer off (`Scenario::without`).
+    Without(Layer),
+    /// The lease counted from when evidence was received, not sent.
+    LeaseFromReceipt,
+    /// Any record on the partition extends the lease, not only the member's own.
+    AnyRecordCounts,
+    /// No acquisition grace, where the scenario has one.
+    NoGrace,
+}
+
+impl Weakening {
+    /// Every weakening that changes `s`, in a fixed order.
+    pub fn all_for(s: &Scenario) -> Vec<Weakening> {
+        let mut out: Vec<Weakening> = Layer::ALL.into_iter().filter(|l| s.has(*l)).map(Weakening::Without).collect();
+        if s.election.variant == Variant::Recommended {
+            out.extend([Weakening::LeaseFromReceipt, Weakening::AnyRecordCounts]);
+        }
+        if s.election.grace.0 > 0 {
+            out.push(Weakening::NoGrace);
+        }
+        out
+    }
+
+    /// `s` weakened this way (marked unchecked: unsafe on purpose).
+    pub fn apply(self, s: &Scenario) -> Scenario {
+        let mut w = match self {
+            Weakening::Without(layer) => s.without(layer).unwrap_or_else(|| s.clone()),
+            _ => s.clone(),
+        };
+        match self {
+            Weakening::LeaseFromReceipt => w.election.variant = Variant::LeaseFromReceipt,
+            Weakening::AnyRecordCounts => w.election.variant = Variant::AnyRecordCounts,
+            Weakening::NoGrace => w.election.grace = Dur(0),
+            Weakening::Without(_) => {}
+        }
+        w.election.unchecked = Some(format!("ablation: {self}, unsafe on purpose"));
+        w
+    }
+}
+
+impl fmt::Display for Weakening {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Weakening::Without(layer) => write!(f, "without {layer}"),
+            Weakening::LeaseFromReceipt => f.write_str("lease from receipt"),
+            Weakening::AnyRecordCounts => f.write_str("any record counts"),
+            Weakening::NoGrace => f.write_str("no grace"),
+        }
+    }
+}
+
+/// One row of the table: how many seeds failed, by whom.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WeakeningRow {
+    /// `as written`, or the weakening.
+    pub name: String,
+    /// Seeds in which neli's oracles saw two leaders (rule `overlap`).
+    pub two_leaders: usize,
+    /// Seeds each invariant failed, in the order they were added.
+    pub caught: Vec<usize>,
+}
+
+/// The table of an ablation: the scenario as written, then each weakening.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ablation {
+    pub scenario: String,
+    pub seeds: usize,
+    pub invariants: Vec<String>,
+    pub rows: Vec<WeakeningRow>,
+    /// Why nothing ran, if so.
+    pub error: Option<String>,
+}
+
+impl Ablation {
+    /// Weakenings under which neli saw two leaders and no invariant failed.
+    pub fn uncaught(&self) -> Vec<&WeakeningRow> {
+        self.rows.iter().skip(1).filter(|r| r.two_leaders > 0 && r.caught.iter().all(|c| *c == 0)).collect()
+    }
+
+    /// Invariants that failed under no weakening (and not as written).
+    pub fn idle(&self) -> Vec<&str> {
+        let idle = |i: usize| self.rows.iter().all(|r| r.caught[i] == 0);
+        self.invariants.iter().enumerate().filter(|(i, _)| idle(*i)).map(|(_, n)| n.as_str()).collect()
+    }
+
+    /// No weakening broke neli here: the scenario cannot tell whether the
+    /// invariants can fail.
+    pub fn nothing_broke(&self) -> bool {
+        self.rows.iter().skip(1).all(|r| r.two_leaders == 0)
+    }
+
+    /// Every weakening that gives two leaders is caught by an invariant,
+    /// and every invariant catches something.
+    pub fn passed(&self) -> bool {
+        self.error.is_none() && self.uncaught().is_empty() && self.idle().is_empty() && !self.nothing_broke()
+    }
+
+    /// Panics with the table and what is wrong unless [`Ablation::passed`].
+    pub fn assert_invariants_can_fail(&self) {
+        assert!(self.passed(), "{self}");
+    }
+}
+
+impl fmt::Display for Ablation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(e) = &self.error {
+            return writeln!(f, "ablation of {}: cannot run: {e}", self.scenario);
+        }
+        writeln!(f, "ablation of {}: seeds failed of {} per row", self.scenario, self.seeds)?;
+        let mut header = vec!["weakening".to_owned(), "neli: two leaders".to_owned()];
+        header.extend(self.invariants.iter().cloned());
+        let mut table = vec![header];
+        for r in &self.rows {
+            let mut row = vec![r.name.clone(), r.two_leaders.to_string()];
+            row.extend(r.caught.iter().map(ToString::to_string));
+            table.push(row);
+        }
+        let widths: Vec<usize> =
+            (0..table[0].len()).map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+        for row in &table {
+            let cells: Vec<String> = row.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+            writeln!(f, "  {}", cells.join("  ").trim_end())?;
+        }
+        for r in self.uncaught() {
+            writeln!(f, "NOT CAUGHT: {} gives two leaders in {} seed(s) and none of your invariants fails", r.name, r.two_leaders)?;
+        }
+        for name in self.idle() {
+            writeln!(f, "CATCHES NOTHING: invariant {name:?} fails under no weakening")?;
+        }
+        if self.nothing_broke() {
+            writeln!(f, "NOTHING TO CATCH: no weakening gives two leaders in this scenario; ablate one with faults (leader-pause)")?;
+        }
+        writeln!(f, "verdict: {}", if self.passed() { "every weakening that gives two leaders is caught" } else { "FAIL" })
+    }
+}
+
+impl Harness {
+    /// Runs the harness's seeds once as written and once per
+    /// [`Weakening`] that applies to its scenario, with the team's
+    /// application and invariants, and tables the seeds each invariant
+    /// failed against those in which neli's oracles saw two leaders.
+    pub fn ablate(&self) -> Ablation {
+        let invariants: Vec<String> = self.invariants.iter().map(|(n, _)| n.clone()).collect();
+        let mut out = Ablation { scenario: self.scenario.name.clone(), seeds: 0, invariants, rows: Vec::new(), error: None };
+        let plan = match super::Settings::from_env().map_err(|e| e.to_string()).and_then(|env| self.plan(&env)) {
+            Ok(plan) => plan,
+            Err(e) => {
+                out.error = Some(e);
+                return out;
+            }
+        };
+        if let Some(why) = self.refusal() {
+            out.error = Some(why);
+            return out;
+        }
+        out.seeds = plan.seeds.len();
+        let mut runs = vec![("as written".to_owned(), plan.scenario.clone())];
+        runs.extend(Weakening::all_for(&plan.scenario).into_iter().map(|w| (w.to_string(), w.apply(&plan.scenario))));
+        for (name, s) in runs {
+            let outcomes = self.run_seeds(&s, &plan.seeds, plan.jobs, false);
+            let mut row = WeakeningRow { name, two_leaders: 0, caught: vec![0; out.invariants.len()] };
+            for r in outcomes.iter().flatten() {
+                row.two_leaders += usize::from(r.violations.iter().any(|v| v.rule == Rule::Overlap));
+                for (i, inv) in out.invariants.iter().enumerate() {
+                    row.caught[i] += usize::from(r.violations.iter().any(|v| v.rule == Rule::Invariant(inv.clone())));
+                }
+            }
+            out.rows.push(row);
+        }
+        out
+    }
+}

@@ -1,0 +1,89 @@
+//! Scenarios built or extended in code: the faults a test composes itself
+//! (as a turmoil test calls `turmoil::partition`), checked by the same
+//! rules a scenario file is ([`Scenario::parse`]) and written back as a
+//! file for a reproduction ([`Scenario::to_toml`]).
+
+use super::{Dur, Fault, FaultKind, Random, Scenario, ScenarioError, TimedFault};
+
+impl Scenario {
+    /// Checks the scenario by the rules a scenario file is read with; the
+    /// error names the scenario, the fault at fault (by its place among
+    /// the faults and its time), and the rule.
+    ///
+    /// ```
+    /// use neli_sim::scenario::{Dur, Fault, Target};
+    /// let s = neli_sim::shipped::get("leader-pause").unwrap();
+    /// let bad = s.fault(Dur::from_secs(99), Fault::Pause { target: Target::Member(7), duration: Dur::from_secs(1) });
+    /// assert!(bad.unwrap_err().to_string().contains("m7"));
+    /// ```
+    pub fn check(&self) -> Result<(), ScenarioError> {
+        self.validate().map_err(|(place, msg)| {
+            let which = match place {
+                Some(super::At::Offset(_)) | None => self.fault_named_by(&msg),
+                Some(super::At::Field(path)) => Some(path),
+            };
+            match which {
+                Some(w) => ScenarioError(format!("scenario {} (built in code): {w}: {msg}", self.name)),
+                None => ScenarioError(format!("scenario {} (built in code): {msg}", self.name)),
+            }
+        })
+    }
+
+    /// The first fault this message is about, as `fault 2 (pause at 8s)`:
+    /// a fault added in code has no line in a file to point at.
+    fn fault_named_by(&self, msg: &str) -> Option<String> {
+        self.faults.iter().enumerate().find_map(|(i, f)| {
+            let f = f.get_ref();
+            self.validate_fault(f).err().filter(|m| m == msg).map(|_| describe(i, f))
+        })
+    }
+
+    /// This scenario with `fault` added at `at` (since the run's start),
+    /// checked like a `[[faults]]` entry of a file.
+    ///
+    /// ```
+    /// use neli_sim::scenario::{Dur, Fault, Host, Target};
+    /// let s = neli_sim::shipped::get("leader-pause")
+    ///     .unwrap()
+    ///     .fault(Dur::from_secs(12), Fault::Partition { a: Host::Leader, b: Host::Broker(0), duration: Dur::from_secs(4) })
+    ///     .unwrap();
+    /// assert!(s.to_toml(&[]).unwrap().contains("partition"));
+    /// ```
+    pub fn fault(mut self, at: Dur, fault: Fault) -> Result<Scenario, ScenarioError> {
+        self.push_fault(at, fault);
+        self.check()?;
+        Ok(self)
+    }
+
+    /// This scenario with `faults` more drawn at random per seed from
+    /// `kinds`, each lasting at most `max_duration` (a file's `[random]`
+    /// table; it replaces one the scenario had).
+    ///
+    /// ```
+    /// use neli_sim::scenario::{Dur, FaultKind};
+    /// let s = neli_sim::shipped::get("leader-pause").unwrap();
+    /// let s = s.random_faults(3, &[FaultKind::Pause, FaultKind::Partition], Dur::from_secs(5)).unwrap();
+    /// assert_eq!(s.random.as_ref().map(|r| r.faults), Some(3));
+    /// ```
+    pub fn random_faults(mut self, faults: u32, kinds: &[FaultKind], max_duration: Dur) -> Result<Scenario, ScenarioError> {
+        self.random = Some(Random { faults, kinds: kinds.to_vec(), max_duration });
+        self.check()?;
+        Ok(self)
+    }
+}
+
+fn describe(i: usize, f: &TimedFault) -> String {
+    let when = f.on.as_ref().map_or_else(|| format!("at {}", f.at), |t| format!("on {t:?}"));
+    format!("fault {} ({} {when})", i + 1, f.fault.kind().name())
+}
+
+impl Dur {
+    /// `secs` seconds.
+    pub const fn from_secs(secs: i64) -> Dur {
+        Dur(secs * 1000)
+    }
+    /// `ms` milliseconds.
+    pub const fn from_millis(ms: i64) -> Dur {
+        Dur(ms)
+    }
+}
