@@ -352,11 +352,24 @@ impl Harness {
     /// under its wall-clock budget, and reports in seed order; writes the
     /// report files asked for.
     pub fn run(&self) -> Report {
+        match Settings::from_env() {
+            Ok(env) => self.run_with(&env),
+            Err(e) => {
+                let mut report = Report::empty(&self.scenario.name, self.test.clone());
+                report.error = Some(e.to_string());
+                report
+            }
+        }
+    }
+
+    /// [`Harness::run`] with `env` in place of the `NELI_SIM_*` variables
+    /// (a test of a CI setting, without touching the process environment).
+    pub fn run_with(&self, env: &Settings) -> Report {
         let mut report = Report::empty(&self.scenario.name, self.test.clone());
         if !cfg!(tokio_unstable) {
             report.warnings.push(UNSEEDED_TOKIO.to_owned());
         }
-        let plan = match Settings::from_env().map_err(|e| e.to_string()).and_then(|env| self.plan(&env)) {
+        let plan = match self.plan(env) {
             Ok(plan) => plan,
             Err(e) => {
                 report.error = Some(e);

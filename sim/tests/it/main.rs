@@ -6,6 +6,7 @@ mod ablation_reuse;
 mod determinism;
 mod fuzz_corpus;
 mod harness;
+mod harness_runs;
 mod hazards;
 mod oracle;
 mod outside;
