@@ -18,9 +18,12 @@ use crate::verdict::Rule;
 pub enum Weakening {
     /// A safety layer off (`Scenario::without`).
     Without(Layer),
-    /// The lease counted from when evidence was received, not sent.
+    /// The lease counted from when evidence was received, not sent, and
+    /// no membership proof: goNELI's rules (the proof would mask the
+    /// variant, docs/background.md "Layer ablation").
     LeaseFromReceipt,
-    /// Any record on the partition extends the lease, not only the member's own.
+    /// Any record on the partition extends the lease, not only the
+    /// member's own, and no membership proof.
     AnyRecordCounts,
     /// No acquisition grace, where the scenario has one.
     NoGrace,
@@ -46,8 +49,12 @@ impl Weakening {
             _ => s.clone(),
         };
         match self {
-            Weakening::LeaseFromReceipt => w.election.variant = Variant::LeaseFromReceipt,
-            Weakening::AnyRecordCounts => w.election.variant = Variant::AnyRecordCounts,
+            Weakening::LeaseFromReceipt => {
+                (w.election.variant, w.election.membership_proof) = (Variant::LeaseFromReceipt, false);
+            }
+            Weakening::AnyRecordCounts => {
+                (w.election.variant, w.election.membership_proof) = (Variant::AnyRecordCounts, false);
+            }
             Weakening::NoGrace => w.election.grace = Dur(0),
             Weakening::Without(_) => {}
         }
@@ -60,8 +67,8 @@ impl fmt::Display for Weakening {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Weakening::Without(layer) => write!(f, "without {layer}"),
-            Weakening::LeaseFromReceipt => f.write_str("lease from receipt"),
-            Weakening::AnyRecordCounts => f.write_str("any record counts"),
+            Weakening::LeaseFromReceipt => f.write_str("lease from receipt, no proof"),
+            Weakening::AnyRecordCounts => f.write_str("any record counts, no proof"),
             Weakening::NoGrace => f.write_str("no grace"),
         }
     }
