@@ -94,17 +94,21 @@ fn none() -> Settings {
     Settings::default()
 }
 
-// Seeds on two threads give the report one thread gives, in seed order.
+// 200 seeds on two threads give the report one thread gives, in seed order.
 #[test]
 fn seeds_on_every_core_report_as_on_one() {
-    let h = racy().seeds(0..24);
+    let h = Harness::new(scenario(include_str!("scenarios/harness-short-pause.toml")))
+        .app(look_then_send)
+        .store(StoreMode::Unfenced)
+        .invariant("sent with a lease", sent_with_a_lease)
+        .seeds(0..200);
     let (one, two) = (h.clone().jobs(1).run_with(&none()), h.jobs(2).run_with(&none()));
     assert!(!one.failures.is_empty(), "the race shows in some seed: {one}");
     assert_eq!(one.to_string(), two.to_string());
     assert_eq!(one.to_json(), two.to_json());
     let failing: Vec<u64> = two.failures.iter().map(|f| f.seed).collect();
     assert!(failing.windows(2).all(|w| w[0] < w[1]), "in seed order: {failing:?}");
-    assert_eq!(two.seeds, (0..24).collect::<Vec<_>>());
+    assert_eq!(two.seeds, (0..200).collect::<Vec<_>>());
 }
 
 // `Start::Auto` draws a new range each run, prints it, and the printed
@@ -267,4 +271,46 @@ fn the_ablation_says_which_invariants_can_fail() {
     assert!(a.uncaught().is_empty(), "{a}");
     assert_eq!(a.idle(), ["checks nothing"], "{a}");
     assert!(!a.passed() && a.to_string().contains("CATCHES NOTHING: invariant \"checks nothing\""), "{a}");
+}
+
+/// Debian's chromium, or why the browser check cannot run (a failure
+/// under `CI=true`, where `.ci/run` installs it).
+fn chromium() -> Option<&'static str> {
+    let found = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| std::process::Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()));
+    if found.is_none() {
+        let why = "no chromium on PATH: the HTML report's browser check cannot run (apt-get install chromium)";
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+        eprintln!("SKIPPED: {why}");
+    }
+    found
+}
+
+// The HTML report, opened in a real headless browser, has the summary,
+// one section per failing seed, each with its timeline drawn as SVG, its
+// history and its reproduction.
+#[test]
+fn the_html_report_opens_in_a_browser() {
+    let Some(browser) = chromium() else { return };
+    let d = dir("browser");
+    let page = d.join("report.html");
+    let r = racy().seeds(0..6).report_to(&page).run_with(&none());
+    assert!(!r.failures.is_empty(), "{r}");
+    let profile = d.join("profile");
+    let out = std::process::Command::new(browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && dom.contains("<table id=\"summary\">"), "{}\n{dom}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(dom.matches("<section class=\"failure\"").count(), r.failures.len(), "{dom}");
+    assert_eq!(dom.matches("<div class=\"timeline\"><svg").count(), r.failures.len(), "each timeline is SVG in the page");
+    assert_eq!(dom.matches("<details class=\"history\">").count(), r.failures.len());
+    for f in &r.failures {
+        assert!(dom.contains(&format!("id=\"seed-{}\"", f.seed)) && dom.contains(&f.reproduce), "seed {}", f.seed);
+    }
 }
