@@ -4,7 +4,9 @@
 //! it drew written out (so `neli-lab run` on it fails the same way),
 //! `<scenario>-seed<N>.trace.txt`, the full trace and figures,
 //! `<scenario>-seed<N>.svg`, the leadership timeline, and
-//! `<scenario>-seed<N>.history.jsonl`, the run's typed history.
+//! `<scenario>-seed<N>.history.jsonl`, the run's typed history; and one
+//! `index.html` listing them all, each with its timeline, history and
+//! reproduction (`neli_sim::html`, the page the harness writes too).
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -81,4 +83,44 @@ mod tests {
         assert_eq!(file_stem("leader-pause", 7), "leader-pause-seed7");
         assert_eq!(file_stem("a b/c", 0), "a_b_c-seed0");
     }
+}
+
+/// One failing seed on the artifacts' index page.
+pub struct Indexed<'a> {
+    pub name: &'a str,
+    pub seed: u64,
+    pub violations: &'a [String],
+    pub reproduce: &'a str,
+    pub shrink: &'a str,
+}
+
+/// Writes `DIR/index.html`: one self-contained page (the harness's HTML
+/// report, `neli_sim::html`) listing every failing seed whose files
+/// [`write_failing_seed`] wrote, with its timeline, history, reproduction
+/// and shrink lines; returns its path.
+pub fn write_index(dir: &Path, summary: Vec<(String, String)>, failing: &[Indexed]) -> Result<PathBuf, ArtifactError> {
+    let read = |name: String| std::fs::read_to_string(dir.join(name)).ok();
+    let sections = failing
+        .iter()
+        .map(|f| {
+            let stem = file_stem(f.name, f.seed);
+            neli_sim::html::Section {
+                id: stem.clone(),
+                title: format!("{} seed {}", f.name, f.seed),
+                violations: f.violations.to_vec(),
+                reproduce: f.reproduce.to_owned(),
+                timeline: read(format!("{stem}.svg")),
+                history: read(format!("{stem}.history.jsonl")),
+                extra: vec![
+                    ("shrink".to_owned(), f.shrink.to_owned()),
+                    ("files".to_owned(), ["toml", "trace.txt", "svg", "history.jsonl"].map(|x| format!("{stem}.{x}")).join("\n")),
+                ],
+            }
+        })
+        .collect();
+    let verdict = if failing.is_empty() { "no failing seed" } else { "failing seeds" };
+    let page = neli_sim::html::Page { title: format!("neli-lab explore: {verdict}"), summary, sections };
+    let path = dir.join("index.html");
+    std::fs::write(&path, page.render()).map_err(|source| ArtifactError::Write { path: path.clone(), source })?;
+    Ok(path)
 }

@@ -164,11 +164,25 @@ fn write_artifacts(
     r: &report::Explore,
 ) -> Result<(), crate::artifacts::ArtifactError> {
     let mut written = 0;
+    let mut indexed = Vec::new();
     for (row, sr) in plan::rows(groups).zip(&r.scenarios).filter(|(_, sr)| !sr.expect_fail && !sr.may_fail) {
         for f in &sr.failing {
             written += crate::artifacts::write_failing_seed(dir, &row.entry.arg, &row.entry.scenario, f.seed)?.len();
+            indexed.push(crate::artifacts::Indexed {
+                name: &row.entry.scenario.name,
+                seed: f.seed,
+                violations: &f.violations,
+                reproduce: &f.reproduce,
+                shrink: &f.shrink,
+            });
         }
     }
-    eprintln!("wrote {written} artifact file(s) to {}", dir.display());
+    let summary = vec![
+        ("build".to_owned(), crate::BUILD.to_owned()),
+        ("scenarios".to_owned(), r.scenarios.len().to_string()),
+        ("failing seeds".to_owned(), indexed.len().to_string()),
+    ];
+    let index = crate::artifacts::write_index(dir, summary, &indexed)?;
+    eprintln!("wrote {} artifact file(s) to {} (open {})", written + 1, dir.display(), index.display());
     Ok(())
 }

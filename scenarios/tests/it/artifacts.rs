@@ -73,8 +73,17 @@ fn explore_artifacts_reproduce_every_failing_seed() {
         assert_eq!(trace_lines(&stdout(&by_name)), want, "{stem}: the printed command replays another run");
         assert_eq!(trace_lines(&stdout(&by_file)), want, "{stem}: the written file replays another run");
     }
-    // Exactly four files per failing seed (the history is checked by `cli::run_writes_its_typed_history_as_json_lines`).
-    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 4 * tomls.len());
+    // Exactly four files per failing seed (the history is checked by
+    // `cli::run_writes_its_typed_history_as_json_lines`), and one index page
+    // with a section per failing seed, its timeline and its reproduction.
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 4 * tomls.len() + 1);
+    let index = std::fs::read_to_string(out.join("index.html")).expect("an index page");
+    assert_eq!(index.matches("<section class=\"failure\"").count(), tomls.len(), "{index}");
+    assert_eq!(index.matches("<div class=\"timeline\"><svg").count(), tomls.len(), "{index}");
+    for toml in &tomls {
+        let stem = toml.file_stem().unwrap().to_string_lossy().into_owned();
+        assert!(index.contains(&format!("id=\"{stem}\"")), "{stem} not on the index page");
+    }
     for toml in &tomls {
         let history = toml.with_extension("history.jsonl");
         let text = std::fs::read_to_string(&history).unwrap_or_else(|e| panic!("{}: {e}", history.display()));
