@@ -4,8 +4,9 @@
 //! docs/background.md, "Layer ablation"), and counts the seeds each of the
 //! team's invariants fails. A weakening under which neli's own oracles see
 //! two leaders, and which none of the invariants notices, means the
-//! invariants would not notice that bug in production either; an
-//! invariant that fails under no weakening checks nothing neli can break.
+//! invariants would not notice that bug in production either (that fails
+//! the ablation); an invariant that fails under no weakening checks
+//! nothing neli can break (that is reported).
 
 use std::fmt;
 
@@ -114,10 +115,12 @@ impl Ablation {
         self.rows.iter().skip(1).all(|r| r.two_leaders == 0)
     }
 
-    /// Every weakening that gives two leaders is caught by an invariant,
-    /// and every invariant catches something.
+    /// Every weakening that gives two leaders is caught by an invariant
+    /// (and some weakening does). An invariant that catches none is
+    /// reported ([`Ablation::idle`]) but does not fail it: it may be there
+    /// for the service's own mistakes, which no weakening of neli makes.
     pub fn passed(&self) -> bool {
-        self.error.is_none() && self.uncaught().is_empty() && self.idle().is_empty() && !self.nothing_broke()
+        self.error.is_none() && self.uncaught().is_empty() && !self.nothing_broke()
     }
 
     /// Panics with the table and what is wrong unless [`Ablation::passed`].
@@ -150,7 +153,10 @@ impl fmt::Display for Ablation {
             writeln!(f, "NOT CAUGHT: {} gives two leaders in {} seed(s) and none of your invariants fails", r.name, r.two_leaders)?;
         }
         for name in self.idle() {
-            writeln!(f, "CATCHES NOTHING: invariant {name:?} fails under no weakening")?;
+            writeln!(
+                f,
+                "CATCHES NOTHING: invariant {name:?} fails under no weakening of neli (it may still catch your service's own mistakes: check that a wrong variant of your service fails it)"
+            )?;
         }
         if self.nothing_broke() {
             writeln!(f, "NOTHING TO CATCH: no weakening gives two leaders in this scenario; ablate one with faults (leader-pause)")?;

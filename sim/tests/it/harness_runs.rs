@@ -270,7 +270,16 @@ fn the_ablation_says_which_invariants_can_fail() {
     assert!(receipt.two_leaders > 0 && receipt.caught[0] > 0, "{a}");
     assert!(a.uncaught().is_empty(), "{a}");
     assert_eq!(a.idle(), ["checks nothing"], "{a}");
-    assert!(!a.passed() && a.to_string().contains("CATCHES NOTHING: invariant \"checks nothing\""), "{a}");
+    assert!(a.passed() && a.to_string().contains("CATCHES NOTHING: invariant \"checks nothing\""), "{a}");
+    // Alone, the idle invariant lets every weakening through: that fails.
+    let alone = Harness::shipped("leader-pause")
+        .expect("shipped")
+        .app(ticker)
+        .store(StoreMode::Unfenced)
+        .invariant("checks nothing", |_| Ok(()))
+        .seeds(0..10)
+        .ablate();
+    assert!(!alone.passed() && alone.to_string().contains("NOT CAUGHT: lease from receipt, no proof gives two leaders"), "{alone}");
 }
 
 /// Debian's chromium, or why the browser check cannot run (a failure
