@@ -39,9 +39,16 @@ fn sent_in_stamp_order(h: &History) -> Result<(), String> {
     for w in h.writes().filter(|w| w.accepted) {
         match highest {
             Some(top) if w.stamp < top.stamp => {
+                let show = |s: Option<neli::Stamp>| s.map_or("nothing".to_owned(), |s| s.to_string());
                 return Err(format!(
-                    "{} sent {} at {} ms stamped {:?}, below {}'s {:?} at {} ms",
-                    w.member, w.key, w.at, w.stamp, top.member, top.stamp, top.at
+                    "{} sent {} at {} ms stamped {}, below the {} {} sent at {} ms",
+                    w.member,
+                    w.key,
+                    w.at,
+                    show(w.stamp),
+                    show(top.stamp),
+                    top.member,
+                    top.at
                 ));
             }
             Some(top) if w.stamp <= top.stamp => {}

@@ -3,8 +3,10 @@
 //! `examples/invoices` (its own application, its own invariants) with only
 //! the documented public API. The correct service passes 200 of 200 seeds
 //! of `leader-pause` and `swarm`; each wrong one fails on some seed with a
-//! named invariant and prints a reproduction that fails again when run. The
-//! README's transcript of that reproduction is checked against it.
+//! named invariant and prints a reproduction that fails again when run; the
+//! ablation says every weakening of neli that gives two leaders is caught.
+//! The README's transcripts of that reproduction and of the ablation table
+//! are checked against them.
 //!
 //! It builds the crate (about a minute in its own target directory,
 //! `target/outside-crate`) and runs 800 seeds in a debug build (about two
@@ -62,6 +64,10 @@ fn cargo_test(dir: &Path, args: &[&str], seed: Option<&str>) -> Output {
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("NELI_SIM_SEED");
+    // A CI job's own harness settings stay out: the test says what it runs.
+    for (var, _) in std::env::vars().filter(|(k, _)| k.starts_with("NELI_SIM_")) {
+        cmd.env_remove(var);
+    }
     if let Some(s) = seed {
         cmd.env("NELI_SIM_SEED", s);
     }
@@ -94,18 +100,21 @@ fn a_crate_outside_the_workspace_tests_its_own_service() {
     let out = text(&all);
     assert!(all.status.success(), "the invoices tests:\n{out}");
     for scenario in ["leader-pause", "swarm"] {
-        let pass = format!("harness {scenario}: 200 seed(s), 0 failed: PASS");
+        let test = format!("correct_survives_{}", scenario.replace('-', "_"));
+        let pass = format!("harness {scenario} (test {test}): 200 seed(s) 0..=199, 0 failed: PASS");
         assert!(out.contains(&pass), "the correct service passes every seed of {scenario}:\n{out}");
     }
     assert!(!out.contains("warning: neli-sim was built without"), "the crate's config seeds tokio:\n{out}");
     // The term-scoped service passes every seed its look-then-send twin fails some of.
-    let ppc = "harness pause-partition-crash: 200 seed(s), ";
-    let verdicts: Vec<&str> = out.lines().filter(|l| l.starts_with(ppc)).collect();
+    let ppc = |l: &&str| l.starts_with("harness pause-partition-crash (test ") && l.contains("): 200 seed(s) 0..=199, ");
+    let verdicts: Vec<&str> = out.lines().filter(ppc).collect();
     assert_eq!(verdicts.len(), 2, "both services ran pause-partition-crash:\n{out}");
     assert!(verdicts.iter().any(|l| l.ends_with("0 failed: PASS")), "the term-scoped service passes:\n{out}");
     assert!(verdicts.iter().any(|l| l.ends_with("FAIL")), "the look-then-send service fails:\n{out}");
-    let fails: Vec<&str> =
-        out.lines().filter(|l| l.starts_with("harness leader-pause: 200 seed(s), ") && l.ends_with("FAIL")).collect();
+    let fails: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("harness leader-pause (test ") && l.contains(": 200 seed(s) ") && l.ends_with("FAIL"))
+        .collect();
     assert_eq!(fails.len(), 2, "both wrong variants fail some seed:\n{out}");
     for (test, invariant) in [
         ("no_recheck_sends_without_a_lease", "invariant no invoice sent without a lease: "),
@@ -124,13 +133,26 @@ fn a_crate_outside_the_workspace_tests_its_own_service() {
         let again = cargo_test(&dir, &[test, "--", "--exact", "--nocapture"], Some(seed));
         let again_out = text(&again);
         assert!(again.status.success(), "{again_out}");
-        let block = report_of(&again_out, "harness leader-pause: 1 seed(s) (NELI_SIM_SEED), 1 failed: FAIL");
+        let header = format!("harness leader-pause (test {test}): seed {seed} (NELI_SIM_SEED), 1 failed: FAIL");
+        let block = report_of(&again_out, &header);
         assert!(block.iter().any(|l| l.trim_start().starts_with(invariant)), "{again_out}");
         assert!(block.contains(&format!("  {repro}").as_str()), "{again_out}");
         if test == "unfenced_sends_an_invoice_twice" {
-            readme_shows(seed, &block);
+            readme_shows(&format!("$ NELI_SIM_SEED={seed} cargo test {test} -- --exact --nocapture"), &block);
         }
     }
+    // The ablation: every weakening that gives two leaders is caught, and
+    // the README shows the table as the test prints it.
+    let from_table = out.lines().skip_while(|l| !l.starts_with("ablation of leader-pause"));
+    let mut table: Vec<&str> = Vec::new();
+    for l in from_table {
+        table.push(l);
+        if l.starts_with("verdict: ") {
+            break;
+        }
+    }
+    assert!(table.last().is_some_and(|l| l.starts_with("verdict: every weakening")), "{out}");
+    readme_shows("$ cargo test the_invariants_catch_a_weakened_neli -- --nocapture", &table);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -149,12 +171,11 @@ fn the_invoices_service_depends_on_the_simulator_only_in_its_tests() {
     assert!(!deps.contains("neli-sim"), "neli-sim is a dev-dependency only:\n{deps}");
 }
 
-/// The README's transcript of the failing reproduction is what it prints.
-fn readme_shows(seed: &str, block: &[&str]) {
+/// The README's transcript under `command` is what the run printed.
+fn readme_shows(command: &str, block: &[&str]) {
     let readme = std::fs::read_to_string(root().join("README.md")).expect("README readable");
-    let command = format!("$ NELI_SIM_SEED={seed} cargo test unfenced_sends_an_invoice_twice -- --exact --nocapture");
     let at = readme
-        .find(&command)
+        .find(command)
         .unwrap_or_else(|| panic!("README.md shows no `{command}` (section \"Testing your own service\")"));
     let shown: Vec<&str> =
         readme[at..].lines().skip(1).take_while(|l| !l.starts_with("```")).filter(|l| !l.trim().is_empty()).collect();
