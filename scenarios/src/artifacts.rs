@@ -74,17 +74,6 @@ pub fn write_failing_seed(dir: &Path, arg: &str, s: &Scenario, seed: u64) -> Res
     Ok(out)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn file_stems_are_safe_names() {
-        assert_eq!(file_stem("leader-pause", 7), "leader-pause-seed7");
-        assert_eq!(file_stem("a b/c", 0), "a_b_c-seed0");
-    }
-}
-
 /// One failing seed on the artifacts' index page.
 pub struct Indexed<'a> {
     pub name: &'a str,
@@ -113,7 +102,10 @@ pub fn write_index(dir: &Path, summary: Vec<(String, String)>, failing: &[Indexe
                 history: read(format!("{stem}.history.jsonl")),
                 extra: vec![
                     ("shrink".to_owned(), f.shrink.to_owned()),
-                    ("files".to_owned(), ["toml", "trace.txt", "svg", "history.jsonl"].map(|x| format!("{stem}.{x}")).join("\n")),
+                    (
+                        "files".to_owned(),
+                        ["toml", "trace.txt", "svg", "history.jsonl"].map(|x| format!("{stem}.{x}")).join("\n"),
+                    ),
                 ],
             }
         })
@@ -123,4 +115,15 @@ pub fn write_index(dir: &Path, summary: Vec<(String, String)>, failing: &[Indexe
     let path = dir.join("index.html");
     std::fs::write(&path, page.render()).map_err(|source| ArtifactError::Write { path: path.clone(), source })?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_stems_are_safe_names() {
+        assert_eq!(file_stem("leader-pause", 7), "leader-pause-seed7");
+        assert_eq!(file_stem("a b/c", 0), "a_b_c-seed0");
+    }
 }

@@ -69,7 +69,8 @@ impl Page {
             o.push_str("<h2>Failing</h2><ul id=\"failing\">\n");
             for s in &self.sections {
                 let first = s.violations.first().map(String::as_str).unwrap_or("");
-                let _ = writeln!(o, "<li><a href=\"#{}\">{}</a>: {}</li>", escape(&s.id), escape(&s.title), escape(first));
+                let _ =
+                    writeln!(o, "<li><a href=\"#{}\">{}</a>: {}</li>", escape(&s.id), escape(&s.title), escape(first));
             }
             o.push_str("</ul>\n");
         }
@@ -91,7 +92,10 @@ impl Section {
         o.push_str("</ul>\n");
         let _ = writeln!(o, "<p>reproduce: <code class=\"reproduce\">{}</code></p>", escape(&self.reproduce));
         if let Some(svg) = &self.timeline {
-            let _ = writeln!(o, "<h3>timeline (global time; bars: leases, bands: faults)</h3><div class=\"timeline\">{svg}</div>");
+            let _ = writeln!(
+                o,
+                "<h3>timeline (global time; bars: leases, bands: faults)</h3><div class=\"timeline\">{svg}</div>"
+            );
         }
         for (label, text) in &self.extra {
             let _ = writeln!(o, "<h3>{}</h3><pre>{}</pre>", escape(label), escape(text));

@@ -26,9 +26,9 @@ pub mod record;
 pub mod scenario;
 mod seed;
 pub mod server;
+pub mod shipped;
 pub mod shrink;
 pub mod svg;
-pub mod shipped;
 pub mod verdict;
 pub(crate) mod world;
 

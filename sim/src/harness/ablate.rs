@@ -150,7 +150,11 @@ impl fmt::Display for Ablation {
             writeln!(f, "  {}", cells.join("  ").trim_end())?;
         }
         for r in self.uncaught() {
-            writeln!(f, "NOT CAUGHT: {} gives two leaders in {} seed(s) and none of your invariants fails", r.name, r.two_leaders)?;
+            writeln!(
+                f,
+                "NOT CAUGHT: {} gives two leaders in {} seed(s) and none of your invariants fails",
+                r.name, r.two_leaders
+            )?;
         }
         for name in self.idle() {
             writeln!(
@@ -159,9 +163,16 @@ impl fmt::Display for Ablation {
             )?;
         }
         if self.nothing_broke() {
-            writeln!(f, "NOTHING TO CATCH: no weakening gives two leaders in this scenario; ablate one with faults (leader-pause)")?;
+            writeln!(
+                f,
+                "NOTHING TO CATCH: no weakening gives two leaders in this scenario; ablate one with faults (leader-pause)"
+            )?;
         }
-        writeln!(f, "verdict: {}", if self.passed() { "every weakening that gives two leaders is caught" } else { "FAIL" })
+        writeln!(
+            f,
+            "verdict: {}",
+            if self.passed() { "every weakening that gives two leaders is caught" } else { "FAIL" }
+        )
     }
 }
 
@@ -172,7 +183,8 @@ impl Harness {
     /// failed against those in which neli's oracles saw two leaders.
     pub fn ablate(&self) -> Ablation {
         let invariants: Vec<String> = self.invariants.iter().map(|(n, _)| n.clone()).collect();
-        let mut out = Ablation { scenario: self.scenario.name.clone(), seeds: 0, invariants, rows: Vec::new(), error: None };
+        let mut out =
+            Ablation { scenario: self.scenario.name.clone(), seeds: 0, invariants, rows: Vec::new(), error: None };
         let plan = match super::Settings::from_env().map_err(|e| e.to_string()).and_then(|env| self.plan(&env)) {
             Ok(plan) => plan,
             Err(e) => {

@@ -16,7 +16,8 @@ pub fn difference(first: &RunReport, second: &RunReport) -> Option<String> {
     if let Some(d) = first_difference("history entry", a.lines(), b.lines()) {
         return Some(format!("{d}; {LIKELY_CAUSES}"));
     }
-    let trace = first_difference("trace line", first.trace.iter().map(String::as_str), second.trace.iter().map(String::as_str));
+    let trace =
+        first_difference("trace line", first.trace.iter().map(String::as_str), second.trace.iter().map(String::as_str));
     trace.map(|d| format!("{d}; {LIKELY_CAUSES}"))
 }
 

@@ -63,7 +63,8 @@ pub(super) fn write_new(
         if path.exists() {
             continue;
         }
-        std::fs::create_dir_all(dir).map_err(|e| format!("regressions folder {}: cannot create: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("regressions folder {}: cannot create: {e}", dir.display()))?;
         let text = match &f.shrunk {
             Some(s) if s.replays => s.toml.clone(),
             _ => {

@@ -71,8 +71,8 @@
 
 mod ablate;
 mod determinism;
-mod html;
 mod keep;
+mod page;
 mod pool;
 mod report;
 pub mod settings;
@@ -382,7 +382,7 @@ impl Harness {
         }
         plan.describe(&mut report);
         self.run_planned(&plan, &mut report);
-        report.write_files(&plan.reports);
+        page::write_reports(&mut report, &plan.reports);
         report
     }
 }
@@ -457,13 +457,14 @@ impl Harness {
                 Some(s) => s.resolve(plan.shard.is_some()),
                 None => self.seeds.first().copied().unwrap_or(0),
             };
-            let end = first.checked_add(count).ok_or_else(|| {
-                format!("start {first} + {count} seeds goes past the largest seed {}", u64::MAX)
-            })?;
+            let end = first
+                .checked_add(count)
+                .ok_or_else(|| format!("start {first} + {count} seeds goes past the largest seed {}", u64::MAX))?;
             if count > pool::MAX_SEEDS {
                 return Err(format!("{count} seeds in one run: at most {}; split them with shards", pool::MAX_SEEDS));
             }
-            (plan.seeds, plan.start, plan.start_auto) = ((first..end).collect(), Some(first), start == Some(Start::Auto));
+            (plan.seeds, plan.start, plan.start_auto) =
+                ((first..end).collect(), Some(first), start == Some(Start::Auto));
         }
         if let Some((index, of)) = plan.shard {
             if index == 0 || index > of {

@@ -139,12 +139,8 @@ impl Harness {
                             Ok(r) => r.violations,
                             Err(why) => vec![Violation::new(Rule::App, why)],
                         };
-                        let replayed = Replayed {
-                            file: path.clone(),
-                            seed: *seed,
-                            violations,
-                            reproduce: self.replay_line(path),
-                        };
+                        let replayed =
+                            Replayed { file: path.clone(), seed: *seed, violations, reproduce: self.replay_line(path) };
                         out.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push((i, replayed));
                     }
                 });
@@ -181,7 +177,7 @@ impl Harness {
             members: back.election.members,
             replays,
             toml,
-            reproduce: format!("write the TOML above to a file F, then {}=F {}", settings::REPLAY_ENV, self.rerun_command()),
+            reproduce: format!("{}=<that file> {}", settings::REPLAY_ENV, self.rerun_command()),
         })
     }
 
@@ -189,7 +185,10 @@ impl Harness {
     /// directory: the test's name (`::` as `-`), else the scenario's.
     fn folder_name(&self) -> String {
         let id = self.test.as_deref().unwrap_or(&self.scenario.name);
-        id.replace("::", "-").chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+        id.replace("::", "-")
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+            .collect()
     }
 
     /// The command that reruns this test (`cargo test NAME -- --exact`).
@@ -213,4 +212,3 @@ impl Harness {
         format!("{}={} {}", settings::REPLAY_ENV, file.display(), self.rerun_command())
     }
 }
-

@@ -1,10 +1,10 @@
 //! What a harness run found, and its renderings: text (`Display`, what a
 //! test prints), JSON, JUnit XML, Markdown and one self-contained HTML
-//! page ([`super::html`]). None of them names the number of threads, so a
+//! page (`page.rs`). None of them names the number of threads, so a
 //! run on one core and on many report the same.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::json;
 
@@ -169,7 +169,11 @@ impl Report {
     /// Which seeds ran: `seeds 0..=199`, `seed 17 (NELI_SIM_SEED)`, …
     pub fn seeds_text(&self) -> String {
         if let Some(f) = &self.replayed_file {
-            return format!("{} at its seed {} (NELI_SIM_REPLAY)", f.display(), self.seeds.first().copied().unwrap_or(0));
+            return format!(
+                "{} at its seed {} (NELI_SIM_REPLAY)",
+                f.display(),
+                self.seeds.first().copied().unwrap_or(0)
+            );
         }
         if self.only_seed {
             return format!("seed {} ({SEED_ENV})", self.seeds.first().copied().unwrap_or(0));
@@ -193,7 +197,9 @@ impl Report {
     /// The report as JSON (schema `neli-sim-harness/1`).
     pub fn to_json(&self) -> String {
         let violations = |vs: &[Violation]| -> Vec<serde_json::Value> {
-            vs.iter().map(|v| json!({"rule": v.class(), "detail": v.detail, "members": v.members, "at_ms": v.at})).collect()
+            vs.iter()
+                .map(|v| json!({"rule": v.class(), "detail": v.detail, "members": v.members, "at_ms": v.at}))
+                .collect()
         };
         let failures: Vec<_> = self
             .failures
@@ -214,8 +220,10 @@ impl Report {
         let regressions: Vec<_> = self
             .regressions
             .iter()
-            .map(|r| json!({"file": r.file.display().to_string(), "seed": r.seed, "passed": r.passed(),
-                "violations": violations(&r.violations), "reproduce": r.reproduce}))
+            .map(|r| {
+                json!({"file": r.file.display().to_string(), "seed": r.seed, "passed": r.passed(),
+                "violations": violations(&r.violations), "reproduce": r.reproduce})
+            })
             .collect();
         let v = json!({
             "schema": "neli-sim-harness/1",
@@ -251,8 +259,11 @@ impl Report {
             skipped: None,
             out: String::new(),
         };
-        let mut cases: Vec<Case> =
-            self.regressions.iter().map(|r| case(format!("kept {}", r.file.display()), &r.violations, &r.reproduce)).collect();
+        let mut cases: Vec<Case> = self
+            .regressions
+            .iter()
+            .map(|r| case(format!("kept {}", r.file.display()), &r.violations, &r.reproduce))
+            .collect();
         let mut failing = self.failures.iter().peekable();
         for seed in &self.seeds {
             match failing.next_if(|f| f.seed == *seed) {
@@ -276,7 +287,8 @@ impl Report {
         if !self.regressions.is_empty() {
             o.push_str("| kept failure | seed | verdict |\n|---|---|---|\n");
             for r in &self.regressions {
-                let verdict = r.violations.first().map_or("pass".to_owned(), |v| format!("FAIL: {}", md(&v.to_string())));
+                let verdict =
+                    r.violations.first().map_or("pass".to_owned(), |v| format!("FAIL: {}", md(&v.to_string())));
                 o.push_str(&format!("| `{}` | {} | {verdict} |\n", r.file.display(), r.seed));
             }
             o.push('\n');
@@ -291,30 +303,6 @@ impl Report {
         }
         o
     }
-
-    /// Writes the report to each of `paths`, in the format its extension
-    /// names; a file that cannot be written fails the report, naming it.
-    pub(super) fn write_files(&mut self, paths: &[PathBuf]) {
-        for path in paths {
-            let body = match path.extension().and_then(|e| e.to_str()) {
-                Some("json") => self.to_json(),
-                Some("xml") => self.to_junit(),
-                Some("md") => self.to_markdown(),
-                Some("html") => super::html::page(self),
-                _ => self.to_string(),
-            };
-            if let Err(e) = write(path, &body) {
-                self.error.get_or_insert(format!("report {}: cannot write: {e}", path.display()));
-            }
-        }
-    }
-}
-
-fn write(path: &Path, body: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    std::fs::write(path, body)
 }
 
 /// A table cell's text: no `|` or line break to break the row.
@@ -367,6 +355,12 @@ impl fmt::Display for Report {
                     "  shrunk in {} runs to {} fault(s), {} ms, {} member(s), still {} ({ok})",
                     s.runs, s.faults, s.duration_ms, s.members, s.class
                 )?;
+                if x.kept.is_none() {
+                    writeln!(f, "  the shrunk scenario (write it to a file to replay it):")?;
+                    for line in s.toml.lines() {
+                        writeln!(f, "    {line}")?;
+                    }
+                }
                 writeln!(f, "  replay the shrunk scenario: {}", s.reproduce)?;
             }
         }

@@ -67,7 +67,10 @@ impl std::str::FromStr for Start {
     fn from_str(text: &str) -> Result<Start, String> {
         match text.trim() {
             "auto" => Ok(Start::Auto),
-            t => t.parse().map(Start::Seed).map_err(|_| format!("{text:?} is neither a seed (0 to {}) nor `auto`", u64::MAX)),
+            t => t
+                .parse()
+                .map(Start::Seed)
+                .map_err(|_| format!("{text:?} is neither a seed (0 to {}) nor `auto`", u64::MAX)),
         }
     }
 }
@@ -110,9 +113,10 @@ impl Settings {
             s.seed = Some(number(n, &v, "a seed (a whole number from 0 to 2^64 - 1)")?);
         }
         if let Some((n, v)) = var(SEEDS_ENV) {
-            s.seeds = Some(number(n, &v, "how many seeds to run (a whole number, at least 1)").and_then(|c| {
-                if c == 0 { Err(bad(n, &v, "at least 1 seed (0 runs nothing)")) } else { Ok(c) }
-            })?);
+            s.seeds = Some(
+                number(n, &v, "how many seeds to run (a whole number, at least 1)")
+                    .and_then(|c| if c == 0 { Err(bad(n, &v, "at least 1 seed (0 runs nothing)")) } else { Ok(c) })?,
+            );
         }
         if let Some((n, v)) = var(START_ENV) {
             s.start = Some(v.parse().map_err(|e: String| bad(n, &v, &e))?);
@@ -135,7 +139,10 @@ impl Settings {
             s.shrink = match v.trim() {
                 "0" | "false" | "no" => None,
                 "1" | "true" | "yes" => Some(DEFAULT_SHRINK_BUDGET),
-                t => Some(number(n, t, "1 to shrink (or the most runs a shrink may take, e.g. 500)")?.min(u64::from(u32::MAX)) as u32),
+                t => Some(
+                    number(n, t, "1 to shrink (or the most runs a shrink may take, e.g. 500)")?.min(u64::from(u32::MAX))
+                        as u32,
+                ),
             };
         }
         if let Some((n, v)) = var(CHECK_DETERMINISM_ENV) {

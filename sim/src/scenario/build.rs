@@ -65,7 +65,12 @@ impl Scenario {
     /// let s = s.random_faults(3, &[FaultKind::Pause, FaultKind::Partition], Dur::from_secs(5)).unwrap();
     /// assert_eq!(s.random.as_ref().map(|r| r.faults), Some(3));
     /// ```
-    pub fn random_faults(mut self, faults: u32, kinds: &[FaultKind], max_duration: Dur) -> Result<Scenario, ScenarioError> {
+    pub fn random_faults(
+        mut self,
+        faults: u32,
+        kinds: &[FaultKind],
+        max_duration: Dur,
+    ) -> Result<Scenario, ScenarioError> {
         self.random = Some(Random { faults, kinds: kinds.to_vec(), max_duration });
         self.check()?;
         Ok(self)

@@ -203,7 +203,8 @@ fn an_application_iterating_a_hash_map_is_flagged() {
     let plain = h.clone().run_with(&none());
     assert!(plain.passed(), "without the check nothing fails: {plain}");
     let checked = h.run_with(&Settings { check_determinism: true, ..none() });
-    let v: Vec<_> = checked.failures.iter().flat_map(|f| &f.violations).filter(|v| v.rule == Rule::Nondeterministic).collect();
+    let v: Vec<_> =
+        checked.failures.iter().flat_map(|f| &f.violations).filter(|v| v.rule == Rule::Nondeterministic).collect();
     assert!(!v.is_empty(), "{checked}");
     assert!(v[0].detail.contains("differ first at history entry") && v[0].detail.contains("HashMap"), "{}", v[0]);
     assert!(v[0].detail.contains("\"event\":\"write\""), "names the write that moved: {}", v[0]);
@@ -215,7 +216,10 @@ fn an_application_iterating_a_hash_map_is_flagged() {
 fn faults_in_code_are_checked_like_a_files() {
     let ok = Harness::shipped("leader-pause")
         .expect("shipped")
-        .fault(Dur::from_secs(15), Fault::Partition { a: Host::Leader, b: Host::Broker(0), duration: Dur::from_secs(2) })
+        .fault(
+            Dur::from_secs(15),
+            Fault::Partition { a: Host::Leader, b: Host::Broker(0), duration: Dur::from_secs(2) },
+        )
         .seeds([1]);
     let toml = ok.scenario().to_toml(&[]).expect("writable");
     let back = neli_sim::Scenario::parse(&toml, "<back>").expect("reads back");
@@ -226,7 +230,10 @@ fn faults_in_code_are_checked_like_a_files() {
         .fault(Dur::from_secs(5), Fault::Pause { target: Target::Member(9), duration: Dur::from_secs(1) })
         .run_with(&none());
     let e = bad.error.clone().unwrap_or_default();
-    assert!(bad.seeds.is_empty() && e.contains("built in code") && e.contains("fault 2 (pause at 5s)") && e.contains("m9"), "{e}");
+    assert!(
+        bad.seeds.is_empty() && e.contains("built in code") && e.contains("fault 2 (pause at 5s)") && e.contains("m9"),
+        "{e}"
+    );
 }
 
 // Every format says the same verdict; the HTML page carries each failing
@@ -279,7 +286,10 @@ fn the_ablation_says_which_invariants_can_fail() {
         .invariant("checks nothing", |_| Ok(()))
         .seeds(0..10)
         .ablate();
-    assert!(!alone.passed() && alone.to_string().contains("NOT CAUGHT: lease from receipt, no proof gives two leaders"), "{alone}");
+    assert!(
+        !alone.passed() && alone.to_string().contains("NOT CAUGHT: lease from receipt, no proof gives two leaders"),
+        "{alone}"
+    );
 }
 
 /// Debian's chromium, or why the browser check cannot run (a failure
@@ -315,9 +325,17 @@ fn the_html_report_opens_in_a_browser() {
         .output()
         .expect("chromium runs");
     let dom = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && dom.contains("<table id=\"summary\">"), "{}\n{dom}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() && dom.contains("<table id=\"summary\">"),
+        "{}\n{dom}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(dom.matches("<section class=\"failure\"").count(), r.failures.len(), "{dom}");
-    assert_eq!(dom.matches("<div class=\"timeline\"><svg").count(), r.failures.len(), "each timeline is SVG in the page");
+    assert_eq!(
+        dom.matches("<div class=\"timeline\"><svg").count(),
+        r.failures.len(),
+        "each timeline is SVG in the page"
+    );
     assert_eq!(dom.matches("<details class=\"history\">").count(), r.failures.len());
     for f in &r.failures {
         assert!(dom.contains(&format!("id=\"seed-{}\"", f.seed)) && dom.contains(&f.reproduce), "seed {}", f.seed);

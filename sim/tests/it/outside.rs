@@ -106,7 +106,8 @@ fn a_crate_outside_the_workspace_tests_its_own_service() {
     }
     assert!(!out.contains("warning: neli-sim was built without"), "the crate's config seeds tokio:\n{out}");
     // The term-scoped service passes every seed its look-then-send twin fails some of.
-    let ppc = |l: &&str| l.starts_with("harness pause-partition-crash (test ") && l.contains("): 200 seed(s) 0..=199, ");
+    let ppc =
+        |l: &&str| l.starts_with("harness pause-partition-crash (test ") && l.contains("): 200 seed(s) 0..=199, ");
     let verdicts: Vec<&str> = out.lines().filter(ppc).collect();
     assert_eq!(verdicts.len(), 2, "both services ran pause-partition-crash:\n{out}");
     assert!(verdicts.iter().any(|l| l.ends_with("0 failed: PASS")), "the term-scoped service passes:\n{out}");

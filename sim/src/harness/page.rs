@@ -6,8 +6,35 @@
 //! history. `neli-lab explore --artifacts` writes the same page
 //! ([`crate::html`]).
 
+use std::path::{Path, PathBuf};
+
 use super::report::Report;
 use crate::html::{Page, Section};
+
+/// Writes `r` to each of `paths`, in the format its extension names
+/// (`.json`, `.xml` JUnit, `.md`, `.html`, else text); a file that cannot
+/// be written fails the report, naming it.
+pub(super) fn write_reports(r: &mut Report, paths: &[PathBuf]) {
+    for path in paths {
+        let body = match path.extension().and_then(|e| e.to_str()) {
+            Some("json") => r.to_json(),
+            Some("xml") => r.to_junit(),
+            Some("md") => r.to_markdown(),
+            Some("html") => page(r),
+            _ => r.to_string(),
+        };
+        if let Err(e) = write(path, &body) {
+            r.error.get_or_insert(format!("report {}: cannot write: {e}", path.display()));
+        }
+    }
+}
+
+fn write(path: &Path, body: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, body)
+}
 
 /// The page of `r`.
 pub(super) fn page(r: &Report) -> String {
@@ -45,7 +72,10 @@ pub(super) fn page(r: &Report) -> String {
         let mut extra = Vec::new();
         if let Some(s) = &f.shrunk {
             extra.push((
-                format!("shrunk in {} runs: {} fault(s), {} ms, {} member(s), still {}", s.runs, s.faults, s.duration_ms, s.members, s.class),
+                format!(
+                    "shrunk in {} runs: {} fault(s), {} ms, {} member(s), still {}",
+                    s.runs, s.faults, s.duration_ms, s.members, s.class
+                ),
                 s.toml.clone(),
             ));
         }
