@@ -13,8 +13,10 @@ impl Scenario {
     /// ```
     /// use neli_sim::scenario::{Dur, Fault, Target};
     /// let s = neli_sim::shipped::get("leader-pause").unwrap();
-    /// let bad = s.fault(Dur::from_secs(99), Fault::Pause { target: Target::Member(7), duration: Dur::from_secs(1) });
-    /// assert!(bad.unwrap_err().to_string().contains("m7"));
+    /// let bad = s.fault(Dur::from_secs(5), Fault::Pause { target: Target::Member(7), duration: Dur::from_secs(1) });
+    /// // scenario leader-pause (built in code): fault 2 (pause at 5s): … m7 …
+    /// let e = bad.unwrap_err().to_string();
+    /// assert!(e.contains("fault 2 (pause at 5s)") && e.contains("m7"), "{e}");
     /// ```
     pub fn check(&self) -> Result<(), ScenarioError> {
         self.validate().map_err(|(place, msg)| {
