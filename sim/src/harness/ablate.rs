@@ -185,17 +185,13 @@ impl Harness {
         let invariants: Vec<String> = self.invariants.iter().map(|(n, _)| n.clone()).collect();
         let mut out =
             Ablation { scenario: self.scenario.name.clone(), seeds: 0, invariants, rows: Vec::new(), error: None };
-        let plan = match super::Settings::from_env().map_err(|e| e.to_string()).and_then(|env| self.plan(&env)) {
+        let plan = match super::Settings::from_env().map_err(|e| e.to_string()).and_then(|env| self.ready(&env)) {
             Ok(plan) => plan,
             Err(e) => {
                 out.error = Some(e);
                 return out;
             }
         };
-        if let Some(why) = self.refusal() {
-            out.error = Some(why);
-            return out;
-        }
         out.seeds = plan.seeds.len();
         let mut runs = vec![("as written".to_owned(), plan.scenario.clone())];
         runs.extend(Weakening::all_for(&plan.scenario).into_iter().map(|w| (w.to_string(), w.apply(&plan.scenario))));

@@ -369,17 +369,13 @@ impl Harness {
         if !cfg!(tokio_unstable) {
             report.warnings.push(UNSEEDED_TOKIO.to_owned());
         }
-        let plan = match self.plan(env) {
+        let plan = match self.ready(env) {
             Ok(plan) => plan,
             Err(e) => {
                 report.error = Some(e);
                 return report;
             }
         };
-        if let Some(why) = self.refusal() {
-            report.error = Some(why);
-            return report;
-        }
         plan.describe(&mut report);
         self.run_planned(&plan, &mut report);
         page::write_reports(&mut report, &plan.reports);
@@ -419,6 +415,15 @@ impl Plan {
 }
 
 impl Harness {
+    /// The plan for `env`, or why this harness cannot run.
+    fn ready(&self, env: &Settings) -> Result<Plan, String> {
+        let plan = self.plan(env)?;
+        match self.refusal() {
+            Some(why) => Err(why),
+            None => Ok(plan),
+        }
+    }
+
     fn plan(&self, env: &Settings) -> Result<Plan, String> {
         let mut plan = Plan {
             scenario: self.scenario.clone(),

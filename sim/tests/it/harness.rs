@@ -14,7 +14,7 @@ use neli_sim::history::Entry;
 use crate::scenario;
 
 /// Leads and writes `tick` once a round, stamped, until its election ends.
-async fn ticker(m: SimMember) {
+pub async fn ticker(m: SimMember) {
     let SimMember { mut neli, clock, store, .. } = m;
     loop {
         match neli.pulse(Duration::from_millis(100)).await {
