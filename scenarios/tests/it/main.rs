@@ -17,6 +17,7 @@ mod gate;
 mod library;
 mod merge;
 mod mutation_gate;
+mod outside_repo;
 mod progress;
 mod readme;
 
@@ -57,6 +58,11 @@ pub fn lab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_neli-lab"))
         .args(args)
         .env("NELI_LAB_SCENARIOS", env!("CARGO_MANIFEST_DIR"))
+        // As `cargo run` starts it, so reproduction lines read `cargo run
+        // --release -p neli-lab -- …` whichever target directory built it
+        // (scenarios/README.md, "Reproduction lines"); outside_repo.rs runs it bare.
+        .env("CARGO", env!("CARGO"))
+        .env("CARGO_PKG_NAME", "neli-lab")
         .output()
         .expect("neli-lab runs")
 }
