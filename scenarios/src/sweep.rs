@@ -19,8 +19,8 @@ use neli_sim::{Scenario, ScenarioError};
 
 use crate::invocation::quote;
 use crate::parallel::run_seeds;
-use crate::repro;
 use crate::report::{Failure, TuneConfig};
+use crate::repro;
 use crate::stats::percentile;
 
 /// One configuration and what its seeds showed.

@@ -174,12 +174,18 @@ impl CheckReplay {
         let (result, seed, violation, reproduce) = match &class {
             Replay::LoadError(e) => (format!("not loadable: {e}"), None, None, None),
             Replay::NotTried => ("not tried".into(), None, None, Some(format!("{} run {}", repro(), quote(file)))),
-            Replay::Reproduced(seed, v) => {
-                ("reproduced".into(), Some(*seed), Some(v.clone()), Some(format!("{} run {} --seed {seed}", repro(), quote(file))))
-            }
-            Replay::NotReproduced(n) => {
-                (format!("not reproduced by seeds 0..{n}"), None, None, Some(format!("{} run {}", repro(), quote(file))))
-            }
+            Replay::Reproduced(seed, v) => (
+                "reproduced".into(),
+                Some(*seed),
+                Some(v.clone()),
+                Some(format!("{} run {} --seed {seed}", repro(), quote(file))),
+            ),
+            Replay::NotReproduced(n) => (
+                format!("not reproduced by seeds 0..{n}"),
+                None,
+                None,
+                Some(format!("{} run {}", repro(), quote(file))),
+            ),
         };
         CheckReplay { result, seed, violation, reproduce, class }
     }

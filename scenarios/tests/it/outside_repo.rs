@@ -117,8 +117,13 @@ fn a_check_counterexample_reruns_outside_the_repository() {
     let mut c = Command::new(env!("CARGO_BIN_EXE_neli-lab"));
     // A known unsafe setting: leases counted from receipt, no proof
     // (scenarios/README.md, `check`).
-    c.args(["check", "--members", "2", "--isolations", "0", "--variant", "lease-from-receipt"])
-        .args(["--no-membership-proof", "--sim-seeds", "2", "--out", "found"]);
+    c.args(["check", "--members", "2", "--isolations", "0", "--variant", "lease-from-receipt"]).args([
+        "--no-membership-proof",
+        "--sim-seeds",
+        "2",
+        "--out",
+        "found",
+    ]);
     let o = in_dir(c, &dir, Some("scenarios"));
     let out = text(&o);
     assert_eq!(o.status.code(), Some(1), "{out}");
@@ -151,5 +156,30 @@ fn a_program_found_on_the_path_is_named_bare() {
     let again = in_dir(sh, &dir, None);
     assert_eq!(again.status.code(), Some(1), "{}", text(&again));
     assert_eq!(first_rule(&text(&again)), first_rule(&text(&o)));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A file whose `name` differs from its file name is called by the file
+/// name, the one the user types, everywhere after one warning
+/// (scenarios/FORMAT.md, "name").
+#[test]
+fn a_scenario_is_called_by_its_file_name_after_a_warning() {
+    let dir = team_repo("outside-names");
+    let renamed = dir.join("scenarios/receipt.toml");
+    std::fs::rename(dir.join("scenarios/lease-from-receipt.toml"), &renamed).expect("renamed");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_neli-lab"));
+    c.args(["explore", "receipt", "--seeds", "1"]);
+    let o = in_dir(c, &dir, Some("scenarios"));
+    let (out, err) = (stdout_of(&o), String::from_utf8_lossy(&o.stderr).into_owned());
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    let warning = format!(
+        "warning: scenarios/receipt.toml: its name \"lease-from-receipt\" differs from its file name \"receipt\"; \
+         it is called \"receipt\" from here on"
+    );
+    assert_eq!(err.lines().filter(|l| l.starts_with("warning: ")).collect::<Vec<_>>(), [warning.as_str()], "{err}");
+    assert!(!out.contains("lease-from-receipt"), "one name everywhere:\n{out}");
+    assert!(out.lines().any(|l| l.starts_with("receipt ")), "the table row:\n{out}");
+    assert!(out.contains("  seed 0 of receipt: rule "), "{out}");
+    assert!(out.contains(" shrink receipt --seed 0 -o receipt-shrunk.toml\n"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
