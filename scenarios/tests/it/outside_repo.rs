@@ -172,11 +172,9 @@ fn a_scenario_is_called_by_its_file_name_after_a_warning() {
     let o = in_dir(c, &dir, Some("scenarios"));
     let (out, err) = (stdout_of(&o), String::from_utf8_lossy(&o.stderr).into_owned());
     assert_eq!(o.status.code(), Some(1), "{out}{err}");
-    let warning = format!(
-        "warning: scenarios/receipt.toml: its name \"lease-from-receipt\" differs from its file name \"receipt\"; \
-         it is called \"receipt\" from here on"
-    );
-    assert_eq!(err.lines().filter(|l| l.starts_with("warning: ")).collect::<Vec<_>>(), [warning.as_str()], "{err}");
+    let warning = "warning: scenarios/receipt.toml: its name \"lease-from-receipt\" differs from its file name \
+                   \"receipt\"; it is called \"receipt\" from here on";
+    assert_eq!(err.lines().filter(|l| l.starts_with("warning: ")).collect::<Vec<_>>(), [warning], "{err}");
     assert!(!out.contains("lease-from-receipt"), "one name everywhere:\n{out}");
     assert!(out.lines().any(|l| l.starts_with("receipt ")), "the table row:\n{out}");
     assert!(out.contains("  seed 0 of receipt: rule "), "{out}");
