@@ -14,8 +14,27 @@ fn git(root: &Path, args: &[&str]) -> Option<String> {
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
+/// The commit a packaged crate was made from, and whether that tree
+/// differed from it: `cargo package` writes them into
+/// `.cargo_vcs_info.json` (`"sha1": "…"`, `"dirty": true`). `None` in a
+/// checkout, where git says.
+fn packaged_from(manifest: &Path) -> Option<(String, &'static str)> {
+    let text = std::fs::read_to_string(manifest.join(".cargo_vcs_info.json")).ok()?;
+    let at = text.find("\"sha1\"")? + "\"sha1\"".len();
+    let sha: String =
+        text[at..].chars().skip_while(|c| !c.is_ascii_hexdigit()).take_while(char::is_ascii_hexdigit).collect();
+    (sha.len() >= 7).then(|| (sha, if text.contains("\"dirty\": true") { "dirty" } else { "clean" }))
+}
+
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into()));
+    if let Some((commit, state)) = packaged_from(&manifest) {
+        // A package: the folder around it may be anyone's repository.
+        println!("cargo:rustc-env=NELI_LAB_COMMIT={commit}");
+        println!("cargo:rustc-env=NELI_LAB_TREE={state}");
+        println!("cargo:rerun-if-changed=build.rs");
+        return;
+    }
     let root = manifest.parent().map(Path::to_path_buf).unwrap_or(manifest);
     let commit =
         git(&root, &["rev-parse", "HEAD"]).filter(|c| c.len() >= 7 && c.bytes().all(|b| b.is_ascii_hexdigit()));

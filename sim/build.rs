@@ -1,21 +1,29 @@
-//! Embeds the shipped scenario files (`scenarios/*.toml` and
-//! `scenarios/broken/*.toml` beside this crate), so the harness API
+//! Embeds the shipped scenario files, so the harness API
 //! (`neli_sim::shipped`) and an installed `neli-lab` find them by name
-//! without the source tree.
+//! without the source tree. They are read from `shipped/` in this crate:
+//! one symbolic link per file of `scenarios/*.toml` and
+//! `scenarios/broken/*.toml` (the one copy; `sim/tests/it/scenario_files.rs`
+//! checks the links cover exactly those files), which `cargo package`
+//! follows, so a packaged neli-sim carries the files themselves
+//! (scenarios/README.md, "Installing").
 
 use std::path::{Path, PathBuf};
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into()));
-    let dir = manifest.parent().map_or_else(|| manifest.join("scenarios"), |root| root.join("scenarios"));
     println!("cargo:rerun-if-changed=build.rs");
-    embed_scenarios(&dir);
+    let found = embed_scenarios(&manifest.join("shipped"));
+    if found == 0 {
+        eprintln!("error: no scenario files in {}", manifest.join("shipped").display());
+        std::process::exit(1);
+    }
 }
 
 /// Writes `$OUT_DIR/embedded.rs`: `EMBEDDED: &[(&str, &str)]`, each shipped
 /// scenario's path relative to `scenarios/` (`leader-pause.toml`,
-/// `broken/lease-from-receipt.toml`) and its text, top level first.
-fn embed_scenarios(dir: &Path) {
+/// `broken/lease-from-receipt.toml`) and its text, top level first; returns
+/// how many.
+fn embed_scenarios(dir: &Path) -> usize {
     let mut files = Vec::new();
     for (prefix, d) in [("", dir.to_path_buf()), ("broken/", dir.join("broken"))] {
         println!("cargo:rerun-if-changed={}", d.display());
@@ -41,4 +49,5 @@ fn embed_scenarios(dir: &Path) {
     if let Err(e) = std::fs::write(&out, code) {
         println!("cargo:warning=cannot write {}: {e}", out.display());
     }
+    files.len()
 }

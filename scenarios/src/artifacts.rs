@@ -48,7 +48,7 @@ pub fn write_failing_seed(dir: &Path, arg: &str, s: &Scenario, seed: u64) -> Res
     let header = vec![
         format!("failing seed {seed} of {arg}, written by neli-lab explore --artifacts ({})", crate::BUILD),
         format!("fails with: {}", r.violations.first().map(ToString::to_string).unwrap_or_default()),
-        format!("reproduce: {} run <this file>", crate::REPRO),
+        format!("reproduce: {} run <this file>", crate::repro()),
     ];
     let stem = file_stem(&s.name, seed);
     let mut trace = String::new();

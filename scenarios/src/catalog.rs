@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use neli_sim::scenario::Layer;
 use neli_sim::{Scenario, ScenarioError};
 
+use crate::invocation::quote;
+
 /// A loaded scenario and how the user named it (for reproduction lines).
 #[derive(Debug, Clone)]
 pub struct Entry {
@@ -44,16 +46,20 @@ fn embedded_text(rel: &str) -> Option<&'static str> {
     EMBEDDED.iter().find(|(p, _)| *p == rel).map(|(_, t)| *t)
 }
 
-/// Resolves and loads `arg` (a name or a path).
+/// Resolves and loads `arg` (a name or a path). `arg` is kept shell-quoted,
+/// as reproduction lines print it (scenarios/README.md, "Reproduction
+/// lines"). A scenario found by name is called by that name, its file's
+/// stem, from here on (scenarios/FORMAT.md, "name").
 pub fn load(arg: &str) -> Result<Entry, ScenarioError> {
+    let quoted = quote(arg).into_owned();
     let path = if arg.contains('/') || arg.ends_with(".toml") {
         PathBuf::from(arg)
     } else if embedded() {
         for rel in [format!("{arg}.toml"), format!("broken/{arg}.toml")] {
             if let Some(text) = embedded_text(&rel) {
                 let path = Path::new(EMBEDDED_DIR).join(&rel);
-                let scenario = Scenario::parse(text, &path.display().to_string())?;
-                return Ok(Entry { arg: arg.to_owned(), path, scenario });
+                let scenario = named_by_file(Scenario::parse(text, &path.display().to_string())?, arg, &path);
+                return Ok(Entry { arg: quoted, path, scenario });
             }
         }
         return Err(ScenarioError(format!(
@@ -73,8 +79,26 @@ pub fn load(arg: &str) -> Result<Entry, ScenarioError> {
             )));
         }
     };
+    let by_name = !(arg.contains('/') || arg.ends_with(".toml"));
     let scenario = Scenario::load(&path)?;
-    Ok(Entry { arg: arg.to_owned(), path, scenario })
+    let scenario = if by_name { named_by_file(scenario, arg, &path) } else { scenario };
+    Ok(Entry { arg: quoted, path, scenario })
+}
+
+/// `s`, found by the name `stem` in the file `path`, called `stem` from
+/// here on: the table, the failing seeds and the shrink suggestion then
+/// name it as the user typed it. A different `name` in the file is
+/// warned about on stderr, naming the file and both names.
+pub fn named_by_file(mut s: Scenario, stem: &str, path: &Path) -> Scenario {
+    if s.name != stem {
+        eprintln!(
+            "warning: {}: its name {:?} differs from its file name {stem:?}; it is called {stem:?} from here on",
+            path.display(),
+            s.name
+        );
+        s.name = stem.to_owned();
+    }
+    s
 }
 
 impl Entry {

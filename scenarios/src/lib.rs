@@ -7,6 +7,7 @@ pub mod artifacts;
 pub mod catalog;
 pub mod cmd;
 pub mod interrupt;
+pub mod invocation;
 pub mod model_check;
 pub mod parallel;
 pub mod plan;
@@ -36,8 +37,11 @@ pub fn build_line() -> String {
     format!("build     {BUILD}")
 }
 
-/// The command prefix printed in reproduction lines.
-pub const REPRO: &str = "cargo run --release -p neli-lab --";
+/// The command prefix of every reproduction line: how this program was
+/// run ([`invocation`]).
+pub fn repro() -> &'static str {
+    invocation::repro()
+}
 
 /// Runs `s` with `seed`; its `[random]` table is drawn by
 /// [`schedule::materialize`] (inside [`run_scenario`]), the generator

@@ -57,6 +57,8 @@ enum Cmd {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Reproduction lines name the program as it was run (scenarios/README.md, "Reproduction lines").
+    neli_lab::invocation::init(neli_lab::invocation::Invocation::from_process());
     neli_lab::interrupt::install();
     match cli.cmd {
         Cmd::List => cmd::list::run(),

@@ -12,7 +12,7 @@ use neli_sim::{Scenario, ScenarioError};
 
 use crate::report::{Explore, Regression};
 use crate::shrinker::ShrinkFileError;
-use crate::{REPRO, artifacts, plan, schedule, shrinker};
+use crate::{artifacts, plan, repro, schedule, shrinker};
 
 /// How many simulation runs `--shrink` spends on each new failing seed
 /// (`shrink`'s own default).
@@ -78,7 +78,7 @@ pub fn replay(loaded: &[(PathBuf, Scenario, u64)]) -> Vec<Regression> {
             let r = crate::run(s, *seed);
             let file = path.display().to_string();
             Regression {
-                reproduce: format!("{REPRO} run {file}"),
+                reproduce: format!("{} run {}", repro(), crate::invocation::quote(&file)),
                 file,
                 scenario: s.name.clone(),
                 seed: *seed,
@@ -123,7 +123,7 @@ fn written_out(s: &Scenario, arg: &str, seed: u64) -> Result<String, Regressions
     fixed.seed = Some(seed);
     let header = vec![
         format!("failing seed {seed} of {arg}, kept by neli-lab explore --regressions ({})", crate::BUILD),
-        format!("replayed by every explore --regressions run; reproduce: {REPRO} run <this file>"),
+        format!("replayed by every explore --regressions run; reproduce: {} run <this file>", repro()),
     ];
     Ok(fixed.to_toml(&header)?)
 }

@@ -45,7 +45,7 @@ pub fn to_file(original: &Scenario, arg: &str, seed: u64, shrunk: &Shrunk) -> Re
     sc.description = format!("{} seed {seed}, shrunk: {}", original.name, shrunk.class);
     sc.seed = Some(seed);
     let header = vec![
-        format!("shrunk by: neli-lab shrink {arg} --seed {seed} ({} runs)", shrunk.runs),
+        format!("shrunk by: {} shrink {arg} --seed {seed} ({} runs)", crate::repro(), shrunk.runs),
         format!("fails with: {}", shrunk.violations.first().map(ToString::to_string).unwrap_or_default()),
     ];
     let text = sc.to_toml(&header)?;

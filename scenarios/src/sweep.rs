@@ -17,9 +17,10 @@ use indicatif::ProgressBar;
 use neli_sim::scenario::Dur;
 use neli_sim::{Scenario, ScenarioError};
 
-use crate::REPRO;
+use crate::invocation::quote;
 use crate::parallel::run_seeds;
 use crate::report::{Failure, TuneConfig};
+use crate::repro;
 use crate::stats::percentile;
 
 /// One configuration and what its seeds showed.
@@ -62,8 +63,8 @@ impl TuneConfig {
             (Some(file), Some((seed, v))) => Some(Failure {
                 seed: *seed,
                 violations: vec![v.clone()],
-                reproduce: format!("{REPRO} run {file} --seed {seed}"),
-                shrink: format!("{REPRO} shrink {file} --seed {seed}"),
+                reproduce: format!("{} run {} --seed {seed}", repro(), quote(file)),
+                shrink: format!("{} shrink {} --seed {seed}", repro(), quote(file)),
             }),
             _ => None,
         };

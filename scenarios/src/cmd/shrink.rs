@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use neli_sim::scenario::Layer;
 
 use super::{fail, write};
-use crate::{REPRO, catalog, shrinker};
+use crate::invocation::quote;
+use crate::{catalog, repro, shrinker};
 
 #[derive(clap::Args, Debug)]
 pub struct ShrinkArgs {
@@ -54,7 +55,7 @@ pub fn run(a: ShrinkArgs) -> ExitCode {
             if let Err(err) = write(&path, file.text) {
                 return fail(err);
             }
-            eprintln!("wrote {}; reproduce: {REPRO} run {}", path.display(), path.display());
+            eprintln!("wrote {}; reproduce: {} run {}", path.display(), repro(), quote(&path.display().to_string()));
         }
         None => print!("{}", file.text),
     }

@@ -7,7 +7,8 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 
 use super::{Case, CaseFailure, Format, junit, suite};
-use crate::REPRO;
+use crate::invocation::quote;
+use crate::repro;
 
 /// The `schema` field of a `check --format json` report.
 pub const CHECK_SCHEMA: &str = "neli-lab/check/1";
@@ -172,13 +173,19 @@ impl CheckReplay {
     pub fn of(class: Replay, file: &str) -> CheckReplay {
         let (result, seed, violation, reproduce) = match &class {
             Replay::LoadError(e) => (format!("not loadable: {e}"), None, None, None),
-            Replay::NotTried => ("not tried".into(), None, None, Some(format!("{REPRO} run {file}"))),
-            Replay::Reproduced(seed, v) => {
-                ("reproduced".into(), Some(*seed), Some(v.clone()), Some(format!("{REPRO} run {file} --seed {seed}")))
-            }
-            Replay::NotReproduced(n) => {
-                (format!("not reproduced by seeds 0..{n}"), None, None, Some(format!("{REPRO} run {file}")))
-            }
+            Replay::NotTried => ("not tried".into(), None, None, Some(format!("{} run {}", repro(), quote(file)))),
+            Replay::Reproduced(seed, v) => (
+                "reproduced".into(),
+                Some(*seed),
+                Some(v.clone()),
+                Some(format!("{} run {} --seed {seed}", repro(), quote(file))),
+            ),
+            Replay::NotReproduced(n) => (
+                format!("not reproduced by seeds 0..{n}"),
+                None,
+                None,
+                Some(format!("{} run {}", repro(), quote(file))),
+            ),
         };
         CheckReplay { result, seed, violation, reproduce, class }
     }
@@ -338,18 +345,19 @@ impl CheckProperty {
             let _ = writeln!(o, "path      {p} (replays step by step on the core)");
         }
         let _ = writeln!(o, "scenario  {f}");
+        let (prog, q) = (repro(), quote(f));
         let _ = match &rp.class {
             Replay::Reproduced(seed, v) => writeln!(
                 o,
-                "replay    REPRODUCED by the simulator with seed {seed}: {v}\n          {REPRO} run {f} --seed {seed}"
+                "replay    REPRODUCED by the simulator with seed {seed}: {v}\n          {prog} run {q} --seed {seed}"
             ),
-            Replay::NotTried => writeln!(o, "replay    not tried (--sim-seeds 0): {REPRO} run {f}"),
+            Replay::NotTried => writeln!(o, "replay    not tried (--sim-seeds 0): {prog} run {q}"),
             Replay::NotReproduced(n) => writeln!(
                 o,
                 "replay    NOT REPRODUCED: the simulator passes seeds 0..{n} of this scenario.\n          \
                  The model's path and the simulator disagree (coarser model timing, a fault aimed\n          \
                  differently, or a model/simulator mismatch): do not trust either until explained.\n          \
-                 {REPRO} run {f}"
+                 {prog} run {q}"
             ),
             Replay::LoadError(_) => Ok(()),
         };

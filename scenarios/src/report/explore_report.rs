@@ -8,7 +8,8 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 
 use super::{Case, CaseFailure, Format, junit, suite};
-use crate::REPRO;
+use crate::invocation::quote;
+use crate::repro;
 use crate::stats::{self, SeedResult};
 
 /// The `schema` field of an explore report; bumped on incompatible change.
@@ -144,8 +145,8 @@ impl ScenarioResults {
             .map(|r| Failure {
                 seed: r.seed,
                 violations: r.violations.clone(),
-                reproduce: format!("{REPRO} run {arg} --seed {}", r.seed),
-                shrink: format!("{REPRO} shrink {arg} --seed {} -o {name}-shrunk.toml", r.seed),
+                reproduce: format!("{} run {arg} --seed {}", repro(), r.seed),
+                shrink: format!("{} shrink {arg} --seed {} -o {}-shrunk.toml", repro(), r.seed, quote(name)),
             })
             .collect();
         ScenarioResults {
@@ -540,7 +541,7 @@ pub fn seed_lines(
     for r in results {
         let passed = r.violations.is_empty();
         // An ablated row's `arg` already names its layer (`x --without l`).
-        let reproduce = (!passed).then(|| format!("{REPRO} run {arg} --seed {}", r.seed));
+        let reproduce = (!passed).then(|| format!("{} run {arg} --seed {}", repro(), r.seed));
         let line = SeedLine {
             kind: "seed",
             scenario: name,

@@ -3,7 +3,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Case, CaseFailure, Format, junit};
-use crate::REPRO;
 
 /// The `schema` field of a `run --format json` report.
 pub const RUN_SCHEMA: &str = "neli-lab/run/2";
@@ -54,7 +53,7 @@ impl Run {
             passed: r.passed(),
             violations: r.violations.iter().map(ToString::to_string).collect(),
             figures: f.clone(),
-            reproduce: format!("{REPRO} run {arg} --seed {}", r.seed),
+            reproduce: format!("{} run {arg} --seed {}", crate::repro(), r.seed),
             timeline,
             trace: trace.then(|| r.trace.clone()),
         }

@@ -405,6 +405,8 @@ fn check_exits_1_on_each_unsafe_lease_variant_with_its_defaults() {
             std::fs::read_to_string(dir.join("check-send-time-a-lease-ends-by-its-newest-own-heartbeat-read-t.toml"));
         let scenario = scenario.unwrap_or_else(|e| panic!("--variant {variant}: no scenario file ({e}):\n{text}"));
         assert!(scenario.contains(&format!("variant = \"{variant}\"")), "{scenario}");
+        // The model's range, not the format's default (scenarios/FORMAT.md, "election.assignment").
+        assert!(scenario.contains("assignment = \"range\""), "{scenario}");
     }
 }
 
@@ -467,7 +469,10 @@ fn check_catches_a_coordinator_that_skips_the_revoked_barrier() {
     assert!(text.contains("variant skip-revoked-barrier\n"), "{text}");
     assert!(text.contains(&format!("\nVIOLATED  {ONE_LEADER}\n")), "{text}");
     let scenario = std::fs::read_to_string(dir.join("check-at-most-one-leader-per-role.toml")).expect("scenario file");
-    assert!(scenario.contains("assignment = \"cooperative-sticky\""), "{scenario}");
+    // The format's default: the file leaves it implicit, and reads back as it.
+    let parsed = neli_sim::Scenario::parse(&scenario, "check-at-most-one-leader-per-role.toml");
+    let parsed = parsed.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(parsed.election.assignment, neli_sim::scenario::AssignmentName::CooperativeSticky, "{scenario}");
 }
 
 #[test]

@@ -176,7 +176,10 @@ fn kept_failures_are_shrunk_on_request_and_bad_ones_refused() {
     let kept = tomls(&dir);
     assert!(!kept.is_empty());
     let text = std::fs::read_to_string(&kept[0]).unwrap();
-    assert!(text.contains("# shrunk by: neli-lab shrink") && !text.contains("[random]"), "{text}");
+    assert!(
+        text.contains("# shrunk by: cargo run --release -p neli-lab -- shrink ") && !text.contains("[random]"),
+        "{text}"
+    );
     assert!(stderr(&o).contains("(shrunk): commit them"), "{}", stderr(&o));
     std::fs::write(dir.join("zz-no-seed.toml"), "name = \"x\"\nduration = \"5s\"\n[election]\nmembers = 1\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n").unwrap();
     let o = lab(&["explore", &fixture("tiny-pause"), "--seeds", "1", "--regressions", d]);

@@ -11,12 +11,14 @@ mod check_flags;
 mod ci_files;
 mod ci_output;
 mod cli;
+mod defaults;
 mod diff;
 mod formats;
 mod gate;
 mod library;
 mod merge;
 mod mutation_gate;
+mod outside_repo;
 mod progress;
 mod readme;
 
@@ -57,6 +59,11 @@ pub fn lab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_neli-lab"))
         .args(args)
         .env("NELI_LAB_SCENARIOS", env!("CARGO_MANIFEST_DIR"))
+        // As `cargo run` starts it, so reproduction lines read `cargo run
+        // --release -p neli-lab -- …` whichever target directory built it
+        // (scenarios/README.md, "Reproduction lines"); outside_repo.rs runs it bare.
+        .env("CARGO", env!("CARGO"))
+        .env("CARGO_PKG_NAME", "neli-lab")
         .output()
         .expect("neli-lab runs")
 }

@@ -9,6 +9,7 @@
 //! command with no lines under it is not run. A ` # comment` after a command is not part of it. So a change to an
 //! output the README shows fails this test until the README shows the new one.
 
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 
 /// (command, expected lines) for every `$ neli-lab` line of `markdown`.
@@ -98,10 +99,16 @@ fn readme_transcripts_match_the_program() {
             continue;
         }
         let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
+        // As the tour's `alias neli-lab=target/release/neli-lab` runs it, so
+        // its reproduction lines name that path (scenarios/README.md,
+        // "Reproduction lines").
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_neli-lab"))
+            .arg0("target/release/neli-lab")
             .args(&args)
             .current_dir(&dir)
             .env("NELI_LAB_SCENARIOS", env!("CARGO_MANIFEST_DIR"))
+            .env_remove("CARGO")
+            .env_remove("CARGO_PKG_NAME")
             .output()
             .expect("neli-lab runs");
         // What a command says goes to stdout; a command that writes a file

@@ -68,19 +68,30 @@ impl GroupProtocolName {
 
 /// `[election] assignment`: the partition assignment strategy every member
 /// uses (neli's `Assignment`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AssignmentName {
     /// Eager `range`: every rebalance revokes everything from everyone.
-    #[default]
     Range,
     /// Incremental `cooperative-sticky`: only a partition that moves is revoked.
     CooperativeSticky,
 }
 
+/// The library's own default (`neli::Assignment::default()`), so a file
+/// without the key simulates what `Config::default()` and `neli exec` run
+/// (scenarios/FORMAT.md, "election.assignment").
+impl Default for AssignmentName {
+    fn default() -> AssignmentName {
+        match neli::Assignment::default() {
+            neli::Assignment::Range => AssignmentName::Range,
+            neli::Assignment::CooperativeSticky => AssignmentName::CooperativeSticky,
+        }
+    }
+}
+
 impl AssignmentName {
     pub fn is_default(&self) -> bool {
-        *self == AssignmentName::Range
+        *self == AssignmentName::default()
     }
 
     pub fn neli(self) -> neli::Assignment {
@@ -329,8 +340,8 @@ pub struct ElectionSpec {
     pub spares: u32,
     #[serde(default)]
     pub variant: Variant,
-    /// Extension to v1: the partition assignment strategy (`"range"`, the
-    /// default, or `"cooperative-sticky"`).
+    /// Extension to v1: the partition assignment strategy (`"range"` or
+    /// `"cooperative-sticky"`, the default, as neli's).
     #[serde(default, skip_serializing_if = "AssignmentName::is_default")]
     pub assignment: AssignmentName,
     /// Extension to v1: `max.poll.interval.ms`, also the rebalance timeout.

@@ -11,6 +11,7 @@ mod hazards;
 mod oracle;
 mod outside;
 mod overlap;
+mod packaged;
 mod profiles;
 mod protocols;
 mod rules;

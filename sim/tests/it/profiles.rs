@@ -65,16 +65,13 @@ fn a_rebalance_pause_override_delays_failover_by_that_pause() {
     }
 }
 
-/// `follower-churn` (cooperative-sticky: two follower restarts and a leave,
+/// `follower-churn` (cooperative-sticky, the default: two follower restarts and a leave,
 /// the leader never stopped on Kafka) on the cluster of `profile`, with the
 /// membership proof on or off, judged without its `[expect]` figures.
 fn churn(profile: &str, proof: bool, seed: u64) -> neli_sim::RunReport {
     let text = include_str!("../../../scenarios/follower-churn.toml")
         .replace("profile = \"kafka\"", &format!("profile = \"{profile}\""))
-        .replace(
-            "assignment = \"cooperative-sticky\"",
-            &format!("assignment = \"cooperative-sticky\"\nmembership_proof = {proof}"),
-        )
+        .replace("session_timeout = \"3s\"\n", &format!("session_timeout = \"3s\"\nmembership_proof = {proof}\n"))
         .replace("max_interruptions = 0\nmax_leader_changes = 0\n", "");
     let text = text.replace("name = \"follower-churn\"", &format!("name = \"follower-churn-{profile}-proof-{proof}\""));
     assert_survives(&scenario(&text), seed)
