@@ -60,46 +60,6 @@ pub fn write(path: &std::path::Path, body: impl AsRef<[u8]>) -> Result<(), Write
     std::fs::write(path, body).map_err(|source| WriteError { path: path.to_owned(), source })
 }
 
-/// `--start`: a seed, or `auto`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Start {
-    Seed(u64),
-    /// Drawn from the clock when the command starts.
-    Auto,
-}
-
-impl std::str::FromStr for Start {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Start, String> {
-        if text == "auto" {
-            return Ok(Start::Auto);
-        }
-        text.parse().map(Start::Seed).map_err(|_| format!("{text:?} is neither a seed (0 to {}) nor `auto`", u64::MAX))
-    }
-}
-
-impl Start {
-    /// The first seed: the one given, or for `auto` the microseconds since
-    /// the Unix epoch. A run of N seeds takes far longer than N
-    /// microseconds, so runs started one after another never share a seed;
-    /// the number stays far from `u64::MAX` (2^51 today), so start + seeds
-    /// cannot overflow. A shard (`sharded`) takes the first microsecond of
-    /// the UTC day instead, so that every shard of one night draws the same
-    /// range (and `merge` accepts them) while each night's differs.
-    pub fn resolve(self, sharded: bool) -> u64 {
-        const DAY_US: u64 = 86_400_000_000;
-        match self {
-            Start::Seed(s) => s,
-            Start::Auto => {
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX / 2));
-                if sharded { now - now % DAY_US } else { now }
-            }
-        }
-    }
-
-    pub fn is_auto(self) -> bool {
-        self == Start::Auto
-    }
-}
+/// `--start`: a seed, or `auto` (the harness's own `Start`: the same
+/// rule for `explore` and a team's harness test).
+pub use neli_sim::harness::Start;

@@ -62,6 +62,13 @@ impl Start {
     }
 }
 
+impl Start {
+    /// Whether the start is drawn from the clock.
+    pub fn is_auto(self) -> bool {
+        self == Start::Auto
+    }
+}
+
 impl std::str::FromStr for Start {
     type Err = String;
     fn from_str(text: &str) -> Result<Start, String> {
