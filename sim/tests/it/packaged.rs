@@ -21,7 +21,11 @@ fn root() -> PathBuf {
 fn cargo() -> Command {
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     // The workspace's own flags stay out: the new crate's config decides.
-    c.env_remove("RUSTFLAGS").env_remove("CARGO_ENCODED_RUSTFLAGS").env_remove("NELI_SIM_SEED");
+    c.env_remove("RUSTFLAGS").env_remove("CARGO_ENCODED_RUSTFLAGS");
+    // So do a CI job's own harness settings: the test says what it runs.
+    for (var, _) in std::env::vars().filter(|(k, _)| k.starts_with("NELI_SIM_")) {
+        c.env_remove(var);
+    }
     c
 }
 
