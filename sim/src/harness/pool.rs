@@ -72,22 +72,7 @@ impl Harness {
 
     /// Runs `seeds` of `scenario` on `jobs` threads; the outcomes in seed order.
     pub(super) fn run_seeds(&self, scenario: &Scenario, seeds: &[u64], jobs: usize, twice: bool) -> Vec<Outcome> {
-        let next = AtomicUsize::new(0);
-        let out: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..seeds.len()).map(|_| None).collect());
-        std::thread::scope(|scope| {
-            for _ in 0..jobs.clamp(1, seeds.len().max(1)) {
-                scope.spawn(|| {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(&seed) = seeds.get(i) else { return };
-                        let outcome = self.outcome(scenario, seed, twice);
-                        out.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some(outcome);
-                    }
-                });
-            }
-        });
-        let done = out.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-        done.into_iter().map(|o| o.unwrap_or_else(|| Err("internal: a seed was never run".into()))).collect()
+        on_threads(seeds, jobs, |seed| self.outcome(scenario, *seed, twice))
     }
 
     /// One seed; with `twice`, run again and judged different if it is.
@@ -127,28 +112,15 @@ impl Harness {
 
     /// Replays each kept file at its seed, on `jobs` threads.
     fn replay_kept(&self, loaded: &[(std::path::PathBuf, Scenario, u64)], jobs: usize) -> Vec<Replayed> {
-        let next = AtomicUsize::new(0);
-        let out = Mutex::new(Vec::new());
-        std::thread::scope(|scope| {
-            for _ in 0..jobs.clamp(1, loaded.len().max(1)) {
-                scope.spawn(|| {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((path, s, seed)) = loaded.get(i) else { return };
-                        let violations = match self.run_within_budget(s, *seed) {
-                            Ok(r) => r.violations,
-                            Err(why) => vec![Violation::new(Rule::App, why)],
-                        };
-                        let replayed =
-                            Replayed { file: path.clone(), seed: *seed, violations, reproduce: self.replay_line(path) };
-                        out.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push((i, replayed));
-                    }
-                });
-            }
-        });
-        let mut done = out.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-        done.sort_by_key(|(i, _)| *i);
-        done.into_iter().map(|(_, r)| r).collect()
+        on_threads(loaded, jobs, |(path, s, seed)| Replayed {
+            file: path.clone(),
+            seed: *seed,
+            violations: match self.run_within_budget(s, *seed) {
+                Ok(r) => r.violations,
+                Err(why) => vec![Violation::new(Rule::App, why)],
+            },
+            reproduce: self.replay_line(path),
+        })
     }
 
     /// The failing `seed` shrunk with this harness's application and
@@ -211,4 +183,27 @@ impl Harness {
     fn replay_line(&self, file: &std::path::Path) -> String {
         format!("{}={} {}", settings::REPLAY_ENV, file.display(), self.rerun_command())
     }
+}
+
+/// `f` of each item on `jobs` threads that share only a work counter; the
+/// results in the items' order, whatever the threads.
+fn on_threads<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let out: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, items.len().max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { return };
+                    let r = f(item);
+                    out.lock().unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some(r);
+                }
+            });
+        }
+    });
+    let done = out.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    // A thread returns only once the counter is past the end, and a panic
+    // inside `f` propagates out of the scope: every slot is filled.
+    done.into_iter().flatten().collect()
 }
