@@ -341,8 +341,9 @@ pub struct ElectionSpec {
     #[serde(default)]
     pub variant: Variant,
     /// Extension to v1: the partition assignment strategy (`"range"` or
-    /// `"cooperative-sticky"`, the default, as neli's).
-    #[serde(default, skip_serializing_if = "AssignmentName::is_default")]
+    /// `"cooperative-sticky"`, the default, as neli's). Always written out,
+    /// so a generated file says which coordinator it simulates.
+    #[serde(default)]
     pub assignment: AssignmentName,
     /// Extension to v1: `max.poll.interval.ms`, also the rebalance timeout.
     #[serde(skip_serializing_if = "Option::is_none")]
