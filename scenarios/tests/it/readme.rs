@@ -1,5 +1,6 @@
 //! The README's transcripts are tested. Every `$ neli-lab …` line in a
-//! fenced block of README.md runs (in a scratch directory, on the shipped
+//! fenced block of README.md and docs/harness-tour.md (the pages of
+//! [`PAGES`]) runs (in a scratch directory, on the shipped
 //! scenarios), and the lines under it, up to the next `$` line or the end of
 //! the block, must match its output: a line `...` stands for any number of
 //! lines, `…` inside a line for any text, and the two things that differ
@@ -7,7 +8,7 @@
 //! time and rate of an `explored` line). The output compared is stdout, or
 //! stderr for a command that prints nothing on stdout (`shrink -o`). A
 //! command with no lines under it is not run. A ` # comment` after a command is not part of it. So a change to an
-//! output the README shows fails this test until the README shows the new one.
+//! output a page shows fails this test until the page shows the new one.
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -85,45 +86,53 @@ fn lines_match(expected: &[String], actual: &[String]) -> bool {
     }
 }
 
+/// The pages whose transcripts run, from the repository's root.
+const PAGES: [&str; 2] = ["README.md", "docs/harness-tour.md"];
+
 #[test]
 fn readme_transcripts_match_the_program() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
-    let cases = transcripts(&readme);
-    let shown = cases.iter().filter(|(_, e)| e.iter().any(|l| !l.trim().is_empty())).count();
-    assert!(shown >= 5, "expected the tour's transcripts with output, found {shown}");
     let dir = crate::scratch("readme");
     let mut wrong = Vec::new();
-    for (cmd, expected) in &cases {
-        if expected.iter().all(|l| l.trim().is_empty()) {
-            continue;
-        }
-        let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
-        // As the tour's `alias neli-lab=target/release/neli-lab` runs it, so
-        // its reproduction lines name that path (scenarios/README.md,
-        // "Reproduction lines").
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_neli-lab"))
-            .arg0("target/release/neli-lab")
-            .args(&args)
-            .current_dir(&dir)
-            .env("NELI_LAB_SCENARIOS", env!("CARGO_MANIFEST_DIR"))
-            .env_remove("CARGO")
-            .env_remove("CARGO_PKG_NAME")
-            .output()
-            .expect("neli-lab runs");
-        // What a command says goes to stdout; a command that writes a file
-        // (`shrink -o`) says what it did on stderr.
-        let shown = if o.stdout.is_empty() { &o.stderr } else { &o.stdout };
-        let actual: Vec<String> = String::from_utf8_lossy(shown).lines().map(str::to_owned).collect();
-        if !lines_match(expected, &actual) {
-            wrong.push(format!(
-                "$ {cmd}\n--- README.md shows:\n{}\n--- the program prints:\n{}",
-                expected.join("\n"),
-                actual.join("\n")
-            ));
+    let mut shown = 0;
+    for page in PAGES {
+        let text = std::fs::read_to_string(root.join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
+        let cases = transcripts(&text);
+        let with_output: Vec<_> = cases.iter().filter(|(_, e)| e.iter().any(|l| !l.trim().is_empty())).collect();
+        assert!(with_output.len() >= 2, "{page}: expected transcripts with output, found {}", with_output.len());
+        shown += with_output.len();
+        for (cmd, expected) in with_output {
+            if let Some(diff) = mismatch(&dir, cmd, expected) {
+                wrong.push(format!("{page}:\n{diff}"));
+            }
         }
     }
-    assert!(wrong.is_empty(), "README.md transcripts that no longer match:\n\n{}", wrong.join("\n\n"));
+    assert!(shown >= 5, "expected the tour's transcripts with output, found {shown}");
+    assert!(wrong.is_empty(), "transcripts that no longer match:\n\n{}", wrong.join("\n\n"));
+}
+
+/// Runs `cmd` in `dir` and says how its output differs from `expected`, if it does.
+fn mismatch(dir: &Path, cmd: &str, expected: &[String]) -> Option<String> {
+    let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
+    // As the tour's `alias neli-lab=target/release/neli-lab` runs it, so
+    // its reproduction lines name that path (scenarios/README.md,
+    // "Reproduction lines").
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_neli-lab"))
+        .arg0("target/release/neli-lab")
+        .args(&args)
+        .current_dir(dir)
+        .env("NELI_LAB_SCENARIOS", env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CARGO")
+        .env_remove("CARGO_PKG_NAME")
+        .output()
+        .expect("neli-lab runs");
+    // What a command says goes to stdout; a command that writes a file
+    // (`shrink -o`) says what it did on stderr.
+    let shown = if o.stdout.is_empty() { &o.stderr } else { &o.stdout };
+    let actual: Vec<String> = String::from_utf8_lossy(shown).lines().map(str::to_owned).collect();
+    (!lines_match(expected, &actual)).then(|| {
+        format!("$ {cmd}\n--- the page shows:\n{}\n--- the program prints:\n{}", expected.join("\n"), actual.join("\n"))
+    })
 }
 
 #[test]

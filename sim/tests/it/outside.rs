@@ -5,7 +5,7 @@
 //! of `leader-pause` and `swarm`; each wrong one fails on some seed with a
 //! named invariant and prints a reproduction that fails again when run; the
 //! ablation says every weakening of neli that gives two leaders is caught.
-//! The README's transcripts of that reproduction and of the ablation table
+//! The transcripts of docs/testing-your-service.md of that reproduction and of the ablation table
 //! are checked against them.
 //!
 //! It builds the crate in its own target directory (`target/outside-crate`;
@@ -144,7 +144,7 @@ fn a_crate_outside_the_workspace_tests_its_own_service() {
         }
     }
     // The ablation: every weakening that gives two leaders is caught, and
-    // the README shows the table as the test prints it.
+    // the guide shows the table as the test prints it.
     let from_table = out.lines().skip_while(|l| !l.starts_with("ablation of leader-pause"));
     let mut table: Vec<&str> = Vec::new();
     for l in from_table {
@@ -173,13 +173,14 @@ fn the_invoices_service_depends_on_the_simulator_only_in_its_tests() {
     assert!(!deps.contains("neli-sim"), "neli-sim is a dev-dependency only:\n{deps}");
 }
 
-/// The README's transcript under `command` is what the run printed.
+/// The guide's transcript under `command` is what the run printed.
 fn readme_shows(command: &str, block: &[&str]) {
-    let readme = std::fs::read_to_string(root().join("README.md")).expect("README readable");
-    let at = readme
-        .find(command)
-        .unwrap_or_else(|| panic!("README.md shows no `{command}` (section \"Testing your own service\")"));
+    let readme = std::fs::read_to_string(root().join(GUIDE)).expect("the guide readable");
+    let at = readme.find(command).unwrap_or_else(|| panic!("{GUIDE} shows no `{command}`"));
     let shown: Vec<&str> =
         readme[at..].lines().skip(1).take_while(|l| !l.starts_with("```")).filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(shown, block, "README.md's transcript under `{command}` differs from the run");
+    assert_eq!(shown, block, "{GUIDE}'s transcript under `{command}` differs from the run");
 }
+
+/// The page that shows a team how to test its own service.
+const GUIDE: &str = "docs/testing-your-service.md";
