@@ -10,6 +10,7 @@ use crate::core::Record;
 
 /// What happened on the broker since the last poll, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BrokerEvent {
     /// Eager assignment: the full set of partitions held in `generation`.
     Assigned {
@@ -42,6 +43,7 @@ pub enum BrokerEvent {
 
 /// How bad a broker error is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// Transient (timeouts, leader moves): the driver retries.
     Retriable,

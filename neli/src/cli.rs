@@ -206,6 +206,7 @@ impl ExecArgs {
 
 /// Why `--metrics-addr` was refused (the value given, which is no secret).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum MetricsAddrError {
     /// Not an IP address and port.
     #[error("--metrics-addr '{0}' is not an IP address and port (e.g. 127.0.0.1:9464, [::1]:9464)")]
@@ -286,6 +287,7 @@ pub fn client_properties(
 /// configuration, naming the flag, variable or `-X` at fault (never a
 /// property's value: it may be a secret).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FlagError {
     /// A `NELI_KAFKA_*` variable or a `-X @FILE` properties file.
     #[error(transparent)]

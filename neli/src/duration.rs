@@ -23,6 +23,7 @@ use std::time::Duration;
 /// Why a text is not a duration; its `Display` quotes the text and says what
 /// was expected, so callers prefix only the field or flag it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DurationError {
     /// No digits where the number should be (`"soon"`, `""`, `"ms"`).
     NotANumber(String),

@@ -32,6 +32,7 @@ pub struct LeaseFile {
 /// Why a text is not a lease file neli wrote ([`LeaseFile::parse`]),
 /// naming the field at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LeaseFileError {
     /// Nothing in the file.
     #[error("empty (expected 'v1 <deadline_ns> <token> <log_epoch>')")]

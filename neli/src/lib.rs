@@ -38,11 +38,13 @@
 
 #![warn(missing_docs)]
 
-pub mod broker;
+// Modules whose public types are re-exported at the root are private, so
+// that every type has one public path (CHANGELOG, "One path per type").
+mod broker;
 #[cfg(feature = "cli")]
 pub mod cli;
-pub mod clock;
-pub mod config;
+mod clock;
+mod config;
 pub mod core;
 pub mod downstream;
 mod driver;
@@ -56,19 +58,23 @@ pub mod kafka;
 pub mod lease_file;
 pub mod log_watch;
 pub mod metrics;
-pub mod mock_neli;
+mod mock_neli;
 pub mod observer;
 pub mod properties;
+pub mod rules;
 pub mod secrets;
 mod status;
 pub mod testing;
 
 pub use broker::{Broker, BrokerError, BrokerEvent, ErrorKind, Membership};
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use config::{Assignment, Config, ConfigBuilder, ConfigError, Explanation, GroupProtocol, Mode, ResolvedConfig};
-pub use core::{Event, Lease, Stamp, Time, Token};
+pub use config::{
+    Assignment, Config, ConfigBuilder, ConfigError, Explanation, GroupProtocol, Mode, ResolvedConfig, UnknownName,
+};
+pub use core::lease::{Lease, Stamp, Token};
+pub use core::output::Event;
+pub use core::time::Time;
 pub use driver::{Background, Control, Error, Neli, Outcome, Pulse, Section, Term};
-pub use metrics::{ElectionCounters, Health};
 pub use mock_neli::{Election, MockNeli, Transition};
 pub use status::{State, Status};
 

@@ -59,6 +59,7 @@ impl<B: Broker, C: Clock> Election for Neli<B, C> {
 
 /// A transition for [`MockNeli`] to apply on its next pulse.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Transition {
     /// Become leader (a fresh, larger token).
     Acquire,

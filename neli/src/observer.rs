@@ -76,6 +76,7 @@ pub trait TopicReader: Send + 'static {
 
 /// What a [`TopicReader`] read, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReaderEvent {
     /// The reader (re)started reading every partition of the election topic
     /// at its end: when the topic is first found, and again after it was
@@ -182,6 +183,7 @@ impl LeaderView {
 
 /// Why the observer stopped reporting a claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum EndReason {
     /// The holder's heartbeat of the role claims no lease any more.
     Released,
@@ -194,6 +196,7 @@ pub enum EndReason {
 
 /// A change in who leads, in the order the observer read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Update {
     /// A claim the observer did not report before: `member` leads `role`
     /// with `token`, no earlier than the member's own `Acquired`.

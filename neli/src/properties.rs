@@ -14,6 +14,7 @@ pub const ENV_PREFIX: &str = "NELI_KAFKA_";
 
 /// A properties file or environment variable that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PropertiesError {
     /// The file cannot be read (missing, unreadable, too large, not UTF-8).
     #[error("cannot read properties file '{path}': {reason}")]

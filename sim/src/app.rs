@@ -168,6 +168,7 @@ fn answer(mode: StoreMode, db: &SqliteFence, rec: &Recorder, req: StoreRequest) 
     let reply = match written {
         Ok(Written::Accepted) => StoreReply::Accepted,
         Ok(Written::Refused { highest }) => StoreReply::Refused(highest.into()),
+        Ok(other) => return StoreReply::Failed(format!("an answer the store does not know: {other:?}")),
         Err(e) => return StoreReply::Failed(e.0),
     };
     let accepted = matches!(reply, StoreReply::Accepted);

@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use neli::core::{Event, Heartbeat, Member, Output, Time};
+use neli::core::{Heartbeat, Member, Output};
+use neli::{Event, Time};
 
 use super::state::{Callback, ElectionState, Msg, UNKNOWN_LOG};
 use super::{ElectionModel, GroupProtocol};

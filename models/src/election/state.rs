@@ -7,7 +7,8 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
-use neli::core::{Member, Time};
+use neli::Time;
+use neli::core::Member;
 
 use super::Faults;
 use super::view::View;

@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use neli::core::{Heartbeat, Member, Record, Time};
+use neli::Time;
+use neli::core::{Heartbeat, Member, Record};
 
 use super::ElectionModel;
 use super::state::{Callback, ElectionState, GroupMember, Key};

@@ -5,7 +5,8 @@
 //! (models/README.md, "How a state stays cheap"), below the state that
 //! holds it: a function of the core alone.
 
-use neli::core::{Member, Time};
+use neli::Time;
+use neli::core::Member;
 
 /// Roles and partitions whose lease and assignment [`View`] keeps; a
 /// larger model asks the core itself.

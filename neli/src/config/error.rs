@@ -9,6 +9,7 @@ use super::GroupProtocol;
 
 /// A configuration problem, naming the field, the value and the rule.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// A client property the election sets itself ([`FORCED_KEYS`](super::FORCED_KEYS)).
     #[error("cannot override configuration '{0}'")]

@@ -14,6 +14,7 @@ use std::time::Duration;
 use crate::core::CoreConfig;
 #[cfg(feature = "unsafe-variants")]
 use crate::core::UnsafeVariant;
+use crate::secrets::is_secret_key;
 
 mod bounds;
 mod builder;
@@ -297,8 +298,6 @@ impl Default for Config {
     }
 }
 
-pub use crate::secrets::is_secret_key;
-
 impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Config")
@@ -321,7 +320,7 @@ impl fmt::Debug for Config {
 }
 
 /// Client properties with secret values replaced, for `Debug` and logs.
-pub struct Redacted<'a>(pub &'a BTreeMap<String, String>);
+pub(crate) struct Redacted<'a>(pub &'a BTreeMap<String, String>);
 
 impl fmt::Debug for Redacted<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

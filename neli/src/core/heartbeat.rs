@@ -49,6 +49,7 @@ pub struct Heartbeat {
 
 /// Why a record is not a heartbeat we understand.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DecodeError {
     /// Fewer bytes than a heartbeat's fixed part (the count given).
     #[error("record too short for a heartbeat ({0} bytes)")]

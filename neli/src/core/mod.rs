@@ -18,9 +18,10 @@
 
 mod counters;
 mod heartbeat;
-mod lease;
-mod output;
-mod time;
+// Their public types are re-exported at the crate root, their one path.
+pub(crate) mod lease;
+pub(crate) mod output;
+pub(crate) mod time;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Duration;
@@ -28,9 +29,10 @@ use std::time::Duration;
 pub use counters::Counters;
 use counters::Statistics;
 pub use heartbeat::{DecodeError, Heartbeat};
-pub use lease::{Lease, Stamp, Token};
-pub use output::{Event, FenceCause, Output, Record};
-pub use time::Time;
+pub(crate) use lease::{Lease, Stamp, Token};
+pub(crate) use output::Event;
+pub use output::{FenceCause, Output, Record};
+pub(crate) use time::Time;
 
 /// Deliberately unsafe behaviours, for the simulator and the model checker to
 /// show that their oracles catch them. Behind the `unsafe-variants` cargo

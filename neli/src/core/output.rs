@@ -8,6 +8,7 @@ use super::Token;
 
 /// A leadership transition of one role.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Event {
     /// This member now leads `role`; `token` fences its writes.
     Acquired {
@@ -33,6 +34,7 @@ pub enum Event {
 /// [`Event::Fenced`] ([`Member::poll_output_with_cause`](super::Member::poll_output_with_cause)), for diagnostics
 /// and metrics (`neli_fences_total`'s `cause` label). It decides nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum FenceCause {
     /// The group took the partition away without a revocation (session
     /// expired, member evicted): [`Member::handle_lost`](super::Member::handle_lost).

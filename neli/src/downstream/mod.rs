@@ -41,6 +41,7 @@ pub mod sqlite;
 
 /// The downstream's answer to a fenced write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Written {
     /// Taken: the stamp was not below the highest accepted one (a term
     /// writes again with its own stamp as often as it likes).

@@ -43,6 +43,7 @@ type HandlerFn = Box<dyn FnMut(Event, Control) -> BoxFuture<'static, ()> + Send>
 
 /// How a finished election ended (not an error).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Outcome {
     /// `close()` was called.
     #[error("the election is closed")]
@@ -74,6 +75,7 @@ impl Pulse {
 
 /// Errors surfaced by the driver.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The configuration was refused (before anything connected).
     #[error("invalid configuration: {0}")]

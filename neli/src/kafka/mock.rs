@@ -20,6 +20,7 @@ use rdkafka::types::{RDKafkaApiKey, RDKafkaRespErr};
 
 /// What failed in the mock cluster, with librdkafka's error.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum MockKafkaError {
     /// The client that hosts the cluster could not be created.
     #[error("cannot start the librdkafka mock cluster: {0}")]

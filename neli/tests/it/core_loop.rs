@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use neli::core::{CoreConfig, Event, Member, Output, Record, Time};
+use neli::core::{CoreConfig, Member, Output, Record};
+use neli::{Event, Time};
 
 pub fn ms(v: u64) -> Time {
     Time::from_millis(v)

@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use neli::core::{CoreConfig, Event, Heartbeat, Member, Output, Record, Time, Token};
+use neli::core::{CoreConfig, Heartbeat, Member, Output, Record};
+use neli::{Event, Time, Token};
 use proptest::prelude::*;
 
 use crate::core_loop::dur;
@@ -94,6 +95,7 @@ impl World {
                 prop_assert!(was, "{:?} without a prior Acquired", e);
                 self.leading.insert(role, false);
             }
+            other => prop_assert!(false, "an event this checker does not judge yet: {:?}", other),
         }
         Ok(())
     }

@@ -1,7 +1,8 @@
 //! Named scenarios for the sans-IO core: goNELI's behaviours and the new
 //! lease rules. Each test injects one fault where it happens in the story.
 
-use neli::core::{CoreConfig, Event, FenceCause, Heartbeat, Member, Output, Token, UnsafeVariant};
+use neli::core::{CoreConfig, FenceCause, Heartbeat, Member, Output, UnsafeVariant};
+use neli::{Event, Token};
 
 use crate::core_loop::{Loop, dur, ms};
 

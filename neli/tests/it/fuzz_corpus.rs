@@ -42,7 +42,8 @@ fn cli_flags_corpus_holds() {
 // would fail, and malformed records are rejected, not decoded.
 #[test]
 fn the_heartbeat_property_accepts_valid_and_rejects_nothing_silently() {
-    use neli::core::{Heartbeat, Time};
+    use neli::Time;
+    use neli::core::Heartbeat;
     let hb = Heartbeat { role: 0, term: 3, seq: 1, sent_at: Time::from_millis(7), lease: None, name: "m0".into() };
     let bytes = hb.encode();
     neli::fuzzing::heartbeat(&bytes);

@@ -4,7 +4,8 @@
 use std::time::{Duration, Instant};
 
 use neli::Event;
-use neli::core::{Heartbeat, Time};
+use neli::Time;
+use neli::core::Heartbeat;
 use rdkafka::types::RDKafkaRespErr;
 
 use crate::support::{budget, history, leaders, mock_election, mock_election_with, retry, wait_for};

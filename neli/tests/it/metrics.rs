@@ -11,10 +11,11 @@ use std::time::Duration;
 
 use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
 use metrics_util::registry::{AtomicStorage, Registry};
-use neli::core::{CoreConfig, Event, FenceCause, Heartbeat, Member, Output, Record, Time};
+use neli::core::{CoreConfig, FenceCause, Heartbeat, Member, Output, Record};
 use neli::metrics::{self as m, ElectionCounters};
 use neli::testing::FakeCluster;
 use neli::{BrokerError, Config, Membership, Mode, Neli, State, SystemClock};
+use neli::{Event, Time};
 use tokio::sync::Notify;
 
 type FakeNeli = Neli<neli::testing::FakeBroker<SystemClock>, SystemClock>;
@@ -297,7 +298,7 @@ async fn counters_and_gauges_follow_acquire_foreign_records_outage_resign_and_ev
     assert_eq!((c.resigns, c.role(0).revocations), (1, 1), "{c:?}");
     assert_follower_gauges(&mut r);
     assert_same(&c, &mut r);
-    let hold_off = neli::config::resign_hold_off(3 * T, T);
+    let hold_off = neli::rules::resign_hold_off(3 * T, T);
     let rounds = (hold_off + 2 * T).as_millis() as usize / P.as_millis() as usize;
     assert!(pulse_until(&mut a, rounds, |a| a.is_leader()).await, "leads again after the hold-off {hold_off:?}");
     assert_eq!(control.counters().role(0).acquisitions, 3);

@@ -6,10 +6,11 @@
 use std::time::Duration;
 
 use futures::{FutureExt, StreamExt};
-use neli::core::{Heartbeat, Time, Token};
+use neli::core::Heartbeat;
 use neli::observer::{Counters, EndReason, Observer, Update};
 use neli::testing::FakeCluster;
 use neli::{Background, Config, Explanation, Neli, Outcome, SystemClock};
+use neli::{Time, Token};
 use tokio::time::Instant;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 

@@ -105,7 +105,7 @@ fn assert_no_marker(what: &str, text: &str) {
 #[test]
 fn debug_never_shows_a_secret_under_any_secret_looking_name() {
     for name in SECRET_NAMES {
-        assert!(neli::config::is_secret_key(name), "{name} counts as secret");
+        assert!(neli::secrets::is_secret_key(name), "{name} counts as secret");
         let builder =
             neli::Config::builder().bootstrap_servers("127.0.0.1:1").group("g").kafka(*name, marker_value(name));
         assert_no_marker(&format!("Debug of ConfigBuilder with {name}"), &format!("{builder:?}"));

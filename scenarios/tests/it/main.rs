@@ -13,6 +13,7 @@ mod ci_output;
 mod cli;
 mod defaults;
 mod diff;
+mod doc_facts;
 mod formats;
 mod gate;
 mod library;

@@ -309,6 +309,10 @@ fn events(log: &Log, f: &mut Figures, v: &mut Vec<Violation>) {
                 }
                 *held = false;
             }
+            other => {
+                let text = format!("ill-formed events: {} was told {other:?}, which no oracle judges", e.member);
+                v.push(Violation::new(Rule::IllFormedEvents, text).by(&e.member).at(e.at));
+            }
         }
     }
     // A finished election gave up what it held with an event: a close
@@ -363,7 +367,7 @@ fn elected(s: &Scenario, hs: &[Hold], end: u64, v: &mut Vec<Violation>) {
 /// second of slack for drift, two polls, and the time its faults held it
 /// (a paused loop asks nothing); an ask too close to the end is not judged.
 fn close_finishes(s: &Scenario, log: &Log, end: u64, v: &mut Vec<Violation>) {
-    let limit = neli::config::DEFAULT_CLOSE_TIMEOUT.as_millis() as u64 + 2 * s.election.poll_interval.ms() + 1_000;
+    let limit = neli::rules::DEFAULT_CLOSE_TIMEOUT.as_millis() as u64 + 2 * s.election.poll_interval.ms() + 1_000;
     let asked = log.close_asked.iter().map(|(m, at)| (m, *at, "its application asked to close"));
     let failed = log.fatal_at.iter().map(|(m, at)| (m, *at, "its client failed fatally"));
     for (member, at, why) in asked.chain(failed) {

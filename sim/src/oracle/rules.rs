@@ -146,12 +146,12 @@ impl Bounds {
         // the core counts on.
         let grace = s.election.grace.ms();
         // A member that resigned stays out of the group for 2S + T
-        // (`neli::config::resign_hold_off`: a held rebalance and its
+        // (`neli::rules::resign_hold_off`: a held rebalance and its
         // successor's evidence), on its own clock: judged on the global one
         // only without clock faults.
         let hold_off = (!clock_faults(s)).then(|| {
             let e = &s.election;
-            neli::config::resign_hold_off(e.session_timeout.duration(), e.heartbeat_timeout.duration()).as_millis()
+            neli::rules::resign_hold_off(e.session_timeout.duration(), e.heartbeat_timeout.duration()).as_millis()
                 as u64
         });
         Bounds {

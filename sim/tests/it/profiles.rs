@@ -51,7 +51,7 @@ fn a_rebalance_pause_override_delays_failover_by_that_pause() {
     let slow = scenario(&text.replace("profile = \"kafka\"", "profile = \"kafka\"\nrebalance_pause = \"5s\""));
     assert_eq!(slow.cluster.broker().rebalance_pause_ms, 5000);
     assert_eq!(slow.cluster.broker().initial_delay_ms, 3000, "what is not overridden stays the profile's");
-    let rejoin = neli::config::group_heartbeat_interval(slow.election.session_timeout.duration()).as_millis() as u64;
+    let rejoin = neli::rules::group_heartbeat_interval(slow.election.session_timeout.duration()).as_millis() as u64;
     let poll = slow.election.poll_interval.ms();
     for seed in 1..4 {
         let kafka = crash_failover("kafka", seed);

@@ -203,7 +203,7 @@ impl MemberParams {
             partition_leader: self.leader.clone(),
             session_ms: s_ms,
             // The interval the Kafka backend gives librdkafka (neli/KAFKA.md).
-            heartbeat_ms: neli::config::group_heartbeat_interval(Duration::from_millis(s_ms)).as_millis() as u64,
+            heartbeat_ms: neli::rules::group_heartbeat_interval(Duration::from_millis(s_ms)).as_millis() as u64,
             max_poll_ms: self.max_poll_ms,
             request_timeout_ms: 1000,
             delivery_timeout_ms: 2 * self.t.as_millis() as u64,
@@ -487,6 +487,7 @@ fn record_status(
                 }
                 neli::Event::Revoked { role } => format!("Revoked role={role}"),
                 neli::Event::Fenced { role } => format!("Fenced role={role}"),
+                other => format!("unknown event {other:?}"),
             };
             let mut log = rec.lock();
             log.trace.push((at, name.clone(), text));
