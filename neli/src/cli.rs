@@ -37,6 +37,82 @@ pub struct Cli {
     /// The subcommand and its flags.
     #[command(subcommand)]
     pub command: Cmd,
+    /// How diagnostics on stderr are written (they are off unless RUST_LOG
+    /// asks, e.g. RUST_LOG=neli=info): `text` for people, `json` (one
+    /// object per line) for a log collector.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text, env = "NELI_LOG_FORMAT")]
+    pub log_format: LogFormat,
+}
+
+/// The format of `neli`'s diagnostics (`--log-format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[non_exhaustive]
+pub enum LogFormat {
+    /// One human-readable line per event.
+    Text,
+    /// One JSON object per line: timestamp, level, target, fields.
+    Json,
+}
+
+/// The flags of `neli completions`.
+#[derive(Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// Writes the completion script of the `neli` command line for `shell`.
+///
+/// ```
+/// let mut script = Vec::new();
+/// neli::cli::write_completions(clap_complete::Shell::Bash, &mut script);
+/// assert!(String::from_utf8(script).unwrap().contains("exec"));
+/// ```
+pub fn write_completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
+    use clap::CommandFactory;
+    clap_complete::generate(shell, &mut Cli::command(), "neli", out);
+}
+
+/// Parses `args` (the program's own first); a refused value that came
+/// from a `NELI_*` variable rather than the command line is reported naming
+/// the variable, since the flag alone would send an operator looking in the
+/// wrong place. Exits 2 on a usage error, 0 after `--help`/`--version`.
+pub fn parse_or_exit(args: Vec<OsString>) -> Cli {
+    use clap::CommandFactory;
+    let err = match Cli::try_parse_from(&args) {
+        Ok(cli) => return cli,
+        Err(e) => e,
+    };
+    let Some((var, value)) = env_source(&err, &Cli::command(), &args) else { err.exit() };
+    eprint!("{}", err.render().ansi());
+    eprintln!("  (the value came from the environment: {var}={value})");
+    std::process::exit(2);
+}
+
+/// The variable an invalid value was read from, if it was not given on
+/// the command line.
+fn env_source(err: &clap::Error, cmd: &clap::Command, args: &[OsString]) -> Option<(String, String)> {
+    use clap::error::{ContextKind, ContextValue};
+    let Some(ContextValue::String(shown)) = err.get(ContextKind::InvalidArg) else { return None };
+    let long = shown.split_whitespace().next()?.strip_prefix("--")?;
+    let on_line = args.iter().any(|a| a.to_string_lossy().split('=').next() == Some(&format!("--{long}")));
+    if on_line {
+        return None;
+    }
+    let arg = std::iter::once(cmd)
+        .chain(cmd.get_subcommands())
+        .flat_map(|c| c.get_arguments())
+        .find(|a| a.get_long() == Some(long))?;
+    let var = arg.get_env()?.to_string_lossy().into_owned();
+    let value = std::env::var_os(&var)?.to_string_lossy().into_owned();
+    Some((var, value))
+}
+
+/// Writes the `neli(1)` man page (roff) of the `neli` command line.
+pub fn write_man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    use clap::CommandFactory;
+    clap_mangen::Man::new(Cli::command()).render(out)
 }
 
 /// The subcommands of `neli`.
@@ -61,6 +137,11 @@ pub enum Cmd {
     /// neli, with no `unsafe` code between fork and exec in neli itself.
     #[command(name = "exec-child", hide = true)]
     ExecChild(ExecChildArgs),
+    /// Print a completion script for bash, zsh, fish, elvish or powershell
+    /// (e.g. `neli completions bash > /etc/bash_completion.d/neli`).
+    Completions(CompletionsArgs),
+    /// Print the neli(1) man page (e.g. `neli man | man -l -`).
+    Man,
 }
 
 /// The hidden `exec-child` subcommand's arguments (see [`Cmd::ExecChild`]).
@@ -101,54 +182,54 @@ pub struct HoldsArgs {
 #[derive(Args, Clone)]
 pub struct Common {
     /// Kafka brokers to connect to first (librdkafka's `bootstrap.servers`).
-    #[arg(long, value_name = "HOST:PORT")]
+    #[arg(long, value_name = "HOST:PORT", env = "NELI_BOOTSTRAP_SERVERS")]
     pub bootstrap_servers: String,
     /// Election group: every member of one election uses the same.
-    #[arg(long, value_name = "G")]
+    #[arg(long, value_name = "G", env = "NELI_GROUP")]
     pub group: String,
     /// Election topic (default `<group>.neli`).
-    #[arg(long, value_name = "T")]
+    #[arg(long, value_name = "T", env = "NELI_TOPIC")]
     pub topic: Option<String>,
     /// Lease length T (e.g. 500ms, 2s).
-    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    #[arg(long, value_parser = parse_duration, default_value = "5s", env = "NELI_HEARTBEAT_TIMEOUT")]
     pub heartbeat_timeout: Duration,
     /// Kafka session timeout S (default 3 × heartbeat timeout). Under
     /// `--group-protocol consumer` the broker sets it: then the value neli
     /// assumes where the broker cannot say (default 45s, Kafka's).
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_duration, env = "NELI_SESSION_TIMEOUT")]
     pub session_timeout: Option<Duration>,
     /// Acquisition grace G: a new owner of the partition leads no sooner
     /// than this after its assignment. Must be at least the heartbeat
     /// timeout + 10 % under `--group-protocol consumer`.
-    #[arg(long, value_parser = parse_duration, default_value = "0s")]
+    #[arg(long, value_parser = parse_duration, default_value = "0s", env = "NELI_GRACE")]
     pub grace: Duration,
     /// Group protocol: `classic` (the default) or `consumer` (Kafka 4's
     /// KIP-848: the broker assigns and sets the session timeout; the
     /// successor then waits a grace of at least the heartbeat timeout + 10 %,
     /// neli/KAFKA.md "The consumer group protocol").
-    #[arg(long, value_parser = parse_group_protocol, default_value = "classic")]
+    #[arg(long, value_parser = parse_group_protocol, default_value = "classic", env = "NELI_GROUP_PROTOCOL")]
     pub group_protocol: crate::config::GroupProtocol,
     /// Partition assignment strategy, the same for every member of the group:
     /// `cooperative-sticky` (the default: only a partition that moves is
     /// revoked) or `range` (eager: the leader stops whenever a member joins
     /// or leaves; the default before neli 0.1, needed to join a group
     /// whose members use it).
-    #[arg(long, value_parser = parse_assignment, default_value = "cooperative-sticky")]
+    #[arg(long, value_parser = parse_assignment, default_value = "cooperative-sticky", env = "NELI_ASSIGNMENT")]
     pub assignment: crate::config::Assignment,
     /// Turn the membership proof off (goNELI): the lease then rests on the
     /// member's own heartbeats alone, and a resumed zombie may lead until
     /// its client learns of the eviction (docs/background.md, Hazards 2).
-    #[arg(long)]
+    #[arg(long, env = "NELI_NO_MEMBERSHIP_PROOF", value_parser = clap::builder::FalseyValueParser::new())]
     pub no_membership_proof: bool,
     /// Extra librdkafka property (repeatable), e.g. -X security.protocol=SSL;
     /// -X @FILE reads KEY=VALUE lines from FILE.
     #[arg(short = 'X', value_name = "KEY=VALUE|@FILE")]
     pub properties: Vec<String>,
     /// Instance name (default `{hostname}_{pid}_{unix}`).
-    #[arg(long)]
+    #[arg(long, env = "NELI_NAME")]
     pub name: Option<String>,
     /// Give up (exit 2) if the cluster does not answer within this.
-    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    #[arg(long, value_parser = parse_duration, default_value = "10s", env = "NELI_CONNECT_TIMEOUT")]
     pub connect_timeout: Duration,
 }
 
@@ -159,13 +240,13 @@ pub struct ExecArgs {
     #[command(flatten)]
     pub common: Common,
     /// How long CMD may take to stop after SIGTERM before SIGKILL.
-    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    #[arg(long, value_parser = parse_duration, default_value = "10s", env = "NELI_STOP_TIMEOUT")]
     pub stop_timeout: Duration,
     /// Shell command run on acquiring leadership, before CMD starts.
-    #[arg(long, value_name = "SHELL")]
+    #[arg(long, value_name = "SHELL", env = "NELI_ON_ACQUIRE")]
     pub on_acquire: Option<String>,
     /// Shell command run after CMD stopped on losing leadership.
-    #[arg(long, value_name = "SHELL")]
+    #[arg(long, value_name = "SHELL", env = "NELI_ON_REVOKE")]
     pub on_revoke: Option<String>,
     /// Print the bounds this configuration implies (failover on a crash,
     /// handover on close, resign hold-off, the rebalance timeout it needs,
@@ -178,11 +259,11 @@ pub struct ExecArgs {
     /// on HOST:PORT; port 0 takes a free port. The address is printed on
     /// stderr. Loopback only (e.g. 127.0.0.1:9464 or localhost:9464)
     /// unless --metrics-allow-remote.
-    #[arg(long, value_name = "HOST:PORT")]
+    #[arg(long, value_name = "HOST:PORT", env = "NELI_METRICS_ADDR")]
     pub metrics_addr: Option<String>,
     /// Allow --metrics-addr on an address other than loopback: the
     /// endpoints have no authentication.
-    #[arg(long, requires = "metrics_addr")]
+    #[arg(long, requires = "metrics_addr", env = "NELI_METRICS_ALLOW_REMOTE", value_parser = clap::builder::FalseyValueParser::new())]
     pub metrics_allow_remote: bool,
     /// The command to run while leading.
     #[arg(last = true, required_unless_present = "explain", value_name = "CMD")]

@@ -40,9 +40,9 @@ pub fn cli_flags(data: &[u8]) {
             let common = match cli.command {
                 Cmd::Exec(a) => a.common,
                 Cmd::Watch(c) | Cmd::End(c) => c,
-                // No configuration: `holds` only reads a lease file, and
-                // `exec-child` only becomes CMD.
-                Cmd::Holds(_) | Cmd::ExecChild(_) => return,
+                // No configuration: `holds` only reads a lease file,
+                // `exec-child` only becomes CMD, the others print text.
+                Cmd::Holds(_) | Cmd::ExecChild(_) | Cmd::Completions(_) | Cmd::Man => return,
             };
             if let Err(e) = common.config(std::iter::empty()) {
                 let msg = e.to_string();

@@ -21,18 +21,19 @@ use rustix::process::{Pid, Signal};
 use tokio::process::{Child, Command};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = neli::cli::parse_or_exit(std::env::args_os().collect());
     // CMD may call `holds` before every action: no runtime, no logging setup.
     let command = match cli.command {
         Cmd::Holds(args) => return holds(args),
         Cmd::ExecChild(args) => return exec_child(args),
+        Cmd::Completions(args) => {
+            neli::cli::write_completions(args.shell, &mut std::io::stdout());
+            return ExitCode::SUCCESS;
+        }
+        Cmd::Man => return man_page(),
         command => command,
     };
-    // Diagnostics on stderr, silent unless RUST_LOG asks (e.g. RUST_LOG=neli=debug).
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "off".into()))
-        .with_writer(std::io::stderr)
-        .try_init();
+    init_logging(cli.log_format);
     // One thread: children are spawned from the main thread, which lives as
     // long as the process, so the parent-death signal `exec-child` arms
     // (PR_SET_PDEATHSIG: it fires when the spawning thread ends) fires
@@ -51,6 +52,7 @@ fn main() -> ExitCode {
             Cmd::End(c) => end(c).await,
             Cmd::Holds(args) => holds(args),
             Cmd::ExecChild(args) => exec_child(args),
+            Cmd::Completions(_) | Cmd::Man => unreachable_command(),
         }
     });
     tracing::debug!("runtime done");
@@ -58,6 +60,34 @@ fn main() -> ExitCode {
     // close) must not hold the exit: leadership is already given up.
     rt.shutdown_timeout(Duration::from_millis(200));
     code
+}
+
+/// Diagnostics on stderr, silent unless RUST_LOG asks (e.g.
+/// RUST_LOG=neli=debug), as text or one JSON object per line.
+fn init_logging(format: neli::cli::LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "off".into());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let _ = match format {
+        neli::cli::LogFormat::Json => builder.json().try_init(),
+        _ => builder.try_init(),
+    };
+}
+
+/// `neli man`: the man page on stdout.
+fn man_page() -> ExitCode {
+    match neli::cli::write_man_page(&mut std::io::stdout()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("neli man: cannot write the man page: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// A subcommand answered before the runtime started never gets here.
+fn unreachable_command() -> ExitCode {
+    eprintln!("neli: internal error: a subcommand reached the runtime that answers without one");
+    ExitCode::from(1)
 }
 
 /// This process's redaction step, set once its client properties are

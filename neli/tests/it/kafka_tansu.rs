@@ -118,9 +118,6 @@ done
 /// the test would measure a wedged tick file, not the election. The pause is
 /// therefore taken while this process holds the lock (a CMD waiting for it
 /// holds nothing, and a stopped waiter does not take it).
-// `File::lock` is Rust 1.89: the test suite needs 1.89, the library
-// `rust-version` (1.88).
-#[clippy::msrv = "1.89"]
 pub(crate) fn pause_leader(file: &Path, neli: u32, cmd: u32) {
     let lock_path = format!("{}.lock", file.display());
     let lock = std::fs::OpenOptions::new()

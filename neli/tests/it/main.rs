@@ -37,6 +37,8 @@ mod bad_input;
 #[cfg(feature = "kafka")]
 mod cli;
 #[cfg(feature = "kafka")]
+mod cli_habits;
+#[cfg(feature = "kafka")]
 mod kafka_consumer;
 #[cfg(feature = "kafka")]
 mod kafka_coop;
