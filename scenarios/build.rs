@@ -9,8 +9,21 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Runs git without its optional locks: a plain `git status` refreshes
+/// the index's stat data and rewrites `.git/index`, which this script
+/// watches (`rerun-if-changed`), so on a fresh clone every build would
+/// re-run it and recompile neli-lab. `--no-optional-locks` (and
+/// `GIT_OPTIONAL_LOCKS=0`, for the commands that take no such flag)
+/// leave the index alone.
 fn git(root: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new("git").arg("-C").arg(root).args(args).output().ok()?;
+    let out = Command::new("git")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .arg("--no-optional-locks")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .output()
+        .ok()?;
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 

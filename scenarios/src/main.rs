@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use neli_lab::cmd;
 
 // The model checker allocates and frees a state per step; mimalloc does
@@ -53,6 +53,11 @@ enum Cmd {
     /// The correctness gate: every shipped scenario with layer ablation on
     /// the simulator, then the model check in every mode; one verdict.
     Gate(cmd::gate::GateArgs),
+    /// Print a shell completion script: `neli-lab completions bash >
+    /// ~/.local/share/bash-completion/completions/neli-lab`.
+    Completions(cmd::completions::CompletionsArgs),
+    /// Print the man page (roff) on stdout, or a subcommand's: `neli-lab man | man -l -`.
+    Man(cmd::completions::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -72,5 +77,7 @@ fn main() -> ExitCode {
         Cmd::Check(a) => cmd::check::run(a),
         Cmd::Bench(a) => cmd::bench::run(a),
         Cmd::Gate(a) => cmd::gate::run(a),
+        Cmd::Completions(a) => cmd::completions::completions(a, Cli::command()),
+        Cmd::Man(a) => cmd::completions::man(a, Cli::command()),
     }
 }

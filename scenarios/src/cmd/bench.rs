@@ -15,7 +15,9 @@ pub struct BenchArgs {
     scenario: String,
     #[arg(long, default_value_t = 20)]
     seeds: u64,
-    #[arg(long)]
+    /// Threads of the second measurement, 1 or more (default: the
+    /// number of cores; the first is always one thread).
+    #[arg(long, value_name = "N", value_parser = super::Threads::PER_CORE)]
     jobs: Option<usize>,
 }
 
