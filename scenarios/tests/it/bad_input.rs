@@ -443,6 +443,7 @@ const BAD_FLAGS: &[&str] = &[
     "tune FILE --heartbeat-timeout 1s --session-timeout 3s --seeds 1 --jobs 0",
     "tune FILE --heartbeat-timeout 1.0001s --session-timeout 3s --seeds 1",
     "bench FILE --jobs 0",
+    "bench FILE --seeds 0",
     "gate --jobs 0",
     "check --members 0",
     "check --members 300",
