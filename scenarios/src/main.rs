@@ -31,7 +31,8 @@ enum Cmd {
     List,
     /// Run one scenario with one seed: verdict and figures; exit 1 on a violation.
     Run(cmd::run::RunArgs),
-    /// Print the full trace of one seed (byte-identical on every run).
+    /// Print the full trace of one seed (byte-identical on every run; the
+    /// build line goes to stderr).
     Replay(cmd::run::ReplayArgs),
     /// Run many seeds of scenarios across threads; summary table per scenario.
     Explore(cmd::explore::ExploreArgs),
