@@ -255,3 +255,20 @@ fn build_script_runs_git_without_optional_locks() {
     assert!(helper.contains(".env(\"GIT_OPTIONAL_LOCKS\", \"0\")"), "{helper}");
     assert!(script.contains("git(&root, &[\"status\""), "status goes through git()");
 }
+
+// Every path the build script watches exists: cargo re-runs a build script
+// on every build while one is missing (`.git/packed-refs` in a worktree or
+// a fresh clone), so neli-lab was recompiled by each `cargo build`. Read
+// from what the script told cargo for this very build.
+#[test]
+fn build_script_watches_only_paths_that_exist() {
+    let output = std::path::Path::new(env!("OUT_DIR")).with_file_name("output");
+    let text = std::fs::read_to_string(&output).expect("the build script's output");
+    let watched: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("cargo:rerun-if-changed=")).collect();
+    assert!(watched.len() > 10, "the tree is watched: {watched:?}");
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for w in watched {
+        assert!(manifest.join(w).exists(), "{w} is watched but missing: every build would re-run the script");
+        assert!(!w.ends_with(".git"), "{w}: the git folder changes with every git command");
+    }
+}
