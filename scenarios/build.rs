@@ -9,8 +9,21 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Runs git without its optional locks: a plain `git status` refreshes
+/// the index's stat data and rewrites `.git/index`, which this script
+/// watches (`rerun-if-changed`), so on a fresh clone every build would
+/// re-run it and recompile neli-lab. `--no-optional-locks` (and
+/// `GIT_OPTIONAL_LOCKS=0`, for the commands that take no such flag)
+/// leave the index alone.
 fn git(root: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new("git").arg("-C").arg(root).args(args).output().ok()?;
+    let out = Command::new("git")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .arg("--no-optional-locks")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .output()
+        .ok()?;
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
@@ -24,6 +37,17 @@ fn packaged_from(manifest: &Path) -> Option<(String, &'static str)> {
     let sha: String =
         text[at..].chars().skip_while(|c| !c.is_ascii_hexdigit()).take_while(char::is_ascii_hexdigit).collect();
     (sha.len() >= 7).then(|| (sha, if text.contains("\"dirty\": true") { "dirty" } else { "clean" }))
+}
+
+/// `rerun-if-changed` for `p` when it exists. Cargo re-runs a build script
+/// on every build while a path it watches is missing, which would
+/// recompile neli-lab each time: a worktree or a fresh clone may have no
+/// `packed-refs`. Git creates that file only by packing loose refs, which
+/// removes the branch's loose ref watched below, so nothing is missed.
+fn watch(p: &Path) {
+    if p.exists() {
+        println!("cargo:rerun-if-changed={}", p.display());
+    }
 }
 
 fn main() {
@@ -53,13 +77,19 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     for git_file in ["HEAD", "index", "packed-refs"] {
         if let Some(p) = git(&root, &["rev-parse", "--git-path", git_file]) {
-            println!("cargo:rerun-if-changed={}", root.join(p).display());
+            watch(&root.join(p));
         }
     }
     if let Some(branch) = git(&root, &["symbolic-ref", "-q", "HEAD"])
         && let Some(p) = git(&root, &["rev-parse", "--git-path", &branch])
     {
-        println!("cargo:rerun-if-changed={}", root.join(p).display());
+        let p = root.join(p);
+        // A branch kept only in packed-refs (a fresh clone's may be): the
+        // folder its loose ref would be written to.
+        match p.parent() {
+            Some(folder) if !p.exists() => watch(folder),
+            _ => watch(&p),
+        }
     }
     if let Ok(entries) = std::fs::read_dir(&root) {
         let mut names: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
@@ -73,11 +103,11 @@ fn main() {
                 // cargo-fuzz builds and writes its findings inside fuzz/: only
                 // its sources and corpus are part of the tree.
                 for sub in ["Cargo.toml", "README.md", "fuzz_targets", "corpus"] {
-                    println!("cargo:rerun-if-changed={}", p.join(sub).display());
+                    watch(&p.join(sub));
                 }
                 continue;
             }
-            println!("cargo:rerun-if-changed={}", p.display());
+            watch(&p);
         }
     }
 }

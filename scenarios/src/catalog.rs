@@ -37,8 +37,28 @@ pub fn dir() -> PathBuf {
     }
 }
 
-fn embedded() -> bool {
-    dir() == Path::new(EMBEDDED_DIR)
+/// [`dir`], refused when `NELI_LAB_SCENARIOS` names a folder that is not
+/// there, is not a folder or holds no scenario file (`*.toml`, in it or in
+/// its `broken/`): a typo in the variable would otherwise read as a
+/// catalog with nothing in it. The message names the variable and the path.
+pub fn checked_dir() -> Result<PathBuf, ScenarioError> {
+    let d = dir();
+    let Some(set) = std::env::var_os("NELI_LAB_SCENARIOS").filter(|v| v != "embedded") else {
+        return Ok(d);
+    };
+    let at = format!("NELI_LAB_SCENARIOS={}", quote(&set.to_string_lossy()));
+    let fix = "set it to a folder of *.toml scenario files, or to `embedded` for the shipped ones";
+    match std::fs::metadata(&d) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(ScenarioError(format!("{at}: no such folder ({fix})")))
+        }
+        Err(e) => Err(ScenarioError(format!("{at}: cannot read: {e} ({fix})"))),
+        Ok(m) if !m.is_dir() => Err(ScenarioError(format!("{at}: not a folder ({fix})"))),
+        Ok(_) if toml_files(&d).is_empty() && toml_files(&d.join("broken")).is_empty() => {
+            Err(ScenarioError(format!("{at}: holds no scenario file, no *.toml in it or in broken/ ({fix})")))
+        }
+        Ok(_) => Ok(d),
+    }
 }
 
 /// The embedded scenario at `rel` (`leader-pause.toml`, `broken/x.toml`).
@@ -52,9 +72,11 @@ fn embedded_text(rel: &str) -> Option<&'static str> {
 /// stem, from here on (scenarios/FORMAT.md, "name").
 pub fn load(arg: &str) -> Result<Entry, ScenarioError> {
     let quoted = quote(arg).into_owned();
-    let path = if arg.contains('/') || arg.ends_with(".toml") {
+    let by_name = !(arg.contains('/') || arg.ends_with(".toml"));
+    let dir = if by_name { checked_dir()? } else { PathBuf::new() };
+    let path = if !by_name {
         PathBuf::from(arg)
-    } else if embedded() {
+    } else if dir == Path::new(EMBEDDED_DIR) {
         for rel in [format!("{arg}.toml"), format!("broken/{arg}.toml")] {
             if let Some(text) = embedded_text(&rel) {
                 let path = Path::new(EMBEDDED_DIR).join(&rel);
@@ -62,24 +84,26 @@ pub fn load(arg: &str) -> Result<Entry, ScenarioError> {
                 return Ok(Entry { arg: quoted, path, scenario });
             }
         }
+        let names: Vec<String> = EMBEDDED.iter().map(|(p, _)| stem_of(p)).collect();
         return Err(ScenarioError(format!(
-            "{arg}: no scenario of that name among the embedded ones (try `neli-lab list`, or give a path)"
+            "{arg}: no scenario of that name among the embedded ones{} (try `neli-lab list`, or give a path)",
+            suggestion(arg, &names)
         )));
     } else {
-        let top = dir().join(format!("{arg}.toml"));
-        let broken = dir().join("broken").join(format!("{arg}.toml"));
+        let top = dir.join(format!("{arg}.toml"));
+        let broken = dir.join("broken").join(format!("{arg}.toml"));
         if !top.exists() && broken.exists() {
             broken
         } else if top.exists() {
             top
         } else {
             return Err(ScenarioError(format!(
-                "{arg}: no scenario of that name in {} (try `neli-lab list`, or give a path)",
-                dir().display()
+                "{arg}: no scenario of that name in {}{} (try `neli-lab list`, or give a path)",
+                dir.display(),
+                suggestion(arg, &all_names(&dir))
             )));
         }
     };
-    let by_name = !(arg.contains('/') || arg.ends_with(".toml"));
     let scenario = Scenario::load(&path)?;
     let scenario = if by_name { named_by_file(scenario, arg, &path) } else { scenario };
     Ok(Entry { arg: quoted, path, scenario })
@@ -140,36 +164,60 @@ fn toml_files(d: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// The shipped scenarios that must hold (the top of the directory), by name.
-pub fn names() -> Vec<String> {
-    if embedded() {
-        return EMBEDDED
-            .iter()
-            .filter(|(p, _)| !p.contains('/'))
-            .map(|(p, _)| p.trim_end_matches(".toml").to_owned())
-            .collect();
-    }
-    toml_files(&dir()).iter().filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned())).collect()
+/// `broken/x.toml` as `x`.
+fn stem_of(rel: &str) -> String {
+    rel.rsplit('/').next().unwrap_or(rel).trim_end_matches(".toml").to_owned()
 }
 
-/// Every scenario file: `(broken, path, parsed or error)`.
-pub fn all() -> Vec<(bool, PathBuf, Result<Scenario, ScenarioError>)> {
-    if embedded() {
-        return EMBEDDED
+fn stems(files: &[PathBuf]) -> impl Iterator<Item = String> + '_ {
+    files.iter().filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+}
+
+/// Every name a scenario in `dir` is found by, broken ones too.
+fn all_names(dir: &Path) -> Vec<String> {
+    stems(&toml_files(dir)).chain(stems(&toml_files(&dir.join("broken")))).collect()
+}
+
+/// `; did you mean "x"?` when one of `names` is close to `arg` (a
+/// misspelt name), else nothing.
+fn suggestion(arg: &str, names: &[String]) -> String {
+    neli_sim::scenario::closest(arg, names.iter().map(String::as_str))
+        .map(|n| format!("; did you mean {n:?}?"))
+        .unwrap_or_default()
+}
+
+/// The shipped scenarios that must hold (the top of the directory), by
+/// name; refused as [`checked_dir`] refuses a folder.
+pub fn names() -> Result<Vec<String>, ScenarioError> {
+    let d = checked_dir()?;
+    if d == Path::new(EMBEDDED_DIR) {
+        return Ok(EMBEDDED.iter().filter(|(p, _)| !p.contains('/')).map(|(p, _)| stem_of(p)).collect());
+    }
+    Ok(stems(&toml_files(&d)).collect())
+}
+
+/// A scenario file as `list` shows it: `(broken, path, parsed or error)`.
+pub type Listed = (bool, PathBuf, Result<Scenario, ScenarioError>);
+
+/// Every scenario file; refused as [`checked_dir`] refuses a folder.
+pub fn all() -> Result<Vec<Listed>, ScenarioError> {
+    let d = checked_dir()?;
+    if d == Path::new(EMBEDDED_DIR) {
+        return Ok(EMBEDDED
             .iter()
             .map(|(rel, text)| {
                 let path = Path::new(EMBEDDED_DIR).join(rel);
                 let parsed = Scenario::parse(text, &path.display().to_string());
                 (rel.starts_with("broken/"), path, parsed)
             })
-            .collect();
+            .collect());
     }
     let mut out = Vec::new();
-    for (broken, d) in [(false, dir()), (true, dir().join("broken"))] {
+    for (broken, d) in [(false, d.clone()), (true, d.join("broken"))] {
         for p in toml_files(&d) {
             let s = Scenario::load(&p);
             out.push((broken, p, s));
         }
     }
-    out
+    Ok(out)
 }

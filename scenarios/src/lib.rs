@@ -24,7 +24,8 @@ use neli_sim::{RunReport, Scenario, run_scenario};
 
 /// The build this binary was made from, e.g. `neli-lab 0.0.0 commit
 /// 47402fb… clean` (`dirty` when the tree differed from the commit; see
-/// `scenarios/build.rs`). The first line of `check`, `explore` and `run`.
+/// `scenarios/build.rs`). The first line of `check`, `explore` and `run`
+/// (`replay`'s on stderr, its stdout being the trace alone).
 pub const BUILD: &str =
     concat!("neli-lab ", env!("CARGO_PKG_VERSION"), " commit ", env!("NELI_LAB_COMMIT"), " ", env!("NELI_LAB_TREE"));
 

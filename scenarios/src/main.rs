@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use neli_lab::cmd;
 
 // The model checker allocates and frees a state per step; mimalloc does
@@ -31,7 +31,8 @@ enum Cmd {
     List,
     /// Run one scenario with one seed: verdict and figures; exit 1 on a violation.
     Run(cmd::run::RunArgs),
-    /// Print the full trace of one seed (byte-identical on every run).
+    /// Print the full trace of one seed (byte-identical on every run; the
+    /// build line goes to stderr).
     Replay(cmd::run::ReplayArgs),
     /// Run many seeds of scenarios across threads; summary table per scenario.
     Explore(cmd::explore::ExploreArgs),
@@ -53,6 +54,11 @@ enum Cmd {
     /// The correctness gate: every shipped scenario with layer ablation on
     /// the simulator, then the model check in every mode; one verdict.
     Gate(cmd::gate::GateArgs),
+    /// Print a shell completion script: `neli-lab completions bash >
+    /// ~/.local/share/bash-completion/completions/neli-lab`.
+    Completions(cmd::completions::CompletionsArgs),
+    /// Print the man page (roff) on stdout, or a subcommand's: `neli-lab man | man -l -`.
+    Man(cmd::completions::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -72,5 +78,7 @@ fn main() -> ExitCode {
         Cmd::Check(a) => cmd::check::run(a),
         Cmd::Bench(a) => cmd::bench::run(a),
         Cmd::Gate(a) => cmd::gate::run(a),
+        Cmd::Completions(a) => cmd::completions::completions(a, Cli::command()),
+        Cmd::Man(a) => cmd::completions::man(a, Cli::command()),
     }
 }

@@ -42,7 +42,7 @@ pub enum PlanError {
 /// shipped scenario; refuses both, neither, or an empty scenario directory.
 pub fn scenario_names(all: bool, names: Vec<String>) -> Result<Vec<String>, PlanError> {
     match (all, names.is_empty()) {
-        (true, true) => match catalog::names() {
+        (true, true) => match catalog::names()? {
             v if v.is_empty() => Err(PlanError::NoScenarioFiles { dir: catalog::dir() }),
             v => Ok(v),
         },

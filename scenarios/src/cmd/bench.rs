@@ -15,17 +15,23 @@ pub struct BenchArgs {
     scenario: String,
     #[arg(long, default_value_t = 20)]
     seeds: u64,
-    #[arg(long)]
+    /// Threads of the second measurement, 1 or more (default: the
+    /// number of cores; the first is always one thread).
+    #[arg(long, value_name = "N", value_parser = super::Threads::PER_CORE)]
     jobs: Option<usize>,
 }
 
 /// Seeds/s and simulated seconds per wall second, on one thread and on `--jobs`.
 pub fn run(a: BenchArgs) -> ExitCode {
+    if a.seeds == 0 {
+        // As `explore --seeds 0`: refused, not quietly run on one seed.
+        return fail(crate::parallel::SeedFlagError::NoSeeds);
+    }
     let e = match catalog::load(&a.scenario) {
         Ok(e) => e,
         Err(err) => return fail(err),
     };
-    let seed_list: Vec<u64> = (0..a.seeds.max(1)).collect();
+    let seed_list: Vec<u64> = (0..a.seeds).collect();
     let sim_s = e.scenario.duration.ms() as f64 / 1000.0;
     println!("bench {}: {} simulated s per seed, {} seeds", e.scenario.name, sim_s, seed_list.len());
     let mut rows = Vec::new();

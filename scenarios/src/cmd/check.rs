@@ -82,7 +82,8 @@ pub struct CheckArgs {
     /// is lost and recreated, tokens restart (the group stays).
     #[arg(long, default_value_t = 0)]
     log_losses: u8,
-    #[arg(long, default_value_t = model_check::DEFAULT_THREADS)]
+    /// Checker threads, 1 or more (--simulate walks on one: no other count).
+    #[arg(long, value_name = "N", default_value_t = model_check::DEFAULT_THREADS, value_parser = super::Threads::CHECKER)]
     threads: usize,
     /// Where counterexample scenario files go.
     #[arg(long, default_value = "target/neli-lab/check")]

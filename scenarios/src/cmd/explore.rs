@@ -21,8 +21,9 @@ pub struct ExploreArgs {
     #[arg(long, value_name = "i/n")]
     shard: Option<String>,
     /// Output: text tables, one JSON document (input to `merge` and
-    /// `diff`), JUnit XML, JSON Lines (a line per seed as each scenario
-    /// finishes, then a summary line) or a Markdown summary.
+    /// `diff`), JUnit XML, JSON Lines (a header line naming the build, a
+    /// line per seed as each scenario finishes, then a summary line) or a
+    /// Markdown summary.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// For every failing seed write DIR/<scenario>-seed<N>.toml (fails
@@ -87,6 +88,10 @@ pub fn run(a: ExploreArgs) -> ExitCode {
         && let Err(err) = std::fs::create_dir_all(dir)
     {
         return fail(format!("--artifacts {}: cannot create: {err}", dir.display()));
+    }
+    if a.format == Format::Jsonl {
+        // The build before any verdict: a killed job's lines still name it.
+        print!("{}", report::jsonl_header(crate::BUILD));
     }
     let kept = match &a.regressions {
         Some(dir) => match regressions::load(dir) {

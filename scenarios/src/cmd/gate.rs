@@ -22,8 +22,8 @@ pub struct GateArgs {
     /// Seeds of each ablated run (the first of the range).
     #[arg(long, default_value_t = 50)]
     ablate_seeds: u64,
-    /// Threads for the simulator (default: the number of cores).
-    #[arg(long)]
+    /// Threads for the simulator, 1 or more (default: the number of cores).
+    #[arg(long, value_name = "N", value_parser = super::Threads::PER_CORE)]
     jobs: Option<usize>,
     /// The model checks' bound on the global clock, in ticks (check's
     /// default); lower only to make the gate cheaper, e.g. in its own tests.

@@ -9,11 +9,16 @@ fn broker_column(c: &neli_sim::scenario::Cluster) -> String {
     if !c.overridden() { c.profile.name.to_owned() } else { format!("{}+", c.profile.name) }
 }
 
-/// Prints every scenario file (broken ones marked); exit 2 if one does not load.
+/// Prints every scenario file (broken ones marked); exit 2 if one does
+/// not load, or the scenario folder is missing or empty.
 pub fn run() -> ExitCode {
     let mut bad = false;
     let mut rows = Vec::new();
-    for (broken, path, s) in catalog::all() {
+    let files = match catalog::all() {
+        Ok(files) => files,
+        Err(err) => return super::fail(err),
+    };
+    for (broken, path, s) in files {
         let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let name = if broken { format!("{name} (broken on purpose)") } else { name };
         match s {

@@ -100,6 +100,9 @@ pub fn replay(a: ReplayArgs) -> ExitCode {
         Ok(e) => e,
         Err(err) => return fail(err),
     };
+    // The build goes to stderr: stdout is the trace, byte-identical
+    // whichever build replays it, so two builds' traces compare.
+    eprintln!("{}", crate::build_line());
     let r = crate::run(&e.scenario, a.seed);
     let out = report::Run::new(&e.scenario, &e.arg, &r, true, None);
     print!("{}", out.replay_text());

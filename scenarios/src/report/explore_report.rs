@@ -501,8 +501,36 @@ fn write_fail(
     }
 }
 
-/// The `schema` of `explore --format jsonl`'s lines.
-pub const JSONL_SCHEMA: &str = "neli-lab/explore-jsonl/1";
+/// The `schema` of `explore --format jsonl`'s lines (2: a header line first).
+pub const JSONL_SCHEMA: &str = "neli-lab/explore-jsonl/2";
+
+/// The first `--format jsonl` line (`type` "header"), before any verdict:
+/// a stream cut short (a CI job killed at its time limit) still names the
+/// build its seed lines came from.
+#[derive(Debug, Serialize)]
+struct HeaderLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    schema: &'static str,
+    /// As the summary line's `build` ([`crate::BUILD`]).
+    build: &'a str,
+    /// The build's parts: the git commit, and `clean`, `dirty` or `tree
+    /// state unknown` (`scenarios/build.rs`).
+    commit: &'a str,
+    tree: &'a str,
+}
+
+/// The header line of `build` (`neli-lab 0.0.0 commit abc1234 clean`).
+pub fn jsonl_header(build: &str) -> String {
+    let (commit, tree) = build
+        .split_once(" commit ")
+        .map(|(_, rest)| rest.split_once(' ').unwrap_or((rest, "")))
+        .unwrap_or(("unknown", "tree state unknown"));
+    let line = HeaderLine { kind: "header", schema: JSONL_SCHEMA, build, commit, tree };
+    let mut s = serde_json::to_string(&line).expect("a header line serialises");
+    s.push('\n');
+    s
+}
 
 /// One `--format jsonl` line per seed of a scenario row (`type` "seed").
 #[derive(Debug, Serialize)]
@@ -607,10 +635,11 @@ struct SummaryRow<'a> {
 }
 
 impl Explore {
-    /// The whole `--format jsonl` output (what `merge` prints): each
-    /// regression's line, each seed's, then the summary line.
+    /// The whole `--format jsonl` output (what `merge` prints): the
+    /// header line, each regression's line, each seed's, then the summary line.
     pub fn jsonl(&self) -> String {
-        let mut o: String = self.regressions.iter().map(regression_line).collect();
+        let mut o = jsonl_header(&self.build);
+        o.extend(self.regressions.iter().map(regression_line));
         for s in &self.scenarios {
             o.push_str(&seed_lines(&s.name, &s.arg, s.without.clone(), s.expect_fail, s.may_fail, &s.results));
         }

@@ -35,9 +35,10 @@ pub enum Format {
     Json,
     /// JUnit XML, one testcase per scenario.
     Junit,
-    /// JSON Lines: `explore` prints one line per finished seed as each
-    /// scenario finishes, then a summary line; other commands print their
-    /// JSON document on one line (`scenarios/README.md`, "JSON Lines").
+    /// JSON Lines: `explore` prints a header line naming the build, one
+    /// line per finished seed as each scenario finishes, then a summary
+    /// line; other commands print their JSON document on one line
+    /// (`scenarios/README.md`, "JSON Lines").
     Jsonl,
     /// A Markdown summary for a CI step page: verdict, table, failures
     /// with their reproduction.

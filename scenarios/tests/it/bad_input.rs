@@ -137,7 +137,7 @@ fn list_flags_an_invalid_file() {
 }
 
 // A command that does no work never says PASS: zero seeds, an empty shard
-// and an empty scenario directory exit 2 with the reason.
+// and a missing scenario directory exit 2 with the reason.
 #[test]
 fn explore_with_nothing_to_run_exits_2_with_the_reason() {
     let o = lab(&["explore", "leader-pause", "--seeds", "0"]);
@@ -153,7 +153,7 @@ fn explore_with_nothing_to_run_exits_2_with_the_reason() {
         .output()
         .expect("neli-lab runs");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("--all: no scenario files in"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("does-not-exist: no such folder"), "{}", stderr(&o));
 }
 
 // The largest range split into as many shards is one seed per shard, run at
@@ -229,7 +229,11 @@ fn bad_top_level() -> Vec<String> {
         "\"2h\"",
         "\"61m\"",
         "\"99999999999999999999s\"",
-        "\"1.5s\"",
+        "\"1.0005s\"",
+        "\"0.5ms\"",
+        "\"1m30\"",
+        "\"1s1m\"",
+        "\"1.5x\"",
         "10",
         "true",
     ] {
@@ -421,6 +425,8 @@ const BAD_FLAGS: &[&str] = &[
     "explore FILE --seeds 18446744073709551615 --start 1",
     "explore FILE --seeds 200000000",
     "explore FILE --format yaml",
+    "explore FILE --seeds 1 --jobs 0",
+    "explore FILE --seeds 1 --time-budget 0.5ms",
     "merge",
     "merge /nonexistent/report.json",
     "merge FILE",
@@ -434,6 +440,11 @@ const BAD_FLAGS: &[&str] = &[
     "tune FILE --heartbeat-timeout x --session-timeout 3s",
     "tune FILE --heartbeat-timeout 1s --session-timeout 3s --grace -1s",
     "tune FILE --heartbeat-timeout 1s --session-timeout 3s --seeds 0",
+    "tune FILE --heartbeat-timeout 1s --session-timeout 3s --seeds 1 --jobs 0",
+    "tune FILE --heartbeat-timeout 1.0001s --session-timeout 3s --seeds 1",
+    "bench FILE --jobs 0",
+    "bench FILE --seeds 0",
+    "gate --jobs 0",
     "check --members 0",
     "check --members 300",
     "check --ticks x",

@@ -22,16 +22,23 @@ fn tomls(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-// One line per seed, in seed order, then the summary line; the lines are
-// the ones `merge --format jsonl` prints from the JSON report of the same
-// seeds, so a stream cut short holds exactly the seeds that finished.
+// A header line naming the build, one line per seed, in seed order, then
+// the summary line; the lines are the ones `merge --format jsonl` prints
+// from the JSON report of the same seeds, so a stream cut short holds
+// exactly the seeds that finished, and which build ran them.
 #[test]
-fn jsonl_prints_a_line_per_seed_then_the_summary() {
+fn jsonl_prints_a_header_a_line_per_seed_then_the_summary() {
     let f = fixture("tiny-pause");
     let o = lab(&["explore", &f, "--seeds", "3", "--start", "4", "--format", "jsonl", "--jobs", "2"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let lines = json_lines(&stdout(&o));
-    assert_eq!(lines.len(), 4, "three seeds and a summary: {lines:?}");
+    assert_eq!(lines.len(), 5, "a header, three seeds and a summary: {lines:?}");
+    let (h, schema) = (&lines[0], Some("neli-lab/explore-jsonl/2"));
+    assert_eq!((h["type"].as_str(), h["schema"].as_str()), (Some("header"), schema), "{h}");
+    assert_eq!(h["build"].as_str(), Some(neli_lab::BUILD), "{h}");
+    assert_eq!(h["commit"].as_str(), Some(env!("NELI_LAB_COMMIT")), "{h}");
+    assert_eq!(h["tree"].as_str(), Some(env!("NELI_LAB_TREE")), "{h}");
+    let lines = &lines[1..];
     for (l, seed) in lines[..3].iter().zip(4..) {
         assert_eq!((l["type"].as_str(), l["scenario"].as_str()), (Some("seed"), Some("tiny-pause")));
         assert_eq!(l["seed"].as_u64(), Some(seed));
@@ -39,7 +46,8 @@ fn jsonl_prints_a_line_per_seed_then_the_summary() {
         assert!(l["gap_max_ms"].is_u64() && l.get("reproduce").is_none(), "{l}");
     }
     let s = &lines[3];
-    assert_eq!((s["type"].as_str(), s["schema"].as_str()), (Some("summary"), Some("neli-lab/explore-jsonl/1")));
+    assert_eq!((s["type"].as_str(), s["schema"].as_str()), (Some("summary"), schema));
+    assert_eq!(s["build"], h["build"], "the last line names the build too");
     assert_eq!((s["start"].as_u64(), s["seeds"].as_u64(), s["passed"].as_bool()), (Some(4), Some(3), Some(true)));
     assert_eq!(s["scenarios"][0]["violations"], 0);
     // The same seeds through the JSON report and merge.
@@ -49,7 +57,7 @@ fn jsonl_prints_a_line_per_seed_then_the_summary() {
     let m = lab(&["merge", dir.join("r.json").to_str().unwrap(), "--format", "jsonl"]);
     let merged: Vec<String> = stdout(&m).lines().map(String::from).collect();
     let streamed: Vec<String> = stdout(&o).lines().map(String::from).collect();
-    assert_eq!(merged[..3], streamed[..3], "merge prints the seed lines explore streamed");
+    assert_eq!(merged[..4], streamed[..4], "merge prints the header and seed lines explore streamed");
 }
 
 // A failing seed's line says so and carries its reproduction; the summary

@@ -11,6 +11,7 @@ mod check_flags;
 mod ci_files;
 mod ci_output;
 mod cli;
+mod cli_habits;
 mod defaults;
 mod diff;
 mod doc_facts;

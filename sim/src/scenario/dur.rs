@@ -50,3 +50,29 @@ impl fmt::Display for Dur {
         if self.0 % 1000 == 0 { write!(f, "{}s", self.0 / 1000) } else { write!(f, "{}ms", self.0) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        // What a written scenario file says (`Display`) reads back as the
+        // same duration, negative ones (a clock step back) too.
+        #[test]
+        fn display_then_parse_is_the_identity(ms in any::<i64>()) {
+            prop_assert_eq!(Dur::parse(&Dur(ms).to_string()), Ok(Dur(ms)));
+        }
+    }
+
+    #[test]
+    fn decimals_and_compounds_read_as_in_every_input() {
+        assert_eq!(Dur::parse("1.5s"), Ok(Dur(1500)));
+        assert_eq!(Dur::parse("1m30s"), Ok(Dur(90_000)));
+        assert_eq!(Dur::parse("-0.5s"), Ok(Dur(-500)));
+        assert_eq!(Dur(90_000).to_string(), "90s", "written as before");
+        assert_eq!(Dur(1500).to_string(), "1500ms", "written as before");
+        let err = Dur::parse("1.0005s").unwrap_err().to_string();
+        assert!(err.contains("finer than a millisecond"), "{err}");
+    }
+}

@@ -7,6 +7,7 @@ mod dur;
 mod fault;
 mod limits;
 pub mod schedule;
+mod suggest;
 mod validate;
 
 use serde::{Deserialize, Serialize};
@@ -16,6 +17,7 @@ pub use crate::profile::Profile;
 pub use dur::{BadDuration, Dur};
 pub use fault::{BrokerId, Fault, FaultKind, Host, Picks, Target, TimedFault, Trigger};
 pub use limits::*;
+pub use suggest::closest;
 
 /// How long the built-in application's Revoked handler keeps finishing
 /// work unless the scenario says (`election.revoked_work`).
@@ -614,13 +616,18 @@ fn field_at(text: &str, offset: usize) -> Option<String> {
     if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
         return None;
     }
-    let table = text[..line_start].lines().rev().find_map(|l| {
-        let l = l.trim();
-        l.starts_with('[').then(|| l.trim_matches(|c| c == '[' || c == ']').trim().to_owned())
-    });
-    Some(match table {
+    Some(match table_above(text, line_start) {
         Some(t) => format!("{t}.{key}"),
         None => key.to_owned(),
+    })
+}
+
+/// The `[table]` (or `[[table]]`) header nearest above `offset`.
+fn table_above(text: &str, offset: usize) -> Option<String> {
+    let line_start = text[..offset.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
+    text[..line_start].lines().rev().find_map(|l| {
+        let l = l.trim();
+        l.starts_with('[').then(|| l.trim_matches(|c| c == '[' || c == ']').trim().to_owned())
     })
 }
 
@@ -637,7 +644,8 @@ impl Scenario {
         let s: Scenario = toml::from_str(text).map_err(|e| {
             let start = e.span().map(|r| r.start);
             let at = start.map(|o| format!(":{}", line_of(text, o))).unwrap_or_default();
-            let message = e.message();
+            let message = suggest::with_suggestion(e.message(), start.and_then(|o| table_above(text, o)).as_deref());
+            let message = message.as_str();
             // Name the field when the reader did not (a bad value's own error).
             let field = start.and_then(|o| field_at(text, o)).filter(|f| {
                 let key = f.rsplit('.').next().unwrap_or(f);
