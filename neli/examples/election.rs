@@ -20,6 +20,8 @@ async fn main() -> Result<(), neli::Error> {
                 Event::Acquired { token, .. } => println!("{name}: acquired leadership, token {token}"),
                 Event::Revoked { .. } => println!("{name}: revoked, handing over"),
                 Event::Fenced { .. } => println!("{name}: fenced, stopping now"),
+                // `Event` is non-exhaustive: later kinds of events land here.
+                other => println!("{name}: {other:?}"),
             }
         });
         members.push((name, neli.background()));

@@ -12,8 +12,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Parser;
-use neli::cli::{Cli, Cmd, Common, ExecArgs, ExecChildArgs, HoldsArgs};
+use neli::cli::{Cmd, Common, ExecArgs, ExecChildArgs, HoldsArgs};
 use neli::kafka::{KafkaBroker, KafkaReader, end_election};
 use neli::lease_file::LeaseFile;
 use neli::{Background, Clock, Config, Control, Error, Event, Neli, Outcome, Status, SystemClock};
@@ -297,6 +296,10 @@ fn exit_code(outcome: Result<Outcome, Error>, s: &Running) -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(Outcome::Closed) => ExitCode::from(u8::try_from(s.exited.unwrap_or(0)).unwrap_or(1)),
+        Ok(other) => {
+            eprintln!("neli: the election ended ({other:?})");
+            ExitCode::from(1)
+        }
         Err(e) => {
             say(e);
             ExitCode::from(1)
@@ -483,6 +486,7 @@ async fn handle(event: Event, control: Control, state: &tokio::sync::Mutex<Runni
                 }
             }
         }
+        other => tracing::warn!(event = ?other, "neli exec: an event it does not act on"),
     }
 }
 
@@ -594,6 +598,7 @@ async fn watch(c: Common) -> ExitCode {
                 Some(Update::LogLost { log_epoch }) => {
                     say(format!("the election log was lost (log epoch {log_epoch}): fencing tokens restart"));
                 }
+                Some(other) => tracing::debug!(update = ?other, "neli watch: an update it does not print"),
                 None => break,
             },
         }

@@ -476,6 +476,7 @@ async fn slow_revoker(cfg: &neli::Config, hold: Duration, log: Log) -> neli::Bac
                     tokio::time::sleep(hold).await; // finishing work
                     log.lock().unwrap().push((name, "stopped", Instant::now()));
                 }
+                other => panic!("an event this test does not expect: {other:?}"),
             }
         }
     });
