@@ -36,8 +36,8 @@
 //!   connection);
 //! - a head is at most [`MAX_HEADER_BYTES`] bytes and [`MAX_HEADERS`]
 //!   headers (431 past either); a malformed one (bad request line, a CR or
-//!   an obs-fold in a header, a `Transfer-Encoding` other than chunked
-//!   last) is a 400;
+//!   an obs-fold in a header, a `Transfer-Encoding` whose last coding is
+//!   not chunked, conflicting `Content-Length`s) is a 400;
 //! - a request body is never read: a request that has one (a non-zero
 //!   `Content-Length`, or chunked) is answered 400 and its connection
 //!   closed, so no bytes are left whose framing anything could read
@@ -45,7 +45,7 @@
 //! - a connection lives at most [`MAX_CONNECTION_AGE`], then it is shut
 //!   down (the answer in flight, if any, gets [`HEADER_READ_TIMEOUT`] more
 //!   to finish), so a client that never reads its answers holds a slot no
-//!   longer.
+//!   longer than that.
 //!
 //! It has no authentication: serve it on loopback (what `neli exec` insists
 //! on unless `--metrics-allow-remote`). It listens on the address given
@@ -104,8 +104,9 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// The most connections served at once. Past it, new connections wait in
 /// the kernel's listen backlog (not refused) until one ends, which an idle
-/// or slow one does within [`HEADER_READ_TIMEOUT`]. A handful of scrapers
-/// and probes need a few; the cap bounds what a flood of clients costs.
+/// or slow one does within [`HEADER_READ_TIMEOUT`], any within
+/// [`MAX_CONNECTION_AGE`] and its grace. A handful of scrapers and probes
+/// need a few; the cap bounds what a flood of clients costs.
 pub const MAX_CONNECTIONS: usize = 64;
 
 /// The most bytes a request's head may have (431 past it): far more than

@@ -235,3 +235,21 @@ fn metrics_longer_than_the_head_limit_are_served_whole() {
     assert_eq!(metrics.body.len(), rendered.len(), "the whole text");
     assert_eq!(metrics.body.lines().filter(|l| l.starts_with(name)).count(), SERIES);
 }
+
+#[test]
+fn a_client_that_half_closes_after_its_request_still_gets_the_answer() {
+    use std::io::Write;
+    let orders = Election::leading("orders");
+    let server = endpoints();
+    server.serve(orders.control());
+    let start = std::time::Instant::now();
+    let mut stream = crate::http_raw::connect(server.local_addr(), bounded());
+    stream.write_all(&request("GET", "/leader", false)).expect("request");
+    // What `printf 'GET …' | nc -N` does: no more to send, waiting for the answer.
+    stream.shutdown(std::net::Shutdown::Write).expect("half close");
+    let seen = crate::http_raw::read_until_closed(&mut stream, start, bounded());
+    assert!(seen.closed, "still open after {:?}: {seen:?}", seen.after);
+    let answers = seen.answers().expect("whole answers");
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_answer(&answers[0], 200, &token_line(&orders));
+}
