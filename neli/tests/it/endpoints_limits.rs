@@ -149,9 +149,10 @@ fn malformed_requests_get_one_400_or_431_and_a_closed_connection() {
     }
 }
 
-/// Sends `head` one byte every `gap` (the answer to a read timing out is
-/// the pause) until the server closes the connection; the bytes it
-/// answered, when it closed (from `start`), and whether `during` ran.
+/// Sends `head` one byte every `HEADER_READ_TIMEOUT / 10` (a read timing
+/// out is the pause) until the server closes the connection, running
+/// `during` once the first byte is out; the bytes the server answered and
+/// when it closed, from `start`.
 fn trickle(mut slow: TcpStream, head: &[u8], start: Instant, during: impl FnOnce()) -> (Vec<u8>, Duration) {
     let gap = HEADER_READ_TIMEOUT / 10;
     let mut during = Some(during);
@@ -164,8 +165,9 @@ fn trickle(mut slow: TcpStream, head: &[u8], start: Instant, during: impl FnOnce
         let _ = slow.write_all(&[*byte]);
         let seen = read_until_closed(&mut slow, Instant::now(), gap);
         if seen.closed || !seen.bytes.is_empty() {
+            let at = start.elapsed();
             let rest = read_until_closed(&mut slow, Instant::now(), bounded());
-            return ([seen.bytes, rest.bytes].concat(), start.elapsed());
+            return ([seen.bytes, rest.bytes].concat(), at);
         }
         assert!(
             start.elapsed() < bounded(),
