@@ -32,6 +32,8 @@ pub(super) struct Shared {
     pub(super) pulses: Mutex<Pulses>,
     /// `neli::metrics::liveness_bound` of the configuration.
     pub(super) liveness_bound: Duration,
+    /// The consumer group the election runs in (`Control::group_id`).
+    pub(super) group_id: String,
 }
 
 #[derive(Clone, Copy)]
@@ -132,6 +134,13 @@ impl Control {
     /// ```
     pub fn lease(&self, role: u32) -> Option<Lease> {
         self.shared.lease(role, (self.shared.now)())
+    }
+
+    /// The consumer group this election runs in (the configuration's
+    /// `group.id`): the name `neli::endpoints::Endpoints::serve` answers
+    /// it under, and the `group` label of its metrics.
+    pub fn group_id(&self) -> &str {
+        &self.shared.group_id
     }
 
     /// The election's lifecycle state, as last published.

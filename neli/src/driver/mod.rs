@@ -158,6 +158,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             counters: Mutex::new(ElectionCounters::default()),
             pulses: Mutex::new(Pulses { last: started, in_handler_since: None }),
             liveness_bound: crate::metrics::liveness_bound(cfg.min_poll_interval, cfg.heartbeat_timeout),
+            group_id: cfg.group_id.clone(),
         });
         Ok(Neli {
             cfg,

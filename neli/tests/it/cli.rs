@@ -399,7 +399,9 @@ fn metrics_addr_serves_metrics_health_and_leader() {
     assert!(leader.trim_end().ends_with("log_epoch 0"), "{leader}");
     let (code, health) = get("/healthz");
     assert_eq!(code, 200, "{health}");
-    assert!(health.starts_with("alive: last pulse"), "{health}");
+    // One line per election, named by its group.
+    assert!(health.starts_with("served: alive: last pulse"), "{health}");
+    assert_eq!(health.lines().count(), 1, "{health}");
     let (code, text) = get("/metrics");
     assert_eq!(code, 200, "{text}");
     let role0 = [("group", "served"), ("role", "0")];
@@ -417,6 +419,9 @@ fn metrics_addr_serves_metrics_health_and_leader() {
     assert_eq!(code, 404);
     let (code, body) = get("/leader?role=x");
     assert_eq!(code, 400, "{body}");
+    assert_eq!(get("/leader?group=served"), (200, leader.clone()));
+    let (code, body) = get("/leader?group=other");
+    assert_eq!((code, body.as_str()), (404, "no election of group 'other' is served here; served: served\n"));
     signal(child.id(), Signal::TERM);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "{}", read_log());

@@ -6,6 +6,12 @@
 //! gauges and health on the fake broker;
 //! the observer on the fake.
 //!
+//! Endpoints (feature `endpoints`): `endpoints` — `/healthz`, `/leader`
+//! and `/metrics` of one election and of several (fake broker, manual
+//! clocks); `endpoints_limits` — malformed, oversized, slow and idle
+//! clients, the connection cap and age, and the drop (`http_raw`: HTTP/1.1
+//! by hand, with deadlines).
+//!
 //! Kafka (feature `kafka`): `bad_input` — one case per flag rule: exit 2
 //! and a message naming the flag, before anything connects; `cli` — the
 //! `neli` binary's exit codes, signals and hooks (mock broker); `kafka_mock` — the rdkafka backend against
@@ -31,6 +37,13 @@ mod metrics;
 mod mock;
 mod observer;
 mod terms;
+
+#[cfg(feature = "endpoints")]
+mod endpoints;
+#[cfg(feature = "endpoints")]
+mod endpoints_limits;
+#[cfg(feature = "endpoints")]
+mod http_raw;
 
 #[cfg(feature = "kafka")]
 mod bad_input;
