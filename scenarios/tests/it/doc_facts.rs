@@ -209,7 +209,7 @@ fn the_docs_give_checks_max_states_defaults() {
             // "`--max-states` defaults to 250 M", "(`--max-states`, default
             // 250,000,000 …", "`--max-states` (default 1000000 there)".
             let tail = &s.text[at + "--max-states".len()..];
-            let tail = tail.trim_start_matches(|c: char| c == '`' || c == ',' || c == ' ' || c == '(');
+            let tail = tail.trim_start_matches(['`', ',', ' ', '(']);
             let Some(rest) = tail.strip_prefix("defaults to").or_else(|| tail.strip_prefix("default")) else {
                 continue;
             };
