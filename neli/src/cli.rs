@@ -310,7 +310,7 @@ fn parse_socket_addr(text: &str) -> Option<std::net::SocketAddr> {
 }
 
 fn parse_duration(s: &str) -> Result<Duration, crate::duration::DurationError> {
-    crate::config::parse_duration(s)
+    crate::duration::parse(s)
 }
 
 fn parse_assignment(s: &str) -> Result<crate::config::Assignment, crate::config::UnknownName> {

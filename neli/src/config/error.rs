@@ -3,8 +3,6 @@
 
 use std::time::Duration;
 
-use crate::duration::DurationError;
-
 use super::GroupProtocol;
 
 /// A configuration problem, naming the field, the value and the rule.
@@ -169,12 +167,6 @@ impl ConfigError {
             ConfigError::ProofRequired { .. } => "membership_proof",
         }
     }
-}
-
-/// Parses a non-negative duration in the one grammar of every input
-/// ([`crate::duration`]: `250ms`, `3s`, `1m`, `2h`).
-pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
-    crate::duration::parse(text)
 }
 
 /// A name that is none of those a setting takes ([`super::Assignment::parse`],

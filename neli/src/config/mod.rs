@@ -29,7 +29,7 @@ pub use bounds::{
     failover_bound, group_heartbeat_interval, handover_bound, lease_margin, min_rebalance_timeout, resign_hold_off,
 };
 pub use builder::ConfigBuilder;
-pub use error::{ConfigError, UnknownName, parse_duration};
+pub use error::{ConfigError, UnknownName};
 pub use explain::Explanation;
 use validate::property_ms;
 
