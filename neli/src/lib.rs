@@ -27,6 +27,7 @@
 //!         Event::Acquired { token, .. } => println!("leading, fencing token {token}"),
 //!         Event::Revoked { .. } => println!("finish work, then hand over"),
 //!         Event::Fenced { .. } => println!("stop now"),
+//!         _ => {} // `Event` is non-exhaustive: kinds added later
 //!     }
 //! });
 //! let _ = neli.pulse(Duration::from_millis(10)).await?; // joins, writes a heartbeat

@@ -59,7 +59,7 @@ impl std::fmt::Display for Stamp {
 /// time with one through [`Lease::is_live_at`].
 ///
 /// ```
-/// use neli::core::{Lease, Time, Token};
+/// use neli::{Lease, Time, Token};
 ///
 /// let lease = Lease { token: Token(42), until: Time::from_millis(5_000), log_epoch: 0 };
 /// assert!(lease.is_live_at(Time::from_millis(4_999)));

@@ -23,6 +23,9 @@
 //!             assert!(highest > stamp);
 //!             Ok(false)
 //!         }
+//!         // `Written` is non-exhaustive: an answer this code does not
+//!         // know is not taken for a success.
+//!         _ => Ok(false),
 //!     }
 //! }
 //! # let _ = record::<neli::downstream::Memory>;
