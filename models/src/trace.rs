@@ -12,7 +12,7 @@ use neli_sim::scenario::{
 use stateright::Model;
 use stateright::Path;
 
-use crate::election::{ElectionAction, ElectionModel, ElectionModelCfg, ElectionState, GroupProtocol};
+use crate::election::{Callback, ElectionAction, ElectionModel, ElectionModelCfg, ElectionState, GroupProtocol};
 
 /// Who leads each role in `s`, e.g. `r0=m1.0#5` (member slot.incarnation, token).
 pub fn leadership(model: &ElectionModel, s: &ElectionState) -> String {
@@ -168,6 +168,7 @@ pub fn counterexample_to_scenario(
         notes: first_notes(c, &sim),
         open: Vec::new(),
         skip_resume: Vec::new(),
+        resumed: vec![None; sim.len()],
     };
     for k in 0..steps.len().saturating_sub(1) {
         timeline.step(k);
@@ -290,10 +291,22 @@ struct Timeline<'a> {
     scenario: Scenario,
     notes: Vec<String>,
     /// Open faults (pause, crash, isolation), each ended by the matching
-    /// healing step: the opening action, its tick, its target.
-    open: Vec<(ElectionAction, u64, Target)>,
+    /// healing step: the opening action, its tick, its target, and the
+    /// moment it is aimed at, if it is.
+    open: Vec<(ElectionAction, u64, Target, Option<Aim>)>,
     /// Resumes already written with the pause they end.
     skip_resume: Vec<usize>,
+    /// Per model member, the last pause ended by a resume: where it was
+    /// aimed and how long it lasted.
+    resumed: Vec<Option<(Aim, Dur)>>,
+}
+
+/// Where a fault is written: at `at`, or, with `on`, armed at `at` and
+/// started at the member's next such moment of the protocol.
+#[derive(Debug, Clone, Copy)]
+struct Aim {
+    at: Dur,
+    on: Option<Trigger>,
 }
 
 impl Timeline<'_> {
@@ -306,7 +319,16 @@ impl Timeline<'_> {
         let at = ticks(c, t);
         match action {
             Pause(m) if self.right_after_assignment(k, m) => self.pause_at_proof(k, m, t),
-            Pause(m) | Crash(m) | Isolate(m) | HeartbeatsFail(m) => self.open.push((action, t, self.target(s, m))),
+            Pause(m) | Crash(m) | Isolate(m) | HeartbeatsFail(m) if self.before_its_deal(k, m) => {
+                // Armed half a tick early: the simulator's rebalance may
+                // complete a little before the model's tick.
+                let at = if t == 0 { Dur(0) } else { Dur(at.0 - (c.tick_ms / 2) as i64) };
+                self.open.push((action, t, self.member(m), Some(Aim { at, on: Some(Trigger::Dealt) })));
+            }
+            Pause(m) | Crash(m) | Isolate(m) if self.led_since_resume(k, m) => self.cut_after_acquiring(action, m, t),
+            Pause(m) | Crash(m) | Isolate(m) | HeartbeatsFail(m) => {
+                self.open.push((action, t, self.target(s, m), None))
+            }
             Resume(_) if self.skip_resume.contains(&k) => {}
             Resume(m) | Restart(m) | Heal(m) | HeartbeatsHeal(m) => self.heal(action, m, t),
             ClockFast(m) => {
@@ -338,6 +360,67 @@ impl Timeline<'_> {
                 self.sim[m as usize]
             )),
             _ => {}
+        }
+    }
+
+    /// Model member `m` by its simulator name: a fault aimed at a moment
+    /// names one member, never `leader`.
+    fn member(&self, m: u8) -> Target {
+        Target::Member(u32::from(self.sim[m as usize]))
+    }
+
+    /// Whether member `m`, at step `k`, was dealt an assignment in this
+    /// tick that it has not polled yet. In the simulator that assignment
+    /// is on the wire for milliseconds: only a fault started at the
+    /// coordinator's deal (`on = "dealt"`) finds the member before it
+    /// handles it, as the model's does.
+    fn before_its_deal(&self, k: usize, m: u8) -> bool {
+        let steps = self.steps;
+        let sync = steps[..k].iter().rposition(|(_, a)| matches!(a, Some(ElectionAction::Sync { .. })));
+        sync.is_some_and(|j| {
+            steps[j].0.now == steps[k].0.now
+                && !steps[j..k].iter().any(|(_, a)| *a == Some(ElectionAction::Poll(m)))
+                && steps[k].0.slots[m as usize].callbacks.iter().any(|c| matches!(c, Callback::Assigned { .. }))
+        })
+    }
+
+    /// Whether member `m`, at step `k`, resumed from a pause in this tick
+    /// and has acquired a role since.
+    fn led_since_resume(&self, k: usize, m: u8) -> bool {
+        let steps = self.steps;
+        let resume = steps[..k].iter().rposition(|(_, a)| *a == Some(ElectionAction::Resume(m)));
+        let leads = |j: usize| (0..self.cfg.roles).filter(|r| steps[j].0.leaders(*r).iter().any(|((x, _), _)| *x == m)).count();
+        resume.is_some_and(|r| {
+            self.resumed[m as usize].is_some()
+                && steps[r].0.now == steps[k].0.now
+                && (r..k).any(|j| actor(&steps[j].1.expect("non-final step")) == Some(m) && leads(j + 1) > leads(j))
+        })
+    }
+
+    /// A pause, crash or isolation of member `m` that the model takes
+    /// after `m` acquired a role in the tick it resumed in: aimed at the
+    /// moment it acquires, armed where the pause was. Under the consumer
+    /// protocol only heartbeats keep a session, and the model's
+    /// coordinator hears a member at a tick's start (`steps::tick`), so it
+    /// heard none of `m` between the resume and the cut: its group
+    /// heartbeats fail from the pause until half a tick after the resume,
+    /// while its membership proof goes through.
+    fn cut_after_acquiring(&mut self, action: ElectionAction, m: u8, t: u64) {
+        let Some((pause, length)) = self.resumed[m as usize] else { return };
+        let member = self.member(m);
+        if self.cfg.protocol == GroupProtocol::Consumer {
+            let duration = Dur(length.0 + (self.cfg.tick_ms / 2).max(1) as i64);
+            self.push_aimed(pause, Fault::HeartbeatFailure { target: member, duration });
+        }
+        let aim = Aim { at: pause.at, on: Some(Trigger::Acquired) };
+        self.open.push((action, t, member, Some(aim)));
+    }
+
+    /// Writes `fault` where `aim` says.
+    fn push_aimed(&mut self, aim: Aim, fault: Fault) {
+        self.scenario.push_fault(aim.at, fault);
+        if let Some(last) = self.scenario.faults.last_mut() {
+            last.get_mut().on = aim.on;
         }
     }
 
@@ -417,20 +500,24 @@ impl Timeline<'_> {
             | (HeartbeatsFail(x), HeartbeatsHeal(_)) => *x == m,
             _ => false,
         };
-        if let Some(i) = self.open.iter().position(|(a, _, _)| opener(a)) {
-            let (a, since, who) = self.open.remove(i);
+        if let Some(i) = self.open.iter().position(|(a, ..)| opener(a)) {
+            let (a, since, who, aim) = self.open.remove(i);
             let fault = self.lasting(&a, who, t - since);
-            self.scenario.push_fault(ticks(self.cfg, since), fault);
+            let aim = aim.unwrap_or(Aim { at: ticks(self.cfg, since), on: None });
+            if let Fault::Pause { duration, .. } = fault {
+                self.resumed[m as usize] = Some((aim, duration));
+            }
+            self.push_aimed(aim, fault);
         }
     }
 
     /// A pause still open resumes one tick after the path ends (the member
     /// runs again); other open faults last until the end of the run.
     fn close(mut self) -> Replay {
-        for (a, since, who) in std::mem::take(&mut self.open) {
+        for (a, since, who, aim) in std::mem::take(&mut self.open) {
             let until = if matches!(a, ElectionAction::Pause(_)) { self.end + 1 } else { self.run_end };
             let fault = self.lasting(&a, who, until - since);
-            self.scenario.push_fault(ticks(self.cfg, since), fault);
+            self.push_aimed(aim.unwrap_or(Aim { at: ticks(self.cfg, since), on: None }), fault);
         }
         Replay { scenario: self.scenario, notes: self.notes }
     }

@@ -302,6 +302,9 @@ pub struct Log {
     /// (global ms, incarnation): the coordinator dropped the member
     /// (session or rebalance timeout), so a barrier it was in no longer holds.
     pub removals: Vec<(u64, String)>,
+    /// (global ms, incarnation): the coordinator completed a rebalance with
+    /// the member in it and sent it its assignment (`on = "dealt"`).
+    pub dealt: Vec<(u64, String)>,
     /// Writes that reached a harness application's downstream store
     /// (`harness::store`), accepted or not.
     pub store_writes: Vec<Write>,

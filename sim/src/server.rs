@@ -710,8 +710,10 @@ impl BrokerCtx {
             }
         }
         let mut summary = Vec::new();
+        let mut rec = self.rec.lock();
         for (id, m) in &g.members {
             summary.push(format!("{}={:?}", m.client, m.assignment));
+            rec.dealt.push((now, m.client.clone()));
             if let Some(tx) = g.pending.remove(id) {
                 let _ = tx.send(Response::Joined {
                     member_id: id.clone(),
@@ -720,6 +722,7 @@ impl BrokerCtx {
                 });
             }
         }
+        drop(rec);
         g.phase = Phase::Stable;
         self.trace(format!("generation {} assigned {}", g.generation, summary.join(" ")));
     }

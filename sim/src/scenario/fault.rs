@@ -261,17 +261,25 @@ pub struct TimedFault {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Trigger {
+    /// The coordinator completed a rebalance with the member in it: its
+    /// assignment is on its way, not yet received (a fault started here
+    /// finds the member before it handles the assignment).
+    Dealt,
     /// Its client handed the driver an assignment.
     Assigned,
     /// The coordinator accepted a membership proof it sent.
     ProofAccepted,
+    /// Its election acquired a role (an `Acquired` event): it leads.
+    Acquired,
 }
 
 impl fmt::Display for Trigger {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            Trigger::Dealt => "dealt",
             Trigger::Assigned => "assigned",
             Trigger::ProofAccepted => "proof-accepted",
+            Trigger::Acquired => "acquired",
         })
     }
 }

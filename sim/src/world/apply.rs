@@ -23,6 +23,8 @@ use super::foreign::{ForeignJob, ForeignRecords, foreign_main};
 use super::member::{MemberParams, Slot, member_main};
 use super::{MAX_LATENCY, MIN_LATENCY, PlayedFault, RunReport, TICK};
 use crate::app::{AppSetup, STORE_HOST, store_database, store_main};
+use neli::Event;
+
 use crate::clock::ClockModel;
 use crate::history::{self, History};
 use crate::oracle;
@@ -209,12 +211,16 @@ impl World<'_> {
         let log = self.rec.lock();
         let of_slot = |m: &str| log.slots.get(m) == Some(&slot);
         match trigger {
+            Trigger::Dealt => log.dealt.iter().filter(|(_, m)| of_slot(m)).count(),
             Trigger::Assigned => log
                 .assignments
                 .iter()
                 .filter(|a| matches!(a.change, AssignmentChange::Assigned { .. }) && of_slot(&a.member))
                 .count(),
             Trigger::ProofAccepted => log.proofs.iter().filter(|p| of_slot(&p.member)).count(),
+            Trigger::Acquired => {
+                log.events.iter().filter(|e| matches!(e.event, Event::Acquired { .. }) && of_slot(&e.member)).count()
+            }
         }
     }
 
