@@ -511,9 +511,35 @@ impl Timeline<'_> {
         }
     }
 
+    /// A member that ends the path leading with a `Lost` or `Rejoin`
+    /// callback it never polled goes on leading in the model because it
+    /// has not heard yet. In the simulator its poll loop would hand it over
+    /// within milliseconds, so its poll loop stalls (`stall-poll`, the
+    /// client's background heartbeats go on) from half a tick before the
+    /// tick the callback came in, until a tick after the path ends.
+    fn stall_unheard_callbacks(&mut self) {
+        let Some((last, _)) = self.steps.last() else { return };
+        let half = (self.cfg.tick_ms / 2).max(1) as i64;
+        for m in 0..self.cfg.members {
+            let unheard = |s: &ElectionState| {
+                s.slots[m as usize].callbacks.iter().any(|c| matches!(c, Callback::Lost | Callback::Rejoin))
+            };
+            let leads = (0..self.cfg.roles).any(|r| last.leaders(r).iter().any(|((x, _), _)| *x == m));
+            if !leads || !unheard(last) {
+                continue;
+            }
+            let came = self.steps.iter().rposition(|(s, _)| !unheard(s)).map_or(0, |j| j + 1);
+            let since = u64::from(self.steps[came].0.now);
+            let at = Dur((ticks(self.cfg, since).0 - half).max(0));
+            let duration = Dur(ticks(self.cfg, self.end + 1).0 - at.0);
+            self.scenario.push_fault(at, Fault::StallPoll { target: self.member(m), duration });
+        }
+    }
+
     /// A pause still open resumes one tick after the path ends (the member
     /// runs again); other open faults last until the end of the run.
     fn close(mut self) -> Replay {
+        self.stall_unheard_callbacks();
         for (a, since, who, aim) in std::mem::take(&mut self.open) {
             let until = if matches!(a, ElectionAction::Pause(_)) { self.end + 1 } else { self.run_end };
             let fault = self.lasting(&a, who, until - since);
