@@ -147,6 +147,13 @@ where
     M::State: Clone + Hash + Send + Sync + 'static,
     M::Action: Clone,
 {
+    /// Ends the search soon: each thread finishes the state in hand and
+    /// stops, and the search is then done with the states explored so far
+    /// (`neli-lab check --memory-limit` stops it this way).
+    pub fn stop(&self) {
+        self.shared.halt.store(true, Ordering::Relaxed);
+    }
+
     pub fn builder(model: M) -> Builder<M> {
         Builder {
             model,
@@ -166,6 +173,8 @@ struct Shared {
     unique: AtomicUsize,
     depth: AtomicUsize,
     done: AtomicBool,
+    /// Asked to stop early ([`SymmetricBfs::stop`]).
+    halt: AtomicBool,
     visited: Visited,
     /// Per property: the fingerprint of the first state that discovered it.
     discoveries: Mutex<BTreeMap<&'static str, Fingerprint>>,
@@ -427,7 +436,10 @@ where
                             counts.flush(sh);
                             self.record(properties, std::mem::take(&mut found))
                         };
-                        if !more || sh.states.load(Ordering::Relaxed) + counts.states >= self.target {
+                        if !more
+                            || sh.states.load(Ordering::Relaxed) + counts.states >= self.target
+                            || sh.halt.load(Ordering::Relaxed)
+                        {
                             counts.flush(sh);
                             stop.store(true, Ordering::Relaxed);
                             break;
@@ -511,7 +523,9 @@ where
             }
         }
         let names: BTreeSet<&'static str> = discoveries.keys().copied().collect();
-        !self.finish_when.matches(&names, properties) && sh.states.load(Ordering::Relaxed) < self.target
+        !self.finish_when.matches(&names, properties)
+            && sh.states.load(Ordering::Relaxed) < self.target
+            && !sh.halt.load(Ordering::Relaxed)
     }
 
     /// The next level, chunk by chunk on the search's threads, each chunk
@@ -534,7 +548,7 @@ where
                         // Counted per state expanded, not per state
                         // generated: the threads share the counters.
                         for (s, fp) in chunk {
-                            if sh.states.load(Ordering::Relaxed) >= self.target {
+                            if sh.states.load(Ordering::Relaxed) >= self.target || sh.halt.load(Ordering::Relaxed) {
                                 break;
                             }
                             let unique = states.len();

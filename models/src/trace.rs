@@ -389,7 +389,8 @@ impl Timeline<'_> {
     fn led_since_resume(&self, k: usize, m: u8) -> bool {
         let steps = self.steps;
         let resume = steps[..k].iter().rposition(|(_, a)| *a == Some(ElectionAction::Resume(m)));
-        let leads = |j: usize| (0..self.cfg.roles).filter(|r| steps[j].0.leaders(*r).iter().any(|((x, _), _)| *x == m)).count();
+        let leads =
+            |j: usize| (0..self.cfg.roles).filter(|r| steps[j].0.leaders(*r).iter().any(|((x, _), _)| *x == m)).count();
         resume.is_some_and(|r| {
             self.resumed[m as usize].is_some()
                 && steps[r].0.now == steps[k].0.now
@@ -511,13 +512,16 @@ impl Timeline<'_> {
         }
     }
 
-    /// A member that ends the path leading with a `Lost` or `Rejoin`
-    /// callback it never polled goes on leading in the model because it
-    /// has not heard yet. In the simulator its poll loop would hand it over
-    /// within milliseconds, so its poll loop stalls (`stall-poll`, the
-    /// client's background heartbeats go on) from half a tick before the
-    /// tick the callback came in, until a tick after the path ends.
-    fn stall_unheard_callbacks(&mut self) {
+    /// A member that ends the path leading while the model left it idle
+    /// goes on leading there because the model's interleaving had it take
+    /// no step: it has a `Lost` or `Rejoin` callback it never polled, or it
+    /// took no step in the path's last tick, where its successor acquired.
+    /// In the simulator its poll loop would act within milliseconds
+    /// (hand it the callback, have its next proof refused), so its poll
+    /// loop stalls (`stall-poll`: the client's background heartbeats go
+    /// on, its lease runs out on its own) from half a tick before it went
+    /// idle until a tick after the path ends.
+    fn stall_idle_leaders(&mut self) {
         let Some((last, _)) = self.steps.last() else { return };
         let half = (self.cfg.tick_ms / 2).max(1) as i64;
         for m in 0..self.cfg.members {
@@ -525,11 +529,19 @@ impl Timeline<'_> {
                 s.slots[m as usize].callbacks.iter().any(|c| matches!(c, Callback::Lost | Callback::Rejoin))
             };
             let leads = (0..self.cfg.roles).any(|r| last.leaders(r).iter().any(|((x, _), _)| *x == m));
-            if !leads || !unheard(last) {
+            let acted_last_tick =
+                self.steps.iter().any(|(s, a)| u64::from(s.now) == self.end && a.is_some_and(|a| actor(&a) == Some(m)));
+            let since = if unheard(last) {
+                let came = self.steps.iter().rposition(|(s, _)| !unheard(s)).map_or(0, |j| j + 1);
+                u64::from(self.steps[came].0.now)
+            } else if !acted_last_tick && self.end > 0 {
+                self.end
+            } else {
+                continue;
+            };
+            if !leads {
                 continue;
             }
-            let came = self.steps.iter().rposition(|(s, _)| !unheard(s)).map_or(0, |j| j + 1);
-            let since = u64::from(self.steps[came].0.now);
             let at = Dur((ticks(self.cfg, since).0 - half).max(0));
             let duration = Dur(ticks(self.cfg, self.end + 1).0 - at.0);
             self.scenario.push_fault(at, Fault::StallPoll { target: self.member(m), duration });
@@ -539,7 +551,7 @@ impl Timeline<'_> {
     /// A pause still open resumes one tick after the path ends (the member
     /// runs again); other open faults last until the end of the run.
     fn close(mut self) -> Replay {
-        self.stall_unheard_callbacks();
+        self.stall_idle_leaders();
         for (a, since, who, aim) in std::mem::take(&mut self.open) {
             let until = if matches!(a, ElectionAction::Pause(_)) { self.end + 1 } else { self.run_end };
             let fault = self.lasting(&a, who, until - since);

@@ -119,6 +119,12 @@ pub struct CheckArgs {
     /// (exit 3) if it stops the search.
     #[arg(long)]
     time_budget: Option<String>,
+    /// Stop once the checker's resident memory reaches this (e.g. 16GiB,
+    /// 12GB; `none` for no limit): INCOMPLETE (exit 3) with what was
+    /// explored, instead of being killed by the kernel. Default: 90% of
+    /// the machine's memory.
+    #[arg(long, value_name = "SIZE")]
+    memory_limit: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -190,8 +196,9 @@ impl CheckArgs {
 }
 
 pub fn run(a: CheckArgs) -> ExitCode {
-    let flags = Search::from_flags(a.simulate, !a.no_symmetry, a.dfs, a.seed, a.threads)
-        .and_then(|search| Ok((search, Limits::from_flags(a.max_states, search, a.time_budget.as_deref())?)));
+    let flags = Search::from_flags(a.simulate, !a.no_symmetry, a.dfs, a.seed, a.threads).and_then(|search| {
+        Ok((search, Limits::from_flags(a.max_states, search, a.time_budget.as_deref(), a.memory_limit.as_deref())?))
+    });
     let (search, limits) = match flags {
         Ok(f) => f,
         Err(err) => return fail(err),

@@ -22,6 +22,7 @@ use stateright::{Checker, Model};
 
 use crate::report::{self, CheckReplay, CheckVerdict, PropertyKind, PropertyOutcome, Replay};
 
+mod memory;
 mod request;
 
 pub use request::{
@@ -180,6 +181,18 @@ pub struct Summary {
     /// (`--max-states 1000 reached`): the result is then partial, a
     /// property that "holds" only held in the states explored.
     pub stopped: Option<String>,
+    /// The process's peak resident memory and the `--memory-limit`.
+    pub memory: MemoryUse,
+    /// Exhaustive (and how sure), partial, or random walks ([`coverage`]).
+    pub coverage: String,
+}
+
+/// Peak resident memory of a check and its limit, in bytes (`None` where
+/// the kernel does not say, or no limit).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MemoryUse {
+    pub peak: Option<u64>,
+    pub limit: Option<u64>,
 }
 
 impl Summary {
@@ -236,6 +249,9 @@ impl Summary {
             wall_s,
             passed: verdict == CheckVerdict::Pass,
             stopped: self.stopped.clone(),
+            peak_memory: self.memory.peak,
+            memory_limit: self.memory.limit,
+            coverage: (!self.coverage.is_empty()).then(|| self.coverage.clone()),
             properties,
             verdict,
         }
@@ -333,52 +349,89 @@ pub fn check(
     let model: ElectionModel = cfg.into_model();
     let builder = model.clone().checker().threads(threads.max(1)).target_state_count(limits.max_states);
     let t0 = std::time::Instant::now();
-    let deadline = limits.time_budget.map(|b| t0 + b);
-    let (mut s, timed_out) = match search {
-        Search::Bfs => drive(&model, builder.spawn_bfs(), deadline, out)?,
-        Search::Dfs => drive(&model, builder.spawn_dfs(), deadline, out)?,
-        Search::BfsSymmetry => {
-            let bfs = neli_models::bfs::SymmetricBfs::builder(model.clone())
-                .threads(threads.max(1))
-                .target_state_count(limits.max_states)
-                .symmetry_fn(neli_models::election::canonical_fingerprint);
-            drive(&model, bfs.spawn(), deadline, out)?
-        }
-        Search::DfsSymmetry => {
-            let dfs = neli_models::bfs::SymmetricBfs::builder(model.clone())
-                .depth_first()
-                .threads(threads.max(1))
-                .target_state_count(limits.max_states)
-                .symmetry_fn(neli_models::election::canonical_fingerprint);
-            drive(&model, dfs.spawn(), deadline, out)?
-        }
+    let watch = Watch { deadline: limits.time_budget.map(|b| t0 + b), memory: limits.memory };
+    let ours = |depth_first: bool| {
+        let b = neli_models::bfs::SymmetricBfs::builder(model.clone())
+            .threads(threads.max(1))
+            .target_state_count(limits.max_states)
+            .symmetry_fn(neli_models::election::canonical_fingerprint);
+        if depth_first { b.depth_first() } else { b }.spawn()
+    };
+    let stop_ours = |c: &neli_models::bfs::SymmetricBfs<ElectionModel>| c.stop();
+    let (mut s, halt) = match search {
+        Search::Bfs => drive(&model, builder.spawn_bfs(), watch, out, None)?,
+        Search::Dfs => drive(&model, builder.spawn_dfs(), watch, out, None)?,
+        Search::BfsSymmetry => drive(&model, ours(false), watch, out, Some(&stop_ours))?,
+        Search::DfsSymmetry => drive(&model, ours(true), watch, out, Some(&stop_ours))?,
         Search::Simulate { seed } => {
             let walks = builder.threads(1).spawn_simulation(seed, stateright::UniformChooser);
-            drive(&model, walks, deadline, out)?
+            drive(&model, walks, watch, out, None)?
         }
     };
-    s.stopped = match search {
-        _ if timed_out => Some(format!("--time-budget {budget_text} reached")),
+    s.stopped = match (halt, search) {
+        (Some(Halt::Budget), _) => Some(format!("--time-budget {budget_text} reached")),
+        (Some(Halt::Memory { resident }), _) => Some(format!(
+            "--memory-limit {} reached ({} resident)",
+            report::show_bytes(limits.memory.unwrap_or_default()),
+            report::show_bytes(resident)
+        )),
         // Random walks never exhaust the bounds, whatever stopped them.
-        Search::Simulate { seed } => Some(format!("--simulate: random walks from seed {seed}")),
-        _ => limits.states_reached(s.states),
+        (None, Search::Simulate { seed }) => Some(format!("--simulate: random walks from seed {seed}")),
+        (None, _) => limits.states_reached(s.states),
     };
+    s.memory = MemoryUse { peak: memory::peak(), limit: limits.memory };
+    s.coverage = coverage(search, s.unique, s.stopped.is_some());
     Ok(s)
 }
 
-/// Waits for the search with a progress line, until it is done or the
-/// deadline passes; true if the deadline stopped it. stateright looks at
-/// its own timeout only when a checker thread runs out of queued work
-/// (never with one thread), so the deadline is kept here: on it, the
-/// summary is taken from the states explored so far and the checker's
-/// threads are left running until the process exits (`neli-lab check`
+/// What a search covered, for the verdict: the searches keep each visited
+/// state as a 64-bit fingerprint (hash compaction, in `neli_models::bfs`
+/// and in stateright's own), so an exhaustive search can skip a state whose
+/// fingerprint collides with another's; with n states the chance that any
+/// collides is at most n^2 / 2^65 (the birthday bound).
+pub fn coverage(search: Search, unique: usize, stopped: bool) -> String {
+    if stopped {
+        return "partial: the search stopped before the bounds were exhausted".into();
+    }
+    if let Search::Simulate { .. } = search {
+        return "random walks: what they found, never a proof".into();
+    }
+    let n = unique as f64;
+    format!(
+        "exhaustive within the bounds, up to 64-bit fingerprint collisions: P(a state skipped) <= n^2/2^65 = {:.1e}",
+        n * n / 2f64.powi(65)
+    )
+}
+
+/// What `drive` watches besides the search: the `--time-budget`'s end and
+/// the `--memory-limit`.
+#[derive(Clone, Copy)]
+struct Watch {
+    deadline: Option<std::time::Instant>,
+    memory: Option<u64>,
+}
+
+/// Which watched limit ended a search before it was done.
+enum Halt {
+    Budget,
+    Memory { resident: u64 },
+}
+
+/// Waits for the search with a progress line, until it is done or a
+/// watched limit is reached, which ends it early. A search that can be
+/// stopped (`stop`: `neli_models::bfs`'s) is stopped and joined before the
+/// summary is taken, so that it grows no further; stateright's own look
+/// at its timeout comes only when a checker thread runs out of queued
+/// work (never with one thread), so those are left running and the
+/// summary is taken from the states explored so far (`neli-lab check`
 /// prints and exits right after).
 fn drive<C: Checker<ElectionModel>>(
     model: &ElectionModel,
     checker: C,
-    deadline: Option<std::time::Instant>,
+    watch: Watch,
     out: &Path,
-) -> Result<(Summary, bool), CheckError> {
+    stop: Option<&dyn Fn(&C)>,
+) -> Result<(Summary, Option<Halt>), CheckError> {
     let t0 = std::time::Instant::now();
     let mut progress = Progress(Some(t0));
     let line = |c: &C, done| ReportData {
@@ -392,11 +445,27 @@ fn drive<C: Checker<ElectionModel>>(
         if checker.is_done() {
             let checker = checker.join();
             Reporter::<ElectionModel>::report_checking(&mut progress, line(&checker, true));
-            return Ok((summarise(model, &checker, out)?, false));
+            return Ok((summarise(model, &checker, out)?, None));
         }
-        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+        let halt = if watch.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            Some(Halt::Budget)
+        } else {
+            let resident = watch.memory.and_then(|limit| memory::resident().filter(|r| *r >= limit));
+            resident.map(|resident| Halt::Memory { resident })
+        };
+        if let Some(halt) = halt {
+            let checker = match stop {
+                Some(stop) => {
+                    stop(&checker);
+                    while !checker.is_done() {
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    }
+                    checker.join()
+                }
+                None => checker,
+            };
             Reporter::<ElectionModel>::report_checking(&mut progress, line(&checker, true));
-            return Ok((summarise(model, &checker, out)?, true));
+            return Ok((summarise(model, &checker, out)?, Some(halt)));
         }
         Reporter::<ElectionModel>::report_checking(&mut progress, line(&checker, false));
         std::thread::sleep(std::time::Duration::from_millis(20));
@@ -440,6 +509,8 @@ fn summarise(model: &ElectionModel, checker: &impl Checker<ElectionModel>, out: 
         depth: checker.max_depth(),
         findings,
         stopped: None,
+        memory: MemoryUse::default(),
+        coverage: String::new(),
     })
 }
 

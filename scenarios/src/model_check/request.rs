@@ -59,6 +59,8 @@ pub enum FlagError {
     NoMaxStates,
     #[error(transparent)]
     Budget(#[from] SeedFlagError),
+    #[error(transparent)]
+    MemoryLimit(#[from] super::memory::MemoryLimitError),
 }
 
 /// The election mode `check` explores (`--mode`).
@@ -310,11 +312,13 @@ pub const DEFAULT_SIMULATE_STATES: usize = 1_000_000;
 pub struct Limits {
     pub max_states: usize,
     pub time_budget: Option<std::time::Duration>,
+    /// Resident bytes at which the search stops (`--memory-limit`).
+    pub memory: Option<u64>,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_states: DEFAULT_MAX_STATES, time_budget: None }
+        Limits { max_states: DEFAULT_MAX_STATES, time_budget: None, memory: super::memory::default_limit() }
     }
 }
 
@@ -383,12 +387,13 @@ impl Search {
 }
 
 impl Limits {
-    /// The limits `--max-states` and `--time-budget` ask for (`None`: not
-    /// given) for `search`, or why a value is refused.
+    /// The limits `--max-states`, `--time-budget` and `--memory-limit` ask
+    /// for (`None`: not given) for `search`, or why a value is refused.
     pub fn from_flags(
         max_states: Option<usize>,
         search: Search,
         time_budget: Option<&str>,
+        memory_limit: Option<&str>,
     ) -> Result<Limits, FlagError> {
         let simulate = matches!(search, Search::Simulate { .. });
         let max_states = match max_states {
@@ -398,6 +403,10 @@ impl Limits {
             None => DEFAULT_MAX_STATES,
         };
         let time_budget = time_budget.map(parse_budget).transpose()?;
-        Ok(Limits { max_states, time_budget })
+        let memory = match memory_limit {
+            Some(text) => super::memory::parse(text)?,
+            None => super::memory::default_limit(),
+        };
+        Ok(Limits { max_states, time_budget, memory })
     }
 }

@@ -23,13 +23,23 @@ fn every_search_flag_that_would_change_nothing_is_refused_by_name() {
 
 #[test]
 fn limits_default_by_search_and_refuse_zero() {
-    let exhaustive = Limits::from_flags(None, Search::Bfs, None).unwrap();
+    let exhaustive = Limits::from_flags(None, Search::Bfs, None, None).unwrap();
     assert_eq!(exhaustive.max_states, DEFAULT_MAX_STATES);
-    let walks = Limits::from_flags(None, Search::Simulate { seed: 0 }, Some("2h")).unwrap();
+    let walks = Limits::from_flags(None, Search::Simulate { seed: 0 }, Some("2h"), None).unwrap();
     assert_eq!(walks.max_states, DEFAULT_SIMULATE_STATES);
     assert_eq!(walks.time_budget, Some(std::time::Duration::from_secs(7200)));
-    assert!(Limits::from_flags(Some(0), Search::Bfs, None).unwrap_err().to_string().starts_with("--max-states 0"));
-    assert!(Limits::from_flags(None, Search::Bfs, Some("0s")).unwrap_err().to_string().starts_with("--time-budget"));
+    assert!(
+        Limits::from_flags(Some(0), Search::Bfs, None, None).unwrap_err().to_string().starts_with("--max-states 0")
+    );
+    assert!(
+        Limits::from_flags(None, Search::Bfs, Some("0s"), None).unwrap_err().to_string().starts_with("--time-budget")
+    );
+    // The memory limit: a share of the machine unless given, `none` for none.
+    assert_eq!(exhaustive.memory, super::memory::default_limit());
+    assert_eq!(Limits::from_flags(None, Search::Bfs, None, Some("none")).unwrap().memory, None);
+    assert_eq!(Limits::from_flags(None, Search::Bfs, None, Some("2GiB")).unwrap().memory, Some(2 << 30));
+    let bad = Limits::from_flags(None, Search::Bfs, None, Some("2 gallons")).unwrap_err().to_string();
+    assert!(bad.starts_with("--memory-limit \"2 gallons\": not a size"), "{bad}");
 }
 
 fn summary(elected: bool, violated: bool, stopped: Option<&str>) -> Summary {
@@ -49,6 +59,8 @@ fn summary(elected: bool, violated: bool, stopped: Option<&str>) -> Summary {
             finding(property::vacuity_witness(), elected.then_some("m0 leads")),
         ],
         stopped: stopped.map(str::to_owned),
+        memory: super::MemoryUse::default(),
+        coverage: String::new(),
     }
 }
 

@@ -31,6 +31,16 @@ pub struct Check {
     /// properties are `unproven`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// The checker's peak resident memory in bytes, where the kernel says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_memory: Option<u64>,
+    /// `--memory-limit` in bytes, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<u64>,
+    /// What the search covered: exhaustive (with the chance that a
+    /// fingerprint collision skipped a state), partial or random walks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<String>,
     pub properties: Vec<CheckProperty>,
     /// What the search proved (the text form's last line, the exit code).
     #[serde(skip, default)]
@@ -56,6 +66,11 @@ pub enum CheckVerdict {
 /// `check`'s exit code when a limit stopped the search and nothing was
 /// violated in the states it explored: neither a proof nor a failure.
 pub const EXIT_INCOMPLETE: u8 = 3;
+
+/// A size for people: `21.0 GiB`.
+pub fn show_bytes(bytes: u64) -> String {
+    bytesize::ByteSize::b(bytes).display().iec().to_string()
+}
 
 impl CheckVerdict {
     /// 0 pass, 1 fail or vacuous, 3 incomplete.
@@ -232,6 +247,14 @@ impl Check {
         if unreproduced > 0 {
             let _ =
                 writeln!(o, "WARNING   {unreproduced} counterexample(s) NOT REPRODUCED by the simulator (see above)");
+        }
+        if let Some(peak) = self.peak_memory {
+            let limit =
+                self.memory_limit.map_or("no --memory-limit".into(), |l| format!("--memory-limit {}", show_bytes(l)));
+            let _ = writeln!(o, "memory    peak {} resident ({limit})", show_bytes(peak));
+        }
+        if let Some(coverage) = &self.coverage {
+            let _ = writeln!(o, "coverage  {coverage}");
         }
         o.push_str(&self.verdict_line());
         o
