@@ -23,6 +23,7 @@ mod mutation_gate;
 mod outside_repo;
 mod progress;
 mod readme;
+mod replay_sweep;
 
 use std::path::PathBuf;
 
