@@ -100,7 +100,9 @@ where
     /// Starts the search on its own thread.
     pub fn spawn(self) -> SymmetricBfs<M> {
         let model = Arc::new(self.model);
-        let shared = Arc::new(Shared::default());
+        // Depth first, a discovery's path is the finding thread's own trail
+        // (`dive`): the visited set needs no parents, half the memory.
+        let shared = Arc::new(Shared { visited: Visited::new(!self.depth_first), ..Shared::default() });
         let search = Search {
             model: Arc::clone(&model),
             shared: Arc::clone(&shared),
@@ -176,8 +178,10 @@ struct Shared {
     /// Asked to stop early ([`SymmetricBfs::stop`]).
     halt: AtomicBool,
     visited: Visited,
-    /// Per property: the fingerprint of the first state that discovered it.
-    discoveries: Mutex<BTreeMap<&'static str, Fingerprint>>,
+    /// Per property: the first state that discovered it, as the chain of
+    /// fingerprints from an initial state to it (depth first), or as its
+    /// own fingerprint alone, the rest found through the parents (breadth first).
+    discoveries: Mutex<BTreeMap<&'static str, Vec<Fingerprint>>>,
     /// Bit p: property p has a recorded discovery, so no state needs to be
     /// judged by it again (a `sometimes` property such as "a leader is
     /// elected" holds in most states).
@@ -200,11 +204,18 @@ const SHARDS: usize = 64;
 
 impl Default for Visited {
     fn default() -> Self {
-        Visited { shards: (0..SHARDS).map(|_| Shard::default()).collect() }
+        Visited::new(true)
     }
 }
 
 impl Visited {
+    /// A visited set that keeps each state's parent (`parents`), or only
+    /// its fingerprint.
+    fn new(parents: bool) -> Self {
+        let table = || Shard(Mutex::new(Table { parents, ..Table::default() }));
+        Visited { shards: (0..SHARDS).map(|_| table()).collect() }
+    }
+
     fn shard(&self, fp: Fingerprint) -> &Mutex<Table> {
         &self.shards[(fp >> 58) as usize % SHARDS].0
     }
@@ -219,32 +230,47 @@ impl Visited {
     }
 }
 
-/// An open-addressing table of (fingerprint, parent) pairs with linear
-/// probing; 0 marks an empty slot (no fingerprint is 0, see
-/// [`fingerprint`]). Fingerprints are already hashes, so their low bits
-/// pick the slot (the shard is picked by the top bits). A lookup mostly
-/// reads one cache line, where a general-purpose map reads its control
-/// bytes and then its entries: the visited set is the search's largest
-/// structure, and looking states up in it its largest cost (docs/benchmarks-log.md,
-/// "Model checker").
+/// An open-addressing table of fingerprints, each with its parent's if
+/// `parents`, with linear probing; 0 marks an empty slot (no fingerprint
+/// is 0, see [`fingerprint`]). Fingerprints are already hashes, so their
+/// low bits pick the slot (the shard is picked by the top bits). A lookup
+/// mostly reads one cache line, where a general-purpose map reads its
+/// control bytes and then its entries: the visited set is the search's
+/// largest structure, and looking states up in it its largest cost
+/// (docs/benchmarks-log.md, "Model checker"). Without parents a state
+/// takes 8 bytes instead of 16.
 #[derive(Default)]
 struct Table {
-    slots: Vec<(Fingerprint, Fingerprint)>,
+    /// Slot `i` is `words[w * i]` (its fingerprint) and, with parents,
+    /// `words[w * i + 1]` (its parent's), `w` being [`Table::width`].
+    words: Vec<u64>,
     len: usize,
+    parents: bool,
 }
 
 impl Table {
+    fn width(&self) -> usize {
+        if self.parents { 2 } else { 1 }
+    }
+
+    fn capacity(&self) -> usize {
+        self.words.len() / self.width()
+    }
+
     fn insert(&mut self, fp: Fingerprint, parent: Fingerprint) -> bool {
         // At most 3/4 full, so that probe runs stay short.
-        if 4 * (self.len + 1) > 3 * self.slots.len() {
+        if 4 * (self.len + 1) > 3 * self.capacity() {
             self.grow();
         }
-        let mask = self.slots.len() - 1;
+        let (w, mask) = (self.width(), self.capacity() - 1);
         let mut i = fp as usize & mask;
         loop {
-            match self.slots[i].0 {
+            match self.words[w * i] {
                 0 => {
-                    self.slots[i] = (fp, parent);
+                    self.words[w * i] = fp;
+                    if self.parents {
+                        self.words[w * i + 1] = parent;
+                    }
                     self.len += 1;
                     return true;
                 }
@@ -254,27 +280,28 @@ impl Table {
         }
     }
 
+    /// The parent of `fp`, if `fp` is known and parents are kept.
     fn get(&self, fp: Fingerprint) -> Option<Fingerprint> {
-        if self.slots.is_empty() {
+        if self.words.is_empty() || !self.parents {
             return None;
         }
-        let mask = self.slots.len() - 1;
+        let mask = self.capacity() - 1;
         let mut i = fp as usize & mask;
         loop {
-            match self.slots[i] {
-                (0, _) => return None,
-                (known, parent) if known == fp => return Some(parent),
+            match self.words[2 * i] {
+                0 => return None,
+                known if known == fp => return Some(self.words[2 * i + 1]),
                 _ => i = (i + 1) & mask,
             }
         }
     }
 
     fn grow(&mut self) {
-        let size = (self.slots.len() * 2).max(1024);
-        let old = std::mem::replace(&mut self.slots, vec![(0, 0); size]);
+        let (w, size) = (self.width(), (self.capacity() * 2).max(1024));
+        let old = std::mem::replace(&mut self.words, vec![0; w * size]);
         self.len = 0;
-        for (fp, parent) in old.into_iter().filter(|(fp, _)| *fp != 0) {
-            self.insert(fp, parent);
+        for slot in old.chunks_exact(w).filter(|slot| slot[0] != 0) {
+            self.insert(slot[0], slot.get(1).copied().unwrap_or(0));
         }
     }
 }
@@ -324,6 +351,48 @@ impl Counts {
     }
 }
 
+/// Work a busy depth-first thread hands to an idle one: states with their
+/// depths, and the busy thread's trail, which holds their ancestors.
+struct Handoff<S> {
+    states: Vec<(S, Fingerprint, usize)>,
+    trail: Vec<Fingerprint>,
+}
+
+/// An idle depth-first thread takes the handed-over work onto its empty
+/// `stack`, with the trail above it: `Some` to go on, `None` once every
+/// thread is idle with nothing handed over (the search is over).
+fn take_work<S>(
+    pool: &Mutex<Handoff<S>>,
+    stack: &mut Vec<(S, Fingerprint, usize)>,
+    trail: &mut Vec<Fingerprint>,
+    idle: &AtomicUsize,
+    waiting: &mut bool,
+    threads: usize,
+) -> Option<()> {
+    let mut p = pool.lock().expect("pool lock");
+    if p.states.is_empty() {
+        drop(p);
+        if !*waiting {
+            *waiting = true;
+            idle.fetch_add(1, Ordering::SeqCst);
+        }
+        // Only a busy thread adds work: with none busy and the pool
+        // empty, the search is over.
+        if idle.load(Ordering::SeqCst) == threads {
+            return None;
+        }
+        std::thread::yield_now();
+        return Some(());
+    }
+    if *waiting {
+        *waiting = false;
+        idle.fetch_sub(1, Ordering::SeqCst);
+    }
+    stack.append(&mut p.states);
+    trail.clone_from(&p.trail);
+    Some(())
+}
+
 /// States per unit of work handed to a thread.
 const CHUNK: usize = 512;
 
@@ -352,7 +421,7 @@ where
         }
         if self.depth_first {
             sh.depth.store(1, Ordering::Relaxed);
-            if self.record(&properties, found) {
+            if self.record(&properties, found, &[]) {
                 self.dive(first, &properties);
             }
             sh.done.store(true, Ordering::Release);
@@ -364,7 +433,7 @@ where
         // Level `depth` is judged (every property on every state) before it
         // is expanded, so the first level with a discovery is its shortest
         // length; the first discovery in level order is kept.
-        while self.record(&properties, found) && level.iter().any(|chunk| !chunk.is_empty()) {
+        while self.record(&properties, found, &[]) && level.iter().any(|chunk| !chunk.is_empty()) {
             let results = self.expand(level, &properties);
             found = results.iter().flat_map(|(_, f)| f.iter().copied()).collect();
             level = results.into_iter().map(|(next, _)| next).collect();
@@ -383,14 +452,19 @@ where
     /// with the most below them) when it sees one idle.
     fn dive(&self, roots: Chunk<M>, properties: &[stateright::Property<M>]) {
         let sh = &self.shared;
-        let pool: Mutex<Vec<(M::State, Fingerprint, usize)>> =
-            Mutex::new(roots.into_iter().map(|(s, fp)| (s, fp, 1)).collect());
+        let roots = roots.into_iter().map(|(s, fp)| (s, fp, 1)).collect();
+        let pool = Mutex::new(Handoff::<M::State> { states: roots, trail: Vec::new() });
         let (idle, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
         let threads = self.threads.max(1);
         std::thread::scope(|scope| {
             for _ in 0..threads {
                 scope.spawn(|| {
                     let (mut stack, mut actions, mut found) = (Vec::new(), Vec::new(), Vec::new());
+                    // The fingerprints from an initial state down to the
+                    // state in hand: a discovery's path. The stack is sorted
+                    // by depth, so a state on it keeps its ancestors here
+                    // until it is popped.
+                    let mut trail: Vec<Fingerprint> = Vec::new();
                     let mut waiting = false;
                     // Counters kept here and added to the shared ones now
                     // and then: two threads bumping one cache line on every
@@ -399,28 +473,13 @@ where
                     while !stop.load(Ordering::Relaxed) {
                         let Some((s, fp, depth)) = stack.pop() else {
                             counts.flush(sh);
-                            let mut p = pool.lock().expect("pool lock");
-                            if p.is_empty() {
-                                drop(p);
-                                if !waiting {
-                                    waiting = true;
-                                    idle.fetch_add(1, Ordering::SeqCst);
-                                }
-                                // Only a busy thread adds work: with none
-                                // busy and the pool empty, the search is over.
-                                if idle.load(Ordering::SeqCst) == threads {
-                                    break;
-                                }
-                                std::thread::yield_now();
-                                continue;
+                            match take_work(&pool, &mut stack, &mut trail, &idle, &mut waiting, threads) {
+                                Some(()) => continue,
+                                None => break,
                             }
-                            if waiting {
-                                waiting = false;
-                                idle.fetch_sub(1, Ordering::SeqCst);
-                            }
-                            stack.append(&mut p);
-                            continue;
                         };
+                        trail.truncate(depth - 1);
+                        trail.push(fp);
                         let before = stack.len();
                         counts.states += self.successors(&s, fp, properties, &mut actions, &mut found, |n, nfp| {
                             stack.push((n, nfp, depth + 1));
@@ -434,7 +493,7 @@ where
                         }
                         let more = found.is_empty() || {
                             counts.flush(sh);
-                            self.record(properties, std::mem::take(&mut found))
+                            self.record(properties, std::mem::take(&mut found), &trail)
                         };
                         if !more
                             || sh.states.load(Ordering::Relaxed) + counts.states >= self.target
@@ -446,8 +505,9 @@ where
                         }
                         if idle.load(Ordering::Relaxed) > 0 && stack.len() >= 2 {
                             let mut p = pool.lock().expect("pool lock");
-                            if p.is_empty() {
-                                p.extend(stack.drain(..stack.len() / 2));
+                            if p.states.is_empty() {
+                                p.states.extend(stack.drain(..stack.len() / 2));
+                                p.trail.clone_from(&trail);
                             }
                         }
                     }
@@ -512,12 +572,19 @@ where
         }
     }
 
-    /// Records a level's discoveries; false once the search should stop.
-    fn record(&self, properties: &[stateright::Property<M>], found: Vec<(usize, Fingerprint)>) -> bool {
+    /// Records discoveries, each found in a successor of the last state of
+    /// `trail` (depth first) or with an empty trail (breadth first, and the
+    /// initial states); false once the search should stop.
+    fn record(
+        &self,
+        properties: &[stateright::Property<M>],
+        found: Vec<(usize, Fingerprint)>,
+        trail: &[Fingerprint],
+    ) -> bool {
         let sh = &self.shared;
         let mut discoveries = sh.discoveries.lock().expect("discoveries lock");
         for (p, fp) in found {
-            discoveries.entry(properties[p].name).or_insert(fp);
+            discoveries.entry(properties[p].name).or_insert_with(|| trail.iter().copied().chain([fp]).collect());
             if p < 64 {
                 sh.discovered.fetch_or(1 << p, Ordering::Relaxed);
             }
@@ -589,18 +656,20 @@ where
     M::State: Clone + Hash + PartialEq,
     M::Action: Clone + PartialEq,
 {
-    /// The real path to the state with fingerprint `target`: the parent
-    /// chain, then from an initial state one action per step whose
-    /// successor has the chain's next fingerprint.
-    fn path_to(&self, target: Fingerprint) -> Option<Path<M::State, M::Action>> {
-        let mut chain = vec![target];
-        while let Some(parent) = self.shared.visited.parent(*chain.last()?) {
-            if parent == 0 {
-                break;
+    /// The real path along `chain`, the fingerprints from an initial state
+    /// to a discovery (a lone fingerprint is completed by its parents):
+    /// from the initial state, one action per step whose successor has the
+    /// chain's next fingerprint.
+    fn path_to(&self, mut chain: Vec<Fingerprint>) -> Option<Path<M::State, M::Action>> {
+        if chain.len() == 1 {
+            while let Some(parent) = self.shared.visited.parent(*chain.last()?) {
+                if parent == 0 {
+                    break;
+                }
+                chain.push(parent);
             }
-            chain.push(parent);
+            chain.reverse();
         }
-        chain.reverse();
         let init = self.model.init_states().into_iter().find(|s| fingerprint(s, self.symmetry) == chain[0])?;
         let (mut state, mut actions, mut enabled) = (init.clone(), Vec::new(), Vec::new());
         for want in &chain[1..] {
@@ -645,7 +714,7 @@ where
         M::Action: PartialEq,
     {
         let found = self.shared.discoveries.lock().expect("discoveries lock").clone();
-        found.into_iter().filter_map(|(name, fp)| Some((name, self.path_to(fp)?))).collect()
+        found.into_iter().filter_map(|(name, chain)| Some((name, self.path_to(chain)?))).collect()
     }
 
     fn handles(&mut self) -> Vec<JoinHandle<()>> {
@@ -663,7 +732,7 @@ mod tests {
 
     #[test]
     fn the_table_keeps_each_fingerprint_once_with_its_first_parent_across_growth() {
-        let mut t = Table::default();
+        let mut t = Table { parents: true, ..Table::default() };
         // Spread like hashes, and some sharing their low bits (one probe run).
         let fps: Vec<u64> =
             (1..5000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1).chain((1..50).map(|i| i << 40)).collect();
@@ -677,5 +746,20 @@ mod tests {
         assert_eq!(t.len, fps.len());
         assert_eq!(t.get(2), None);
         assert_eq!(Table::default().get(5), None);
+    }
+
+    #[test]
+    fn without_parents_the_table_keeps_each_fingerprint_once_in_half_the_words() {
+        let (mut with, mut without) = (Table { parents: true, ..Table::default() }, Table::default());
+        let fps: Vec<u64> = (1..5000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1).collect();
+        for fp in &fps {
+            assert!(with.insert(*fp, 9) && without.insert(*fp, 9), "{fp:#x} is new");
+        }
+        for fp in &fps {
+            assert!(!without.insert(*fp, 7), "{fp:#x} is known");
+            assert_eq!(without.get(*fp), None, "no parent kept");
+        }
+        assert_eq!((without.len, without.capacity()), (with.len, with.capacity()));
+        assert_eq!(2 * without.words.len(), with.words.len());
     }
 }

@@ -533,6 +533,15 @@ impl Timeline<'_> {
                 self.steps.iter().any(|(s, a)| u64::from(s.now) == self.end && a.is_some_and(|a| actor(&a) == Some(m)));
             let since = if unheard(last) {
                 let came = self.steps.iter().rposition(|(s, _)| !unheard(s)).map_or(0, |j| j + 1);
+                // Heard on resuming from a pause: the stall would also
+                // keep back what the member polled before it (a stale
+                // assignment), which the simulator's client hands over first.
+                let resumed = self.steps[came.saturating_sub(1)..]
+                    .iter()
+                    .any(|(_, a)| *a == Some(ElectionAction::Resume(m)));
+                if resumed {
+                    continue;
+                }
                 u64::from(self.steps[came].0.now)
             } else if !acted_last_tick && self.end > 0 {
                 self.end

@@ -26,10 +26,14 @@ fn lease_from_receipt_counterexample_writes_a_pause_scenario() {
     // (scenarios/FORMAT.md, `election.unchecked`).
     let why = s.election.unchecked.as_deref().unwrap_or_default();
     assert!(why.contains("(election.variant): an unsafe variant of the core"), "{why}");
-    // The one fault of the path: a pause of the leader (m0 or m1), closed by its resume.
+    // The one fault of the path: a pause of the leader (m0 or m1), closed by
+    // its resume, aimed at the coordinator's deal (the model pauses it
+    // before it polled its assignment); the old leader, idle in the path's
+    // last tick while the resumed member leads, stalls its poll loop there.
     let faults: Vec<_> = s.timed_faults().collect();
-    assert_eq!(faults.len(), 1);
-    assert_eq!(faults[0].fault.kind(), FaultKind::Pause);
+    assert_eq!(faults.len(), 2, "{faults:?}");
+    assert_eq!((faults[0].fault.kind(), faults[0].on), (FaultKind::Pause, Some(neli_sim::scenario::Trigger::Dealt)));
+    assert_eq!(faults[1].fault.kind(), FaultKind::StallPoll);
     // Written out, it reads back as the same scenario.
     let text = s.to_toml(&replay.notes).expect("writable");
     let back = neli_sim::Scenario::parse(&text, "<model>").unwrap_or_else(|e| panic!("{e}\n{text}"));
