@@ -536,9 +536,8 @@ impl Timeline<'_> {
                 // Heard on resuming from a pause: the stall would also
                 // keep back what the member polled before it (a stale
                 // assignment), which the simulator's client hands over first.
-                let resumed = self.steps[came.saturating_sub(1)..]
-                    .iter()
-                    .any(|(_, a)| *a == Some(ElectionAction::Resume(m)));
+                let resumed =
+                    self.steps[came.saturating_sub(1)..].iter().any(|(_, a)| *a == Some(ElectionAction::Resume(m)));
                 if resumed {
                     continue;
                 }

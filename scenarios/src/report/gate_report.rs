@@ -133,6 +133,9 @@ mod tests {
             wall_s: 0.0,
             passed: verdict == CheckVerdict::Pass,
             stopped: (verdict == CheckVerdict::Incomplete).then(|| "--max-states 1 reached".into()),
+            peak_memory: None,
+            memory_limit: None,
+            coverage: None,
             properties: Vec::new(),
             verdict,
         }
