@@ -312,3 +312,27 @@ fn a_triggered_pause_starts_when_the_targets_proof_is_accepted() {
     assert_eq!(secs(&fired), secs(&paused), "{fired} / {paused}");
     assert_eq!(assert_survives(&s, 3).trace, r.trace, "the same seed plays the same trace");
 }
+
+/// `on = "dealt"` starts a fault when the coordinator deals the member its
+/// assignment, before the member handles it: paused there, m0 acquires only
+/// after its pause. `on = "acquired"` starts one when the member leads.
+#[test]
+fn dealt_and_acquired_triggers_fire_at_their_moments() {
+    let text = include_str!("scenarios/triggered-pause.toml")
+        .replace("on = \"proof-accepted\"", "on = \"dealt\"")
+        .replace("duration = \"500ms\"", "duration = \"1500ms\"");
+    let s = neli_sim::Scenario::parse(&format!("{text}\n[[faults]]\nat = \"0s\"\non = \"acquired\"\nkind = \"stall-poll\"\ntarget = \"m0\"\nduration = \"100ms\"\n"), "dealt.toml")
+        .expect("a valid scenario");
+    let r = assert_survives(&s, 3);
+    let secs = |needle: &str| {
+        let l = r.trace.iter().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no {needle:?} in the trace"));
+        l.trim_start().split('s').next().and_then(|t| t.parse::<f64>().ok()).expect("a time")
+    };
+    let (dealt, paused, joined) =
+        (secs("sim m0: dealt"), secs("sim pause m0 for 1500ms"), secs("m0 joined generation"));
+    assert_eq!(dealt, paused);
+    assert!(joined >= paused + 1.5, "m0 handled its assignment at {joined}, inside its pause from {paused}");
+    // Fired in the step m0 acquired in: within one 10 ms tick of it.
+    let (acquired, fired) = (secs("m0 Acquired role=0"), secs("sim m0: acquired"));
+    assert!(fired >= acquired && fired <= acquired + 0.01, "acquired at {acquired}, fired at {fired}");
+}
