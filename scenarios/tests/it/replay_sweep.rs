@@ -12,17 +12,25 @@
 
 use crate::{lab, scratch, stdout};
 
-/// Runs `check` with `args` on one thread (the counterexample BFS finds
-/// first is then always the same) and asserts that it finds a violation
-/// and that the simulator reproduces every counterexample it prints.
-fn replays(row: &str, args: &str) {
-    let out = scratch(&format!("replay_sweep/{row}"));
+/// Runs `check` on one thread (the counterexample BFS finds first is then
+/// always the same) with `args`, trying each counterexample on `sim_seeds`
+/// seeds, and asserts that it finds a violation; returns its output and
+/// the command line.
+fn check_finds(dir: &str, args: &str, sim_seeds: &str) -> (String, String) {
+    let out = scratch(&format!("replay_sweep/{dir}"));
     let out_text = out.display().to_string();
-    let mut argv = vec!["check", "--threads", "1", "--sim-seeds", "20", "--out", &out_text];
+    let mut argv = vec!["check", "--threads", "1", "--sim-seeds", sim_seeds, "--out", &out_text];
     argv.extend(args.split_whitespace());
     let o = lab(&argv);
-    let text = stdout(&o);
-    assert_eq!(o.status.code(), Some(1), "{row}: `neli-lab {}` finds no violation:\n{text}", argv.join(" "));
+    let (text, command) = (stdout(&o), argv.join(" "));
+    assert_eq!(o.status.code(), Some(1), "{dir}: `neli-lab {command}` finds no violation:\n{text}");
+    (text, command)
+}
+
+/// Asserts that `check` with `args` finds a violation and that the
+/// simulator reproduces every counterexample it prints.
+fn replays(row: &str, args: &str) {
+    let (text, command) = check_finds(row, args, "20");
     let violated = text.lines().filter(|l| l.starts_with("VIOLATED")).count();
     let replays: Vec<&str> = text.lines().filter(|l| l.starts_with("replay ")).collect();
     assert!(violated > 0 && replays.len() == violated, "{row}: one replay per counterexample:\n{text}");
@@ -30,8 +38,7 @@ fn replays(row: &str, args: &str) {
         if !line.starts_with("replay    REPRODUCED") {
             let scenario = std::fs::read_to_string(file.trim()).unwrap_or_else(|e| format!("({e})"));
             panic!(
-                "{row}: a counterexample does not replay (`neli-lab {}`):\n{line}\n--- {file}\n{scenario}\n--- check's output\n{text}",
-                argv.join(" ")
+                "{row}: a counterexample does not replay (`neli-lab {command}`):\n{line}\n--- {file}\n{scenario}\n--- check's output\n{text}"
             );
         }
     }
@@ -115,18 +122,7 @@ pub const GAPS: &[(&str, &str, &str)] = &[
 #[test]
 fn every_gap_is_still_a_violation_the_model_finds() {
     for (row, args, why) in GAPS {
-        let out = scratch(&format!("replay_sweep/gap-{row}"));
-        let out_text = out.display().to_string();
-        let mut argv = vec!["check", "--threads", "1", "--sim-seeds", "0", "--out", &out_text];
-        argv.extend(args.split_whitespace());
-        let o = lab(&argv);
-        let text = stdout(&o);
-        assert!(!why.is_empty());
-        assert_eq!(
-            o.status.code(),
-            Some(1),
-            "{row}: `neli-lab {}` no longer finds a violation:\n{text}",
-            argv.join(" ")
-        );
+        assert!(!why.is_empty(), "{row}: a gap says why");
+        check_finds(&format!("gap-{row}"), args, "0");
     }
 }
