@@ -2,7 +2,7 @@
 //! environment and `-X` client properties become a [`Config`]. In the
 //! library, not the binary, so the fuzz target `cli_flags` (fuzz/README.md)
 //! and the tests reach exactly what `neli` parses; the binary
-//! (`src/bin/neli.rs`) runs what this returns.
+//! (`src/bin/neli/main.rs`) runs what this returns.
 
 use std::ffi::OsString;
 use std::time::Duration;
@@ -173,6 +173,10 @@ pub struct HoldsArgs {
     /// of an earlier term never borrows a later lease.
     #[arg(long)]
     pub token: Option<u64>,
+    /// The role whose lease to check (default: $NELI_ROLE_NUMBER, which
+    /// `neli exec --roles` gives each CMD; else 0, the one role).
+    #[arg(long, value_name = "J")]
+    pub role: Option<u32>,
     /// Say why on stderr (the lease's time left, or how long ago it ended).
     #[arg(short, long)]
     pub verbose: bool,
@@ -265,12 +269,64 @@ pub struct ExecArgs {
     /// endpoints have no authentication.
     #[arg(long, requires = "metrics_addr", env = "NELI_METRICS_ALLOW_REMOTE", value_parser = clap::builder::FalseyValueParser::new())]
     pub metrics_allow_remote: bool,
-    /// The command to run while leading.
+    /// Elect M roles over the group (multi-role mode: role j on partition
+    /// j mod P) and run one CMD per role this member leads, with the role's
+    /// number in `NELI_ROLE_NUMBER` and in place of every `{role}` in CMD's
+    /// arguments (neli/KAFKA.md, "Many roles: one CMD per led role").
+    /// Without it, one role and no placeholder.
+    #[arg(long, value_name = "M", env = "NELI_ROLES")]
+    pub roles: Option<u32>,
+    /// Partitions of the election topic with --roles (default: M, one role
+    /// per partition); at most M.
+    #[arg(long, value_name = "P", requires = "roles", env = "NELI_PARTITIONS")]
+    pub partitions: Option<u32>,
+    /// With --roles: continuous availability instead of one leader per
+    /// role; a role may have two leaders for a while. Needs a heartbeat
+    /// timeout above the session timeout (docs/background.md, "Modes").
+    #[arg(long, requires = "roles", env = "NELI_NON_EXCLUSIVE", value_parser = clap::builder::FalseyValueParser::new())]
+    pub non_exclusive: bool,
+    /// The command to run while leading (once per led role with --roles).
     #[arg(last = true, required_unless_present = "explain", value_name = "CMD")]
     pub cmd: Vec<String>,
 }
 
+/// Where `neli exec` puts a role's number in CMD's arguments (`--roles`).
+pub const ROLE_PLACEHOLDER: &str = "{role}";
+
+/// CMD's arguments for `role`: every [`ROLE_PLACEHOLDER`] replaced by the
+/// role's number, within an argument too (`--shard={role}`).
+///
+/// ```
+/// let cmd = ["worker".to_owned(), "--shard={role}".to_owned()];
+/// assert_eq!(neli::cli::cmd_for_role(&cmd, 7), ["worker", "--shard=7"]);
+/// ```
+pub fn cmd_for_role(cmd: &[String], role: u32) -> Vec<String> {
+    cmd.iter().map(|a| a.replace(ROLE_PLACEHOLDER, &role.to_string())).collect()
+}
+
 impl ExecArgs {
+    /// The election mode `--roles`, `--partitions` and `--non-exclusive`
+    /// ask for, or a message naming the flag at fault.
+    pub fn mode(&self) -> Result<crate::config::Mode, FlagError> {
+        let Some(roles) = self.roles else { return Ok(crate::config::Mode::Exclusive) };
+        let partitions = self.partitions.unwrap_or(roles);
+        if partitions > roles {
+            return Err(FlagError::Roles(format!(
+                "--partitions {partitions} is more than --roles {roles}: a partition above the roles elects nobody"
+            )));
+        }
+        Ok(crate::config::Mode::MultiRole { roles, partitions, exclusive: !self.non_exclusive })
+    }
+
+    /// The configuration of this `neli exec`: [`Common::config`] with the
+    /// mode of [`ExecArgs::mode`].
+    pub fn config(
+        &self,
+        vars: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> Result<(Config, Vec<Property>), FlagError> {
+        self.common.config_in(vars, self.mode()?)
+    }
+
     /// The address `--metrics-addr` names, if given: an IP address and
     /// port (`localhost:PORT` is 127.0.0.1), on loopback unless
     /// `--metrics-allow-remote`; otherwise a message naming the flag and
@@ -402,6 +458,9 @@ pub enum FlagError {
     /// The configuration was refused for a field no flag sets.
     #[error("{0}")]
     Refused(ConfigError),
+    /// `--roles`, `--partitions` or `--non-exclusive` do not go together.
+    #[error("{0}")]
+    Roles(String),
 }
 
 /// The flag that sets a configuration field, for error messages.
@@ -415,6 +474,8 @@ fn flag_of(field: &str) -> Option<&'static str> {
         "grace" => Some("--grace"),
         "membership_proof" => Some("--no-membership-proof"),
         "bootstrap.servers" => Some("--bootstrap-servers"),
+        "roles" => Some("--roles"),
+        "partitions" => Some("--partitions"),
         _ => None,
     }
 }
@@ -428,7 +489,16 @@ impl Common {
         &self,
         vars: impl IntoIterator<Item = (OsString, OsString)>,
     ) -> Result<(Config, Vec<Property>), FlagError> {
+        self.config_in(vars, crate::config::Mode::Exclusive)
+    }
+
+    fn config_in(
+        &self,
+        vars: impl IntoIterator<Item = (OsString, OsString)>,
+        mode: crate::config::Mode,
+    ) -> Result<(Config, Vec<Property>), FlagError> {
         let mut b = Config::builder()
+            .mode(mode)
             .bootstrap_servers(self.bootstrap_servers.clone())
             .group(self.group.clone())
             .heartbeat_timeout(self.heartbeat_timeout)

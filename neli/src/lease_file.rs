@@ -11,6 +11,9 @@
 //!
 //! Format, one line: `v1 <deadline_ns> <token> <log_epoch>`, the deadline
 //! in nanoseconds of `CLOCK_MONOTONIC`; a deadline of 0 means no lease.
+//! With several roles (`neli exec --roles M`), one line per role:
+//! `v2 <role> <deadline_ns> <token> <log_epoch>`, roles `0..M` in order
+//! ([`LeaseFile::render_roles`], read back by [`LeaseFile::parse_role`]).
 //! neli replaces the file atomically (write, then rename) whenever its
 //! lease changes, and only ever writes a deadline at or before the lease's
 //! real end (see [`LeaseFile::of`]).
@@ -43,6 +46,17 @@ pub enum LeaseFileError {
     /// Not four fields (how many there are).
     #[error("{0} fields where 'v1 <deadline_ns> <token> <log_epoch>' has 4")]
     FieldCount(usize),
+    /// A role line (`v2`) that does not have five fields (how many it has).
+    #[error("{0} fields where 'v2 <role> <deadline_ns> <token> <log_epoch>' has 5")]
+    RoleFieldCount(usize),
+    /// The file has no line for the role asked about.
+    #[error("no lease line for role {role} (the file holds roles {held})")]
+    NoSuchRole {
+        /// The role asked about.
+        role: u32,
+        /// The roles the file holds, e.g. `0..16` or `0` (one role).
+        held: String,
+    },
     /// A field that is not a whole number.
     #[error("{field} '{value}' is not a whole number")]
     NotANumber {
@@ -108,7 +122,13 @@ impl LeaseFile {
     /// lease's end: the two readings are apart by a few µs, which only
     /// shortens the lease as CMD sees it.
     pub fn of(status: &Status, clock_now: Time, monotonic_ns: u64) -> LeaseFile {
-        match status.lease(0, clock_now) {
+        LeaseFile::of_role(status, 0, clock_now, monotonic_ns)
+    }
+
+    /// [`LeaseFile::of`] for `role`: the line `neli exec --roles M` writes
+    /// for the CMD of that role.
+    pub fn of_role(status: &Status, role: u32, clock_now: Time, monotonic_ns: u64) -> LeaseFile {
+        match status.lease(role, clock_now) {
             Some(lease) => {
                 let left_ns = (lease.until.as_millis() - clock_now.as_millis()).saturating_mul(1_000_000);
                 let stamp = lease.stamp();
@@ -146,6 +166,61 @@ impl LeaseFile {
             token: number(2, "token")?,
             log_epoch: number(3, "log_epoch")?,
         })
+    }
+
+    /// The file of several roles: one `v2 <role> <deadline ns> <token> <log
+    /// epoch>` line per role, in the order given.
+    ///
+    /// ```
+    /// use neli::lease_file::LeaseFile;
+    ///
+    /// let led = LeaseFile { deadline_ns: 9_000, token: 4, log_epoch: 0 };
+    /// let text = LeaseFile::render_roles(&[(0, LeaseFile::NONE), (1, led)]);
+    /// assert_eq!(text, "v2 0 0 0 0\nv2 1 9000 4 0\n");
+    /// assert_eq!(LeaseFile::parse_role(&text, 1), Ok(led));
+    /// assert!(LeaseFile::parse_role(&text, 2).is_err());
+    /// ```
+    pub fn render_roles(roles: &[(u32, LeaseFile)]) -> String {
+        roles.iter().map(|(role, f)| format!("v2 {role} {} {} {}\n", f.deadline_ns, f.token, f.log_epoch)).collect()
+    }
+
+    /// The lease of `role` in a file of either format: a `v1` file
+    /// ([`LeaseFile::render`]) holds role 0 only, a `v2` file one line per
+    /// role ([`LeaseFile::render_roles`]). The error names the line's field
+    /// at fault, or the roles the file holds when `role` is not among them.
+    pub fn parse_role(text: &str, role: u32) -> Result<LeaseFile, LeaseFileError> {
+        if !text.trim_start().starts_with("v2") {
+            let file = LeaseFile::parse(text)?;
+            return if role == 0 { Ok(file) } else { Err(LeaseFileError::NoSuchRole { role, held: "0".into() }) };
+        }
+        let mut roles = Vec::new();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields[0] != "v2" {
+                return Err(LeaseFileError::UnknownFormat(fields[0].to_owned()));
+            }
+            if fields.len() != 5 {
+                return Err(LeaseFileError::RoleFieldCount(fields.len()));
+            }
+            let number = |i: usize, field: &'static str| {
+                fields[i].parse::<u64>().map_err(|_| LeaseFileError::NotANumber { field, value: fields[i].to_owned() })
+            };
+            let line_role = number(1, "role")?;
+            roles.push(line_role);
+            if line_role == u64::from(role) {
+                return Ok(LeaseFile {
+                    deadline_ns: number(2, "deadline_ns")?,
+                    token: number(3, "token")?,
+                    log_epoch: number(4, "log_epoch")?,
+                });
+            }
+        }
+        let held = match (roles.first(), roles.last()) {
+            (Some(a), Some(b)) if a != b => format!("{a}..{}", b + 1),
+            (Some(a), _) => a.to_string(),
+            _ => "none".into(),
+        };
+        Err(LeaseFileError::NoSuchRole { role, held })
     }
 
     /// Whether the lease holds at `now_ns` (`CLOCK_MONOTONIC`) for a
@@ -228,5 +303,35 @@ mod tests {
         );
         assert_eq!(LeaseFile::parse("v1 1 x 3").unwrap_err().to_string(), "token 'x' is not a whole number");
         assert_eq!(LeaseFile::parse("v1 -1 2 3").unwrap_err().to_string(), "deadline_ns '-1' is not a whole number");
+    }
+
+    #[test]
+    fn each_role_reads_its_own_line_and_a_missing_role_is_named() {
+        let mut s = status(Some((42, 5_000)));
+        s.leading.insert(3, Lease { token: Token(9), until: Time::from_millis(4_500), log_epoch: 2 });
+        let now = Time::from_millis(4_200);
+        let lines: Vec<(u32, LeaseFile)> = (0..4).map(|r| (r, LeaseFile::of_role(&s, r, now, 1_000))).collect();
+        let text = LeaseFile::render_roles(&lines);
+        assert_eq!(LeaseFile::parse_role(&text, 3), Ok(LeaseFile { deadline_ns: 300_001_000, token: 9, log_epoch: 2 }));
+        assert_eq!(LeaseFile::parse_role(&text, 1), Ok(LeaseFile { log_epoch: 2, ..LeaseFile::NONE }));
+        assert_eq!(
+            LeaseFile::parse_role(&text, 4).unwrap_err().to_string(),
+            "no lease line for role 4 (the file holds roles 0..4)"
+        );
+        // A one-role file answers for role 0 only.
+        let single = LeaseFile::of(&s, now, 1_000).render();
+        assert_eq!(LeaseFile::parse_role(&single, 0), LeaseFile::parse(&single));
+        assert_eq!(
+            LeaseFile::parse_role(&single, 1).unwrap_err().to_string(),
+            "no lease line for role 1 (the file holds roles 0)"
+        );
+        assert_eq!(
+            LeaseFile::parse_role("v2 0 1 2", 0).unwrap_err().to_string(),
+            "4 fields where 'v2 <role> <deadline_ns> <token> <log_epoch>' has 5"
+        );
+        assert_eq!(
+            LeaseFile::parse_role("v2 0 1 2 3\nv3 1 2 3 4", 1).unwrap_err().to_string(),
+            "unknown format 'v3' (expected 'v1 <deadline_ns> <token> <log_epoch>')"
+        );
     }
 }

@@ -89,17 +89,9 @@ pub fn plan(s: &Scenario) -> Result<Vec<Step>, PlanError> {
     if s.random.is_some() {
         return Err(PlanError::Setting("random faults are drawn by neli-lab's strategies, not replayed here"));
     }
-    if e.mode == ModeName::MultiRole {
-        return Err(PlanError::Setting("multi-role mode: neli-tc-member runs the exclusive election only"));
-    }
     if e.variant != Variant::Recommended || !e.membership_proof {
         return Err(PlanError::Setting(
             "an unsafe variant or the membership proof off (the real suite runs the recommended configuration)",
-        ));
-    }
-    if e.assignment != neli_sim::scenario::AssignmentName::Range {
-        return Err(PlanError::Setting(
-            "cooperative-sticky: neli-tc-member joins with range (neli's kafka_coop tests run cooperative-sticky on tansu)",
         ));
     }
     if e.grace.ms() != 0 || e.heartbeat_interval.is_some() || e.max_poll_interval.is_some() {
@@ -353,6 +345,7 @@ impl<'a> RealRun<'a> {
                 &e.heartbeat_timeout.ms().to_string(),
                 &e.session_timeout.ms().to_string(),
             ])
+            .args(member_options(e))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(stderr)
@@ -655,6 +648,18 @@ impl<'a> RealRun<'a> {
             recovered_ms,
         }
     }
+}
+
+/// The scenario's election settings as `neli-tc-member`'s `KEY=VALUE`
+/// options: the assignment, and the roles in multi-role mode.
+fn member_options(e: &neli_sim::scenario::ElectionSpec) -> Vec<String> {
+    let mut options = vec![format!("assignment={}", e.assignment.neli().name())];
+    if e.mode == ModeName::MultiRole {
+        options.push(format!("roles={}", e.roles));
+        options.push(format!("partitions={}", e.partitions));
+        options.push(format!("exclusive={}", e.exclusive));
+    }
+    options
 }
 
 /// Produces `count` records as a stranger would; returns how many were acknowledged.

@@ -69,6 +69,86 @@ fn bad_flags_print_usage_and_exit_2() {
 }
 
 #[test]
+fn roles_flags_that_do_not_go_together_are_refused_before_connecting() {
+    let refused = |extra: &[&str]| {
+        let out = neli()
+            .args(["exec", "--bootstrap-servers", "127.0.0.1:1", "--group", "g", "--heartbeat-timeout", "1s"])
+            .args(extra)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
+        stderr(&out)
+    };
+    let err = refused(&["--roles", "2", "--partitions", "5"]);
+    assert!(err.contains("--partitions 5 is more than --roles 2"), "{err}");
+    let err = refused(&["--partitions", "2"]);
+    assert!(err.contains("--roles"), "--partitions needs --roles: {err}");
+    let err = refused(&["--non-exclusive"]);
+    assert!(err.contains("--roles"), "--non-exclusive needs --roles: {err}");
+    let err = refused(&["--roles", "0"]);
+    assert!(err.starts_with("neli: --roles:") && err.contains('0'), "{err}");
+    // Non-exclusive needs T > S; S defaults to 3 T.
+    let err = refused(&["--roles", "2", "--non-exclusive"]);
+    assert!(err.contains("--heartbeat-timeout") || err.contains("session"), "{err}");
+}
+
+/// `neli exec --roles 3` alone in its group leads every role: one CMD per
+/// role, each with its number in `NELI_ROLE_NUMBER` and in place of
+/// `{role}`, each seeing its own lease through `neli holds`; SIGTERM stops
+/// them all and removes the lease file.
+#[test]
+fn with_roles_one_cmd_runs_per_led_role_with_its_number_and_its_own_lease() {
+    let mock = MockKafka::start(1).expect("mock cluster");
+    mock.create_topic("roles.neli", 3).expect("topic");
+    let dir = std::env::temp_dir().join(format!("neli-it-roles-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = r#"out="$1/role-$NELI_ROLE_NUMBER"
+{ echo "arg=$2 token=$NELI_TOKEN pid=$$ file=$NELI_LEASE_FILE"; "$0" holds; echo "holds=$?"; "$0" holds --role 7 2>/dev/null; echo "other=$?"; } > "$out.tmp"
+mv "$out.tmp" "$out"; exec sleep 60"#;
+    let member = neli()
+        .args(exec_args(&mock.bootstrap_servers(), "roles"))
+        .args(["--roles", "3", "--", "sh", "-c", script, env!("CARGO_BIN_EXE_neli")])
+        .arg(&dir)
+        .arg("{role}")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pids = Vec::new();
+    let mut lease_file = String::new();
+    for role in 0..3 {
+        let path = dir.join(format!("role-{role}"));
+        let Some(text) = wait_for_file(&path, first_lead()) else {
+            signal(member.id(), Signal::KILL);
+            let out = member.wait_with_output().unwrap();
+            panic!("no CMD for role {role} within {:?}: {}", first_lead(), stderr(&out));
+        };
+        assert!(text.starts_with(&format!("arg={role} token=")), "{{role}} is the role's number: {text}");
+        assert!(text.contains("holds=0\n"), "role {role}'s CMD holds its own lease: {text}");
+        assert!(text.contains("other=2\n"), "a role outside the election is bad input: {text}");
+        let field = |name: &str| text.split(&format!("{name}=")).nth(1).and_then(|r| r.split_whitespace().next());
+        pids.push(field("pid").and_then(|p| p.parse::<i32>().ok()).expect("pid"));
+        lease_file = field("file").expect("lease file").to_owned();
+    }
+    let lines = std::fs::read_to_string(&lease_file).unwrap();
+    assert_eq!(
+        lines.lines().map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" ")).collect::<Vec<_>>(),
+        ["v2 0", "v2 1", "v2 2"]
+    );
+    signal(member.id(), Signal::TERM);
+    let started = Instant::now();
+    let out = member.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(started.elapsed() < budget(Duration::from_secs(10)), "every CMD stopped within --stop-timeout");
+    for pid in pids {
+        assert!(is_zombie(pid), "CMD {pid} stopped");
+    }
+    assert!(!std::path::Path::new(&lease_file).exists(), "the lease file is removed when neli exits");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn unreachable_broker_exits_2_with_a_clear_message_in_bounded_time() {
     let started = Instant::now();
     let out = neli()
@@ -141,6 +221,25 @@ fn holds_answers_from_the_lease_file_and_names_what_is_wrong_with_a_bad_one() {
     let out = neli().args(["holds", "--lease-file"]).arg(&file).env("NELI_TOKEN", "x7").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("NELI_TOKEN 'x7' is not a whole number"), "{}", stderr(&out));
+    // Several roles (`neli exec --roles`): one line each; the role is
+    // --role, else NELI_ROLE_NUMBER (which exec gives each CMD), else 0.
+    let roles = format!("v2 0 0 0 0\nv2 1 {} 9 0\n", u64::MAX / 2);
+    assert_eq!(holds(Some(&roles), &["--role", "1"]).0, Some(0));
+    assert_eq!(holds(Some(&roles), &[]).0, Some(1), "role 0 has no lease");
+    let by_env = |role: &str| {
+        let out = neli().args(["holds", "--lease-file"]).arg(&file).env("NELI_ROLE_NUMBER", role).output().unwrap();
+        (out.status.code(), stderr(&out))
+    };
+    assert_eq!(by_env("1").0, Some(0));
+    let (code, err) = by_env("2");
+    assert_eq!(code, Some(2), "a role the file does not hold is bad input");
+    assert!(err.contains("no lease line for role 2 (the file holds roles 0..2)"), "{err}");
+    let (code, err) = by_env("one");
+    assert_eq!(code, Some(2));
+    assert!(err.contains("NELI_ROLE_NUMBER 'one' is not a whole number"), "{err}");
+    let (code, err) = holds(Some(&far), &["--role", "1"]);
+    assert_eq!(code, Some(2), "a one-role file holds role 0 only");
+    assert!(err.contains("no lease line for role 1 (the file holds roles 0)"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

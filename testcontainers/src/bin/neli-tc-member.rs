@@ -11,7 +11,10 @@
 //! would see.
 //!
 //! SIGTERM closes gracefully (the `close` fault), SIGUSR1 resigns.
-//! Usage: `neli-tc-member BOOTSTRAP GROUP NAME T_MS S_MS`.
+//! Usage: `neli-tc-member BOOTSTRAP GROUP NAME T_MS S_MS [KEY=VALUE...]`,
+//! the options being the scenario's election settings: `assignment=range`
+//! (the default) or `assignment=cooperative-sticky`, and multi-role mode as
+//! `roles=M partitions=P exclusive=true|false` (all three, or none).
 //!
 //! Diagnostics go to stderr (the suite keeps one file per member):
 //! `NELI_TC_LOG` is a tracing filter (default `info`), and
@@ -40,21 +43,70 @@ async fn main() {
         .with_ansi(false)
         .try_init();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [bootstrap, group, name, t_ms, s_ms] = args.as_slice() else {
-        eprintln!("usage: neli-tc-member BOOTSTRAP GROUP NAME T_MS S_MS");
+    let (Some([bootstrap, group, name, t_ms, s_ms]), options) =
+        (args.get(..5).and_then(|a| <&[String; 5]>::try_from(a).ok()), args.get(5..).unwrap_or_default())
+    else {
+        eprintln!("usage: neli-tc-member BOOTSTRAP GROUP NAME T_MS S_MS [KEY=VALUE...]");
         std::process::exit(2);
     };
     let (Ok(t_ms), Ok(s_ms)) = (t_ms.parse::<u64>(), s_ms.parse::<u64>()) else {
         eprintln!("T_MS and S_MS must be integers (milliseconds), got {t_ms:?} {s_ms:?}");
         std::process::exit(2);
     };
-    if let Err(e) = run(bootstrap, group, name, t_ms, s_ms).await {
+    let settings = match Settings::parse(options) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("neli-tc-member: {e}");
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = run(bootstrap, group, name, t_ms, s_ms, settings).await {
         emit(Logged::Error { error: e.to_string() });
         std::process::exit(1);
     }
 }
 
-async fn run(bootstrap: &str, group: &str, name: &str, t_ms: u64, s_ms: u64) -> Result<(), neli::Error> {
+/// The election settings after the five positional arguments.
+struct Settings {
+    assignment: neli::Assignment,
+    mode: neli::Mode,
+}
+
+impl Settings {
+    fn parse(options: &[String]) -> Result<Settings, String> {
+        let mut assignment = neli::Assignment::Range;
+        let (mut roles, mut partitions, mut exclusive) = (None, None, None);
+        for option in options {
+            let (key, value) = option.split_once('=').ok_or_else(|| format!("option '{option}' is not KEY=VALUE"))?;
+            let number = || value.parse::<u32>().map_err(|_| format!("{key} '{value}' is not a whole number"));
+            match key {
+                "assignment" => assignment = neli::Assignment::parse(value).map_err(|e| format!("assignment: {e}"))?,
+                "roles" => roles = Some(number()?),
+                "partitions" => partitions = Some(number()?),
+                "exclusive" => {
+                    exclusive =
+                        Some(value.parse::<bool>().map_err(|_| format!("exclusive '{value}' is not true or false"))?)
+                }
+                _ => return Err(format!("unknown option '{key}' (assignment, roles, partitions, exclusive)")),
+            }
+        }
+        let mode = match (roles, partitions, exclusive) {
+            (None, None, None) => neli::Mode::Exclusive,
+            (Some(roles), Some(partitions), Some(exclusive)) => neli::Mode::MultiRole { roles, partitions, exclusive },
+            _ => return Err("multi-role mode needs roles, partitions and exclusive together".into()),
+        };
+        Ok(Settings { assignment, mode })
+    }
+}
+
+async fn run(
+    bootstrap: &str,
+    group: &str,
+    name: &str,
+    t_ms: u64,
+    s_ms: u64,
+    settings: Settings,
+) -> Result<(), neli::Error> {
     let mut builder = neli::Config::builder();
     if let Ok(debug) = std::env::var("NELI_TC_KAFKA_DEBUG") {
         builder = builder.kafka("debug", debug);
@@ -66,10 +118,10 @@ async fn run(bootstrap: &str, group: &str, name: &str, t_ms: u64, s_ms: u64) -> 
         .heartbeat_timeout(Duration::from_millis(t_ms))
         .session_timeout(Duration::from_millis(s_ms))
         .close_timeout(Duration::from_secs(5))
-        // The real-broker suite plays range scenarios only (`run::plan`
-        // refuses the others): pinned, since neli's default is
-        // cooperative-sticky.
-        .assignment(neli::Assignment::Range)
+        // The scenario's, passed by `RealRun::spawn`: range unless told,
+        // so a run without options means what it meant before.
+        .assignment(settings.assignment)
+        .mode(settings.mode)
         .build()?;
     let broker = neli::kafka::KafkaBroker::new(&config).await?;
     let clock = SystemClock::new();

@@ -1,0 +1,406 @@
+//! `neli exec`: run CMD only while this process leads; with `--roles M`,
+//! one CMD per led role (neli/KAFKA.md, "neli exec" and "Many roles: one
+//! CMD per led role"). CMD never outlives its role's lease: it is stopped on
+//! the role's revoke (SIGTERM, then SIGKILL after `--stop-timeout`), killed
+//! at once on a fence, and killed by the kernel when neli dies
+//! (`exec-child`'s parent-death signal).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use neli::cli::{ExecArgs, ExecChildArgs};
+use neli::kafka::KafkaBroker;
+use neli::lease_file::LeaseFile;
+use neli::{Background, Clock, Control, Error, Event, Neli, Outcome, Status, SystemClock};
+use rustix::process::{Pid, Signal};
+use tokio::process::{Child, Command};
+
+use crate::{configure_with, say, unless_signalled, usage_error};
+
+/// What the exec loop shares with the event handler.
+#[derive(Default)]
+struct Running {
+    /// The CMD of each led role.
+    children: BTreeMap<u32, Child>,
+    /// Set when a CMD exited on its own: neli resigns and exits with this.
+    exited: Option<i32>,
+    /// A revoke hook failed for good.
+    hook_failed: bool,
+}
+
+pub(crate) async fn exec(args: ExecArgs) -> ExitCode {
+    let cfg = match configure_with(&args.common, |vars| args.config(vars)) {
+        Ok(cfg) => cfg,
+        Err(e) => return usage_error(e),
+    };
+    let metrics_addr = match args.metrics_addr() {
+        Ok(addr) => addr,
+        Err(e) => return usage_error(e),
+    };
+    if args.explain {
+        return match cfg.explain() {
+            Ok(bounds) => {
+                println!("{bounds}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => usage_error(e),
+        };
+    }
+    // Listening before connecting: a port in use is bad input, found at once.
+    let endpoints = match metrics_addr.map(serve_metrics).transpose() {
+        Ok(endpoints) => endpoints,
+        Err(code) => return code,
+    };
+    let clock = SystemClock::new();
+    let connect = async {
+        let broker =
+            KafkaBroker::with_connect_timeout(&cfg, args.common.connect_timeout).await.map_err(|e| e.to_string())?;
+        Neli::new(&cfg, broker, clock.clone()).await.map_err(|e| e.to_string())
+    };
+    let mut neli = match unless_signalled("connecting", connect).await {
+        None => return ExitCode::SUCCESS,
+        Some(Ok(n)) => n,
+        Some(Err(e)) => return usage_error(e),
+    };
+    if let Some(endpoints) = &endpoints {
+        endpoints.serve(neli.control());
+    }
+    let lease_file = LeaseFilePath::new(args.roles);
+    let _remove = RemoveOnDrop(lease_file.path.clone());
+    if let Err(e) = lease_file.write(&neli.control().status().borrow().clone(), &clock) {
+        return usage_error(format!("cannot write the lease file {}: {e}", lease_file.path.display()));
+    }
+    let state = Arc::new(tokio::sync::Mutex::new(Running::default()));
+    let spec = Arc::new(Spec {
+        cmd: args.cmd,
+        stop_timeout: args.stop_timeout,
+        on_acquire: args.on_acquire,
+        on_revoke: args.on_revoke,
+        lease_file: lease_file.clone(),
+        clock: clock.clone(),
+    });
+    {
+        let (state, spec) = (state.clone(), spec.clone());
+        neli.on_event(move |event, control| {
+            let (state, spec) = (state.clone(), spec.clone());
+            async move { handle(event, control, &state, &spec).await }
+        });
+    }
+    let bg = neli.background();
+    keep_lease_file(&bg, clock, lease_file.clone());
+    let outcome = match supervise(bg, &state).await {
+        Ok(outcome) => outcome,
+        Err(code) => return code,
+    };
+    tracing::debug!(?outcome, "election loop ended");
+    // Whatever ended the loop, no CMD outlives leadership.
+    let mut s = state.lock().await;
+    for (_, child) in std::mem::take(&mut s.children) {
+        stop_child(child, spec.stop_timeout).await;
+    }
+    exit_code(outcome, &s)
+}
+
+/// `--metrics-addr`: installs the Prometheus recorder (before the election
+/// registers its metrics) and listens on `addr`; says where on stderr.
+fn serve_metrics(addr: std::net::SocketAddr) -> Result<neli::endpoints::Endpoints, ExitCode> {
+    use neli::endpoints::{Endpoints, PrometheusBuilder};
+    let prometheus = PrometheusBuilder::new()
+        .install_recorder()
+        .map_err(|e| usage_error(format!("--metrics-addr {addr}: cannot install the metrics recorder: {e}")))?;
+    let endpoints = Endpoints::bind(addr, prometheus)
+        .map_err(|e| usage_error(format!("--metrics-addr {addr}: cannot listen: {e}")))?;
+    eprintln!("neli: serving /metrics, /healthz and /leader on http://{}", endpoints.local_addr());
+    Ok(endpoints)
+}
+
+/// Runs the election until it ends; SIGINT, SIGTERM or a CMD exiting by
+/// itself close it. `Err`: the SIGTERM handler could not be installed.
+async fn supervise(bg: Background, state: &tokio::sync::Mutex<Running>) -> Result<Result<Outcome, Error>, ExitCode> {
+    let control = bg.control();
+    let mut sigterm = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => return Err(usage_error(format!("cannot install the SIGTERM handler: {e}"))),
+    };
+    let mut bg = std::pin::pin!(bg.into_future_boxed());
+    loop {
+        tokio::select! {
+            r = &mut bg => return Ok(r),
+            _ = tokio::signal::ctrl_c() => {
+                eprintln!("neli: SIGINT: stopping CMD and giving up leadership");
+                control.close();
+            }
+            _ = sigterm.recv() => {
+                eprintln!("neli: SIGTERM: stopping CMD and giving up leadership");
+                control.close();
+            }
+            _ = tokio::time::sleep(Duration::from_millis(50)) => {
+                let mut s = state.lock().await;
+                let done = s.children.iter_mut().find_map(|(role, c)| Some((*role, c.try_wait().ok()??)));
+                if let Some((role, status)) = done {
+                    s.children.remove(&role);
+                    s.exited = Some(status.code().unwrap_or(1));
+                    eprintln!("neli: CMD of role {role} exited ({status}); resigning");
+                    control.close();
+                }
+            }
+        }
+    }
+}
+
+/// `neli exec`'s exit code once the election ended and CMD stopped.
+fn exit_code(outcome: Result<Outcome, Error>, s: &Running) -> ExitCode {
+    if s.hook_failed {
+        eprintln!("neli: the revoke hook kept failing; exiting");
+        return ExitCode::from(1);
+    }
+    match outcome {
+        Ok(Outcome::ElectionEnded) => {
+            eprintln!("neli: the election was ended");
+            ExitCode::SUCCESS
+        }
+        Ok(Outcome::Closed) => ExitCode::from(u8::try_from(s.exited.unwrap_or(0)).unwrap_or(1)),
+        Ok(other) => {
+            eprintln!("neli: the election ended ({other:?})");
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            say(e);
+            ExitCode::from(1)
+        }
+    }
+}
+
+trait IntoBoxed {
+    fn into_future_boxed(self) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Outcome, Error>> + Send>>;
+}
+
+impl IntoBoxed for Background {
+    fn into_future_boxed(self) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Outcome, Error>> + Send>> {
+        std::future::IntoFuture::into_future(self)
+    }
+}
+
+struct Spec {
+    cmd: Vec<String>,
+    stop_timeout: Duration,
+    on_acquire: Option<String>,
+    on_revoke: Option<String>,
+    lease_file: LeaseFilePath,
+    clock: SystemClock,
+}
+
+/// The lease file of this `neli exec` (neli/KAFKA.md, "neli holds"): one
+/// line for the one role, or one per role with `--roles M`. neli removes it
+/// when it exits.
+#[derive(Clone)]
+struct LeaseFilePath {
+    path: PathBuf,
+    /// `--roles`: how many lines the file has.
+    roles: Option<u32>,
+}
+
+impl LeaseFilePath {
+    fn new(roles: Option<u32>) -> LeaseFilePath {
+        let dir = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|d| d.is_dir())
+            .unwrap_or_else(std::env::temp_dir);
+        LeaseFilePath { path: dir.join(format!("neli-lease-{}", std::process::id())), roles }
+    }
+
+    /// Replaces the file with `status`'s leases, atomically (write, then
+    /// rename), so `neli holds` never reads half a line. CLOCK_MONOTONIC is
+    /// read before the member's clock, so no deadline is past its lease's end.
+    fn write(&self, status: &Status, clock: &SystemClock) -> std::io::Result<()> {
+        let monotonic = monotonic_ns();
+        let now = clock.now();
+        let content = match self.roles {
+            None => LeaseFile::of(status, now, monotonic).render(),
+            Some(m) => LeaseFile::render_roles(
+                &(0..m).map(|r| (r, LeaseFile::of_role(status, r, now, monotonic))).collect::<Vec<_>>(),
+            ),
+        };
+        let tmp = self.path.with_extension("tmp");
+        std::fs::write(&tmp, content)?;
+        std::fs::rename(&tmp, &self.path)
+    }
+}
+
+/// Removes the lease file when `neli exec` returns, however it returns.
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Rewrites the lease file on every status change for as long as the
+/// election runs (the runtime has one thread, so writes never interleave).
+fn keep_lease_file(control: &Control, clock: SystemClock, file: LeaseFilePath) {
+    let mut status = control.status();
+    tokio::spawn(async move {
+        loop {
+            let current = status.borrow_and_update().clone();
+            if let Err(e) = file.write(&current, &clock) {
+                say(format!("cannot update the lease file {}: {e}", file.path.display()));
+            }
+            if status.changed().await.is_err() {
+                break;
+            }
+        }
+    });
+}
+
+/// CLOCK_MONOTONIC in ns: it keeps counting while processes are stopped,
+/// and every process on the machine reads the same one.
+pub(crate) fn monotonic_ns() -> u64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
+    secs.saturating_mul(1_000_000_000).saturating_add(u64::try_from(ts.tv_nsec).unwrap_or(0))
+}
+
+async fn handle(event: Event, control: Control, state: &tokio::sync::Mutex<Running>, spec: &Spec) {
+    match event {
+        Event::Acquired { token, role } => acquired(role, token.0, &control, state, spec).await,
+        Event::Revoked { role } => given_up(role, false, &control, state, spec).await,
+        Event::Fenced { role } => given_up(role, true, &control, state, spec).await,
+        other => tracing::warn!(event = ?other, "neli exec: an event it does not act on"),
+    }
+}
+
+/// A role acquired: the acquire hook, then the role's CMD.
+async fn acquired(role: u32, token: u64, control: &Control, state: &tokio::sync::Mutex<Running>, spec: &Spec) {
+    let mut s = state.lock().await;
+    if s.exited.is_some() || s.hook_failed {
+        return;
+    }
+    if let Some(hook) = &spec.on_acquire
+        && !run_hook(hook, token, "leader", role).await
+    {
+        eprintln!("neli: on-acquire hook failed for role {role}; resigning");
+        control.resign();
+        return;
+    }
+    let status = control.status().borrow().clone();
+    if let Err(e) = spec.lease_file.write(&status, &spec.clock) {
+        say(format!("cannot update the lease file {}: {e}", spec.lease_file.path.display()));
+    }
+    let cmd = if spec.lease_file.roles.is_some() { neli::cli::cmd_for_role(&spec.cmd, role) } else { spec.cmd.clone() };
+    match spawn_cmd(&cmd, token, status.log_epoch, role, &spec.lease_file.path) {
+        Ok(child) => {
+            eprintln!("neli: leading role {role} with token {token}; started CMD (pid {:?})", child.id());
+            s.children.insert(role, child);
+        }
+        Err(e) => {
+            eprintln!("neli: cannot start CMD: {e}");
+            s.exited = Some(127);
+            control.close();
+        }
+    }
+}
+
+/// A role revoked (orderly: its CMD gets `--stop-timeout`) or fenced
+/// (someone else may lead already: its CMD is killed at once); then the
+/// revoke hook, up to 3 times.
+async fn given_up(role: u32, fenced: bool, control: &Control, state: &tokio::sync::Mutex<Running>, spec: &Spec) {
+    let mut s = state.lock().await;
+    if let Some(mut child) = s.children.remove(&role) {
+        if fenced {
+            kill_group(&child, Signal::KILL);
+            let _ = child.wait().await;
+        } else {
+            stop_child(child, spec.stop_timeout).await;
+        }
+        eprintln!("neli: role {role} {} — CMD stopped", if fenced { "fenced" } else { "revoked" });
+    }
+    if let Some(hook) = &spec.on_revoke {
+        let mut ok = false;
+        for attempt in 1..=3 {
+            if run_hook(hook, 0, "follower", role).await {
+                ok = true;
+                break;
+            }
+            eprintln!("neli: on-revoke hook failed for role {role} (attempt {attempt}/3)");
+            tokio::time::sleep(Duration::from_millis(200 * attempt)).await;
+        }
+        if !ok {
+            // Never keep running (or lead again) after a failed stop.
+            s.hook_failed = true;
+            control.close();
+        }
+    }
+}
+
+/// Starts CMD through this binary's hidden `exec-child` subcommand
+/// ([`exec_child`]), which becomes CMD: the same process, so CMD keeps the
+/// pid, the process group and the environment set here.
+fn spawn_cmd(cmd: &[String], token: u64, log_epoch: u64, role: u32, lease_file: &Path) -> std::io::Result<Child> {
+    // This very binary, also when its file was replaced since neli started
+    // (an upgrade in place).
+    let mut c = Command::new("/proc/self/exe");
+    c.arg0("neli")
+        .args(["exec-child", "--parent", &std::process::id().to_string(), "--"])
+        .args(cmd)
+        .env("NELI_TOKEN", token.to_string())
+        .env("NELI_LOG_EPOCH", log_epoch.to_string())
+        .env("NELI_LEASE_FILE", lease_file)
+        .env("NELI_ROLE", "leader")
+        .env("NELI_ROLE_NUMBER", role.to_string())
+        .process_group(0);
+    c.spawn()
+}
+
+/// `neli exec-child --parent PID -- CMD`: arms the parent-death signal, so
+/// that CMD is killed when neli dies (also by SIGKILL: no orphan keeps
+/// working without a lease), then becomes CMD. The signal stays armed across
+/// exec. Exit 1 if neli died before it was armed, 127 if CMD cannot start.
+pub(crate) fn exec_child(args: ExecChildArgs) -> ExitCode {
+    use std::os::unix::process::CommandExt;
+    if let Err(e) = rustix::process::set_parent_process_death_signal(Some(Signal::KILL)) {
+        eprintln!("neli: cannot start CMD: the parent-death signal: {e}");
+        return ExitCode::from(127);
+    }
+    // neli may have died before the signal was armed, which then never comes.
+    if rustix::process::getppid() != i32::try_from(args.parent).ok().and_then(Pid::from_raw) {
+        return ExitCode::from(1);
+    }
+    let e = std::process::Command::new(&args.cmd[0]).args(&args.cmd[1..]).exec();
+    eprintln!("neli: cannot start CMD: {e}");
+    ExitCode::from(127)
+}
+
+fn kill_group(child: &Child, signal: Signal) {
+    // CMD leads its own process group: signal everything it started.
+    if let Some(pid) = child.id().and_then(|id| Pid::from_raw(i32::try_from(id).ok()?)) {
+        let _ = rustix::process::kill_process_group(pid, signal);
+    }
+}
+
+/// SIGTERM, up to `timeout` to exit, then SIGKILL.
+async fn stop_child(mut child: Child, timeout: Duration) {
+    if let Ok(Some(_)) = child.try_wait() {
+        return;
+    }
+    kill_group(&child, Signal::TERM);
+    if tokio::time::timeout(timeout, child.wait()).await.is_err() {
+        kill_group(&child, Signal::KILL);
+        let _ = child.wait().await;
+    }
+}
+
+async fn run_hook(hook: &str, token: u64, standing: &str, role: u32) -> bool {
+    let status = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(hook)
+        .env("NELI_TOKEN", token.to_string())
+        .env("NELI_ROLE", standing)
+        .env("NELI_ROLE_NUMBER", role.to_string())
+        .status()
+        .await;
+    matches!(status, Ok(s) if s.success())
+}
