@@ -86,6 +86,25 @@ fn election_over_tls_acquires_and_fails_over_after_sigkill() {
     crate::kafka_tansu::sigkill_the_leader_and_expect_one_takeover(&file);
 }
 
+/// Many roles over TLS: the SIGKILL story of `kafka_roles`.
+#[test]
+fn multi_role_election_over_tls_moves_exactly_the_killed_members_roles() {
+    let Some(tls) = tls::start("roles", ClientAuth::None, &[]) else { return };
+    let dir = tempdir::Dir::new("tls-roles");
+    let file = dir.0.join("roles.log");
+    std::fs::write(&file, "").unwrap();
+    let group = format!("tls-roles-{}", std::process::id());
+    let args = [
+        "-X".to_owned(),
+        "security.protocol=SSL".to_owned(),
+        "-X".to_owned(),
+        format!("ssl.ca.location={}", path(&tls.files.ca)),
+    ];
+    let _members =
+        Reap((0..3).map(|_| crate::kafka_roles::spawn_member(&tls.bootstrap, &group, &file, 4, &args)).collect());
+    crate::kafka_roles::sigkill_moves_exactly_the_killed_members_roles(&file, 4);
+}
+
 #[test]
 fn client_trusting_the_wrong_ca_is_refused_at_once_with_the_certificate_failure() {
     let Some(tls) = tls::start("wrongca", ClientAuth::None, &[]) else { return };

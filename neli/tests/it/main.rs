@@ -23,7 +23,9 @@
 //! member reports leading, takeover after SIGKILL, a stopped leader's
 //! `/leader` says 503 once its lease ended; `kafka_tansu` — members and
 //! `neli exec` as child processes against the tansu broker (fetched by
-//! `scripts/fetch-tansu.sh`); `kafka_tls` — the same over TLS (tansu behind
+//! `scripts/fetch-tansu.sh`); `kafka_roles` — `neli exec --roles` on
+//! tansu: one CMD per led role, a SIGKILL moves exactly the member's roles,
+//! a follower restart none, a stopped member's CMDs stop on resume; `kafka_tls` — the same over TLS (tansu behind
 //! the TLS proxy of `tls`) and SASL/SCRAM; `secrets` — a marker secret under
 //! every secret-looking property name never appears in `Debug`, errors, the
 //! CLI's trace logs or `neli watch` output.
@@ -61,6 +63,8 @@ mod kafka_metrics;
 mod kafka_mock;
 #[cfg(feature = "kafka")]
 mod kafka_observer;
+#[cfg(feature = "kafka")]
+mod kafka_roles;
 #[cfg(feature = "kafka")]
 mod kafka_tansu;
 #[cfg(feature = "kafka")]

@@ -1,0 +1,269 @@
+//! `neli exec --roles M` end to end on tansu: one CMD per led role, and a
+//! membership change moves only the roles it must (cooperative-sticky, the
+//! default), each led again within the takeover bound, never by two CMDs
+//! at once (neli/KAFKA.md, "Many roles: one CMD per led role").
+//!
+//! Every CMD appends `tick <role> <neli pid> <cmd pid> <token> <unix ms>`
+//! to one shared file every 100 ms, under `flock`, and only if its token is
+//! not older than the newest of its role there: per role, the file is a
+//! downstream resource that rejects older tokens (docs/background.md,
+//! Protocol semantics), and its accepted lines give each CMD's interval.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::kafka_tansu::{Reap, S, T, alive, start_tansu, takeover, tansu_bin, tempdir, wait_until};
+use crate::support::{Signal, budget, retry, signal, signal_group};
+
+/// The CMD of every role: `$1` the tick file, `$2` the role (`{role}`).
+const ROLE_CMD: &str = r#"
+f=$1; export NELIPID=$PPID ME=$$ ROLE=$2
+[ "$ROLE" = "$NELI_ROLE_NUMBER" ] || { echo "{role} $ROLE is not NELI_ROLE_NUMBER $NELI_ROLE_NUMBER" >&2; exit 3; }
+trap 'exit 0' TERM
+while :; do
+  flock "$f.lock" sh -c '
+    max=$(awk -v r="$ROLE" "\$1==\"tick\" && \$2==r {print \$5}" "$0" | sort -n | tail -n 1)
+    now=$(date +%s%3N)
+    if [ "$NELI_TOKEN" -ge "${max:-0}" ]; then echo "tick $ROLE $NELIPID $ME $NELI_TOKEN $now" >> "$0"; fi' "$f"
+  sleep 0.1
+done
+"#;
+
+/// One accepted tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Tick {
+    role: u32,
+    neli: u32,
+    cmd: u32,
+    token: u64,
+    ms: u64,
+}
+
+fn ticks(file: &Path) -> Vec<Tick> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() != 6 || f[0] != "tick" {
+                return None;
+            }
+            Some(Tick {
+                role: f[1].parse().ok()?,
+                neli: f[2].parse().ok()?,
+                cmd: f[3].parse().ok()?,
+                token: f[4].parse().ok()?,
+                ms: f[5].parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+/// Per role, the newest tick: who acts for it now.
+fn holders(file: &Path) -> BTreeMap<u32, Tick> {
+    ticks(file).into_iter().map(|t| (t.role, t)).collect()
+}
+
+/// Per role and CMD, the first and last accepted tick, in time order.
+fn intervals(file: &Path) -> BTreeMap<u32, Vec<(u64, u64, u32)>> {
+    let mut by: BTreeMap<(u32, u32), (u64, u64)> = BTreeMap::new();
+    for t in ticks(file) {
+        let e = by.entry((t.role, t.cmd)).or_insert((t.ms, t.ms));
+        e.0 = e.0.min(t.ms);
+        e.1 = e.1.max(t.ms);
+    }
+    let mut out: BTreeMap<u32, Vec<(u64, u64, u32)>> = BTreeMap::new();
+    for ((role, cmd), (a, b)) in by {
+        out.entry(role).or_default().push((a, b, cmd));
+    }
+    out.values_mut().for_each(|v| v.sort());
+    out
+}
+
+/// No role ever had two CMDs acting at once, and each role's accepted
+/// tokens only increase.
+fn assert_one_per_role_at_a_time(file: &Path) {
+    for (role, iv) in intervals(file) {
+        for w in iv.windows(2) {
+            assert!(w[0].1 < w[1].0, "role {role}: two CMDs acted at once: {:?} overlaps {:?}", w[0], w[1]);
+        }
+    }
+    let mut last: BTreeMap<u32, u64> = BTreeMap::new();
+    for t in ticks(file) {
+        let prev = last.insert(t.role, t.token).unwrap_or(0);
+        assert!(prev <= t.token, "role {}: accepted token {} after {prev}", t.role, t.token);
+    }
+}
+
+/// `neli exec --roles` running [`ROLE_CMD`], with `extra` before `--`; its
+/// stderr in `roles-<n>.stderr` beside `file`.
+pub(crate) fn spawn_member(bootstrap: &str, group: &str, file: &Path, roles: u32, extra: &[String]) -> Child {
+    static MEMBERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = MEMBERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let log = file.with_file_name(format!("roles-{n}.stderr"));
+    let stderr = std::fs::File::create(&log).map(Stdio::from).unwrap_or_else(|_| Stdio::null());
+    Command::new(env!("CARGO_BIN_EXE_neli"))
+        .args(["exec", "--bootstrap-servers", bootstrap, "--group", group, "--heartbeat-timeout", T])
+        .args(["--session-timeout", &format!("{}ms", S.as_millis()), "--stop-timeout", "2s"])
+        .args(["--roles", &roles.to_string()])
+        .args(extra)
+        .args(["--", "sh", "-c", ROLE_CMD, "cmd"])
+        .arg(file)
+        .arg("{role}")
+        .env("RUST_LOG", "neli=info")
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .expect("spawn neli exec --roles")
+}
+
+/// Every role led, by the same CMDs for `quiet` (no move under way).
+fn settled(file: &Path, roles: u32, quiet: Duration, limit: Duration) -> BTreeMap<u32, Tick> {
+    let mut seen: Option<(BTreeMap<u32, u32>, Instant)> = None;
+    wait_until(limit, || {
+        let now = holders(file);
+        let cmds: BTreeMap<u32, u32> = now.iter().map(|(r, t)| (*r, t.cmd)).collect();
+        if cmds.len() != roles as usize {
+            return None;
+        }
+        match &seen {
+            Some((before, since)) if *before == cmds => (since.elapsed() >= quiet).then_some(now),
+            _ => {
+                seen = Some((cmds, Instant::now()));
+                None
+            }
+        }
+    })
+    .unwrap_or_else(|| {
+        panic!("every one of {roles} roles led, unchanged for {quiet:?}, within {limit:?}: {:?}", holders(file))
+    })
+}
+
+/// Three members join one after another, each join a rebalance that may
+/// move roles: the time for all of them, then one move settling.
+fn formation() -> Duration {
+    crate::kafka_tansu::formation() + takeover()
+}
+
+struct Election {
+    _tansu: crate::kafka_tansu::Tansu,
+    members: Reap,
+    file: std::path::PathBuf,
+    _dir: tempdir::Dir,
+    bootstrap: String,
+    group: String,
+}
+
+fn election(name: &str, members: usize, roles: u32) -> Option<Election> {
+    let bin = tansu_bin()?;
+    let tansu = start_tansu(&bin);
+    let dir = tempdir::Dir::new(name);
+    let file = dir.0.join("roles.log");
+    std::fs::write(&file, "").unwrap();
+    let group = format!("{name}-{}", std::process::id());
+    let bootstrap = tansu.bootstrap.clone();
+    let members = Reap((0..members).map(|_| spawn_member(&bootstrap, &group, &file, roles, &[])).collect());
+    Some(Election { _tansu: tansu, members, file, _dir: dir, bootstrap, group })
+}
+
+/// SIGKILL of a member that leads roles: its CMDs die with it, exactly its
+/// roles are led again (each within the takeover bound), the others keep
+/// their CMD throughout; one CMD per role at a time.
+pub(crate) fn sigkill_moves_exactly_the_killed_members_roles(file: &Path, roles: u32) {
+    let before = settled(file, roles, 2 * S, formation());
+    let victim = before.values().next().expect("a holder").neli;
+    let moved: Vec<u32> = before.values().filter(|t| t.neli == victim).map(|t| t.role).collect();
+    signal(victim, Signal::KILL);
+    for t in before.values().filter(|t| t.neli == victim) {
+        assert!(wait_until(budget(Duration::ZERO), || (!alive(t.cmd)).then_some(())).is_some(), "CMD {} died", t.cmd);
+    }
+    let limit = takeover();
+    let after = wait_until(limit, || {
+        let now = holders(file);
+        moved.iter().all(|r| now.get(r).is_some_and(|t| t.neli != victim)).then_some(now)
+    })
+    .unwrap_or_else(|| panic!("roles {moved:?} led again within {limit:?}: {:?}", holders(file)));
+    std::thread::sleep(2 * S);
+    let after_quiet = holders(file);
+    let who = |h: &BTreeMap<u32, Tick>| h.iter().map(|(r, t)| format!("{r}:{}/{}", t.neli, t.cmd)).collect::<Vec<_>>();
+    eprintln!("killed {victim} leading {moved:?}; roles before {:?}, after {:?}", who(&before), who(&after_quiet));
+    for (role, t) in &before {
+        if moved.contains(role) {
+            assert_ne!(after[role].neli, victim, "role {role} moved off the killed member");
+        } else {
+            assert_eq!(after_quiet[role].cmd, t.cmd, "role {role} was not the killed member's: it kept its CMD");
+        }
+    }
+    assert_one_per_role_at_a_time(file);
+}
+
+#[test]
+fn sigkill_of_a_member_moves_exactly_its_roles() {
+    let Some(e) = election("roles-kill", 3, 4) else { return };
+    sigkill_moves_exactly_the_killed_members_roles(&e.file, 4);
+}
+
+#[test]
+fn a_follower_restart_moves_no_role_under_cooperative_sticky() {
+    // Two roles over three members: one member leads nothing.
+    let Some(mut e) = election("roles-follower", 3, 2) else { return };
+    let before = settled(&e.file, 2, 2 * S, formation());
+    let leading: Vec<u32> = before.values().map(|t| t.neli).collect();
+    let follower = e.members.0.iter_mut().find(|c| !leading.contains(&c.id())).expect("a member leading no role");
+    signal(follower.id(), Signal::TERM);
+    let _ = follower.wait();
+    e.members.0.push(spawn_member(&e.bootstrap, &e.group, &e.file, 2, &[]));
+    // Two rebalances (the leave, the join), each at most a pause and a retry.
+    std::thread::sleep(2 * (Duration::from_secs(3) + retry(S)) + T_DUR);
+    let after = holders(&e.file);
+    let iv = intervals(&e.file);
+    for (role, t) in &before {
+        assert_eq!(after[role].cmd, t.cmd, "role {role} kept its CMD through the follower's restart: {iv:?}");
+        let last = iv[role].last().expect("an interval");
+        assert!(after[role].ms + 500 >= last.1, "role {role} still acting");
+    }
+    assert_one_per_role_at_a_time(&e.file);
+}
+
+const T_DUR: Duration = Duration::from_secs(1);
+
+#[test]
+fn a_stopped_members_roles_move_and_its_cmds_are_stopped_on_resume_without_overlap() {
+    let Some(e) = election("roles-pause", 3, 4) else { return };
+    let before = settled(&e.file, 4, 2 * S, formation());
+    let victim = before.values().next().expect("a holder").neli;
+    let cmds: Vec<u32> = before.values().filter(|t| t.neli == victim).map(|t| t.cmd).collect();
+    let moved: Vec<u32> = before.values().filter(|t| t.neli == victim).map(|t| t.role).collect();
+    // Frozen with its CMDs, while this process holds the tick lock (see
+    // kafka_tansu::pause_leader), past its session.
+    {
+        let lock_path = format!("{}.lock", e.file.display());
+        let lock = std::fs::OpenOptions::new().create(true).append(true).open(&lock_path).unwrap();
+        lock.lock().unwrap();
+        signal_group(victim, Signal::STOP);
+        for cmd in &cmds {
+            signal_group(*cmd, Signal::STOP);
+        }
+        signal(victim, Signal::STOP);
+    }
+    let limit = takeover();
+    wait_until(limit, || {
+        let now = holders(&e.file);
+        moved.iter().all(|r| now.get(r).is_some_and(|t| t.neli != victim)).then_some(())
+    })
+    .unwrap_or_else(|| panic!("roles {moved:?} led by others within {limit:?}: {:?}", holders(&e.file)));
+    std::thread::sleep(T_DUR);
+    for cmd in &cmds {
+        signal_group(*cmd, Signal::CONT);
+    }
+    signal_group(victim, Signal::CONT);
+    signal(victim, Signal::CONT);
+    // Resumed, its lease long over: neli kills its CMDs at once (fenced).
+    let stop = budget(T_DUR);
+    for cmd in &cmds {
+        assert!(wait_until(stop, || (!alive(*cmd)).then_some(())).is_some(), "CMD {cmd} stopped within {stop:?}");
+    }
+    std::thread::sleep(2 * T_DUR);
+    assert_one_per_role_at_a_time(&e.file);
+}
