@@ -13,10 +13,17 @@ use crate::support::{run_file, run_real_with, scenario_file};
 const RUNNABLE: &[&str] = &[
     "broker-restart",
     "close-during-rebalance",
+    "continuous-availability",
+    "follower-churn-tansu",
+    "follower-churn",
     "foreign-writer",
     "leader-pause",
+    "leader-returns",
+    "multi-role-scale",
     "resign-and-lead-again",
+    "rolling-deploy",
     "rolling-restart",
+    "scale-down-up",
     "short-pause",
     "zombie-heartbeats",
 ];
@@ -149,4 +156,31 @@ fn a_member_that_resigned_leads_again_once_its_successor_is_gone() {
 fn rolling_restart_of_every_member_keeps_one_leader_at_a_time() {
     let Some(f) = real("rolling-restart") else { return };
     assert!(f.acquisitions >= 2, "{f:?}");
+}
+
+/// Many roles on the real broker: four exclusive roles over four members
+/// (one joins late, two leave). Every role is led again after each change
+/// and no role ever has two holders (the file's `max_overlap = "0s"`,
+/// judged per role).
+#[test]
+fn multi_role_scale_moves_roles_without_two_leaders_of_any_role() {
+    let Some(f) = real("multi-role-scale") else { return };
+    assert_eq!(f.overlap_count, 0, "{f:?}");
+    assert!(f.acquisitions >= 4, "every role led at least once: {f:?}");
+}
+
+/// Non-exclusive many roles (T > S): a paused leader and a crash leave no
+/// gap longer than the file's `max_gap` plus the broker's rebalance pause;
+/// overlaps are allowed. The file's bound is for its simulated cluster,
+/// whose coordinator answers a rebalance at once; tansu holds each one up
+/// to its pause (neli/KAFKA.md, "tansu's group coordinator"), and a
+/// crashed holder's role waits for one rebalance.
+#[test]
+fn continuous_availability_keeps_every_gap_within_its_bound() {
+    let mut s = scenario_file("continuous-availability");
+    let pause = neli_sim::server::Profile::by_name("tansu").map_or(0, |p| p.rebalance_pause_ms as i64);
+    s.expect.max_gap = s.expect.max_gap.map(|g| neli_sim::scenario::Dur(g.0 + pause));
+    let Some(out) = run_file(&s) else { return };
+    assert_eq!(out.violations, Vec::<String>::new(), "oracle violations on the real broker");
+    assert!(out.figures.leader_at_end && out.figures.acquisitions >= 2, "{:?}", out.figures);
 }
