@@ -37,14 +37,15 @@ pub fn cli_flags(data: &[u8]) {
             assert!(!shown.trim().is_empty(), "clap error without text for {data:02x?}");
         }
         Ok(cli) => {
-            let common = match cli.command {
-                Cmd::Exec(a) => a.common,
-                Cmd::Watch(c) | Cmd::End(c) => c,
+            let built = match cli.command {
+                // `exec`'s own: its roles too, as `neli exec` builds it.
+                Cmd::Exec(a) => a.config(std::iter::empty()),
+                Cmd::Watch(c) | Cmd::End(c) => c.config(std::iter::empty()),
                 // No configuration: `holds` only reads a lease file,
                 // `exec-child` only becomes CMD, the others print text.
                 Cmd::Holds(_) | Cmd::ExecChild(_) | Cmd::Completions(_) | Cmd::Man => return,
             };
-            if let Err(e) = common.config(std::iter::empty()) {
+            if let Err(e) = built {
                 let msg = e.to_string();
                 assert!(!msg.trim().is_empty(), "a refused configuration says why, for {data:02x?}");
             }

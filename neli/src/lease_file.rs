@@ -40,12 +40,15 @@ pub enum LeaseFileError {
     /// Nothing in the file.
     #[error("empty (expected 'v1 <deadline_ns> <token> <log_epoch>')")]
     Empty,
-    /// The first field is not `v1` (given).
+    /// The first field is neither `v1` nor `v2` (given).
     #[error("unknown format '{0}' (expected 'v1 <deadline_ns> <token> <log_epoch>')")]
     UnknownFormat(String),
     /// Not four fields (how many there are).
     #[error("{0} fields where 'v1 <deadline_ns> <token> <log_epoch>' has 4")]
     FieldCount(usize),
+    /// A line of a role file (`v2`) that is not a role line (its first field).
+    #[error("'{0}' where a line of a role file starts with 'v2' (v2 <role> <deadline_ns> <token> <log_epoch>)")]
+    NotARoleLine(String),
     /// A role line (`v2`) that does not have five fields (how many it has).
     #[error("{0} fields where 'v2 <role> <deadline_ns> <token> <log_epoch>' has 5")]
     RoleFieldCount(usize),
@@ -197,7 +200,7 @@ impl LeaseFile {
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let fields: Vec<&str> = line.split_whitespace().collect();
             if fields[0] != "v2" {
-                return Err(LeaseFileError::UnknownFormat(fields[0].to_owned()));
+                return Err(LeaseFileError::NotARoleLine(fields[0].to_owned()));
             }
             if fields.len() != 5 {
                 return Err(LeaseFileError::RoleFieldCount(fields.len()));
@@ -205,9 +208,11 @@ impl LeaseFile {
             let number = |i: usize, field: &'static str| {
                 fields[i].parse::<u64>().map_err(|_| LeaseFileError::NotANumber { field, value: fields[i].to_owned() })
             };
-            let line_role = number(1, "role")?;
+            let line_role = fields[1]
+                .parse::<u32>()
+                .map_err(|_| LeaseFileError::NotANumber { field: "role", value: fields[1].to_owned() })?;
             roles.push(line_role);
-            if line_role == u64::from(role) {
+            if line_role == role {
                 return Ok(LeaseFile {
                     deadline_ns: number(2, "deadline_ns")?,
                     token: number(3, "token")?,
@@ -215,9 +220,11 @@ impl LeaseFile {
                 });
             }
         }
+        // `0..16` for the file neli writes (every role, in order), else a list.
+        let contiguous = roles.windows(2).all(|w| w[0].checked_add(1) == Some(w[1]));
         let held = match (roles.first(), roles.last()) {
-            (Some(a), Some(b)) if a != b => format!("{a}..{}", b + 1),
-            (Some(a), _) => a.to_string(),
+            (Some(a), Some(b)) if a != b && contiguous => format!("{a}..{}", u64::from(*b) + 1),
+            (Some(_), _) => roles.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
             _ => "none".into(),
         };
         Err(LeaseFileError::NoSuchRole { role, held })
@@ -329,9 +336,20 @@ mod tests {
             LeaseFile::parse_role("v2 0 1 2", 0).unwrap_err().to_string(),
             "4 fields where 'v2 <role> <deadline_ns> <token> <log_epoch>' has 5"
         );
-        assert_eq!(
-            LeaseFile::parse_role("v2 0 1 2 3\nv3 1 2 3 4", 1).unwrap_err().to_string(),
-            "unknown format 'v3' (expected 'v1 <deadline_ns> <token> <log_epoch>')"
+        assert!(
+            LeaseFile::parse_role("v2 0 1 2 3\nv1 1 2 3", 1)
+                .unwrap_err()
+                .to_string()
+                .starts_with("'v1' where a line of a role file starts with 'v2'")
         );
+        assert_eq!(
+            LeaseFile::parse_role("v2 5 0 0 0\nv2 3 0 0 0", 4).unwrap_err().to_string(),
+            "no lease line for role 4 (the file holds roles 5, 3)"
+        );
+        assert_eq!(
+            LeaseFile::parse_role("v2 4294967296 0 0 0", 0).unwrap_err().to_string(),
+            "role '4294967296' is not a whole number"
+        );
+        assert!(LeaseFile::parse_role("v2\n", 0).is_err() && LeaseFile::parse_role("\n\n", 0).is_err());
     }
 }

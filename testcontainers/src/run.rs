@@ -189,6 +189,11 @@ pub struct RealRunReport {
     /// Per member incarnation, the highest `log_epoch` it published: how
     /// many lost election logs it noticed (tokens restart with each).
     pub log_epochs: BTreeMap<String, u64>,
+    /// Every role's hold intervals, as the oracles judged them.
+    pub spans: Vec<oracle::LeaseSpan>,
+    /// The faults played, on the run's clock (a crash with a restart lasts
+    /// until the restart).
+    pub faults: Vec<FaultObs>,
 }
 
 /// Members, broker and recording of one real run.
@@ -639,6 +644,8 @@ impl<'a> RealRun<'a> {
             }
         }
         RealRunReport {
+            spans: oracle::lease_spans(self.s, &log, &clocks, end),
+            faults: self.faults.clone(),
             log_epochs,
             scenario: self.s.name.clone(),
             figures,

@@ -93,10 +93,68 @@ fn roles_flags_that_do_not_go_together_are_refused_before_connecting() {
     assert!(err.contains("--heartbeat-timeout") || err.contains("session"), "{err}");
 }
 
+/// The CMD of `with_roles_…`: it writes what it sees to `$1/role-N`
+/// (its `{role}` argument, token, pid, lease file, and what `neli holds`
+/// says for its role and for a role outside the election), then sleeps.
+const ROLE_REPORT: &str = r#"out="$1/role-$NELI_ROLE_NUMBER"
+{ echo "arg=$2 token=$NELI_TOKEN pid=$$ file=$NELI_LEASE_FILE"; "$0" holds; echo "holds=$?"; "$0" holds --role 7 2>/dev/null; echo "other=$?"; } > "$out.tmp"
+mv "$out.tmp" "$out"; exec sleep 600"#;
+
+/// `neli watch` in the background: its lines on the receiver.
+fn watch_lines(bootstrap: &str, group: &str) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    let mut watch = neli()
+        .args(["watch", "--bootstrap-servers", bootstrap, "--group", group, "--heartbeat-timeout", "1s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let watched = watch.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(watched)).map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    (watch, rx)
+}
+
+/// `/leader?role=J` and `neli_leader{role}` answer for each of `roles`.
+fn assert_served_per_role(addr: &str, group: &str, roles: u32) {
+    let get = |path: &str| http_get(addr, path, Duration::from_secs(5)).unwrap_or_else(|e| panic!("GET {path}: {e}"));
+    for role in 0..roles {
+        let (code, body) = get(&format!("/leader?role={role}"));
+        assert_eq!(code, 200, "{body}");
+        assert!(body.starts_with(&format!("leader of role {role}: token ")), "{body}");
+    }
+    assert_eq!(get(&format!("/leader?role={roles}")).0, 503, "no role {roles}");
+    let (_, metrics) = get("/metrics");
+    for role in 0..roles {
+        let labels = [("group", group), ("role", &role.to_string())];
+        assert_eq!(sample(&metrics, "neli_leader", &labels), Some(1.0), "{metrics}");
+    }
+}
+
+/// Waits (within T) until `neli watch` has shown an acquisition of each of `roles`.
+fn assert_watch_saw_every_role(rx: &std::sync::mpsc::Receiver<String>, roles: u32) {
+    let limit = budget(T);
+    let deadline = Instant::now() + limit;
+    let mut acquired = std::collections::BTreeSet::new();
+    while acquired.len() < roles as usize {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = rx.recv_timeout(left).unwrap_or_else(|_| panic!("watch showed roles {acquired:?} within {limit:?}"));
+        let event: serde_json::Value = serde_json::from_str(&line).expect("JSON line");
+        if event["event"] == "acquired" {
+            acquired.insert(event["role"].as_u64().expect("role"));
+        }
+    }
+    assert_eq!(acquired.into_iter().collect::<Vec<_>>(), (0..u64::from(roles)).collect::<Vec<_>>());
+}
+
 /// `neli exec --roles 3` alone in its group leads every role: one CMD per
 /// role, each with its number in `NELI_ROLE_NUMBER` and in place of
-/// `{role}`, each seeing its own lease through `neli holds`; SIGTERM stops
-/// them all and removes the lease file.
+/// `{role}`, each seeing its own lease through `neli holds`; `/leader`, the
+/// metrics and `neli watch` show every role; SIGTERM stops every CMD
+/// (within `--stop-timeout` each, one after another) and removes the lease file.
 #[test]
 fn with_roles_one_cmd_runs_per_led_role_with_its_number_and_its_own_lease() {
     let mock = MockKafka::start(1).expect("mock cluster");
@@ -104,25 +162,24 @@ fn with_roles_one_cmd_runs_per_led_role_with_its_number_and_its_own_lease() {
     let dir = std::env::temp_dir().join(format!("neli-it-roles-cli-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let script = r#"out="$1/role-$NELI_ROLE_NUMBER"
-{ echo "arg=$2 token=$NELI_TOKEN pid=$$ file=$NELI_LEASE_FILE"; "$0" holds; echo "holds=$?"; "$0" holds --role 7 2>/dev/null; echo "other=$?"; } > "$out.tmp"
-mv "$out.tmp" "$out"; exec sleep 60"#;
+    let bs = mock.bootstrap_servers();
+    let (mut watch, rx) = watch_lines(&bs, "roles");
+    let log = dir.join("neli.stderr");
     let member = neli()
-        .args(exec_args(&mock.bootstrap_servers(), "roles"))
-        .args(["--roles", "3", "--", "sh", "-c", script, env!("CARGO_BIN_EXE_neli")])
+        .args(exec_args(&bs, "roles"))
+        .args(["--roles", "3", "--stop-timeout", "2s", "--metrics-addr", "127.0.0.1:0"])
+        .args(["--", "sh", "-c", ROLE_REPORT, env!("CARGO_BIN_EXE_neli")])
         .arg(&dir)
         .arg("{role}")
-        .stderr(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
-    let mut pids = Vec::new();
-    let mut lease_file = String::new();
+    let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    let (mut pids, mut lease_file) = (Vec::new(), String::new());
     for role in 0..3 {
-        let path = dir.join(format!("role-{role}"));
-        let Some(text) = wait_for_file(&path, first_lead()) else {
+        let Some(text) = wait_for_file(&dir.join(format!("role-{role}")), first_lead()) else {
             signal(member.id(), Signal::KILL);
-            let out = member.wait_with_output().unwrap();
-            panic!("no CMD for role {role} within {:?}: {}", first_lead(), stderr(&out));
+            panic!("no CMD for role {role} within {:?}: {}", first_lead(), read_log());
         };
         assert!(text.starts_with(&format!("arg={role} token=")), "{{role}} is the role's number: {text}");
         assert!(text.contains("holds=0\n"), "role {role}'s CMD holds its own lease: {text}");
@@ -132,15 +189,19 @@ mv "$out.tmp" "$out"; exec sleep 60"#;
         lease_file = field("file").expect("lease file").to_owned();
     }
     let lines = std::fs::read_to_string(&lease_file).unwrap();
-    assert_eq!(
-        lines.lines().map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" ")).collect::<Vec<_>>(),
-        ["v2 0", "v2 1", "v2 2"]
-    );
+    let heads: Vec<String> = lines.lines().map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" ")).collect();
+    assert_eq!(heads, ["v2 0", "v2 1", "v2 2"]);
+    let addr = served_on(&read_log()).unwrap_or_else(|| panic!("no 'serving' line: {}", read_log()));
+    assert_served_per_role(&addr, "roles", 3);
+    assert_watch_saw_every_role(&rx, 3);
+    signal(watch.id(), Signal::TERM);
+    let _ = watch.wait();
     signal(member.id(), Signal::TERM);
     let started = Instant::now();
     let out = member.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(started.elapsed() < budget(Duration::from_secs(10)), "every CMD stopped within --stop-timeout");
+    assert_eq!(out.status.code(), Some(0), "{}", read_log());
+    let limit = budget(3 * Duration::from_secs(2));
+    assert!(started.elapsed() < limit, "every CMD stopped within 3 x --stop-timeout (budget {limit:?})");
     for pid in pids {
         assert!(is_zombie(pid), "CMD {pid} stopped");
     }

@@ -1,7 +1,10 @@
-//! `neli exec --roles M` end to end on tansu: one CMD per led role, and a
-//! membership change moves only the roles it must (cooperative-sticky, the
-//! default), each led again within the takeover bound, never by two CMDs
-//! at once (neli/KAFKA.md, "Many roles: one CMD per led role").
+//! `neli exec --roles M` end to end on tansu and on librdkafka's mock: one
+//! CMD per led role, and a membership change moves only the roles it must
+//! (cooperative-sticky, the default), each led again within the failover
+//! bound of `Config::explain` plus the broker's rebalance delay, never by two
+//! CMDs at once (neli/KAFKA.md, "Many roles: one CMD per led role"). On the
+//! mock the membership proof is off and T = 2 s, as in `kafka_coop` (the
+//! mock refuses every commit while a rebalance is joining).
 //!
 //! Every CMD appends `tick <role> <neli pid> <cmd pid> <token> <unix ms>`
 //! to one shared file every 100 ms, under `flock`, and only if its token is
@@ -14,8 +17,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::kafka_tansu::{Reap, S, T, alive, start_tansu, takeover, tansu_bin, tempdir, wait_until};
-use crate::support::{Signal, budget, retry, signal, signal_group};
+use crate::kafka_tansu::{Reap, S, T, alive, start_tansu, tansu_bin, tempdir, wait_until};
+use crate::support::{Signal, budget, signal, signal_group};
 
 /// The CMD of every role: `$1` the tick file, `$2` the role (`{role}`).
 const ROLE_CMD: &str = r#"
@@ -26,7 +29,8 @@ while :; do
   flock "$f.lock" sh -c '
     max=$(awk -v r="$ROLE" "\$1==\"tick\" && \$2==r {print \$5}" "$0" | sort -n | tail -n 1)
     now=$(date +%s%3N)
-    if [ "$NELI_TOKEN" -ge "${max:-0}" ]; then echo "tick $ROLE $NELIPID $ME $NELI_TOKEN $now" >> "$0"; fi' "$f"
+    if [ "$NELI_TOKEN" -ge "${max:-0}" ]; then echo "tick $ROLE $NELIPID $ME $NELI_TOKEN $now" >> "$0";
+    else echo "rejected $ROLE $NELIPID $ME $NELI_TOKEN $now" >> "$0.rejected"; fi' "$f"
   sleep 0.1
 done
 "#;
@@ -103,8 +107,11 @@ pub(crate) fn spawn_member(bootstrap: &str, group: &str, file: &Path, roles: u32
     let n = MEMBERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let log = file.with_file_name(format!("roles-{n}.stderr"));
     let stderr = std::fs::File::create(&log).map(Stdio::from).unwrap_or_else(|_| Stdio::null());
+    // `extra` may set its own T; clap refuses a flag given twice.
+    let t: &[&str] = if extra.iter().any(|a| a == "--heartbeat-timeout") { &[] } else { &["--heartbeat-timeout", T] };
     Command::new(env!("CARGO_BIN_EXE_neli"))
-        .args(["exec", "--bootstrap-servers", bootstrap, "--group", group, "--heartbeat-timeout", T])
+        .args(["exec", "--bootstrap-servers", bootstrap, "--group", group])
+        .args(t)
         .args(["--session-timeout", &format!("{}ms", S.as_millis()), "--stop-timeout", "2s"])
         .args(["--roles", &roles.to_string()])
         .args(extra)
@@ -140,14 +147,59 @@ fn settled(file: &Path, roles: u32, quiet: Duration, limit: Duration) -> BTreeMa
     })
 }
 
-/// Three members join one after another, each join a rebalance that may
-/// move roles: the time for all of them, then one move settling.
-fn formation() -> Duration {
-    crate::kafka_tansu::formation() + takeover()
+/// The broker's pause on a rebalance: tansu holds a JoinGroup until S/2 has
+/// passed, looking once a second; the mock holds it S - 1 s, after finding
+/// an expired session within a second.
+#[derive(Clone, Copy)]
+pub(crate) enum On {
+    Tansu,
+    Mock,
+}
+
+impl On {
+    /// The flags of every member on this broker.
+    fn args(self) -> Vec<String> {
+        match self {
+            On::Tansu => Vec::new(),
+            On::Mock => ["--heartbeat-timeout", "2s", "--no-membership-proof"].map(String::from).to_vec(),
+        }
+    }
+
+    fn t(self) -> Duration {
+        match self {
+            On::Tansu => T_DUR,
+            On::Mock => Duration::from_secs(2),
+        }
+    }
+
+    /// `Config::explain`'s failover bound for these members, plus the
+    /// broker's rebalance delay, within the machine's budget.
+    pub(crate) fn failover(self) -> Duration {
+        let config = neli::Config::builder()
+            .bootstrap_servers("127.0.0.1:1")
+            .group("bound")
+            .heartbeat_timeout(self.t())
+            .session_timeout(S)
+            .build()
+            .expect("the suite's configuration is valid");
+        let delay = match self {
+            On::Tansu => S / 2 + Duration::from_secs(1),
+            On::Mock => Duration::from_secs(1) + S - Duration::from_secs(1),
+        };
+        budget(config.explain().expect("valid").failover + delay)
+    }
+
+    /// Members join one after another, each join a rebalance that may move
+    /// roles: one failover per member, and one more to settle.
+    fn formation(self, members: usize) -> Duration {
+        self.failover() * (members as u32 + 1)
+    }
 }
 
 struct Election {
-    _tansu: crate::kafka_tansu::Tansu,
+    /// tansu's process or the in-process mock cluster, kept alive.
+    _broker: Box<dyn std::any::Any>,
+    on: On,
     members: Reap,
     file: std::path::PathBuf,
     _dir: tempdir::Dir,
@@ -155,30 +207,41 @@ struct Election {
     group: String,
 }
 
-fn election(name: &str, members: usize, roles: u32) -> Option<Election> {
-    let bin = tansu_bin()?;
-    let tansu = start_tansu(&bin);
+fn election(name: &str, on: On, members: usize, roles: u32) -> Option<Election> {
     let dir = tempdir::Dir::new(name);
     let file = dir.0.join("roles.log");
     std::fs::write(&file, "").unwrap();
     let group = format!("{name}-{}", std::process::id());
-    let bootstrap = tansu.bootstrap.clone();
-    let members = Reap((0..members).map(|_| spawn_member(&bootstrap, &group, &file, roles, &[])).collect());
-    Some(Election { _tansu: tansu, members, file, _dir: dir, bootstrap, group })
+    let (broker, bootstrap): (Box<dyn std::any::Any>, String) = match on {
+        On::Tansu => {
+            let tansu = start_tansu(&tansu_bin()?);
+            let bootstrap = tansu.bootstrap.clone();
+            (Box::new(tansu), bootstrap)
+        }
+        On::Mock => {
+            let mock = neli::kafka::mock::MockKafka::start(1).expect("mock cluster");
+            mock.create_topic(&format!("{group}.neli"), roles).expect("topic");
+            let bootstrap = mock.bootstrap_servers();
+            (Box::new(mock), bootstrap)
+        }
+    };
+    let args = on.args();
+    let members = Reap((0..members).map(|_| spawn_member(&bootstrap, &group, &file, roles, &args)).collect());
+    Some(Election { _broker: broker, on, members, file, _dir: dir, bootstrap, group })
 }
 
 /// SIGKILL of a member that leads roles: its CMDs die with it, exactly its
 /// roles are led again (each within the takeover bound), the others keep
 /// their CMD throughout; one CMD per role at a time.
-pub(crate) fn sigkill_moves_exactly_the_killed_members_roles(file: &Path, roles: u32) {
-    let before = settled(file, roles, 2 * S, formation());
+pub(crate) fn sigkill_moves_exactly_the_killed_members_roles(file: &Path, roles: u32, on: On, members: usize) {
+    let before = settled(file, roles, 2 * S, on.formation(members));
     let victim = before.values().next().expect("a holder").neli;
     let moved: Vec<u32> = before.values().filter(|t| t.neli == victim).map(|t| t.role).collect();
     signal(victim, Signal::KILL);
     for t in before.values().filter(|t| t.neli == victim) {
         assert!(wait_until(budget(Duration::ZERO), || (!alive(t.cmd)).then_some(())).is_some(), "CMD {} died", t.cmd);
     }
-    let limit = takeover();
+    let limit = on.failover();
     let after = wait_until(limit, || {
         let now = holders(file);
         moved.iter().all(|r| now.get(r).is_some_and(|t| t.neli != victim)).then_some(now)
@@ -200,43 +263,81 @@ pub(crate) fn sigkill_moves_exactly_the_killed_members_roles(file: &Path, roles:
 
 #[test]
 fn sigkill_of_a_member_moves_exactly_its_roles() {
-    let Some(e) = election("roles-kill", 3, 4) else { return };
-    sigkill_moves_exactly_the_killed_members_roles(&e.file, 4);
+    let Some(e) = election("roles-kill", On::Tansu, 3, 4) else { return };
+    sigkill_moves_exactly_the_killed_members_roles(&e.file, 4, e.on, 3);
 }
 
 #[test]
-fn a_follower_restart_moves_no_role_under_cooperative_sticky() {
-    // Two roles over three members: one member leads nothing.
-    let Some(mut e) = election("roles-follower", 3, 2) else { return };
-    let before = settled(&e.file, 2, 2 * S, formation());
+fn mock_sigkill_of_a_member_moves_exactly_its_roles() {
+    let Some(e) = election("roles-mock-kill", On::Mock, 3, 4) else { return };
+    sigkill_moves_exactly_the_killed_members_roles(&e.file, 4, e.on, 3);
+}
+
+/// Two roles over three members: one member leads nothing; it stops
+/// (SIGTERM: it leaves the group) and a new member joins. Neither
+/// rebalance moves or interrupts a role.
+fn follower_restart_moves_no_role(mut e: Election) {
+    let before = settled(&e.file, 2, 2 * S, e.on.formation(3));
     let leading: Vec<u32> = before.values().map(|t| t.neli).collect();
     let follower = e.members.0.iter_mut().find(|c| !leading.contains(&c.id())).expect("a member leading no role");
     signal(follower.id(), Signal::TERM);
     let _ = follower.wait();
-    e.members.0.push(spawn_member(&e.bootstrap, &e.group, &e.file, 2, &[]));
-    // Two rebalances (the leave, the join), each at most a pause and a retry.
-    std::thread::sleep(2 * (Duration::from_secs(3) + retry(S)) + T_DUR);
+    e.members.0.push(spawn_member(&e.bootstrap, &e.group, &e.file, 2, &e.on.args()));
+    // Two rebalances (the leave, the join), each within a failover bound.
+    std::thread::sleep(2 * e.on.failover());
     let after = holders(&e.file);
     let iv = intervals(&e.file);
     for (role, t) in &before {
         assert_eq!(after[role].cmd, t.cmd, "role {role} kept its CMD through the follower's restart: {iv:?}");
-        let last = iv[role].last().expect("an interval");
-        assert!(after[role].ms + 500 >= last.1, "role {role} still acting");
+        let cmds: Vec<u32> = iv[role].iter().map(|i| i.2).filter(|c| *c != t.cmd).collect();
+        let earlier: Vec<u32> =
+            cmds.into_iter().filter(|c| iv[role].iter().any(|i| i.2 == *c && i.0 > before[role].ms)).collect();
+        assert!(earlier.is_empty(), "role {role}: no other CMD acted after the group settled: {iv:?}");
+        // Still acting: its newest tick is recent (ticks every 100 ms).
+        let newest = ticks(&e.file).iter().filter(|x| x.role == *role).map(|x| x.ms).max().unwrap_or(0);
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+        assert!(
+            now.saturating_sub(newest) < budget(Duration::from_millis(500)).as_millis() as u64,
+            "role {role} still acting"
+        );
+    }
+    // No pause either. A revoke and re-acquire stops CMD for at least the
+    // broker's join hold (S/2 on tansu, S - 1 s on the mock), while a CMD
+    // that runs on ticks every 100 ms; S/2 tells the two apart with room
+    // for a busy machine.
+    for role in before.keys() {
+        let ms: Vec<u64> =
+            ticks(&e.file).iter().filter(|x| x.role == *role && x.ms >= before[role].ms).map(|x| x.ms).collect();
+        let worst = ms.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+        assert!(worst < (S / 2).as_millis() as u64, "role {role} paused {worst} ms: it was revoked and led again");
     }
     assert_one_per_role_at_a_time(&e.file);
 }
 
-const T_DUR: Duration = Duration::from_secs(1);
+#[test]
+fn a_follower_restart_moves_no_role_under_cooperative_sticky() {
+    let Some(e) = election("roles-follower", On::Tansu, 3, 2) else { return };
+    follower_restart_moves_no_role(e);
+}
 
 #[test]
-fn a_stopped_members_roles_move_and_its_cmds_are_stopped_on_resume_without_overlap() {
-    let Some(e) = election("roles-pause", 3, 4) else { return };
-    let before = settled(&e.file, 4, 2 * S, formation());
+fn mock_a_follower_restart_moves_no_role_under_cooperative_sticky() {
+    let Some(e) = election("roles-mock-follower", On::Mock, 3, 2) else { return };
+    follower_restart_moves_no_role(e);
+}
+
+const T_DUR: Duration = Duration::from_secs(1);
+
+/// A member leading roles is frozen with its CMDs past its session: its
+/// roles move; resumed, its lease long over, neli kills its CMDs at once
+/// (fenced), and no role ever had two CMDs acting.
+fn stopped_members_roles_move_without_overlap(e: Election) {
+    let before = settled(&e.file, 4, 2 * S, e.on.formation(3));
     let victim = before.values().next().expect("a holder").neli;
     let cmds: Vec<u32> = before.values().filter(|t| t.neli == victim).map(|t| t.cmd).collect();
     let moved: Vec<u32> = before.values().filter(|t| t.neli == victim).map(|t| t.role).collect();
-    // Frozen with its CMDs, while this process holds the tick lock (see
-    // kafka_tansu::pause_leader), past its session.
+    // Frozen while this process holds the tick lock (see
+    // kafka_tansu::pause_leader): a CMD stopped inside it would wedge the rest.
     {
         let lock_path = format!("{}.lock", e.file.display());
         let lock = std::fs::OpenOptions::new().create(true).append(true).open(&lock_path).unwrap();
@@ -247,23 +348,34 @@ fn a_stopped_members_roles_move_and_its_cmds_are_stopped_on_resume_without_overl
         }
         signal(victim, Signal::STOP);
     }
-    let limit = takeover();
+    let limit = e.on.failover();
     wait_until(limit, || {
         let now = holders(&e.file);
         moved.iter().all(|r| now.get(r).is_some_and(|t| t.neli != victim)).then_some(())
     })
     .unwrap_or_else(|| panic!("roles {moved:?} led by others within {limit:?}: {:?}", holders(&e.file)));
-    std::thread::sleep(T_DUR);
+    std::thread::sleep(e.on.t());
     for cmd in &cmds {
         signal_group(*cmd, Signal::CONT);
     }
     signal_group(victim, Signal::CONT);
     signal(victim, Signal::CONT);
-    // Resumed, its lease long over: neli kills its CMDs at once (fenced).
-    let stop = budget(T_DUR);
+    let stop = budget(e.on.t());
     for cmd in &cmds {
         assert!(wait_until(stop, || (!alive(*cmd)).then_some(())).is_some(), "CMD {cmd} stopped within {stop:?}");
     }
-    std::thread::sleep(2 * T_DUR);
+    std::thread::sleep(2 * e.on.t());
     assert_one_per_role_at_a_time(&e.file);
+}
+
+#[test]
+fn a_stopped_members_roles_move_and_its_cmds_are_stopped_on_resume_without_overlap() {
+    let Some(e) = election("roles-pause", On::Tansu, 3, 4) else { return };
+    stopped_members_roles_move_without_overlap(e);
+}
+
+#[test]
+fn mock_a_stopped_members_roles_move_and_its_cmds_are_stopped_on_resume_without_overlap() {
+    let Some(e) = election("roles-mock-pause", On::Mock, 3, 4) else { return };
+    stopped_members_roles_move_without_overlap(e);
 }

@@ -102,7 +102,7 @@ fn multi_role_election_over_tls_moves_exactly_the_killed_members_roles() {
     ];
     let _members =
         Reap((0..3).map(|_| crate::kafka_roles::spawn_member(&tls.bootstrap, &group, &file, 4, &args)).collect());
-    crate::kafka_roles::sigkill_moves_exactly_the_killed_members_roles(&file, 4);
+    crate::kafka_roles::sigkill_moves_exactly_the_killed_members_roles(&file, 4, crate::kafka_roles::On::Tansu, 3);
 }
 
 #[test]

@@ -16,6 +16,7 @@ use crate::scenario::Scenario;
 pub use crate::verdict::secs;
 use crate::verdict::{Bound, Rule, Violation};
 
+pub mod moves;
 pub mod rules;
 
 /// The figures a run reports (milliseconds); `neli-lab`'s JSON reports

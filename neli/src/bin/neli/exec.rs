@@ -75,6 +75,7 @@ pub(crate) async fn exec(args: ExecArgs) -> ExitCode {
     }
     let state = Arc::new(tokio::sync::Mutex::new(Running::default()));
     let spec = Arc::new(Spec {
+        started: std::sync::Mutex::default(),
         cmd: args.cmd,
         stop_timeout: args.stop_timeout,
         on_acquire: args.on_acquire,
@@ -91,6 +92,7 @@ pub(crate) async fn exec(args: ExecArgs) -> ExitCode {
     }
     let bg = neli.background();
     keep_lease_file(&bg, clock, lease_file.clone());
+    kill_fenced(&bg, spec.clone());
     let outcome = match supervise(bg, &state).await {
         Ok(outcome) => outcome,
         Err(code) => return code,
@@ -118,18 +120,20 @@ fn serve_metrics(addr: std::net::SocketAddr) -> Result<neli::endpoints::Endpoint
 }
 
 /// Runs the election until it ends; SIGINT, SIGTERM or a CMD exiting by
-/// itself close it. `Err`: the SIGTERM handler could not be installed.
+/// itself close it. `Err`: a signal handler could not be installed.
 async fn supervise(bg: Background, state: &tokio::sync::Mutex<Running>) -> Result<Result<Outcome, Error>, ExitCode> {
+    use tokio::signal::unix::{SignalKind, signal};
     let control = bg.control();
-    let mut sigterm = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(e) => return Err(usage_error(format!("cannot install the SIGTERM handler: {e}"))),
+    // Each stream is made once: a signal that comes while no stream exists is lost.
+    let (mut sigint, mut sigterm) = match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
+        (Ok(i), Ok(t)) => (i, t),
+        (Err(e), _) | (_, Err(e)) => return Err(usage_error(format!("cannot install the signal handlers: {e}"))),
     };
     let mut bg = std::pin::pin!(bg.into_future_boxed());
     loop {
         tokio::select! {
             r = &mut bg => return Ok(r),
-            _ = tokio::signal::ctrl_c() => {
+            _ = sigint.recv() => {
                 eprintln!("neli: SIGINT: stopping CMD and giving up leadership");
                 control.close();
             }
@@ -138,7 +142,8 @@ async fn supervise(bg: Background, state: &tokio::sync::Mutex<Running>) -> Resul
                 control.close();
             }
             _ = tokio::time::sleep(Duration::from_millis(50)) => {
-                let mut s = state.lock().await;
+                // A handler holding the state is starting or stopping a CMD: next time.
+                let Ok(mut s) = state.try_lock() else { continue };
                 let done = s.children.iter_mut().find_map(|(role, c)| Some((*role, c.try_wait().ok()??)));
                 if let Some((role, status)) = done {
                     s.children.remove(&role);
@@ -185,6 +190,9 @@ impl IntoBoxed for Background {
 }
 
 struct Spec {
+    /// Per role, the pid of its CMD and the token it was started for, for
+    /// [`kill_fenced`] (a plain mutex: never held across an await).
+    started: std::sync::Mutex<BTreeMap<u32, (u32, u64)>>,
     cmd: Vec<String>,
     stop_timeout: Duration,
     on_acquire: Option<String>,
@@ -256,6 +264,36 @@ fn keep_lease_file(control: &Control, clock: SystemClock, file: LeaseFilePath) {
     });
 }
 
+/// Kills (SIGKILL) a role's CMD the moment the role is fenced. The event
+/// handler does too, but handlers run one at a time, so a role's `Fenced`
+/// may wait behind another role's orderly stop (`--stop-timeout`, the
+/// revoke hook); event subscribers hear it at once. The token guards
+/// against killing a later term's CMD of the same role.
+fn kill_fenced(control: &Control, spec: Arc<Spec>) {
+    use futures::StreamExt;
+    let mut events = control.events();
+    tokio::spawn(async move {
+        let mut term: BTreeMap<u32, u64> = BTreeMap::new();
+        while let Some(event) = events.next().await {
+            match event {
+                Event::Acquired { role, token } => {
+                    term.insert(role, token.0);
+                }
+                Event::Fenced { role } => {
+                    let started = spec.started.lock().unwrap_or_else(|e| e.into_inner()).get(&role).copied();
+                    if let Some((pid, token)) = started
+                        && term.get(&role) == Some(&token)
+                        && let Some(pid) = Pid::from_raw(i32::try_from(pid).unwrap_or(0))
+                    {
+                        let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+                    }
+                }
+                _ => {}
+            }
+        }
+    });
+}
+
 /// CLOCK_MONOTONIC in ns: it keeps counting while processes are stopped,
 /// and every process on the machine reads the same one.
 pub(crate) fn monotonic_ns() -> u64 {
@@ -282,7 +320,7 @@ async fn acquired(role: u32, token: u64, control: &Control, state: &tokio::sync:
     if let Some(hook) = &spec.on_acquire
         && !run_hook(hook, token, "leader", role).await
     {
-        eprintln!("neli: on-acquire hook failed for role {role}; resigning");
+        eprintln!("neli: on-acquire hook failed for role {role}; resigning every role");
         control.resign();
         return;
     }
@@ -294,10 +332,13 @@ async fn acquired(role: u32, token: u64, control: &Control, state: &tokio::sync:
     match spawn_cmd(&cmd, token, status.log_epoch, role, &spec.lease_file.path) {
         Ok(child) => {
             eprintln!("neli: leading role {role} with token {token}; started CMD (pid {:?})", child.id());
+            if let Some(pid) = child.id() {
+                spec.started.lock().unwrap_or_else(|e| e.into_inner()).insert(role, (pid, token));
+            }
             s.children.insert(role, child);
         }
         Err(e) => {
-            eprintln!("neli: cannot start CMD: {e}");
+            eprintln!("neli: cannot start CMD for role {role}: {e}");
             s.exited = Some(127);
             control.close();
         }
@@ -306,10 +347,12 @@ async fn acquired(role: u32, token: u64, control: &Control, state: &tokio::sync:
 
 /// A role revoked (orderly: its CMD gets `--stop-timeout`) or fenced
 /// (someone else may lead already: its CMD is killed at once); then the
-/// revoke hook, up to 3 times.
+/// revoke hook, up to 3 times. The state is not held while the CMD stops,
+/// so [`supervise`] still sees another role's CMD exit meanwhile.
 async fn given_up(role: u32, fenced: bool, control: &Control, state: &tokio::sync::Mutex<Running>, spec: &Spec) {
-    let mut s = state.lock().await;
-    if let Some(mut child) = s.children.remove(&role) {
+    let child = state.lock().await.children.remove(&role);
+    spec.started.lock().unwrap_or_else(|e| e.into_inner()).remove(&role);
+    if let Some(mut child) = child {
         if fenced {
             kill_group(&child, Signal::KILL);
             let _ = child.wait().await;
@@ -330,7 +373,7 @@ async fn given_up(role: u32, fenced: bool, control: &Control, state: &tokio::syn
         }
         if !ok {
             // Never keep running (or lead again) after a failed stop.
-            s.hook_failed = true;
+            state.lock().await.hook_failed = true;
             control.close();
         }
     }
