@@ -56,6 +56,7 @@ pub enum LogFormat {
 
 /// The flags of `neli completions`.
 #[derive(Args)]
+#[non_exhaustive]
 pub struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
@@ -146,6 +147,7 @@ pub enum Cmd {
 
 /// The hidden `exec-child` subcommand's arguments (see [`Cmd::ExecChild`]).
 #[derive(Args)]
+#[non_exhaustive]
 pub struct ExecChildArgs {
     /// The pid of the `neli exec` that started this process: if it is no
     /// longer the parent, neli died before the signal was armed.
@@ -164,6 +166,7 @@ const HOLDS_HELP: &str = r#"Example, in CMD's loop:
 
 /// The flags of `neli holds`.
 #[derive(Args)]
+#[non_exhaustive]
 pub struct HoldsArgs {
     /// The lease file `neli exec` keeps (default: $NELI_LEASE_FILE, which
     /// neli exec gives CMD).
@@ -184,6 +187,7 @@ pub struct HoldsArgs {
 
 /// The flags every subcommand that talks to Kafka takes.
 #[derive(Args, Clone)]
+#[non_exhaustive]
 pub struct Common {
     /// Kafka brokers to connect to first (librdkafka's `bootstrap.servers`).
     #[arg(long, value_name = "HOST:PORT", env = "NELI_BOOTSTRAP_SERVERS")]
@@ -239,6 +243,7 @@ pub struct Common {
 
 /// The flags of `neli exec`.
 #[derive(Args)]
+#[non_exhaustive]
 pub struct ExecArgs {
     /// The election's flags.
     #[command(flatten)]
