@@ -379,3 +379,65 @@ fn mock_a_stopped_members_roles_move_and_its_cmds_are_stopped_on_resume_without_
     let Some(e) = election("roles-mock-pause", On::Mock, 3, 4) else { return };
     stopped_members_roles_move_without_overlap(e);
 }
+
+/// The CMD of [`a_fenced_roles_cmd_is_killed_while_another_roles_cmd_is_still_stopping`]:
+/// it ignores SIGTERM (noting it in `$1/term-N`) and writes its pid to `$1/pid-N`.
+const STUBBORN_CMD: &str = r#"trap 'echo term > "$1/term-$NELI_ROLE_NUMBER"' TERM
+echo $$ > "$1/pid-$NELI_ROLE_NUMBER.tmp"; mv "$1/pid-$NELI_ROLE_NUMBER.tmp" "$1/pid-$NELI_ROLE_NUMBER"
+while :; do sleep 0.1; done"#;
+
+/// Handlers run one at a time, so a role's `Fenced` can come while another
+/// role's `Revoked` handler still waits for its CMD to stop
+/// (`--stop-timeout`). The fenced role's CMD is killed at once all the same:
+/// a member leads two roles with CMDs that ignore SIGTERM; a second member
+/// joins and takes one role (its CMD gets SIGTERM and a long stop timeout);
+/// then the first member's neli is stopped past T but within S, so on
+/// resume its other lease has ended: that role's CMD must die within T,
+/// long before the first CMD's stop timeout.
+#[test]
+fn mock_a_fenced_roles_cmd_is_killed_while_another_roles_cmd_is_still_stopping() {
+    let t = On::Mock.t();
+    let s = Duration::from_secs(6);
+    let stop_timeout = Duration::from_secs(60);
+    let dir = tempdir::Dir::new("roles-mock-fence-while-stopping");
+    let group = format!("roles-fence-{}", std::process::id());
+    let mock = neli::kafka::mock::MockKafka::start(1).expect("mock cluster");
+    mock.create_topic(&format!("{group}.neli"), 2).expect("topic");
+    let spawn = |n: usize| {
+        let stderr = std::fs::File::create(dir.0.join(format!("m{n}.stderr"))).map(Stdio::from).unwrap();
+        Command::new(env!("CARGO_BIN_EXE_neli"))
+            .args(["exec", "--bootstrap-servers", &mock.bootstrap_servers(), "--group", &group, "--roles", "2"])
+            .args(["--heartbeat-timeout", &format!("{}ms", t.as_millis())])
+            .args(["--session-timeout", &format!("{}ms", s.as_millis()), "--no-membership-proof"])
+            .args(["--stop-timeout", &format!("{}s", stop_timeout.as_secs())])
+            .args(["--", "sh", "-c", STUBBORN_CMD, "cmd"])
+            .arg(&dir.0)
+            .env("RUST_LOG", "neli=info")
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .expect("spawn neli exec --roles 2")
+    };
+    let first = spawn(0);
+    let pid_of =
+        |role: u32| std::fs::read_to_string(dir.0.join(format!("pid-{role}"))).ok()?.trim().parse::<u32>().ok();
+    let lead = budget(Duration::from_secs(3) + s + t);
+    let pids = wait_until(lead, || Some([pid_of(0)?, pid_of(1)?]))
+        .unwrap_or_else(|| panic!("the first member runs both roles' CMDs within {lead:?}"));
+    let _members = Reap(vec![first, spawn(1)]);
+    let term = |role: u32| dir.0.join(format!("term-{role}")).exists();
+    let limit = On::Mock.failover() + budget(s);
+    let revoked = wait_until(limit, || (0..2).find(|r| term(*r)))
+        .unwrap_or_else(|| panic!("the second member takes a role within {limit:?}: no CMD got SIGTERM"));
+    let other = 1 - revoked;
+    let neli = _members.0[0].id();
+    signal(neli, Signal::STOP);
+    std::thread::sleep(t + t / 2);
+    signal(neli, Signal::CONT);
+    let within = budget(t);
+    assert!(
+        wait_until(within, || (!alive(pids[other as usize])).then_some(())).is_some(),
+        "role {other}'s CMD killed within {within:?} of its fence, while role {revoked}'s still stops"
+    );
+    assert!(alive(pids[revoked as usize]), "role {revoked}'s CMD is still within its {stop_timeout:?} stop timeout");
+}

@@ -264,34 +264,81 @@ fn keep_lease_file(control: &Control, clock: SystemClock, file: LeaseFilePath) {
     });
 }
 
-/// Kills (SIGKILL) a role's CMD the moment the role is fenced. The event
-/// handler does too, but handlers run one at a time, so a role's `Fenced`
-/// may wait behind another role's orderly stop (`--stop-timeout`, the
-/// revoke hook); event subscribers hear it at once. The token guards
-/// against killing a later term's CMD of the same role.
+/// Kills (SIGKILL) a role's CMD the moment the role is fenced or its lease
+/// ends without an orderly revoke. The event handler stops CMDs too, but
+/// handlers run one at a time and the election loop waits for a `Revoked`
+/// handler (the handover barrier): while one role's CMD is given its
+/// `--stop-timeout`, another role's `Fenced` waits, and that role's lease
+/// may even end with no event at all. So this task, which hears every
+/// event as it is emitted, also looks at every lease every 50 ms. A role
+/// being revoked is left to its handler; the token guards against killing
+/// a later term's CMD of the same role.
 fn kill_fenced(control: &Control, spec: Arc<Spec>) {
-    use futures::StreamExt;
-    let mut events = control.events();
+    let mut events = control.events().into_inner();
+    let control = control.clone();
     tokio::spawn(async move {
-        let mut term: BTreeMap<u32, u64> = BTreeMap::new();
-        while let Some(event) = events.next().await {
-            match event {
-                Event::Acquired { role, token } => {
-                    term.insert(role, token.0);
-                }
-                Event::Fenced { role } => {
-                    let started = spec.started.lock().unwrap_or_else(|e| e.into_inner()).get(&role).copied();
-                    if let Some((pid, token)) = started
-                        && term.get(&role) == Some(&token)
-                        && let Some(pid) = Pid::from_raw(i32::try_from(pid).unwrap_or(0))
-                    {
-                        let _ = rustix::process::kill_process_group(pid, Signal::KILL);
-                    }
-                }
-                _ => {}
+        let mut watch = Watch { spec, term: BTreeMap::new(), revoked: std::collections::BTreeSet::new() };
+        loop {
+            // Every event emitted so far first, so a revoke is known before
+            // the lease it ended is looked at.
+            while let Ok(event) = events.try_recv() {
+                watch.note(event);
+            }
+            watch.check(&control);
+            tokio::select! {
+                event = events.recv() => match event {
+                    Some(event) => watch.note(event),
+                    None => break,
+                },
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
             }
         }
     });
+}
+
+/// What [`kill_fenced`] knows: each role's current term, and the roles
+/// being revoked (their handler stops the CMD, with its stop timeout).
+struct Watch {
+    spec: Arc<Spec>,
+    term: BTreeMap<u32, u64>,
+    revoked: std::collections::BTreeSet<u32>,
+}
+
+impl Watch {
+    fn note(&mut self, event: Event) {
+        match event {
+            Event::Acquired { role, token } => {
+                self.term.insert(role, token.0);
+                self.revoked.remove(&role);
+            }
+            Event::Revoked { role } => {
+                self.revoked.insert(role);
+            }
+            Event::Fenced { role } => self.kill(role),
+            _ => {}
+        }
+    }
+
+    /// Kills the CMD of every role whose lease ended with no revoke.
+    fn check(&self, control: &Control) {
+        let roles: Vec<u32> = self.spec.started.lock().unwrap_or_else(|e| e.into_inner()).keys().copied().collect();
+        for role in roles {
+            if !self.revoked.contains(&role) && control.lease(role).is_none() {
+                self.kill(role);
+            }
+        }
+    }
+
+    /// SIGKILL to the CMD of `role`'s current term, if it runs.
+    fn kill(&self, role: u32) {
+        let started = self.spec.started.lock().unwrap_or_else(|e| e.into_inner()).get(&role).copied();
+        if let Some((pid, token)) = started
+            && self.term.get(&role) == Some(&token)
+            && let Some(pid) = Pid::from_raw(i32::try_from(pid).unwrap_or(0))
+        {
+            let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+        }
+    }
 }
 
 /// CLOCK_MONOTONIC in ns: it keeps counting while processes are stopped,
