@@ -93,6 +93,20 @@ fn roles_flags_that_do_not_go_together_are_refused_before_connecting() {
     assert!(err.contains("--heartbeat-timeout") || err.contains("session"), "{err}");
 }
 
+/// An election topic that exists with fewer partitions than `--roles`
+/// asks for would put several roles on one partition, so one member would
+/// lead them together: refused, naming the topic, its count and the flag.
+#[test]
+fn roles_against_a_topic_with_other_partitions_are_refused() {
+    let mock = mock("few");
+    let out =
+        neli().args(exec_args(&mock.bootstrap_servers(), "few")).args(["--roles", "3", "--", "true"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("--partitions 3") && err.contains("few.neli has 1 partition(s)"), "{err}");
+    assert!(err.contains("pass --partitions 1"), "{err}");
+}
+
 /// The CMD of `with_roles_…`: it writes what it sees to `$1/role-N`
 /// (its `{role}` argument, token, pid, lease file, and what `neli holds`
 /// says for its role and for a role outside the election), then sleeps.
@@ -396,20 +410,8 @@ fn ended_election_stops_cmd_and_exits_0() {
 fn watch_prints_one_json_line_per_transition() {
     let mock = mock("watched");
     let bs = mock.bootstrap_servers();
-    let mut watch = neli()
-        .args(["watch", "--bootstrap-servers", &bs, "--group", "watched", "--heartbeat-timeout", "1s"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     // Lines as they come, so the test waits for "expired" instead of sleeping.
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = watch.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let (mut watch, rx) = watch_lines(&bs, "watched");
     let out = neli().args(exec_args(&bs, "watched")).args(["--", "sleep", "2"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     // The exec member stopped heartbeating; watch reports the lapse within T.
@@ -425,8 +427,10 @@ fn watch_prints_one_json_line_per_transition() {
     }
     signal(watch.id(), Signal::TERM);
     let _ = watch.wait();
-    let _ = reader.join();
-    lines.extend(rx.try_iter());
+    // Whatever watch printed before it exited (its reader ends with it).
+    while let Ok(line) = rx.recv_timeout(Duration::from_secs(1)) {
+        lines.push(line);
+    }
     let text = lines.join("\n");
     let events: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
     let kinds: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();

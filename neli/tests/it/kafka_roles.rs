@@ -18,8 +18,11 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::kafka_tansu::{Reap, S, T, alive, start_tansu, tansu_bin, tempdir, wait_until};
+use crate::kafka_tansu::{Reap, S, T, alive, start_tansu, tansu_bin, tempdir, unix_ms, wait_until};
 use crate::support::{Signal, budget, signal, signal_group};
+
+/// T on tansu (`kafka_tansu::T`).
+const T_DUR: Duration = Duration::from_secs(1);
 
 /// The CMD of every role: `$1` the tick file, `$2` the role (`{role}`).
 const ROLE_CMD: &str = r#"
@@ -136,8 +139,8 @@ fn settled(file: &Path, roles: u32, quiet: Duration, limit: Duration) -> BTreeMa
     wait_until(limit, || {
         let now = holders(file);
         let cmds: BTreeMap<u32, u32> = now.iter().map(|(r, t)| (*r, t.cmd)).collect();
-        let unix_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as u64;
-        if cmds.len() != roles as usize || now.values().any(|t| unix_ms.saturating_sub(t.ms) > 1_000) {
+        let at = unix_ms();
+        if cmds.len() != roles as usize || now.values().any(|t| at.saturating_sub(t.ms) > 1_000) {
             seen = None;
             return None;
         }
@@ -317,15 +320,12 @@ fn follower_restart_moves_no_role(mut e: Election) {
     let iv = intervals(&e.file);
     for (role, t) in &before {
         assert_eq!(after[role].cmd, t.cmd, "role {role} kept its CMD through the follower's restart: {iv:?}");
-        let cmds: Vec<u32> = iv[role].iter().map(|i| i.2).filter(|c| *c != t.cmd).collect();
-        let earlier: Vec<u32> =
-            cmds.into_iter().filter(|c| iv[role].iter().any(|i| i.2 == *c && i.0 > before[role].ms)).collect();
-        assert!(earlier.is_empty(), "role {role}: no other CMD acted after the group settled: {iv:?}");
+        let others: Vec<_> = iv[role].iter().filter(|i| i.2 != t.cmd && i.0 > before[role].ms).collect();
+        assert!(others.is_empty(), "role {role}: no other CMD acted after the group settled: {iv:?}");
         // Still acting: its newest tick is recent (ticks every 100 ms).
         let newest = ticks(&e.file).iter().filter(|x| x.role == *role).map(|x| x.ms).max().unwrap_or(0);
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
         assert!(
-            now.saturating_sub(newest) < budget(Duration::from_millis(500)).as_millis() as u64,
+            unix_ms().saturating_sub(newest) < budget(Duration::from_millis(500)).as_millis() as u64,
             "role {role} still acting"
         );
     }
@@ -353,8 +353,6 @@ fn mock_a_follower_restart_moves_no_role_under_cooperative_sticky() {
     let Some(e) = election("roles-mock-follower", On::Mock, 3, 2) else { return };
     follower_restart_moves_no_role(e);
 }
-
-const T_DUR: Duration = Duration::from_secs(1);
 
 /// A member leading roles is frozen with its CMDs past its session: its
 /// roles move; resumed, its lease long over, neli kills its CMDs at once

@@ -56,8 +56,11 @@ pub(crate) async fn exec(args: ExecArgs) -> ExitCode {
     };
     let clock = SystemClock::new();
     let connect = async {
-        let broker =
+        let mut broker =
             KafkaBroker::with_connect_timeout(&cfg, args.common.connect_timeout).await.map_err(|e| e.to_string())?;
+        if args.roles.is_some() {
+            matching_partitions(&mut broker, &cfg).await?;
+        }
         Neli::new(&cfg, broker, clock.clone()).await.map_err(|e| e.to_string())
     };
     let mut neli = match unless_signalled("connecting", connect).await {
@@ -92,7 +95,7 @@ pub(crate) async fn exec(args: ExecArgs) -> ExitCode {
     }
     let bg = neli.background();
     keep_lease_file(&bg, clock, lease_file.clone());
-    kill_fenced(&bg, spec.clone());
+    kill_without_lease(&bg, spec.clone());
     let outcome = match supervise(bg, &state).await {
         Ok(outcome) => outcome,
         Err(code) => return code,
@@ -104,6 +107,24 @@ pub(crate) async fn exec(args: ExecArgs) -> ExitCode {
         stop_child(child, spec.stop_timeout).await;
     }
     exit_code(outcome, &s)
+}
+
+/// With `--roles`: an election topic that already exists with another
+/// partition count than `--partitions` would lay the roles out differently
+/// (role j on partition j mod its count: with fewer, one member may lead
+/// every role), so it is refused, naming the topic, its count and the flag.
+async fn matching_partitions(broker: &mut KafkaBroker, cfg: &neli::Config) -> Result<(), String> {
+    use neli::Broker;
+    let wanted = cfg.mode.partitions();
+    let has = broker.partition_count().await.map_err(|e| e.to_string())?;
+    if has == wanted {
+        return Ok(());
+    }
+    let topic = cfg.resolve().map(|r| r.topic).unwrap_or_default();
+    Err(format!(
+        "--partitions {wanted} (the default is --roles): the election topic {topic} has {has} partition(s); \
+         pass --partitions {has}, or end the election (neli end) so that it is created again with {wanted}"
+    ))
 }
 
 /// `--metrics-addr`: installs the Prometheus recorder (before the election
@@ -191,7 +212,7 @@ impl IntoBoxed for Background {
 
 struct Spec {
     /// Per role, the pid of its CMD and the token it was started for, for
-    /// [`kill_fenced`] (a plain mutex: never held across an await).
+    /// [`kill_without_lease`] (a plain mutex: never held across an await).
     started: std::sync::Mutex<BTreeMap<u32, (u32, u64)>>,
     cmd: Vec<String>,
     stop_timeout: Duration,
@@ -273,7 +294,7 @@ fn keep_lease_file(control: &Control, clock: SystemClock, file: LeaseFilePath) {
 /// event as it is emitted, also looks at every lease every 50 ms. A role
 /// being revoked is left to its handler; the token guards against killing
 /// a later term's CMD of the same role.
-fn kill_fenced(control: &Control, spec: Arc<Spec>) {
+fn kill_without_lease(control: &Control, spec: Arc<Spec>) {
     let mut events = control.events().into_inner();
     let control = control.clone();
     tokio::spawn(async move {
@@ -296,7 +317,7 @@ fn kill_fenced(control: &Control, spec: Arc<Spec>) {
     });
 }
 
-/// What [`kill_fenced`] knows: each role's current term, and the roles
+/// What [`kill_without_lease`] knows: each role's current term, and the roles
 /// being revoked (their handler stops the CMD, with its stop timeout).
 struct Watch {
     spec: Arc<Spec>,
