@@ -316,9 +316,7 @@ impl ExecArgs {
         let Some(roles) = self.roles else { return Ok(crate::config::Mode::Exclusive) };
         let partitions = self.partitions.unwrap_or(roles);
         if partitions > roles {
-            return Err(FlagError::Roles(format!(
-                "--partitions {partitions} is more than --roles {roles}: a partition above the roles elects nobody"
-            )));
+            return Err(FlagError::PartitionsAboveRoles { partitions, roles });
         }
         Ok(crate::config::Mode::MultiRole { roles, partitions, exclusive: !self.non_exclusive })
     }
@@ -463,9 +461,15 @@ pub enum FlagError {
     /// The configuration was refused for a field no flag sets.
     #[error("{0}")]
     Refused(ConfigError),
-    /// `--roles`, `--partitions` or `--non-exclusive` do not go together.
-    #[error("{0}")]
-    Roles(String),
+    /// `--partitions` above `--roles`: a partition above the roles would
+    /// elect nobody.
+    #[error("--partitions {partitions} is more than --roles {roles}: a partition above the roles elects nobody")]
+    PartitionsAboveRoles {
+        /// `--partitions`.
+        partitions: u32,
+        /// `--roles`.
+        roles: u32,
+    },
 }
 
 /// The flag that sets a configuration field, for error messages.

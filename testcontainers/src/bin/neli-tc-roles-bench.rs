@@ -14,7 +14,6 @@
 use std::path::{Path, PathBuf};
 
 use neli_sim::Scenario;
-use neli_sim::history::Entry;
 use neli_sim::oracle::LeaseSpan;
 use neli_sim::oracle::moves::{ChangeCost, change_costs};
 use neli_sim::scenario::AssignmentName;
@@ -124,18 +123,14 @@ fn simulated(s: &Scenario, seed: u64) -> Measured {
     let report = neli_sim::run_scenario(s, seed);
     let spans: Vec<LeaseSpan> = report
         .history
-        .entries
-        .iter()
-        .filter_map(|e| match e {
-            Entry::Held(h) => Some(LeaseSpan {
-                slot: h.slot,
-                member: h.member.clone(),
-                role: h.role,
-                start: h.at,
-                end: h.until,
-                interrupted: h.interrupted,
-            }),
-            _ => None,
+        .holds()
+        .map(|h| LeaseSpan {
+            slot: h.slot,
+            member: h.member.clone(),
+            role: h.role,
+            start: h.at,
+            end: h.until,
+            interrupted: h.interrupted,
         })
         .collect();
     let (changes, labels) =
