@@ -236,6 +236,11 @@ fn http1_builder() -> http1::Builder {
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT)
+        // A client that shuts its write side after the request (`nc -N`,
+        // `curl` through some proxies) still gets the answer: without this,
+        // hyper may see the end of input before it has written the answer
+        // and close the connection unanswered.
+        .half_close(true)
         .max_buf_size(MAX_HEADER_BYTES)
         .max_header_size(MAX_HEADER_BYTES)
         .max_headers(MAX_HEADERS);
