@@ -56,6 +56,25 @@ pub(crate) struct Shared {
     pub(crate) outage: AtomicBool,
     /// Every librdkafka text passes through it before it is logged or sent.
     pub(crate) redactor: Arc<Redactor>,
+    /// How often the poll thread wakes librdkafka's main thread
+    /// ([`group_wake`]).
+    pub(crate) group_wake: Duration,
+}
+
+/// How often the poll thread wakes librdkafka's main thread: a tenth of the
+/// group heartbeat interval, within 10..250 ms.
+///
+/// librdkafka sends a group heartbeat only when its main thread wakes up,
+/// and an idle consumer's main thread sleeps up to a second between its
+/// timers, so a 600 ms `heartbeat.interval.ms` becomes one heartbeat a
+/// second, all members of a group in step. A survivor learns of a leave
+/// or an expiry only from its next heartbeat's answer, so that second went
+/// into every handover and failover (neli/KAFKA.md, "Group heartbeats at
+/// the interval set").
+/// Any request served by the main thread wakes it; the cheapest is asking
+/// for the rebalance protocol.
+pub(crate) fn group_wake(group_heartbeat: Duration) -> Duration {
+    (group_heartbeat / 10).clamp(Duration::from_millis(10), Duration::from_millis(250))
 }
 
 /// Consumer context: rebalances become broker events.
@@ -481,8 +500,13 @@ pub(crate) fn probe(producer: &BaseProducer<ProbeContext>, timeout: Duration) ->
 /// once a metadata request (which also refreshes the topic id) lists the topic.
 pub(crate) fn poll_loop(consumer: Arc<BaseConsumer<ElectionContext>>, shared: Arc<Shared>) {
     let mut paused: Option<std::time::Instant> = None;
+    let mut woken = std::time::Instant::now();
     while !shared.closing.load(Ordering::SeqCst) {
         paused = hold_fetches_through_outage(&consumer, &shared, paused);
+        if woken.elapsed() >= shared.group_wake {
+            let _ = consumer.rebalance_protocol();
+            woken = std::time::Instant::now();
+        }
         match consumer.poll(POLL_SLICE) {
             None => {}
             Some(Ok(msg)) => {

@@ -105,6 +105,7 @@ impl KafkaBroker {
             acks: Mutex::new(Some(ack_rx)),
             outage: AtomicBool::new(false),
             redactor: redactor.clone(),
+            group_wake: client::group_wake(cfg.group_heartbeat_interval()),
         });
         let consumer: BaseConsumer<ElectionContext> = consumer_config(&cfg)
             .create_with_context(ElectionContext { shared: shared.clone() })
