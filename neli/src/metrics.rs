@@ -41,7 +41,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
-use ::metrics::{Counter, Gauge, Recorder, Unit};
+use ::metrics::{Counter, Gauge, Histogram, Recorder, Unit};
 
 use crate::core::{self, FenceCause, Time};
 use crate::status::{State, Status};
@@ -78,16 +78,44 @@ pub const OWN_HEARTBEATS: &str = "neli_own_heartbeats_total";
 /// (`foreign`, `stale_term`, `undecodable`, `expired_on_arrival`,
 /// `misplaced`, `while_unassigned`).
 pub const RECORDS_IGNORED: &str = "neli_records_ignored_total";
+/// `neli_acquisition_phase_seconds`: how long each phase of taking a role
+/// took, by `phase`: `evidence` (the assignment to the first own heartbeat
+/// read back), `proof` (a membership proof's round trip while acquiring),
+/// `lease` (that evidence to the lease).
+pub const ACQUISITION_PHASE: &str = "neli_acquisition_phase_seconds";
 /// `neli_broker_errors_total`: errors of broker calls, by `kind` (`fatal`,
 /// `retriable`).
 pub const BROKER_ERRORS: &str = "neli_broker_errors_total";
+
+/// One phase of an acquisition, a label value of the histogram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// From the assignment to the first own heartbeat read back after it.
+    Evidence,
+    /// One membership proof's round trip, while acquiring.
+    Proof,
+    /// From that evidence to the lease (the proof, if taken, included).
+    Lease,
+}
+
+impl Phase {
+    pub(crate) const ALL: [Phase; 3] = [Phase::Evidence, Phase::Proof, Phase::Lease];
+
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Phase::Evidence => "evidence",
+            Phase::Proof => "proof",
+            Phase::Lease => "lease",
+        }
+    }
+}
 
 /// One metric: its name, kind, unit, labels and meaning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MetricInfo {
     /// The metric's name.
     pub name: &'static str,
-    /// `"gauge"` or `"counter"`.
+    /// `"gauge"`, `"counter"` or `"histogram"`.
     pub kind: &'static str,
     /// Its unit, if it has one.
     pub unit: Option<Unit>,
@@ -186,6 +214,13 @@ pub const CATALOG: &[MetricInfo] = &[
         unit: None,
         labels: &["group", "kind"],
         help: "errors of broker calls, by kind (fatal, retriable)",
+    },
+    MetricInfo {
+        name: ACQUISITION_PHASE,
+        kind: "histogram",
+        unit: Some(Unit::Seconds),
+        labels: &["group", "phase"],
+        help: "phases of taking a role: evidence (assignment to own heartbeat read), proof (a proof's round trip), lease (evidence to lease)",
     },
 ];
 
@@ -371,6 +406,8 @@ pub(crate) struct Handles {
     ignored: [Counter; 6],
     /// fatal, retriable.
     broker_errors: [Counter; 2],
+    /// In [`Phase::ALL`]'s order.
+    phases: [Histogram; 3],
 }
 
 struct RoleHandles {
@@ -400,6 +437,8 @@ impl Handles {
                 match (m.kind, m.unit) {
                     ("gauge", Some(unit)) => ::metrics::describe_gauge!(m.name, unit, help),
                     ("gauge", None) => ::metrics::describe_gauge!(m.name, help),
+                    ("histogram", Some(unit)) => ::metrics::describe_histogram!(m.name, unit, help),
+                    ("histogram", None) => ::metrics::describe_histogram!(m.name, help),
                     (_, Some(unit)) => ::metrics::describe_counter!(m.name, unit, help),
                     (_, None) => ::metrics::describe_counter!(m.name, help),
                 }
@@ -430,6 +469,8 @@ impl Handles {
                 own_heartbeats: ::metrics::counter!(OWN_HEARTBEATS, "group" => g.clone()),
                 ignored: IGNORED.map(|r| counter(RECORDS_IGNORED, "reason", r)),
                 broker_errors: ["fatal", "retriable"].map(|k| counter(BROKER_ERRORS, "kind", k)),
+                phases: Phase::ALL
+                    .map(|p| ::metrics::histogram!(ACQUISITION_PHASE, "group" => g.clone(), "phase" => p.as_str())),
             }
         };
         match recorder {
@@ -439,6 +480,13 @@ impl Handles {
     }
 
     /// Adds to the counters what `now` counts beyond `before`.
+    /// One phase of an acquisition took `took`.
+    pub(crate) fn time_phase(&self, phase: Phase, took: Duration) {
+        if let Some(i) = Phase::ALL.iter().position(|p| *p == phase) {
+            self.phases[i].record(took.as_secs_f64());
+        }
+    }
+
     pub(crate) fn add(&self, before: &ElectionCounters, now: &ElectionCounters) {
         let inc = |c: &Counter, b: u64, n: u64| {
             if n > b {

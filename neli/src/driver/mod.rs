@@ -31,6 +31,7 @@ use crate::status::{State, Status};
 
 mod background;
 mod control;
+mod phases;
 mod term;
 
 pub use background::Background;
@@ -111,6 +112,8 @@ pub struct Neli<B: Broker, C: Clock> {
     counts: ElectionCounters,
     /// The counts last emitted as metrics.
     emitted: ElectionCounters,
+    /// The phases of the acquisition under way, for the histogram.
+    acquisition: phases::AcquisitionClock,
 }
 
 impl<B: Broker, C: Clock> Neli<B, C> {
@@ -173,6 +176,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             log_epoch: 0,
             counts: ElectionCounters::default(),
             emitted: ElectionCounters::default(),
+            acquisition: phases::AcquisitionClock::default(),
         })
     }
 
@@ -526,6 +530,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         match event {
             BrokerEvent::Assigned { generation, partitions } => {
                 tracing::info!(generation, ?partitions, "partitions assigned");
+                self.acquisition.assigned(now, &self.core, &partitions);
                 self.core.handle_assigned(now, generation, &partitions)
             }
             BrokerEvent::Revoked { partitions } => {
@@ -540,7 +545,11 @@ impl<B: Broker, C: Clock> Neli<B, C> {
                 }
             }
             BrokerEvent::Lost { partitions } => self.core.handle_lost(now, &partitions),
-            BrokerEvent::Record(record) => self.core.handle_record(now, &record),
+            BrokerEvent::Record(record) => {
+                self.core.handle_record(now, &record);
+                let phase = self.acquisition.read(now, self.core.counters().own_heartbeats);
+                self.time_phase(phase);
+            }
             BrokerEvent::LogLost => {
                 self.core.handle_log_lost();
                 self.publish();
@@ -582,6 +591,10 @@ impl<B: Broker, C: Clock> Neli<B, C> {
                             tracing::debug!(generation, "membership proof undetermined (rebalance in progress)");
                         }
                         Ok(m) => {
+                            if self.acquisition.acquiring() {
+                                let took = self.clock.now().saturating_since(sent);
+                                self.time_phase(Some((crate::metrics::Phase::Proof, took)));
+                            }
                             let accepted = m == Membership::Confirmed;
                             if accepted {
                                 self.counts.proofs.accepted += 1;
@@ -607,6 +620,10 @@ impl<B: Broker, C: Clock> Neli<B, C> {
 
     async fn deliver(&mut self, event: Event, cause: Option<FenceCause>) {
         tracing::info!(name = %self.cfg.name, ?event, ?cause, "leadership transition");
+        if matches!(event, Event::Acquired { .. }) {
+            let phase = self.acquisition.acquired(self.clock.now());
+            self.time_phase(phase);
+        }
         self.count(event, cause);
         self.publish();
         self.shared.subscribers.lock().expect("subscribers lock").retain(|tx| tx.send(event).is_ok());
@@ -697,6 +714,14 @@ impl<B: Broker, C: Clock> Neli<B, C> {
                 debug_assert!(cause.is_some(), "a Fenced event without a cause");
                 role.fences.add(cause.unwrap_or(FenceCause::LeaseExpired));
             }
+        }
+    }
+
+    /// Records one phase of an acquisition in its histogram (and the log).
+    fn time_phase(&self, phase: Option<(crate::metrics::Phase, Duration)>) {
+        if let Some((phase, took)) = phase {
+            tracing::debug!(phase = phase.as_str(), seconds = took.as_secs_f64(), "acquisition phase");
+            self.shared.metrics.lock().expect("metrics lock").time_phase(phase, took);
         }
     }
 

@@ -159,6 +159,16 @@ impl Recorded {
         found.unwrap_or_else(|| panic!("{name} {labels:?} is not registered"))
     }
 
+    fn samples(&mut self, name: &str, labels: &[(&str, &str)]) -> Vec<f64> {
+        let mut found = None;
+        self.0.visit_histograms(|k, h| {
+            if is(k, name, labels) {
+                found = Some(h.data());
+            }
+        });
+        found.unwrap_or_else(|| panic!("{name} {labels:?} is not registered"))
+    }
+
     fn gauge(&mut self, name: &str, labels: &[(&str, &str)]) -> f64 {
         let mut found = None;
         self.0.visit_gauges(|k, g| {
@@ -341,6 +351,33 @@ async fn membership_proofs_are_counted_by_answer() {
     assert_eq!((c.proofs.rejected, c.role(0).fences.membership_rejected), (1, 1), "{c:?}");
     assert_same(&c, &mut r);
     a.close().await.expect("close");
+}
+
+// The acquisition's phases, each once per acquisition: evidence (the
+// assignment to the own heartbeat read back), the proof's round trip, the
+// lease after the evidence; a member that never leads times none.
+#[tokio::test(start_paused = true)]
+async fn taking_a_role_times_its_evidence_proof_and_lease_phases() {
+    let cluster = FakeCluster::new(1);
+    let (mut a, mut ra) = member(&cluster, "a", Mode::Exclusive).await;
+    let (mut b, mut rb) = member(&cluster, "b", Mode::Exclusive).await;
+    assert!(pulse_until(&mut a, 5, |a| a.is_leader()).await, "the first member leads");
+    for _ in 0..5 {
+        let _ = b.pulse(P).await;
+    }
+    assert!(!b.is_leader());
+    let phase = |p: &'static str| [("phase", p)];
+    let (evidence, lease) =
+        (ra.samples(m::ACQUISITION_PHASE, &phase("evidence")), ra.samples(m::ACQUISITION_PHASE, &phase("lease")));
+    assert_eq!((evidence.len(), lease.len()), (1, 1), "one acquisition, one sample each: {evidence:?} {lease:?}");
+    let proofs = ra.samples(m::ACQUISITION_PHASE, &phase("proof"));
+    assert!(!proofs.is_empty(), "the membership proof (on by default) is timed while acquiring");
+    assert!(evidence.iter().chain(&lease).chain(&proofs).all(|s| s.is_finite() && *s >= 0.0 && *s < T.as_secs_f64()));
+    for p in ["evidence", "proof", "lease"] {
+        assert!(rb.samples(m::ACQUISITION_PHASE, &phase(p)).is_empty(), "a follower times no {p} phase");
+    }
+    a.close().await.expect("close");
+    b.close().await.expect("close");
 }
 
 #[tokio::test(start_paused = true)]
