@@ -1,3 +1,4 @@
+#![cfg(feature = "kafka")]
 //! A member sends its group heartbeats at the interval it asked for
 //! (neli/KAFKA.md, "Group heartbeats at the interval set"): librdkafka sends
 //! one only when its main thread wakes, which an idle consumer does once a
@@ -8,31 +9,19 @@
 //! Its own test binary: librdkafka logs from its own threads, so only a
 //! process-wide subscriber sees the heartbeat lines.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use neli::Config;
 use neli::kafka::mock::MockKafka;
 
-/// Every log line, as text.
-#[derive(Clone, Default)]
-struct Lines(Arc<Mutex<Vec<u8>>>);
+#[path = "it/log_lines.rs"]
+mod log_lines;
+use log_lines::Lines;
 
-impl std::io::Write for Lines {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("lines lock").extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Lines {
-    fn heartbeats(&self) -> usize {
-        String::from_utf8_lossy(&self.0.lock().expect("lines lock")).matches("Heartbeat for group").count()
-    }
+fn heartbeats(lines: &Lines) -> usize {
+    lines.text().matches("Heartbeat for group").count()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -68,18 +57,18 @@ async fn a_member_heartbeats_its_group_at_the_interval_it_set() {
     // The first heartbeat follows the member's first join (the mock holds
     // a forming group 3 s, then S - 1 s).
     let joined = Instant::now() + Duration::from_secs(30);
-    while lines.heartbeats() == 0 && Instant::now() < joined {
+    while heartbeats(&lines) == 0 && Instant::now() < joined {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(lines.heartbeats() > 0, "no group heartbeat within 30 s of connecting");
+    assert!(heartbeats(&lines) > 0, "no group heartbeat within 30 s of connecting");
     // Ten intervals: ten heartbeats at the interval asked for, at most
     // seven (one a second, plus one at the window's edges) at librdkafka's
     // idle pace. Eight tells them apart; a busy machine delays each
     // heartbeat by its scheduling delay, not by a second.
     let window = interval * 10;
-    let before = lines.heartbeats();
+    let before = heartbeats(&lines);
     tokio::time::sleep(window).await;
-    let sent = lines.heartbeats() - before;
+    let sent = heartbeats(&lines) - before;
     eprintln!("{sent} group heartbeats in {window:?}");
     assert!(
         sent >= 8,

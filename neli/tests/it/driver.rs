@@ -571,24 +571,13 @@ fn a_background_whose_runtime_shut_down_reports_the_election_closed() {
 
 /// The driver's log lines while `f` runs on a current-thread runtime.
 fn logged(f: impl std::future::Future<Output = ()>) -> String {
-    #[derive(Clone, Default)]
-    struct Lines(Arc<std::sync::Mutex<Vec<u8>>>);
-    impl std::io::Write for Lines {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().expect("lines lock").extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let lines = Lines::default();
+    let lines = crate::log_lines::Lines::default();
     let writer = lines.clone();
     let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().expect("a runtime");
     tracing::subscriber::with_default(subscriber, || runtime.block_on(f));
-    String::from_utf8_lossy(&lines.0.lock().expect("lines lock")).into_owned()
+    lines.text()
 }
 
 // The warning that the election log was lost (tokens restart: compare

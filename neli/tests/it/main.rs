@@ -35,6 +35,7 @@ mod core_props;
 mod core_rules;
 mod driver;
 mod fuzz_corpus;
+mod log_lines;
 mod metrics;
 mod mock;
 mod observer;
