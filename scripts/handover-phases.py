@@ -115,15 +115,30 @@ def durations(marks):
     return out
 
 
+def fail(message):
+    """Says what is wrong on stderr and exits 2 (bad input)."""
+    print(message, file=sys.stderr)
+    sys.exit(2)
+
+
 def main():
     if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
-        sys.exit(__doc__)
+        fail(__doc__)
     per_run = "--runs" in sys.argv[2:]
     offset = time.time_ns() - time.monotonic_ns()
     rows = {}
-    with open(sys.argv[1]) as f:
-        for line in f:
-            res = json.loads(line)
+    try:
+        f = open(sys.argv[1])
+    except OSError as e:
+        fail(f"handover-phases: cannot read {sys.argv[1]}: {e.strerror} (give a batch's results.jsonl)")
+    with f:
+        for n, line in enumerate(f, 1):
+            try:
+                res = json.loads(line)
+            except json.JSONDecodeError as e:
+                fail(f"handover-phases: {sys.argv[1]} line {n} is not a JSON object: {e.msg}")
+            if not isinstance(res, dict) or "dir" not in res:
+                fail(f"handover-phases: {sys.argv[1]} line {n} is no run of the peer harness (no 'dir')")
             if res.get("scenario") not in ("graceful", "crash", "pause"):
                 continue
             marks = phases(res, offset)
