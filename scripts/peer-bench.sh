@@ -13,6 +13,11 @@ set -eu
 OUT=${1:?usage: peer-bench.sh OUT [RUNS] [SCENARIOS]}
 RUNS=${2:-5}
 SCENARIOS=${3:-graceful crash pause follower-restart}
+case "$RUNS" in ''|*[!0-9]*) echo "peer-bench: RUNS must be a whole number of runs (got '$RUNS')" >&2; exit 2;; esac
+for s in $SCENARIOS; do
+  case "$s" in graceful|crash|pause|follower-restart) ;;
+    *) echo "peer-bench: unknown scenario '$s' (graceful, crash, pause, follower-restart)" >&2; exit 2;; esac
+done
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 PEER=${PEER:-$HERE/../shared/peer-goneli}
 for bin in /tmp/peer/bin/gonelimember /tmp/peer/bin/neli /tmp/peer/bin/ticker; do
