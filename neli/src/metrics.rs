@@ -87,7 +87,8 @@ pub const ACQUISITION_PHASE: &str = "neli_acquisition_phase_seconds";
 /// `retriable`).
 pub const BROKER_ERRORS: &str = "neli_broker_errors_total";
 
-/// One phase of an acquisition, a label value of the histogram.
+/// One phase of an acquisition, a label value of the histogram; its
+/// discriminant is its place in [`Phase::ALL`] and in the histogram handles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Phase {
     /// From the assignment to the first own heartbeat read back after it.
@@ -482,9 +483,7 @@ impl Handles {
     /// Adds to the counters what `now` counts beyond `before`.
     /// One phase of an acquisition took `took`.
     pub(crate) fn time_phase(&self, phase: Phase, took: Duration) {
-        if let Some(i) = Phase::ALL.iter().position(|p| *p == phase) {
-            self.phases[i].record(took.as_secs_f64());
-        }
+        self.phases[phase as usize].record(took.as_secs_f64());
     }
 
     pub(crate) fn add(&self, before: &ElectionCounters, now: &ElectionCounters) {

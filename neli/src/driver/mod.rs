@@ -591,10 +591,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
                             tracing::debug!(generation, "membership proof undetermined (rebalance in progress)");
                         }
                         Ok(m) => {
-                            if self.acquisition.acquiring() {
-                                let took = self.clock.now().saturating_since(sent);
-                                self.time_phase(Some((crate::metrics::Phase::Proof, took)));
-                            }
+                            self.time_phase(self.acquisition.proved(self.clock.now().saturating_since(sent)));
                             let accepted = m == Membership::Confirmed;
                             if accepted {
                                 self.counts.proofs.accepted += 1;

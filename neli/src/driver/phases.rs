@@ -54,9 +54,10 @@ impl AcquisitionClock {
         Some((Phase::Evidence, now.saturating_since(at)))
     }
 
-    /// Whether an acquisition is under way (a proof's round trip counts).
-    pub(super) fn acquiring(&self) -> bool {
-        self.assigned.is_some()
+    /// A membership proof came back after `took`: a phase of its own while
+    /// an acquisition is under way, nothing otherwise.
+    pub(super) fn proved(&self, took: Duration) -> Option<(Phase, Duration)> {
+        self.assigned.map(|_| (Phase::Proof, took))
     }
 
     /// A role was acquired: the lease phase, and the wait is over.
@@ -83,10 +84,17 @@ mod tests {
         assert_eq!(c.read(at(160), 7), None, "no own heartbeat read yet");
         assert_eq!(c.read(at(180), 8), Some((Phase::Evidence, Duration::from_millis(80))));
         assert_eq!(c.read(at(200), 9), None, "only the first evidence ends the phase");
-        assert!(c.acquiring());
+        assert_eq!(c.proved(Duration::from_millis(3)), Some((Phase::Proof, Duration::from_millis(3))));
         assert_eq!(c.acquired(at(230)), Some((Phase::Lease, Duration::from_millis(50))));
-        assert!(!c.acquiring());
+        assert_eq!(c.proved(Duration::from_millis(3)), None, "a proof after the lease is no phase");
         assert_eq!(c.acquired(at(300)), None, "a second role of the same wait has no marks");
+    }
+
+    #[test]
+    fn each_phase_indexes_its_own_histogram() {
+        for (i, phase) in Phase::ALL.into_iter().enumerate() {
+            assert_eq!(phase as usize, i, "{phase:?}");
+        }
     }
 
     #[test]
@@ -94,7 +102,7 @@ mod tests {
         let mut c = AcquisitionClock::default();
         c.mark(at(100), true, 0);
         c.mark(at(120), false, 0);
-        assert!(!c.acquiring());
+        assert_eq!(c.proved(Duration::from_millis(3)), None);
         assert_eq!(c.read(at(130), 1), None);
     }
 }
