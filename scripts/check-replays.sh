@@ -4,8 +4,9 @@
 # after the gate) and not in `cargo test`, which runs the small rows
 # (scenarios/tests/it/replay_sweep.rs; scenarios/README.md, "Counterexamples
 # that replay"). Each row must find its violation, and the simulator must
-# reproduce every counterexample `check` prints; one that does not fails
-# the row with its scenario file.
+# reproduce every counterexample `check` prints as a break of the same
+# guarantee (or it is a listed gap, below); one that does not fails the
+# row with its scenario file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p neli-lab
@@ -14,21 +15,37 @@ out=target/neli-lab/check-replays
 rm -rf "$out" && mkdir -p "$out"
 failed=0
 
-# row NAME FLAGS...: check at its defaults plus FLAGS.
+# Properties whose counterexample the simulator shows only as an overlap
+# at these bounds, with the reason (the sweep's PROPERTY_GAPS): a listed
+# one must still be printed NOT REPRODUCED with another rule broken.
+gap_for() {
+    case "$1|$2" in
+        "classic-without-proof|tokens strictly increase per role")
+            echo "the successor's heartbeat is written before the resumed leader's and read after it in the model's tick; the simulator's resumed leader writes first" ;;
+        "consumer-without-grace|resource never sees an older token after a newer one")
+            echo "the cut-off leader's pulse waits on the unreachable coordinator until its lease has ended, so it writes nothing in the overlap" ;;
+    esac
+}
+
+# row NAME FLAGS...: check at its defaults plus FLAGS. Every counterexample
+# must replay as a break of the same guarantee, or be a listed gap.
 row() {
     local name=$1; shift
     local code=0
     "$LAB" check --out "$out/$name" "$@" > "$out/$name.txt" 2>&1 || code=$?
-    local violated reproduced
+    local violated reproduced gaps=0 unexplained=""
     violated=$(grep -c '^VIOLATED' "$out/$name.txt" || true)
     reproduced=$(grep -c '^replay    REPRODUCED' "$out/$name.txt" || true)
-    if [ "$code" -ne 1 ] || [ "$violated" -eq 0 ] || [ "$violated" -ne "$reproduced" ]; then
-        echo "check-replays: $name FAILED (exit $code, $violated violated, $reproduced reproduced): neli-lab check $*" >&2
+    while IFS= read -r property; do
+        [ -n "$(gap_for "$name" "$property")" ] && gaps=$((gaps + 1)) || unexplained="$unexplained \"$property\""
+    done < <(awk '/^VIOLATED  /{p=substr($0, 11)} /^replay    NOT REPRODUCED/{getline n; if (n ~ /breaks another rule/) print p}' "$out/$name.txt")
+    if [ "$code" -ne 1 ] || [ "$violated" -eq 0 ] || [ "$violated" -ne $((reproduced + gaps)) ]; then
+        echo "check-replays: $name FAILED (exit $code, $violated violated, $reproduced reproduced, $gaps listed gap(s)${unexplained:+, not replayed:$unexplained}): neli-lab check $*" >&2
         cat "$out/$name.txt" >&2
         for f in "$out/$name"/*.toml; do [ -f "$f" ] && { echo "--- $f" >&2; cat "$f" >&2; }; done
         failed=1
     else
-        echo "check-replays: $name: $violated counterexample(s), all reproduced ($(grep '^explored' "$out/$name.txt"))"
+        echo "check-replays: $name: $violated counterexample(s), $reproduced reproduced, $gaps listed gap(s) ($(grep '^explored' "$out/$name.txt"))"
     fi
 }
 

@@ -20,10 +20,14 @@ use neli_sim::scenario::{BrokerId, Dur, FaultKind};
 use stateright::report::{ReportData, ReportDiscovery, Reporter};
 use stateright::{Checker, Model};
 
-use crate::report::{self, CheckReplay, CheckVerdict, PropertyKind, PropertyOutcome, Replay};
+use crate::report::{self, CheckReplay, CheckVerdict, PropertyKind, PropertyOutcome};
 
 mod memory;
+mod replay;
 mod request;
+
+use replay::replay_counterexample;
+pub use replay::same_guarantee;
 
 pub use request::{
     DEFAULT_MAX_STATES, DEFAULT_ROLES, DEFAULT_SIMULATE_STATES, DEFAULT_THREADS, FlagError, Limits, Mode, Request,
@@ -256,25 +260,6 @@ impl Summary {
             verdict,
         }
     }
-}
-
-/// What the simulator makes of a counterexample's scenario file: the model
-/// abstracts time and the coordinator, so say whether the simulator shows
-/// the same failure within `sim_seeds` seeds.
-fn replay_counterexample(o: &PropertyFinding, sim_seeds: u64) -> Option<Replay> {
-    let f = o.file.as_ref()?;
-    if let Some(e) = &o.file_error {
-        return Some(Replay::LoadError(e.clone()));
-    }
-    let sc = neli_sim::Scenario::load(f);
-    let hit = sc.ok().and_then(|sc| {
-        (0..sim_seeds).find_map(|seed| crate::run(&sc, seed).violations.first().map(|v| (seed, v.to_string())))
-    });
-    Some(match hit {
-        Some((seed, v)) => Replay::Reproduced(seed, v),
-        None if sim_seeds == 0 => Replay::NotTried,
-        None => Replay::NotReproduced(sim_seeds),
-    })
 }
 
 fn slug(s: &str) -> String {

@@ -181,6 +181,9 @@ pub enum Replay {
     Reproduced(u64, String),
     /// Seeds `0..N` of the simulator pass.
     NotReproduced(u64),
+    /// No seed of `0..seeds` breaks the property's guarantee, but `seed`
+    /// breaks another rule, first with `violation`: not a reproduction.
+    OtherRule { seeds: u64, seed: u64, violation: String },
 }
 
 impl CheckReplay {
@@ -200,6 +203,12 @@ impl CheckReplay {
                 None,
                 None,
                 Some(format!("{} run {}", repro(), quote(file))),
+            ),
+            Replay::OtherRule { seeds, seed, violation } => (
+                format!("not reproduced by seeds 0..{seeds}: another rule fails"),
+                Some(*seed),
+                Some(violation.clone()),
+                Some(format!("{} run {} --seed {seed}", repro(), quote(file))),
             ),
         };
         CheckReplay { result, seed, violation, reproduce, class }
@@ -242,7 +251,9 @@ impl Check {
         let unreproduced = self
             .properties
             .iter()
-            .filter(|p| matches!(p.replay.as_ref().map(|r| &r.class), Some(Replay::NotReproduced(_))))
+            .filter(|p| {
+                matches!(p.replay.as_ref().map(|r| &r.class), Some(Replay::NotReproduced(_) | Replay::OtherRule { .. }))
+            })
             .count();
         if unreproduced > 0 {
             let _ =
@@ -382,6 +393,13 @@ impl CheckProperty {
                  differently, or a model/simulator mismatch): do not trust either until explained.\n          \
                  {prog} run {q}"
             ),
+            Replay::OtherRule { seeds, seed, violation } => writeln!(
+                o,
+                "replay    NOT REPRODUCED: no seed of 0..{seeds} breaks this property in the simulator;\n          \
+                 seed {seed} breaks another rule: {violation}\n          \
+                 The model's path and the simulator disagree on what fails: do not trust either until\n          \
+                 explained.\n          {prog} run {q} --seed {seed}"
+            ),
             Replay::LoadError(_) => Ok(()),
         };
     }
@@ -427,5 +445,26 @@ mod tests {
         assert!(j.contains(r#""kind":"sometimes","outcome":"never""#), "{j}");
         assert!(j.contains(r#""result":"not reproduced by seeds 0..20""#), "{j}");
         assert!(!j.contains("class"), "{j}");
+    }
+
+    #[test]
+    fn another_rule_failing_is_not_a_reproduction() {
+        let other = Replay::OtherRule { seeds: 20, seed: 3, violation: "rule send-time: m0 ...".into() };
+        let p = CheckProperty {
+            property: "at most one leader per role".into(),
+            kind: PropertyKind::Always,
+            outcome: PropertyOutcome::Violated,
+            path: Some("t=0 ...".into()),
+            scenario: Some("f.toml".into()),
+            path_file: None,
+            replay: Some(CheckReplay::of(other, "f.toml")),
+        };
+        let mut text = String::new();
+        p.write_replay(&mut text);
+        assert!(text.contains("replay    NOT REPRODUCED: no seed of 0..20 breaks this property"), "{text}");
+        assert!(text.contains("seed 3 breaks another rule: rule send-time"), "{text}");
+        assert!(text.contains("run f.toml --seed 3"), "{text}");
+        let j = serde_json::to_string(&p).unwrap();
+        assert!(j.contains(r#""result":"not reproduced by seeds 0..20: another rule fails","seed":3"#), "{j}");
     }
 }

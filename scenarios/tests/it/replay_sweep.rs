@@ -10,6 +10,8 @@
 //! build: `scripts/check-replays.sh` runs them (in `.ci/run`, after the gate).
 //! The rows the simulator cannot replay yet, and why, are in [`GAPS`].
 
+use neli_models::election::property;
+
 use crate::{lab, scratch, stdout};
 
 /// Runs `check` on one thread (the counterexample BFS finds first is then
@@ -28,21 +30,71 @@ fn check_finds(dir: &str, args: &str, sim_seeds: &str) -> (String, String) {
 }
 
 /// Asserts that `check` with `args` finds a violation and that the
-/// simulator reproduces every counterexample it prints.
+/// simulator reproduces every counterexample it prints as a break of the
+/// same guarantee, except the properties [`PROPERTY_GAPS`] lists for `row`:
+/// those must still be found and still not replay (a gap that closes is
+/// taken off the list).
 fn replays(row: &str, args: &str) {
     let (text, command) = check_finds(row, args, "20");
-    let violated = text.lines().filter(|l| l.starts_with("VIOLATED")).count();
-    let replays: Vec<&str> = text.lines().filter(|l| l.starts_with("replay ")).collect();
-    assert!(violated > 0 && replays.len() == violated, "{row}: one replay per counterexample:\n{text}");
-    for (line, file) in replays.iter().zip(text.lines().filter_map(|l| l.strip_prefix("scenario  "))) {
-        if !line.starts_with("replay    REPRODUCED") {
-            let scenario = std::fs::read_to_string(file.trim()).unwrap_or_else(|e| format!("({e})"));
-            panic!(
-                "{row}: a counterexample does not replay (`neli-lab {command}`):\n{line}\n--- {file}\n{scenario}\n--- check's output\n{text}"
-            );
+    let mut property = "";
+    let mut judged = 0;
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if let Some(p) = line.strip_prefix("VIOLATED  ") {
+            property = p.trim();
+        } else if line.starts_with("replay ") {
+            judged += 1;
+            let gap = PROPERTY_GAPS.iter().find(|(r, p, _)| *r == row && *p == property);
+            let reproduced = line.starts_with("replay    REPRODUCED");
+            match gap {
+                None if reproduced => {}
+                None => panic!(
+                    "{row}: the counterexample of \"{property}\" does not replay (`neli-lab {command}`):\n{line}\n{}\n--- check's output\n{text}",
+                    scenario_of(&text, property)
+                ),
+                Some(_) if reproduced => {
+                    panic!("{row}: \"{property}\" replays now: take it off PROPERTY_GAPS\n{text}")
+                }
+                // The other view must still fail, on another rule.
+                Some(_) => assert!(
+                    lines.next().is_some_and(|l| l.contains("breaks another rule")),
+                    "{row}: \"{property}\" is a listed gap, but the simulator breaks nothing:\n{text}"
+                ),
+            }
         }
     }
+    let violated = text.lines().filter(|l| l.starts_with("VIOLATED")).count();
+    assert!(violated > 0 && judged == violated, "{row}: one replay per counterexample:\n{text}");
+    for (r, p, why) in PROPERTY_GAPS.iter().filter(|(r, ..)| *r == row) {
+        assert!(!why.is_empty(), "{r}: a gap says why");
+        assert!(text.contains(&format!("VIOLATED  {p}")), "{row}: the listed gap \"{p}\" is no longer found:\n{text}");
+    }
 }
+
+/// The scenario file `check` wrote for `property`, with its text.
+fn scenario_of(text: &str, property: &str) -> String {
+    let block = text.split("VIOLATED  ").find(|b| b.starts_with(property)).unwrap_or_default();
+    let Some(file) = block.lines().find_map(|l| l.strip_prefix("scenario  ")) else {
+        return "(no scenario file)".into();
+    };
+    let body = std::fs::read_to_string(file.trim()).unwrap_or_else(|e| format!("({e})"));
+    format!("--- {file}\n{body}")
+}
+
+/// Counterexamples of a row whose overlap the simulator reproduces but not
+/// the property itself, each with the reason (scenarios/README.md,
+/// "Counterexamples that replay"): row, property, why.
+pub const PROPERTY_GAPS: &[(&str, &str, &str)] = &[
+    ("exclusive_classic_pause_without_proof", property::TOKENS, TOKENS_WHY),
+    ("exclusive_cooperative_pause_without_proof", property::TOKENS, TOKENS_WHY),
+    ("exclusive_classic_isolation_without_proof", property::RESOURCE, RESOURCE_WHY),
+    ("exclusive_cooperative_isolation_without_proof", property::RESOURCE, RESOURCE_WHY),
+];
+
+const TOKENS_WHY: &str = "in the model's tick the successor's heartbeat is written before the resumed leader's and read after it; \
+     in the simulator the resumed leader's heartbeat, sent as it resumes, lands first, so the tokens come in order";
+const RESOURCE_WHY: &str = "the model's downstream sees every leader's token in every state; in the simulator the cut-off leader \
+     writes only from its poll loop, which the translation stalls to keep it leading, so no write lands in the overlap";
 
 /// One row of the sweep: its name says mode, protocol, fault family and
 /// the unsafe setting; the flags are the smallest bounds that find it.
