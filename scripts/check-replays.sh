@@ -15,9 +15,9 @@ out=target/neli-lab/check-replays
 rm -rf "$out" && mkdir -p "$out"
 failed=0
 
-# Properties whose counterexample the simulator shows only as an overlap
-# at these bounds, with the reason (the sweep's PROPERTY_GAPS): a listed
-# one must still be printed NOT REPRODUCED with another rule broken.
+# Properties whose counterexample the simulator does not show at these
+# bounds (it shows the overlap only), with the reason (the sweep's
+# PROPERTY_GAPS); any other NOT REPRODUCED fails the row.
 gap_for() {
     case "$1|$2" in
         "classic-without-proof|tokens strictly increase per role")
@@ -38,7 +38,7 @@ row() {
     reproduced=$(grep -c '^replay    REPRODUCED' "$out/$name.txt" || true)
     while IFS= read -r property; do
         [ -n "$(gap_for "$name" "$property")" ] && gaps=$((gaps + 1)) || unexplained="$unexplained \"$property\""
-    done < <(awk '/^VIOLATED  /{p=substr($0, 11)} /^replay    NOT REPRODUCED/{getline n; if (n ~ /breaks another rule/) print p}' "$out/$name.txt")
+    done < <(awk '/^VIOLATED  /{p=substr($0, 11)} /^replay    NOT REPRODUCED/{print p}' "$out/$name.txt")
     if [ "$code" -ne 1 ] || [ "$violated" -eq 0 ] || [ "$violated" -ne $((reproduced + gaps)) ]; then
         echo "check-replays: $name FAILED (exit $code, $violated violated, $reproduced reproduced, $gaps listed gap(s)${unexplained:+, not replayed:$unexplained}): neli-lab check $*" >&2
         cat "$out/$name.txt" >&2

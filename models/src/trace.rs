@@ -330,7 +330,8 @@ impl Timeline<'_> {
                 self.open.push((action, t, self.target(s, m), None))
             }
             Resume(_) if self.skip_resume.contains(&k) => {}
-            Resume(m) | Restart(m) | Heal(m) | HeartbeatsHeal(m) => self.heal(action, m, t),
+            Resume(m) => self.heal(action, m, t, self.resume_lag(k, m)),
+            Restart(m) | Heal(m) | HeartbeatsHeal(m) => self.heal(action, m, t, Dur(0)),
             ClockFast(m) => {
                 self.scenario.push_fault(at, Fault::ClockStep { target: self.target(s, m), by: ticks(c, 1) })
             }
@@ -466,11 +467,15 @@ impl Timeline<'_> {
     /// A pause of member `m` at step `k` right after its assignment
     /// ([`Self::right_after_assignment`]), aimed at the moment its proof is
     /// accepted, not at a time, and written with the resume that ends it.
+    /// Without the proof there is no such moment (a fault aimed at it would
+    /// never start): the pause is aimed at the assignment, with which the
+    /// member sends its heartbeat.
     fn pause_at_proof(&mut self, k: usize, m: u8, t: u64) {
         let (c, steps) = (self.cfg, self.steps);
         let resume = steps[k..].iter().position(|(_, a)| *a == Some(ElectionAction::Resume(m))).map(|i| k + i);
         let until = resume.map_or(self.end + 1, |i| u64::from(steps[i].0.now));
-        let length = ticks(c, (until - t).max(1));
+        let lag = resume.map_or(Dur(0), |i| self.resume_lag(i, m));
+        let length = Dur(ticks(c, (until - t).max(1)).0 + lag.0);
         let member = Target::Member(u32::from(self.sim[m as usize]));
         self.scenario.push_fault(ticks(c, t), Fault::Pause { target: member, duration: length });
         // The model's client hears of its eviction only when it
@@ -482,17 +487,38 @@ impl Timeline<'_> {
         self.scenario.cluster.brokers = 2;
         self.scenario.cluster.partition_leader = BrokerId(1);
         self.scenario.push_fault(ticks(c, t), Fault::IsolateCoordinator { target: member, duration: cut });
+        let moment = if c.membership_proof { Trigger::ProofAccepted } else { Trigger::Assigned };
         for f in self.scenario.faults.iter_mut().rev().take(2) {
-            f.get_mut().on = Some(Trigger::ProofAccepted);
+            f.get_mut().on = Some(moment);
         }
         if let Some(i) = resume {
             self.skip_resume.push(i);
         }
     }
 
+    /// How much later than its tick the resume of member `m` at step `i`
+    /// comes in the simulator: a fifth of a tick where another member took
+    /// a role earlier in the same model tick, so that the resumed member
+    /// acts after that acquisition there too (the simulator's takes tens of
+    /// milliseconds into the tick; the order decides which token comes
+    /// first), and nothing otherwise.
+    fn resume_lag(&self, i: usize, m: u8) -> Dur {
+        let steps = self.steps;
+        let now = steps[i].0.now;
+        let first = steps[..i].iter().rposition(|(s, _)| s.now != now).map_or(0, |j| j + 1);
+        let took = |j: usize| {
+            (0..self.cfg.roles).any(|r| {
+                let before = steps[j].0.leaders(r);
+                steps[j + 1].0.leaders(r).iter().any(|(key, _)| key.0 != m && !before.iter().any(|(b, _)| b == key))
+            })
+        };
+        if (first..i).any(took) { Dur((self.cfg.tick_ms / 5).max(1) as i64) } else { Dur(0) }
+    }
+
     /// `healing` (a resume, restart or heal of member `m` at tick `t`) ends
-    /// the open fault it matches.
-    fn heal(&mut self, healing: ElectionAction, m: u8, t: u64) {
+    /// the open fault it matches; a pause lasts `lag` longer
+    /// ([`Self::resume_lag`]).
+    fn heal(&mut self, healing: ElectionAction, m: u8, t: u64, lag: Dur) {
         use ElectionAction::*;
         let opener = |a: &ElectionAction| match (a, healing) {
             (Pause(x), Resume(_))
@@ -503,7 +529,10 @@ impl Timeline<'_> {
         };
         if let Some(i) = self.open.iter().position(|(a, ..)| opener(a)) {
             let (a, since, who, aim) = self.open.remove(i);
-            let fault = self.lasting(&a, who, t - since);
+            let mut fault = self.lasting(&a, who, t - since);
+            if let Fault::Pause { duration, .. } = &mut fault {
+                duration.0 += lag.0;
+            }
             let aim = aim.unwrap_or(Aim { at: ticks(self.cfg, since), on: None });
             if let Fault::Pause { duration, .. } = fault {
                 self.resumed[m as usize] = Some((aim, duration));

@@ -71,3 +71,57 @@ fn a_pause_right_after_an_assignment_is_aimed_at_the_proof() {
     assert_eq!(faults.len(), 1, "{faults:?}");
     assert_eq!(faults[0].on, None);
 }
+
+/// The same pause in a model without the membership proof: no proof is
+/// sent, so the pause is aimed at the assignment, with which the member
+/// sends its heartbeat; aimed at a proof it would never start, and the
+/// simulator refuses such a file (scenarios/FORMAT.md, `on`).
+#[test]
+fn without_the_proof_a_pause_right_after_an_assignment_is_aimed_at_the_assignment() {
+    use neli_models::election::ElectionAction::*;
+    use neli_sim::scenario::Trigger;
+    use stateright::Model;
+    let mut cfg = small(Faults { pauses: 1, ..Faults::default() });
+    cfg.membership_proof = false;
+    let model = cfg.into_model();
+    let init = model.init_states().remove(0);
+    let actions = [Sync { deal: 0 }, Poll(0), Pause(0), Poll(1), Tick { slow: None }, Tick { slow: None }, Resume(0)];
+    let path = stateright::Path::from_actions(&model, init, &actions).expect("the model enables these steps");
+    let replay = counterexample_to_scenario(&model, "aimed", &path);
+    let on: Vec<_> = replay.scenario.timed_faults().map(|f| f.on).collect();
+    assert_eq!(on, vec![Some(Trigger::Assigned); 2]);
+    let text = replay.scenario.to_toml(&replay.notes).expect("writable");
+    neli_sim::Scenario::parse(&text, "aimed.toml").expect("the simulator accepts it");
+}
+
+/// The model's tick orders its steps; the simulator's tick lasts
+/// milliseconds. A member that resumes in the tick in which another member
+/// took the role, after it, resumes a fifth of a tick later in the
+/// scenario, so that it acts after that acquisition there too (which of the
+/// two tokens comes first decides "tokens strictly increase per role").
+/// One that resumes in a tick where nobody took a role resumes on the tick.
+#[test]
+fn a_resume_after_another_members_acquisition_in_its_tick_comes_after_it() {
+    use neli_models::election::ElectionAction::*;
+    use neli_sim::scenario::Fault;
+    use stateright::Model;
+    let mut cfg = small(Faults { pauses: 1, ..Faults::default() });
+    cfg.membership_proof = false;
+    let model = cfg.into_model();
+    let pause = |actions: &[neli_models::election::ElectionAction]| {
+        let init = model.init_states().remove(0);
+        let path = stateright::Path::from_actions(&model, init, actions).expect("the model enables these steps");
+        let replay = counterexample_to_scenario(&model, "lag", &path);
+        let faults: Vec<_> = replay.scenario.timed_faults().cloned().collect();
+        faults.into_iter().find_map(|f| match f.fault {
+            Fault::Pause { duration, .. } => Some(duration),
+            _ => None,
+        })
+    };
+    let tick = Tick { slow: None };
+    let before = [Sync { deal: 0 }, Poll(0), Poll(1), Pause(0), tick, tick, tick, tick, Poll(1), Sync { deal: 0 }];
+    let after_acquisition = [&before[..], &[Poll(1), Read(1, 0), Resume(0)]].concat();
+    let without = [&before[..], &[Poll(1), Resume(0)]].concat();
+    assert_eq!(pause(&after_acquisition), Some(Dur(4 * 500 + 100)), "m1 took the role before m0 resumed");
+    assert_eq!(pause(&without), Some(Dur(4 * 500)), "nobody took the role in m0's last tick");
+}

@@ -708,7 +708,18 @@ impl Scenario {
         }
         let mut s = self.clone();
         match layer {
-            Layer::MembershipProof => s.election.membership_proof = false,
+            Layer::MembershipProof => {
+                s.election.membership_proof = false;
+                // No proof is sent any more: a fault aimed at one's
+                // acceptance is aimed at the assignment, with which the
+                // member sends its heartbeat (scenarios/FORMAT.md, `on`).
+                for f in &mut s.faults {
+                    let f = f.get_mut();
+                    if f.on == Some(Trigger::ProofAccepted) {
+                        f.on = Some(Trigger::Assigned);
+                    }
+                }
+            }
             Layer::ClientSessionExpiry => s.election.client_session_expiry = false,
             Layer::CommitGenerationCheck => s.cluster.commit_generation_check = false,
         }

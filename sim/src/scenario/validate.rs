@@ -279,6 +279,12 @@ impl Scenario {
                 f.at, self.duration
             ));
         }
+        if f.on == Some(Trigger::ProofAccepted) && !e.membership_proof {
+            return Err(format!(
+                "faults.on = \"{}\": membership_proof = false, so no proof is ever sent and the fault would never start; aim it at \"assigned\" (the member's heartbeat is sent as it is assigned)",
+                Trigger::ProofAccepted
+            ));
+        }
         for (field, host) in f.fault.hosts() {
             match host {
                 Host::Member(i) if i >= e.members => {

@@ -336,3 +336,24 @@ fn dealt_and_acquired_triggers_fire_at_their_moments() {
     let (acquired, fired) = (secs("m0 Acquired role=0"), secs("sim m0: acquired"));
     assert!(fired >= acquired && fired <= acquired + 0.01, "acquired at {acquired}, fired at {fired}");
 }
+
+/// Without the membership proof no proof is ever accepted: a fault aimed
+/// at that moment would silently never start, so the file is refused with
+/// what to write instead; and the run ablated of the proof aims it at the
+/// assignment, so the ablation still plays the fault (scenarios/FORMAT.md,
+/// `on`).
+#[test]
+fn a_fault_aimed_at_a_proof_that_is_never_sent_is_refused_or_aimed_at_the_assignment() {
+    let text = include_str!("scenarios/triggered-pause.toml");
+    let off = text.replace("session_timeout = \"3s\"", "session_timeout = \"3s\"\nmembership_proof = false");
+    let e = neli_sim::Scenario::parse(&off, "no-proof.toml").expect_err("refused").to_string();
+    assert!(e.contains("no-proof.toml") && e.contains("faults.on = \"proof-accepted\""), "{e}");
+    assert!(e.contains("membership_proof = false") && e.contains("\"assigned\""), "{e}");
+    let ablated = scenario(text).without(neli_sim::scenario::Layer::MembershipProof).expect("the proof is on");
+    let on: Vec<_> = ablated.timed_faults().map(|f| f.on).collect();
+    assert_eq!(on, vec![Some(neli_sim::scenario::Trigger::Assigned)]);
+    let back = neli_sim::Scenario::parse(&ablated.to_toml(&[]).expect("writable"), "ablated.toml");
+    assert!(back.is_ok(), "the ablated scenario reads back: {back:?}");
+    let r = neli_sim::run_scenario(&ablated, 3);
+    assert!(r.trace.iter().any(|l| l.contains("sim pause m0 for 500ms")), "the ablated run plays the pause");
+}
