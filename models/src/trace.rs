@@ -248,7 +248,11 @@ fn settings(c: &ElectionModelCfg) -> ElectionSpec {
         app_work: Some(Dur((c.tick_ms / 2).max(1) as i64)),
         app_asks_at_lease_end: false,
         app_loop: Default::default(),
-        revoked_work: None,
+        // The model's member polls its `Revoked` callback in one step and
+        // hands the partition back at once; the simulator's application
+        // would finish work for 250 ms first (FORMAT.md, `revoked_work`),
+        // while the successor's eager rebalance waits for it.
+        revoked_work: Some(Dur(0)),
         unchecked: None,
     }
 }

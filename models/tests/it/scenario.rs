@@ -90,6 +90,8 @@ fn without_the_proof_a_pause_right_after_an_assignment_is_aimed_at_the_assignmen
     let replay = counterexample_to_scenario(&model, "aimed", &path);
     let on: Vec<_> = replay.scenario.timed_faults().map(|f| f.on).collect();
     assert_eq!(on, vec![Some(Trigger::Assigned); 2]);
+    // The model's member hands a revoked partition back in one step.
+    assert_eq!(replay.scenario.election.revoked_work, Some(Dur(0)));
     let text = replay.scenario.to_toml(&replay.notes).expect("writable");
     neli_sim::Scenario::parse(&text, "aimed.toml").expect("the simulator accepts it");
 }
