@@ -127,15 +127,22 @@ fn a_check_counterexample_reruns_outside_the_repository() {
     let o = in_dir(c, &dir, Some("scenarios"));
     let out = text(&o);
     assert_eq!(o.status.code(), Some(1), "{out}");
-    let reproduced = lines_after(&out, "REPRODUCED by the simulator with seed ");
-    let rule = first_rule(reproduced.first().unwrap_or_else(|| panic!("the simulator reproduces it:\n{out}")));
-    let lines: Vec<&str> = out.lines().map(str::trim).filter(|l| l.contains(" run found/check-")).collect();
-    assert!(!lines.is_empty(), "a reproduction line:\n{out}");
-    for line in lines {
-        let line = line.rsplit_once(": ").map_or(line, |(_, l)| l);
-        assert!(line.starts_with("NELI_LAB_SCENARIOS=scenarios "), "{line}");
-        reruns(&dir, line, &rule);
+    // Each replay line says what the simulator broke ("overlap", "rule
+    // send-time", ...); the command under it breaks the same, run anew.
+    let mut reproductions = 0;
+    let mut lines = out.lines().map(str::trim);
+    while let Some(l) = lines.next() {
+        let Some(said) = l.strip_prefix("replay    REPRODUCED by the simulator with seed ") else { continue };
+        let class = said.split(": ").nth(1).expect("seed N: what broke: ...");
+        let line = lines.next().expect("the reproduction line under it");
+        assert!(line.starts_with("NELI_LAB_SCENARIOS=scenarios ") && line.contains(" run found/check-"), "{line}");
+        let mut sh = Command::new("sh");
+        sh.args(["-c", line]);
+        let again = text(&in_dir(sh, &dir, None));
+        assert!(again.contains(&format!("violation {class}: ")), "`{line}` breaks {class} again:\n{again}");
+        reproductions += 1;
     }
+    assert!(reproductions > 0, "the simulator reproduces it:\n{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
