@@ -491,7 +491,7 @@ impl Timeline<'_> {
         self.scenario.cluster.brokers = 2;
         self.scenario.cluster.partition_leader = BrokerId(1);
         self.scenario.push_fault(ticks(c, t), Fault::IsolateCoordinator { target: member, duration: cut });
-        let moment = if c.membership_proof { Trigger::ProofAccepted } else { Trigger::Assigned };
+        let moment = Trigger::in_the_group(c.membership_proof);
         for f in self.scenario.faults.iter_mut().rev().take(2) {
             f.get_mut().on = Some(moment);
         }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use neli::core::{Heartbeat, Member, Output};
-use neli::{Event, Time};
+use neli::{Event, Stamp, Time};
 
 use super::state::{Callback, ElectionState, Msg, UNKNOWN_LOG};
 use super::{ElectionModel, GroupProtocol};
@@ -25,7 +25,13 @@ impl ElectionModel {
         };
         let core = Arc::make_mut(&mut shared);
         core.rename(self.name(key));
+        let ended: Vec<(u32, Stamp)> =
+            core.leading_roles().filter(|(_, l)| !l.is_live_at(now)).map(|(r, l)| (r, l.stamp())).collect();
         f(core, now);
+        // An ended term stays ended, whatever input comes next: evidence or
+        // a proof read after the end must not revive it under its token
+        // (docs/background.md, "Protocol semantics").
+        s.term_revived |= ended.iter().any(|&(role, stamp)| core.lease(role, now).is_some_and(|l| l.stamp() == stamp));
         while let Some(output) = core.poll_output() {
             match output {
                 Output::Produce { partition, payload } => {

@@ -233,6 +233,7 @@ impl Model for ElectionModel {
             proof_cap_broken: false,
             handover: false,
             token_misreported: false,
+            term_revived: false,
             calm_leaderless: vec![0; c.roles as usize],
         }]
     }

@@ -18,6 +18,7 @@ pub const RESOURCE: &str = "resource never sees an older token after a newer one
 pub const SEND_TIME: &str = "send-time: a lease ends by its newest own heartbeat read + T";
 pub const PROOF_CAP: &str = "membership-proof: a lease ends by its newest accepted proof's send time + T";
 pub const TOKEN_REPORTED: &str = "a leader reports the token it acquired";
+pub const ENDED: &str = "an ended lease stays ended";
 pub const LIVENESS: &str = "a leader within the liveness bound once faults heal";
 pub const ELECTED: &str = "a leader is elected";
 pub const HANDOVER: &str = "a handover happens";
@@ -69,6 +70,7 @@ pub const PROPERTIES: &[PropertyInfo] = &[
     PropertyInfo::new(SEND_TIME, Expectation::Always),
     PropertyInfo::new(PROOF_CAP, Expectation::Always),
     PropertyInfo::new(TOKEN_REPORTED, Expectation::Always),
+    PropertyInfo::new(ENDED, Expectation::Always),
     PropertyInfo::new(LIVENESS, Expectation::Always),
     PropertyInfo { vacuity_witness: true, ..PropertyInfo::new(ELECTED, Expectation::Sometimes) },
     PropertyInfo::new(HANDOVER, Expectation::Sometimes),
@@ -111,6 +113,7 @@ pub(super) fn properties() -> Vec<Property<ElectionModel>> {
         // the core handed out with `Acquired`: the other monitors read
         // tokens from events, so a wrong answer there would go unseen.
         Property::always(TOKEN_REPORTED, |_, s: &ElectionState| !s.token_misreported),
+        Property::always(ENDED, |_, s: &ElectionState| !s.term_revived),
         Property::always(LIVENESS, |m: &ElectionModel, s: &ElectionState| {
             s.calm_leaderless.iter().all(|c| *c <= m.cfg.liveness_bound())
         }),

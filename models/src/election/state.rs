@@ -237,6 +237,9 @@ pub struct ElectionState {
     /// Right after an acquisition, the core's `token(role)` was not the
     /// token of its `Acquired` event.
     pub token_misreported: bool,
+    /// A member led a role again with the token of a term whose lease had
+    /// ended before the step's input arrived.
+    pub term_revived: bool,
     /// Per role: consecutive ticks, all faults healed, without a leader.
     pub calm_leaderless: Vec<u8>,
 }

@@ -18,7 +18,7 @@ use stateright::{Checker, HasDiscoveries, Model, Path};
 
 /// The property names, as the model exports them.
 pub use neli_models::property::{
-    ELECTED, HANDOVER, LIVENESS, ONE_LEADER, OWN_TOKENS, PROOF_CAP, RESOURCE, SEND_TIME, TOKEN_REPORTED, TOKENS,
+    ELECTED, ENDED, HANDOVER, LIVENESS, ONE_LEADER, OWN_TOKENS, PROOF_CAP, RESOURCE, SEND_TIME, TOKEN_REPORTED, TOKENS,
 };
 
 /// The test bounds: 2 members, `T` = 2, `S` = 4, 8 ticks (small enough for a

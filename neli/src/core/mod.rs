@@ -411,6 +411,7 @@ impl Member {
         if self.closed {
             return;
         }
+        self.fence_lapsed(now);
         let any = self.cfg.any_record_counts();
         let hb = match Heartbeat::decode(&record.payload) {
             Ok(hb) => Some(hb),
@@ -503,6 +504,7 @@ impl Member {
         if self.closed || Some(generation) != self.generation {
             return;
         }
+        self.fence_lapsed(now);
         if accepted {
             let until = sent_at + self.cfg.heartbeat_timeout;
             if self.membership_until.is_none_or(|u| u < until) {
@@ -527,6 +529,7 @@ impl Member {
         if self.closed {
             return;
         }
+        self.fence_lapsed(now);
         if self.next_heartbeat.is_some_and(|t| t <= now) {
             self.send_heartbeats(now);
         }
@@ -536,41 +539,50 @@ impl Member {
             !proof || (membership_until.is_some_and(|u| u > now) && membership_sent.is_some_and(|s| s >= read_at))
         };
         for (role, state) in self.roles.iter_mut() {
-            match *state {
-                RoleState::Leader { token, heartbeat_until } => {
-                    let until = bound(self.cfg.membership_proof, self.membership_until, heartbeat_until);
-                    if !(Term { token, until }).is_live_at(now) {
-                        *state = RoleState::Candidate { eligible_at: now, evidence: None };
-                        self.fence_causes.push_back(FenceCause::LeaseExpired);
-                        self.outputs.push_back(Output::Event(Event::Fenced { role: *role }));
-                    }
+            let RoleState::Candidate { eligible_at, evidence: Some(Evidence { lease, first_read }) } = *state else {
+                continue;
+            };
+            if !lease.is_live_at(now) {
+                *state = RoleState::Candidate { eligible_at, evidence: None };
+            } else if eligible_at <= now && membership_ok(first_read) {
+                let token = lease.token;
+                if self.last_token.get(role).is_some_and(|last| *last >= token) {
+                    // Own current-term evidence at or below a token
+                    // this member led with: its position went back,
+                    // so the log restarted under it (a broker lost
+                    // its data, an unclean leader election truncated
+                    // it). Skipping such evidence left the role
+                    // leaderless until the new offsets passed the old
+                    // token (scenario log-loss-mid-term: 20 s at
+                    // T = 1 s, days at production offsets). Tokens
+                    // restart instead, in a new log epoch the driver
+                    // reports (neli/KAFKA.md, "Fencing tokens after a
+                    // broker lost its log").
+                    self.last_token.clear();
+                    self.log_epoch += 1;
                 }
-                RoleState::Candidate { eligible_at, evidence: Some(Evidence { lease, first_read }) } => {
-                    if !lease.is_live_at(now) {
-                        *state = RoleState::Candidate { eligible_at, evidence: None };
-                    } else if eligible_at <= now && membership_ok(first_read) {
-                        let token = lease.token;
-                        if self.last_token.get(role).is_some_and(|last| *last >= token) {
-                            // Own current-term evidence at or below a token
-                            // this member led with: its position went back,
-                            // so the log restarted under it (a broker lost
-                            // its data, an unclean leader election truncated
-                            // it). Skipping such evidence left the role
-                            // leaderless until the new offsets passed the old
-                            // token (scenario log-loss-mid-term: 20 s at
-                            // T = 1 s, days at production offsets). Tokens
-                            // restart instead, in a new log epoch the driver
-                            // reports (neli/KAFKA.md, "Fencing tokens after a
-                            // broker lost its log").
-                            self.last_token.clear();
-                            self.log_epoch += 1;
-                        }
-                        self.last_token.insert(*role, token);
-                        *state = RoleState::Leader { token, heartbeat_until: lease.until };
-                        self.outputs.push_back(Output::Event(Event::Acquired { role: *role, token }));
-                    }
+                self.last_token.insert(*role, token);
+                *state = RoleState::Leader { token, heartbeat_until: lease.until };
+                self.outputs.push_back(Output::Event(Event::Acquired { role: *role, token }));
+            }
+        }
+    }
+
+    /// Fences every leader whose lease ended by `now`, before any input can
+    /// extend it: fresh evidence or a newer proof read after the end must
+    /// not revive the term under its old token, because its successor may
+    /// already lead (docs/background.md, "Protocol semantics": a lease is
+    /// over at its end). A process that stalled past its lease learns of
+    /// the end only from its next input, so every input starts here.
+    fn fence_lapsed(&mut self, now: Time) {
+        for (role, state) in self.roles.iter_mut() {
+            if let RoleState::Leader { token, heartbeat_until } = *state {
+                let until = bound(self.cfg.membership_proof, self.membership_until, heartbeat_until);
+                if !(Term { token, until }).is_live_at(now) {
+                    *state = RoleState::Candidate { eligible_at: now, evidence: None };
+                    self.fence_causes.push_back(FenceCause::LeaseExpired);
+                    self.outputs.push_back(Output::Event(Event::Fenced { role: *role }));
                 }
-                _ => {}
             }
         }
     }

@@ -145,6 +145,45 @@ fn buffered_own_heartbeats_do_not_revive_a_paused_leader() {
 }
 
 #[test]
+fn a_lease_that_ended_in_a_stall_is_not_revived_by_heartbeats_read_after_it() {
+    // docs/background.md, "Protocol semantics": a lease is over at its end.
+    // The loop stalls from 300 ms to 1100 ms with the heartbeat sent at
+    // 250 ms unread: the lease ended at 1000 ms (the heartbeat read at 5 ms
+    // + T), and that heartbeat, still fresh, must not bring it back.
+    let mut l = elected();
+    l.tick(ms(250));
+    let unread = std::mem::take(&mut l.log);
+    for r in &unread {
+        l.member.handle_record(ms(1100), r);
+    }
+    l.drain(ms(1100));
+    let events = l.take_events();
+    assert_eq!(events.first(), Some(&Event::Fenced { role: 0 }), "the ended term is fenced first: {events:?}");
+    assert_ne!(l.member.token(0, ms(1100)), Some(Token(0)), "the ended term's token 0 leads again: {events:?}");
+    let again = events.iter().find_map(|e| match e {
+        Event::Acquired { token, .. } => Some(*token),
+        _ => None,
+    });
+    assert!(again.is_none_or(|t| t > Token(0)), "a new term has a new token: {events:?}");
+}
+
+#[test]
+fn a_lease_that_ended_with_its_proof_is_not_revived_by_a_later_proof() {
+    // The coordinator is cut off from 0 ms: heartbeats still come back, the
+    // lease ends with the last accepted proof (sent at 0 ms) + T. A proof
+    // accepted afterwards starts nothing under the old token.
+    let mut l = elected();
+    l.coordinator_reachable = false;
+    l.run_healthy(ms(250), ms(750), 250);
+    assert!(l.take_events().is_empty());
+    // The loop next runs at 1100 ms, when a proof sent at 1050 ms comes back.
+    l.member.handle_membership(ms(1100), 1, ms(1050), true);
+    l.drain(ms(1100));
+    assert_eq!(l.take_events(), vec![Event::Fenced { role: 0 }]);
+    assert!(!l.member.is_leader(0, ms(1100)), "the term ended at 1000 ms");
+}
+
+#[test]
 fn receipt_time_variant_is_revived_by_buffered_heartbeats() {
     // The broken goNELI behaviour, kept for the harness to catch.
     let mut cfg = CoreConfig::exclusive("me", dur(1000));

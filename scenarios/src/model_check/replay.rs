@@ -34,6 +34,9 @@ pub fn same_guarantee(property: &str, rule: &Rule) -> bool {
         // The simulator sees a wrong token through the application's
         // events and handles.
         p::TOKEN_REPORTED => matches!(rule, Rule::IllFormedEvents | Rule::HandlesAgree | Rule::ToldWithoutLease),
+        // The simulator sees a revived term in the heartbeat that claims it
+        // after its lease ended.
+        p::ENDED => matches!(rule, Rule::HeartbeatLease),
         p::LIVENESS => matches!(rule, Rule::LeaderElected | Rule::Expect(Bound::MaxGap | Bound::MaxFailover)),
         _ => false,
     }
@@ -84,6 +87,7 @@ mod tests {
             Rule::SendTime,
             Rule::MembershipProof,
             Rule::IllFormedEvents,
+            Rule::HeartbeatLease,
             Rule::LeaderElected,
         ];
         for info in p::PROPERTIES.iter().filter(|i| i.expectation == p::Expectation::Always) {

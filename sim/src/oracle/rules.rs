@@ -214,7 +214,7 @@ struct LeaseClaim<'a> {
     p: u32,
     /// The claim's instant, as violation texts print it.
     at: String,
-    /// Not claimed at the last pulse: a new term.
+    /// Not claimed at the last pulse, or under another token: a new term.
     acquired: bool,
 }
 
@@ -289,8 +289,12 @@ impl<'a> Replay<'a> {
             if before == Some((lease.token.0, lease.until.as_millis())) {
                 continue;
             }
-            // A lease that was not claimed at the last pulse is a new term.
-            let acquired = before.is_none();
+            // A lease that was not claimed at the last pulse is a new term,
+            // and so is one under another token: the core changes a
+            // leader's token only by fencing the ended term and acquiring
+            // again, which one pulse can do (docs/background.md, "Protocol
+            // semantics": a lease is over at its end).
+            let acquired = before.is_none_or(|(token, _)| token != lease.token.0);
             k.terms += u64::from(acquired);
             let p = role % self.bounds.partitions;
             let l = LeaseClaim { m, role, lease, claim: c, p, at: secs(c.at), acquired };
@@ -516,21 +520,22 @@ fn membership_proof(
 }
 
 /// Rule `token-order`: a member's own tokens for a role strictly increase
-/// from term to term, and stay put within one. Across a lost log they may
-/// restart, but only loudly: with the member's own published log epoch
-/// higher than at its last token.
+/// from term to term (a published token that changes starts a new term, so
+/// one that goes down is caught here). Across a lost log they may restart,
+/// but only loudly: with the member's own published log epoch higher than
+/// at its last token.
 fn token_order(l: &LeaseClaim<'_>, k: &Knows, found: &mut Found) {
     let (m, role, at, token, log_epoch) = (l.m, l.role, &l.at, l.lease.token.0, l.claim.log_epoch);
-    if let Some(&(last, epoch)) = k.last_token.get(&role) {
-        let wrong = if l.acquired { token <= last && log_epoch <= epoch } else { token != last };
-        if wrong {
-            found.add(Rule::TokenOrder, l.m, Some(l.claim.at), || {
-                let what = if l.acquired { "a new term" } else { "the same lease" };
-                format!(
-                    "{m}'s token for role {role} went from {last} (log epoch {epoch}) to {token} (log epoch {log_epoch}) at {at} for {what}: a member's tokens only increase, so downstream never takes its new term for a stale one"
-                )
-            });
-        }
+    if let Some(&(last, epoch)) = k.last_token.get(&role)
+        && l.acquired
+        && token <= last
+        && log_epoch <= epoch
+    {
+        found.add(Rule::TokenOrder, l.m, Some(l.claim.at), || {
+            format!(
+                "{m}'s token for role {role} went from {last} (log epoch {epoch}) to {token} (log epoch {log_epoch}) at {at} for a new term: a member's tokens only increase, so downstream never takes its new term for a stale one"
+            )
+        });
     }
 }
 

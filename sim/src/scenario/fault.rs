@@ -273,6 +273,33 @@ pub enum Trigger {
     Acquired,
 }
 
+impl Trigger {
+    /// The first moment after an assignment at which the member has shown
+    /// the coordinator it is in the group: the acceptance of its proof, or,
+    /// without the membership proof, [`Trigger::without_proof`] of it.
+    ///
+    /// ```
+    /// use neli_sim::scenario::Trigger;
+    ///
+    /// assert_eq!(Trigger::in_the_group(true), Trigger::ProofAccepted);
+    /// assert_eq!(Trigger::in_the_group(false), Trigger::Assigned);
+    /// ```
+    pub fn in_the_group(membership_proof: bool) -> Trigger {
+        if membership_proof { Trigger::ProofAccepted } else { Trigger::ProofAccepted.without_proof() }
+    }
+
+    /// This moment in a run without the membership proof. No proof is sent
+    /// then, so `proof-accepted` never comes: it becomes the assignment,
+    /// with which the member sends its heartbeat (scenarios/FORMAT.md,
+    /// `on`). Every other moment stays.
+    pub fn without_proof(self) -> Trigger {
+        match self {
+            Trigger::ProofAccepted => Trigger::Assigned,
+            other => other,
+        }
+    }
+}
+
 impl fmt::Display for Trigger {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

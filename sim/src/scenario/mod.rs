@@ -715,9 +715,7 @@ impl Scenario {
                 // member sends its heartbeat (scenarios/FORMAT.md, `on`).
                 for f in &mut s.faults {
                     let f = f.get_mut();
-                    if f.on == Some(Trigger::ProofAccepted) {
-                        f.on = Some(Trigger::Assigned);
-                    }
+                    f.on = f.on.map(Trigger::without_proof);
                 }
             }
             Layer::ClientSessionExpiry => s.election.client_session_expiry = false,

@@ -279,10 +279,13 @@ impl Scenario {
                 f.at, self.duration
             ));
         }
-        if f.on == Some(Trigger::ProofAccepted) && !e.membership_proof {
+        if let Some(on) = f.on
+            && !e.membership_proof
+            && on.without_proof() != on
+        {
             return Err(format!(
-                "faults.on = \"{}\": membership_proof = false, so no proof is ever sent and the fault would never start; aim it at \"assigned\" (the member's heartbeat is sent as it is assigned)",
-                Trigger::ProofAccepted
+                "faults.on = \"{on}\": membership_proof = false, so no proof is ever sent and the fault would never start; aim it at \"{}\" (the member's heartbeat is sent as it is assigned)",
+                on.without_proof()
             ));
         }
         for (field, host) in f.fault.hosts() {

@@ -4,6 +4,7 @@
 //! (every hazard has one). Each story is a file under `scenarios/`, so a
 //! failure replays with the `run` example.
 
+use neli_sim::scenario::FaultKind;
 use neli_sim::{Bound, Rule};
 
 use crate::{assert_flagged, assert_survives, scenario};
@@ -143,6 +144,33 @@ fn drops_a_poll_stall_and_a_broker_restart_never_give_two_leaders() {
             "the stall outlived max.poll.interval.ms"
         );
     }
+}
+
+// Hazard 5, a stall across the lease's end. Proves that a lease that ended
+// while the poll loop stalled stays ended: when the loop runs again it reads
+// the heartbeats it sent before the stall, still fresh, and the core must
+// fence the ended term before they count, so no heartbeat claims it
+// afterwards (rule heartbeat-lease) and any new term has a new token
+// (docs/background.md, "Protocol semantics": a lease is over at its end).
+// Before the core fenced first, seeds 0, 2, 10, 11 and 17 broke it.
+#[test]
+fn a_lease_that_ends_in_a_poll_stall_stays_ended() {
+    let s = scenario(include_str!("scenarios/lease-ends-in-a-stall.toml"));
+    let secs = |l: &str| l.split_whitespace().next().and_then(|t| t.trim_end_matches('s').parse::<f64>().ok());
+    let mut fenced_at_resume = 0;
+    for seed in 0..20 {
+        let r = assert_survives(&s, seed);
+        let stall = r.faults.iter().find(|f| f.kind == FaultKind::StallPoll).expect("the stall was played");
+        // The story happened: the lease ended inside the stall, so the
+        // member learns of it only when its loop runs again.
+        let resumed = stall.end as f64 / 1000.0;
+        fenced_at_resume += usize::from(
+            r.trace
+                .iter()
+                .any(|l| l.contains(" m0 Fenced role=") && secs(l).is_some_and(|t| (t - resumed).abs() < 0.0005)),
+        );
+    }
+    assert!(fenced_at_resume >= 3, "the lease ended inside the stall in only {fenced_at_resume} of 20 seeds");
 }
 
 // Hazard 5, the broker's side. Proves that after a restart without its data
