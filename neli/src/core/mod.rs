@@ -312,6 +312,7 @@ impl Member {
         if self.closed || self.resigned_through.is_some_and(|g| generation <= g) {
             return;
         }
+        self.fence_lapsed(now);
         if self.generation != Some(generation) && !self.cfg.incremental {
             // Eager: every member gave everything back before this
             // generation, so membership proven for an older one says nothing
@@ -380,7 +381,10 @@ impl Member {
     /// Gives up the roles of `partitions`: leaders get `Revoked`, or
     /// `Fenced` with `fenced`'s cause.
     fn release(&mut self, now: Time, partitions: &[u32], fenced: Option<FenceCause>) {
-        self.clamp(now);
+        // A term that already ended is fenced, not revoked: there is no
+        // orderly handover of a lease that is over.
+        let now = self.clamp(now);
+        self.fence_lapsed(now);
         for p in partitions {
             self.assigned.remove(p);
         }

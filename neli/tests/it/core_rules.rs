@@ -184,6 +184,23 @@ fn a_lease_that_ended_with_its_proof_is_not_revived_by_a_later_proof() {
 }
 
 #[test]
+fn a_partition_taken_from_a_leader_whose_lease_already_ended_is_a_fence() {
+    // The loop stalled past the lease's end (1000 ms) and the next thing it
+    // hears is the revocation: the term is over, so there is no orderly
+    // handover to run (docs/background.md, "Protocol semantics").
+    for take in [Member::handle_revoked, Member::handle_lost] {
+        let mut l = elected();
+        take(&mut l.member, ms(1100), &[0]);
+        l.drain(ms(1100));
+        assert_eq!(l.take_events(), vec![Event::Fenced { role: 0 }]);
+    }
+    let mut l = elected();
+    l.member.handle_revoked(ms(999), &[0]);
+    l.drain(ms(999));
+    assert_eq!(l.take_events(), vec![Event::Revoked { role: 0 }], "a live lease is handed over in order");
+}
+
+#[test]
 fn receipt_time_variant_is_revived_by_buffered_heartbeats() {
     // The broken goNELI behaviour, kept for the harness to catch.
     let mut cfg = CoreConfig::exclusive("me", dur(1000));

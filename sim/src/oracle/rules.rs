@@ -201,6 +201,9 @@ struct Replay<'a> {
     removals: BTreeMap<&'a str, Vec<u64>>,
     seen: Seen<'a>,
     knows: BTreeMap<&'a str, Knows>,
+    /// (member, role, token) of every `Acquired` event: a published token
+    /// that changes is a new term only if its member acquired it.
+    acquisitions: BTreeSet<(&'a str, u32, u64)>,
     found: Found,
 }
 
@@ -214,7 +217,8 @@ struct LeaseClaim<'a> {
     p: u32,
     /// The claim's instant, as violation texts print it.
     at: String,
-    /// Not claimed at the last pulse, or under another token: a new term.
+    /// Not claimed at the last pulse, or under another token its member
+    /// acquired: a new term.
     acquired: bool,
 }
 
@@ -230,6 +234,14 @@ pub fn judge(s: &Scenario, log: &Log) -> Vec<Violation> {
         removals,
         seen: Seen::default(),
         knows: BTreeMap::new(),
+        acquisitions: log
+            .events
+            .iter()
+            .filter_map(|e| match e.event {
+                Event::Acquired { role, token } => Some((e.member.as_str(), role, token.0)),
+                _ => None,
+            })
+            .collect(),
         found: Found::default(),
     };
     for fact in facts(log) {
@@ -290,11 +302,13 @@ impl<'a> Replay<'a> {
                 continue;
             }
             // A lease that was not claimed at the last pulse is a new term,
-            // and so is one under another token: the core changes a
-            // leader's token only by fencing the ended term and acquiring
-            // again, which one pulse can do (docs/background.md, "Protocol
-            // semantics": a lease is over at its end).
-            let acquired = before.is_none_or(|(token, _)| token != lease.token.0);
+            // and so is one under a token the member acquired: one pulse
+            // can fence an ended term and acquire again (docs/background.md,
+            // "Protocol semantics": a lease is over at its end). Any other
+            // change of token is one within a term.
+            let token = lease.token.0;
+            let acquired =
+                before.is_none_or(|(last, _)| last != token && self.acquisitions.contains(&(m, role, token)));
             k.terms += u64::from(acquired);
             let p = role % self.bounds.partitions;
             let l = LeaseClaim { m, role, lease, claim: c, p, at: secs(c.at), acquired };
@@ -520,20 +534,18 @@ fn membership_proof(
 }
 
 /// Rule `token-order`: a member's own tokens for a role strictly increase
-/// from term to term (a published token that changes starts a new term, so
-/// one that goes down is caught here). Across a lost log they may restart,
-/// but only loudly: with the member's own published log epoch higher than
-/// at its last token.
+/// from term to term, and stay put within one. Across a lost log they may
+/// restart, but only loudly: with the member's own published log epoch
+/// higher than at its last token.
 fn token_order(l: &LeaseClaim<'_>, k: &Knows, found: &mut Found) {
     let (m, role, at, token, log_epoch) = (l.m, l.role, &l.at, l.lease.token.0, l.claim.log_epoch);
-    if let Some(&(last, epoch)) = k.last_token.get(&role)
-        && l.acquired
-        && token <= last
-        && log_epoch <= epoch
-    {
+    let Some(&(last, epoch)) = k.last_token.get(&role) else { return };
+    let wrong = if l.acquired { token <= last && log_epoch <= epoch } else { token != last };
+    if wrong {
         found.add(Rule::TokenOrder, l.m, Some(l.claim.at), || {
+            let what = if l.acquired { "a new term" } else { "the same lease" };
             format!(
-                "{m}'s token for role {role} went from {last} (log epoch {epoch}) to {token} (log epoch {log_epoch}) at {at} for a new term: a member's tokens only increase, so downstream never takes its new term for a stale one"
+                "{m}'s token for role {role} went from {last} (log epoch {epoch}) to {token} (log epoch {log_epoch}) at {at} for {what}: a member's tokens only increase, so downstream never takes its new term for a stale one"
             )
         });
     }

@@ -203,6 +203,29 @@ fn a_members_tokens_only_increase_unless_it_says_the_log_restarted() {
     assert_eq!(renewed(6, 0), Vec::<Violation>::new());
 }
 
+/// Within one pulse a member can fence a term that ended and acquire the
+/// role again (docs/background.md, "Protocol semantics"): its published
+/// token changes with no pulse in between. That is a new term if it acquired
+/// the new token, and a token changed inside a term otherwise.
+#[test]
+fn a_token_changed_between_two_pulses_is_a_new_term_only_if_acquired() {
+    let changed = |token, acquired: bool| {
+        let mut log = keeps_every_rule();
+        heartbeat(&mut log, 130, token, "m0", 1, 1100);
+        proof(&mut log, "m0", 1, 1110);
+        claim(&mut log, 140, "m0", token, 2100, 0);
+        if acquired {
+            event(&mut log, 140, "m0", Event::Acquired { role: 0, token: neli::Token(token) });
+        }
+        judged(&log)
+    };
+    assert_eq!(changed(6, true), Vec::<Violation>::new());
+    let text = only(changed(6, false), Rule::TokenOrder);
+    assert!(text.contains("went from 5 (log epoch 0) to 6 (log epoch 0) at 0.140s for the same lease"), "{text}");
+    let text = only(changed(2, true), Rule::TokenOrder);
+    assert!(text.contains("to 2 (log epoch 0) at 0.140s for a new term"), "{text}");
+}
+
 fn event(log: &mut Log, at: u64, member: &str, event: Event) {
     log.events.push(EventObs { at, member: member.into(), event, log_epoch: 0 });
 }
