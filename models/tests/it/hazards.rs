@@ -98,5 +98,5 @@ fn the_send_time_property_catches_what_the_proof_masks() {
         assert!(last.send_time_broken && !last.proof_cap_broken);
         counts.push(checker.unique_state_count());
     }
-    assert_eq!(counts, vec![13_324, 40_016]);
+    assert_eq!(counts, vec![13_338, 40_016]);
 }
