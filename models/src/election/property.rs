@@ -113,7 +113,13 @@ pub(super) fn properties() -> Vec<Property<ElectionModel>> {
         // the core handed out with `Acquired`: the other monitors read
         // tokens from events, so a wrong answer there would go unseen.
         Property::always(TOKEN_REPORTED, |_, s: &ElectionState| !s.token_misreported),
-        Property::always(ENDED, |_, s: &ElectionState| !s.term_revived),
+        // goNELI's lease from receipt revives ended terms by design (its
+        // leader is a flag any fresh heartbeat refreshes): the unsafe
+        // variant is judged by what it breaks downstream, not by this rule
+        // of neli's core, which it does not have.
+        Property::always(ENDED, |m: &ElectionModel, s: &ElectionState| {
+            m.cfg.variant.lease_from_receipt || !s.term_revived
+        }),
         Property::always(LIVENESS, |m: &ElectionModel, s: &ElectionState| {
             s.calm_leaderless.iter().all(|c| *c <= m.cfg.liveness_bound())
         }),
