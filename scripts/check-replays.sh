@@ -22,8 +22,6 @@ gap_for() {
     case "$1|$2" in
         "classic-without-proof|tokens strictly increase per role")
             echo "the successor's heartbeat is written before the resumed leader's and read after it in the model's tick; the simulator's resumed leader writes first" ;;
-        "consumer-without-grace|resource never sees an older token after a newer one")
-            echo "the cut-off leader's pulse waits on the unreachable coordinator until its lease has ended, so it writes nothing in the overlap" ;;
     esac
 }
 

@@ -6,8 +6,8 @@ use std::fmt::Write;
 
 use neli_sim::Scenario;
 use neli_sim::scenario::{
-    AssignmentName, BrokerId, Cluster, Dur, ElectionSpec, Expect, Fault, GroupProtocolName, ModeName, Target, Trigger,
-    Variant,
+    AppLoop, AssignmentName, BrokerId, Cluster, Dur, ElectionSpec, Expect, Fault, FaultKind, GroupProtocolName,
+    ModeName, Target, Trigger, Variant,
 };
 use stateright::Model;
 use stateright::Path;
@@ -135,6 +135,59 @@ fn with_spares(model: &ElectionModel, mut sim: Vec<u8>) -> Vec<u8> {
 pub struct Replay {
     pub scenario: Scenario,
     pub notes: Vec<String>,
+}
+
+impl Replay {
+    /// The scenario made to show a break of `property` where the
+    /// simulator's default application could not. A counterexample of
+    /// [`RESOURCE`](crate::election::property::RESOURCE): the model's
+    /// downstream sees every leader's token in every state, while the
+    /// simulator's pulsed application writes only between its pulses, and
+    /// a leader cut off the coordinator waits in its pulse for a proof's
+    /// answer until its lease is over, so it writes nothing in the overlap.
+    /// Its application therefore runs the election in the background
+    /// (`app_loop = "background"`: it keeps asking while the election's
+    /// loop waits) and asks every twenty-fifth of a tick, so that a write
+    /// lands in an overlap the model measures in ticks. Only a path that
+    /// cuts a member off the coordinator is written so: elsewhere the
+    /// old leader's loop, polling that often, hears of its loss before its
+    /// successor leads (a heartbeat failure: its next proof is refused),
+    /// and a path whose translation stalls a poll loop (to keep a leader
+    /// from hearing of its loss) stays as it is, since in the background a
+    /// stall holds up the application, not the election.
+    ///
+    /// ```
+    /// use neli_models::election::property::{ONE_LEADER, RESOURCE};
+    /// use neli_models::{ElectionModelCfg, Replay};
+    /// use neli_sim::scenario::AppLoop;
+    ///
+    /// let cfg = ElectionModelCfg::exclusive(2);
+    /// let text = "name = \"cut-off\"\nduration = \"10s\"\n[election]\nmembers = 2\n\
+    ///             heartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\n[cluster]\nbrokers = 2\n\
+    ///             partition_leader = \"b1\"\n[[faults]]\nat = \"8s\"\nkind = \"isolate-coordinator\"\n\
+    ///             target = \"m0\"\nduration = \"4s\"\n";
+    /// let blank = || Replay { scenario: neli_sim::Scenario::parse(text, "cut-off.toml").unwrap(), notes: Vec::new() };
+    /// assert_eq!(blank().showing(ONE_LEADER, &cfg).scenario.election.app_loop, AppLoop::Pulse);
+    /// let shown = blank().showing(RESOURCE, &cfg).scenario.election;
+    /// assert_eq!((shown.app_loop, shown.app_work), (AppLoop::Background, None));
+    /// ```
+    pub fn showing(mut self, property: &str, c: &ElectionModelCfg) -> Replay {
+        let has = |kind| self.scenario.timed_faults().any(|f| f.fault.kind() == kind);
+        let cut_off = has(FaultKind::IsolateCoordinator) && !has(FaultKind::StallPoll);
+        if property != crate::election::property::RESOURCE || !cut_off {
+            return self;
+        }
+        let e = &mut self.scenario.election;
+        e.app_loop = AppLoop::Background;
+        e.app_work = None;
+        let every = (c.tick_ms / 25).max(neli_sim::TICK.as_millis() as u64);
+        e.poll_interval = Dur(every as i64);
+        self.notes.push(format!(
+            "the application runs the election in the background and asks every {every}ms, so that a leader cut off \
+             the coordinator keeps writing while its lease lasts, as the model's downstream sees every leader's token"
+        ));
+        self
+    }
 }
 
 /// The path as a scenario (`scenarios/FORMAT.md`) for `neli-sim` to replay.

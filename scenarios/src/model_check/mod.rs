@@ -468,7 +468,7 @@ fn summarise(model: &ElectionModel, checker: &impl Checker<ElectionModel>, out: 
                 let path = cut_at_violation(model, &path, p.name);
                 o.found = Some(format_path(model, &path));
                 let name = format!("check-{}", slug(p.name));
-                let text = adapt(counterexample_to_scenario(model, &name, &path))?;
+                let text = adapt(counterexample_to_scenario(model, &name, &path).showing(p.name, &model.cfg))?;
                 std::fs::create_dir_all(out).map_err(|source| CheckError::CreateDir { dir: out.to_owned(), source })?;
                 let file = out.join(format!("{name}.toml"));
                 std::fs::write(&file, &text).map_err(|source| CheckError::Write { file: file.clone(), source })?;

@@ -84,19 +84,24 @@ pub const PROPERTY_GAPS: &[(&str, &str, &str)] = &[
     ("exclusive_cooperative_pause_without_proof", property::TOKENS, TOKENS_WHY),
     ("exclusive_classic_isolation_without_proof", property::RESOURCE, RESOURCE_WHY),
     ("exclusive_cooperative_isolation_without_proof", property::RESOURCE, RESOURCE_WHY),
-    ("multi_role_consumer_without_grace", property::RESOURCE, RESOURCE_WHY),
+    ("multi_role_consumer_without_grace", property::RESOURCE, MULTI_ROLE_RESOURCE_WHY),
     (
         "exclusive_static_pause_without_grace",
         property::TOKENS,
-        "the model's original reads its own heartbeat back in the tick it resumes in and acquires with the older token; \
-         in the simulator the resumed original, cut off the coordinator, is fenced before it acquires again (not yet explained)",
+        "the model's tick is coarser than the order of the original's steps: resumed in the tick its replacement took its \
+         static id and led, it reads back its heartbeat and takes the proof it sent at the same tick for one sent at or \
+         after the read, so it acquires with the older token; in the simulator that proof went out before the read, and \
+         the resumed original, fenced by its replacement (FENCED_INSTANCE_ID), cannot send another, so it never acquires again",
     ),
 ];
 
 const TOKENS_WHY: &str = "in the model's tick the successor's heartbeat is written before the resumed leader's and read after it; \
      in the simulator the resumed leader's heartbeat, sent as it resumes, lands first, so the tokens come in order";
-const RESOURCE_WHY: &str = "the model's downstream sees every leader's token in every state; in the simulator the cut-off leader \
-     writes only from its poll loop, which the translation stalls to keep it leading, so no write lands in the overlap";
+const RESOURCE_WHY: &str = "the model's downstream sees every leader's token in every state; the translation stalls the cut-off \
+     leader's poll loop to keep it from hearing of its loss, and a stalled pulsed application writes nothing (in the background \
+     a stall holds up the application, not the election), so no write lands in the overlap";
+const MULTI_ROLE_RESOURCE_WHY: &str = "the contested role is role 1, and the simulator's application writes to its resource \
+     for role 0 only; the translation also stalls the cut-off leader's poll loop, as for the exclusive rows";
 
 /// One row of the sweep: its name says mode, protocol, fault family and
 /// the unsafe setting; the flags are the smallest bounds that find it.
@@ -131,6 +136,10 @@ row!(
     exclusive_consumer_heartbeat_failure_without_grace,
     "--group-protocol consumer --members 2 --pauses 0 --isolations 0"
 );
+// A leader cut off the coordinator keeps its last proof's lease while the
+// successor leads: the resource sees the old token after the new one
+// (the cut-off leader's application runs the election in the background).
+row!(exclusive_consumer_isolation_without_grace, "--group-protocol consumer --members 2 --heartbeat-failures 0");
 row!(
     exclusive_consumer_log_loss_without_grace,
     "--group-protocol consumer --members 2 --pauses 0 --isolations 0 --log-losses 1"
