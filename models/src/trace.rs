@@ -148,13 +148,14 @@ impl Replay {
     /// Its application therefore runs the election in the background
     /// (`app_loop = "background"`: it keeps asking while the election's
     /// loop waits) and asks every twenty-fifth of a tick, so that a write
-    /// lands in an overlap the model measures in ticks. Only a path that
-    /// cuts a member off the coordinator is written so: elsewhere the
-    /// old leader's loop, polling that often, hears of its loss before its
-    /// successor leads (a heartbeat failure: its next proof is refused),
-    /// and a path whose translation stalls a poll loop (to keep a leader
-    /// from hearing of its loss) stays as it is, since in the background a
-    /// stall holds up the application, not the election.
+    /// lands in an overlap the model measures in ticks. A `stall-poll` the
+    /// translation wrote to keep the cut-off leader from hearing of its
+    /// loss then stalls neli's loop, not the application. Only a path that
+    /// cuts a member off the coordinator is written so: elsewhere the old
+    /// leader's loop, polling that often, hears of its loss before its
+    /// successor leads (after a heartbeat failure its next proof is
+    /// refused), where the pulsed application, slower between its pulses,
+    /// writes in the overlap.
     ///
     /// ```
     /// use neli_models::election::property::{ONE_LEADER, RESOURCE};
@@ -172,8 +173,7 @@ impl Replay {
     /// assert_eq!((shown.app_loop, shown.app_work), (AppLoop::Background, None));
     /// ```
     pub fn showing(mut self, property: &str, c: &ElectionModelCfg) -> Replay {
-        let has = |kind| self.scenario.timed_faults().any(|f| f.fault.kind() == kind);
-        let cut_off = has(FaultKind::IsolateCoordinator) && !has(FaultKind::StallPoll);
+        let cut_off = self.scenario.timed_faults().any(|f| f.fault.kind() == FaultKind::IsolateCoordinator);
         if property != crate::election::property::RESOURCE || !cut_off {
             return self;
         }

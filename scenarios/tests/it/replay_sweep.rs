@@ -82,8 +82,6 @@ fn scenario_of(text: &str, property: &str) -> String {
 pub const PROPERTY_GAPS: &[(&str, &str, &str)] = &[
     ("exclusive_classic_pause_without_proof", property::TOKENS, TOKENS_WHY),
     ("exclusive_cooperative_pause_without_proof", property::TOKENS, TOKENS_WHY),
-    ("exclusive_classic_isolation_without_proof", property::RESOURCE, RESOURCE_WHY),
-    ("exclusive_cooperative_isolation_without_proof", property::RESOURCE, RESOURCE_WHY),
     ("multi_role_consumer_without_grace", property::RESOURCE, MULTI_ROLE_RESOURCE_WHY),
     (
         "exclusive_static_pause_without_grace",
@@ -97,11 +95,9 @@ pub const PROPERTY_GAPS: &[(&str, &str, &str)] = &[
 
 const TOKENS_WHY: &str = "in the model's tick the successor's heartbeat is written before the resumed leader's and read after it; \
      in the simulator the resumed leader's heartbeat, sent as it resumes, lands first, so the tokens come in order";
-const RESOURCE_WHY: &str = "the model's downstream sees every leader's token in every state; the translation stalls the cut-off \
-     leader's poll loop to keep it from hearing of its loss, and a stalled pulsed application writes nothing (in the background \
-     a stall holds up the application, not the election), so no write lands in the overlap";
 const MULTI_ROLE_RESOURCE_WHY: &str = "the contested role is role 1, and the simulator's application writes to its resource \
-     for role 0 only; the translation also stalls the cut-off leader's poll loop, as for the exclusive rows";
+     for role 0 only; and after a heartbeat failure the translation stalls the old leader's pulsed loop (to keep it from \
+     hearing of its loss), which stalls its writes with it";
 
 /// One row of the sweep: its name says mode, protocol, fault family and
 /// the unsafe setting; the flags are the smallest bounds that find it.

@@ -304,6 +304,10 @@ pub struct SimBroker {
     /// The driver's clock at its last poll with no wait, and how many such
     /// polls in a row it made at that instant (rule `no-busy-wait`).
     busy: (u64, u32),
+    /// Under `Neli::background`, a `stall-poll` fault stalls neli's own
+    /// loop: its polls wait out this clock's stall before they hand
+    /// anything over ([`SimBroker::polls_stalled_by`]).
+    poll_stall: Option<SimClock>,
 }
 
 /// Polls with no wait at one instant before the driver counts as spinning
@@ -383,12 +387,22 @@ impl SimBroker {
         tokio::task::spawn_local(fetch_task(shared.clone()));
         tokio::task::spawn_local(produce_task(shared.clone()));
         tokio::task::spawn_local(topic_task(shared.clone()));
-        SimBroker { shared, commit, clock, polls: PollLog::default(), last_seq: None, busy: (0, 0) }
+        SimBroker { shared, commit, clock, polls: PollLog::default(), last_seq: None, busy: (0, 0), poll_stall: None }
     }
 
     /// The driver's polls from now on (see [`PollLog`]).
     pub fn polls(&self) -> PollLog {
         self.polls.clone()
+    }
+
+    /// The client of an election run by `Neli::background`: the loop that
+    /// polls it is neli's, so a `stall-poll` fault (global ms in `stall`)
+    /// holds its polls, and the events they would hand over, until the
+    /// stall ends, while the client's background work (group heartbeats,
+    /// fetches) goes on, as under a pulsed application.
+    pub(crate) fn polls_stalled_by(mut self, stall: Arc<std::sync::atomic::AtomicU64>) -> SimBroker {
+        self.poll_stall = Some(self.clock.clone().stalled_by(stall));
+        self
     }
 
     fn timeout(&self) -> Duration {
@@ -469,6 +483,9 @@ impl neli::Broker for SimBroker {
                 _ = self.clock.sleep(timeout) => {}
             }
             self.shared.gate.pass().await;
+        }
+        if let Some(stalled) = &self.poll_stall {
+            stalled.wait_out_stall().await;
         }
         let mut st = self.shared.lock();
         st.last_poll = global_ms();

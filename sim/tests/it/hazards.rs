@@ -173,6 +173,43 @@ fn a_lease_that_ends_in_a_poll_stall_stays_ended() {
     assert!(fenced_at_resume >= 3, "the lease ended inside the stall in only {fenced_at_resume} of 20 seeds");
 }
 
+// Hazard 5 under Neli::background(): the election's own loop stalls for
+// three times T while the application keeps asking the Background handle.
+// Proves the stall holds neli's loop and not the application (it writes
+// inside the stall), and that the handle's answer ends with the published
+// lease although nothing fences the term meanwhile: no write inside the
+// stall after the lease's end (rule told-without-lease judges every answer).
+#[test]
+fn a_stalled_background_loop_leaves_the_application_told_no_at_the_lease_end() {
+    use neli_sim::history::Entry;
+    let s = scenario(include_str!("scenarios/background-loop-stalls.toml"));
+    for seed in 0..5 {
+        let r = assert_survives(&s, seed);
+        let stall = r.faults.iter().find(|f| f.kind == FaultKind::StallPoll).expect("the stall was played");
+        let who = stall.hosts.first().expect("the stall hit the leader");
+        let writes: Vec<u64> = r
+            .history
+            .entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Write(w) if w.member == *who && (stall.start..stall.end).contains(&w.at) => Some(w.at),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            !writes.is_empty(),
+            "{who} wrote nothing inside its stall (seed {seed}): the stall held the application"
+        );
+        let t = 1000;
+        let last = writes.last().copied().unwrap_or_default();
+        assert!(
+            last < stall.start + t,
+            "{who} still wrote at {last} ms, more than T after its loop stalled at {} ms (seed {seed})",
+            stall.start
+        );
+    }
+}
+
 // Hazard 5, the broker's side. Proves that after a restart without its data
 // members see what the real client sees (refused connections, their session
 // lost on their own clock, the topic missing, their member id unknown): every

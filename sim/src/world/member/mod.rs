@@ -31,6 +31,13 @@ pub(super) struct MemberCtl {
     pub close_and_wait_in_handler: bool,
 }
 
+impl MemberCtl {
+    /// The application's pending requests (close, resign), taken.
+    fn take_asks(&mut self) -> (bool, bool) {
+        (std::mem::take(&mut self.close), std::mem::take(&mut self.resign))
+    }
+}
+
 /// One member host across its incarnations: its clock, its pause gate
 /// and the controls the world's faults set.
 #[derive(Clone)]
@@ -89,7 +96,7 @@ impl Slot {
                 let mut c = self.ctl();
                 let now = global_ms();
                 if c.stall_until <= now {
-                    return (std::mem::take(&mut c.close), std::mem::take(&mut c.resign));
+                    return c.take_asks();
                 }
                 c.stall_until - now
             };
@@ -247,6 +254,7 @@ pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> t
         rec.clone(),
         slot.fatal.clone(),
     );
+    let broker = if p.background && p.app.is_none() { broker.polls_stalled_by(slot.app_stall.clone()) } else { broker };
     let polls = broker.polls();
     let config = match p.config(&name) {
         Ok(c) => c,
@@ -309,8 +317,10 @@ async fn finished(rec: &Recorder, name: &str) {
 
 /// The application runs the election on a task of its own
 /// (`Neli::background`, `election.app_loop = "background"`) and asks the
-/// `Background` handle before each write, once a poll interval. A stalled
-/// application stalls only itself here: the election goes on. Its leases
+/// `Background` handle before each write, once a poll interval. A
+/// `stall-poll` fault stalls the loop that polls the client, which here is
+/// neli's: the application goes on asking, and is answered from the lease
+/// last published, so it is told no once that lease ends. Its leases
 /// are not claims in line with its polls (the loop inside neli is not
 /// observable), so the per-rule oracles of `oracle/rules.rs` do not judge
 /// them; the end-result oracles and the handle rules do.
@@ -325,7 +335,9 @@ async fn run_background(
 ) {
     let disagree = |what: String| rec.lock().saw_broken(Rule::HandlesAgree, &name, global_ms(), what);
     loop {
-        let (close, resign) = slot.asks().await;
+        // A stall holds neli's loop here, not the application
+        // (`SimBroker::polls_stalled_by`): it goes on asking.
+        let (close, resign) = slot.ctl().take_asks();
         if close {
             rec.lock().close_asked.entry(name.clone()).or_insert(global_ms());
             let out = bg.close().await;
