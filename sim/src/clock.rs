@@ -161,7 +161,9 @@ pub struct SimClock {
     model: Arc<Mutex<ClockModel>>,
     gate: Gate,
     /// A harness application's clock: sleeps also wait out a `stall-poll`
-    /// of its loop (global ms it is stalled until). The driver's clock has none.
+    /// of its loop (global ms it is stalled until). The driver's clock has
+    /// none; under `app_loop = "background"` the client's polls hold a
+    /// stalled copy (`SimBroker::polls_stalled_by`).
     stall: Option<Arc<AtomicU64>>,
 }
 
@@ -170,14 +172,15 @@ impl SimClock {
         SimClock { model, gate, stall: None }
     }
 
-    /// The same clock for an application loop that a `stall-poll` fault
-    /// holds (`stall`: global ms it is stalled until).
+    /// The same clock for a loop that a `stall-poll` fault holds (a harness
+    /// application's, or neli's own under `Neli::background`; `stall`:
+    /// global ms it is stalled until).
     pub(crate) fn stalled_by(mut self, stall: Arc<AtomicU64>) -> SimClock {
         self.stall = Some(stall);
         self
     }
 
-    /// Waits while the application loop is stalled or its process paused.
+    /// Waits while the stalled loop is held or its process paused.
     pub(crate) async fn wait_out_stall(&self) {
         self.gate.pass().await;
         while let Some(until) = self.stall.as_ref().map(|s| s.load(Ordering::SeqCst)) {

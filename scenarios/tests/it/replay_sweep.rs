@@ -60,6 +60,15 @@ fn replays(row: &str, args: &str) {
     }
     let violated = text.lines().filter(|l| l.starts_with("VIOLATED")).count();
     assert!(violated > 0 && judged == violated, "{row}: one replay per counterexample:\n{text}");
+    // A cut-off leader's stale write shows only with its application
+    // asking on its own (`neli_models::Replay::showing`).
+    let resource = scenario_of(&text, property::RESOURCE);
+    if resource.contains("kind = \"isolate-coordinator\"") {
+        assert!(
+            resource.contains("app_loop = \"background\""),
+            "{row}: the resource scenario cuts a member off but is pulsed:\n{resource}"
+        );
+    }
     for (r, p, why) in PROPERTY_GAPS.iter().filter(|(r, ..)| *r == row) {
         assert!(!why.is_empty(), "{r}: a gap says why");
         assert!(text.contains(&format!("VIOLATED  {p}")), "{row}: the listed gap \"{p}\" is no longer found:\n{text}");

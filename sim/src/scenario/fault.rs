@@ -164,8 +164,9 @@ pub enum Fault {
     /// The member's process stops (SIGSTOP, a GC pause): nothing of it
     /// runs, its clock goes on.
     Pause { target: Target, duration: Dur },
-    /// The application's poll loop stalls; the client's own background
-    /// heartbeats go on.
+    /// The loop that polls the client stalls (the application's; under
+    /// `app_loop = "background"` neli's, while the application goes on
+    /// asking); the client's own background heartbeats go on.
     StallPoll { target: Target, duration: Dur },
     /// The member's process dies; with a duration a new incarnation starts
     /// after it.

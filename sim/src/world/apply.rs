@@ -392,8 +392,10 @@ impl World<'_> {
         false
     }
 
-    /// A `stall-poll` fault: the built-in loop and a harness application's
-    /// clock and store client wait until `until` (global ms).
+    /// A `stall-poll` fault: the built-in pulsed loop, a harness
+    /// application's clock and store client, or, under `app_loop =
+    /// "background"`, neli's polls of its client wait until `until`
+    /// (global ms).
     fn stall_poll(&mut self, member: Option<usize>, until: u64) {
         self.control(member, |c| c.stall_until = c.stall_until.max(until));
         if let Some(i) = member {

@@ -51,7 +51,9 @@ pub(super) struct Slot {
     /// fails fatally from its next poll on (a restart clears it).
     pub fatal: Arc<AtomicBool>,
     /// Global ms a `stall-poll` holds a harness application's loop until
-    /// (its clock and store client wait it out: `app.rs`).
+    /// (its clock and store client wait it out: `app.rs`), or, under
+    /// `app_loop = "background"`, neli's loop (its client's polls wait it
+    /// out: `SimBroker::polls_stalled_by`). Cleared when a process starts.
     pub app_stall: Arc<AtomicU64>,
     /// Seeded start delay of the first incarnation, so members' timers run
     /// out of phase and seeds explore different interleavings.
@@ -244,6 +246,9 @@ pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> t
     // process started (during its start delay) holds it at its first step;
     // a crash ended the pauses of the process it killed (`world/apply.rs`).
     *slot.ctl() = MemberCtl::default();
+    // A stall held the killed process's loop; a new process starts free,
+    // whichever loop (its own, a harness application's, neli's) it held.
+    slot.app_stall.store(0, Ordering::SeqCst);
     rec.trace(global_ms(), &name, "started");
     let clock = SimClock::new(slot.clock.clone(), slot.gate.clone());
     slot.fatal.store(false, Ordering::SeqCst);
