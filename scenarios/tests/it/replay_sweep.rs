@@ -93,6 +93,13 @@ pub const PROPERTY_GAPS: &[(&str, &str, &str)] = &[
     ("exclusive_cooperative_pause_without_proof", property::TOKENS, TOKENS_WHY),
     ("multi_role_consumer_without_grace", property::RESOURCE, MULTI_ROLE_RESOURCE_WHY),
     (
+        "exclusive_static_clock_step_grace_of_t",
+        property::RESOURCE,
+        "the model's downstream sees every leader's token in every state, a paused one's too; the original is paused \
+         through the overlap, and a paused process writes nothing, while on resuming the simulator's application asks \
+         again before it writes, when the original's lease has ended",
+    ),
+    (
         "exclusive_static_pause_without_grace",
         property::TOKENS,
         "the model's tick is coarser than the order of the original's steps: resumed in the tick its replacement took its \
@@ -156,6 +163,13 @@ row!(multi_role_consumer_without_grace, "--group-protocol consumer --mode multi-
 // Static membership without a grace: the replacement takes the role while
 // the paused original's proof still holds.
 row!(exclusive_static_pause_without_grace, "--members 2 --static-replacements 1 --isolations 0");
+// Static membership with a grace of exactly T: a clock one tick slow keeps
+// the paused original's lease past the replacement's wait (neli asks
+// G >= T + 10 % for the clocks' drift).
+row!(
+    exclusive_static_clock_step_grace_of_t,
+    "--members 2 --static-replacements 1 --isolations 0 --grace 2 --clock-steps 1"
+);
 
 /// Settings the model finds unsafe whose counterexamples the simulator
 /// does not reproduce yet, each with the reason (scenarios/README.md,
