@@ -533,11 +533,16 @@ impl Member {
         if self.closed {
             return;
         }
+        // An ended lease is fenced before this call's heartbeats could
+        // claim it; goNELI's lease from receipt claims first and ends its
+        // leases after, as goNELI's loop does ([`Member::fence_before_input`]).
         self.fence_before_input(now);
         if self.next_heartbeat.is_some_and(|t| t <= now) {
             self.send_heartbeats(now);
         }
-        self.fence_lapsed(now);
+        if self.cfg.lease_from_receipt() {
+            self.fence_lapsed(now);
+        }
         let (proof, membership_until, membership_sent) =
             (self.cfg.membership_proof, self.membership_until, self.membership_sent);
         let membership_ok = |read_at: Time| {
