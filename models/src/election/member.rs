@@ -147,8 +147,16 @@ impl ElectionModel {
                 *base = keep_from;
             }
         }
-        for role in 0..self.cfg.roles {
+        // Outside exclusive mode the resource property is vacuous (see
+        // `property::properties`): tracking its monitor would only split states.
+        let roles = if self.cfg.exclusive { self.cfg.roles } else { 0 };
+        for role in 0..roles {
             for i in 0..s.slots.len() {
+                // A paused process writes nothing: its token reaches the
+                // downstream only if it still leads once it resumes.
+                if s.slots[i].paused {
+                    continue;
+                }
                 let Some(token) = s.leads(i, role) else {
                     continue;
                 };

@@ -14,6 +14,9 @@ use super::{ElectionModel, ElectionState};
 pub const ONE_LEADER: &str = "at most one leader per role";
 pub const TOKENS: &str = "tokens strictly increase per role";
 pub const OWN_TOKENS: &str = "a member's own tokens strictly increase";
+/// The downstream sees the token of every member that leads on its own
+/// clock and is not paused (a stopped process writes nothing; once it
+/// resumes, it writes if it still leads).
 pub const RESOURCE: &str = "resource never sees an older token after a newer one";
 pub const SEND_TIME: &str = "send-time: a lease ends by its newest own heartbeat read + T";
 pub const PROOF_CAP: &str = "membership-proof: a lease ends by its newest accepted proof's send time + T";

@@ -93,13 +93,6 @@ pub const PROPERTY_GAPS: &[(&str, &str, &str)] = &[
     ("exclusive_cooperative_pause_without_proof", property::TOKENS, TOKENS_WHY),
     ("multi_role_consumer_without_grace", property::RESOURCE, MULTI_ROLE_RESOURCE_WHY),
     (
-        "exclusive_static_clock_step_grace_of_t",
-        property::RESOURCE,
-        "the model's downstream sees every leader's token in every state, a paused one's too; the original is paused \
-         through the overlap, and a paused process writes nothing, while on resuming the simulator's application asks \
-         again before it writes, when the original's lease has ended",
-    ),
-    (
         "exclusive_static_pause_without_grace",
         property::TOKENS,
         "the model's tick is coarser than the order of the original's steps: resumed in the tick its replacement took its \
