@@ -5,8 +5,7 @@
 # (scenarios/tests/it/replay_sweep.rs; scenarios/README.md, "Counterexamples
 # that replay"). Each row must find its violation, and the simulator must
 # reproduce every counterexample `check` prints as a break of the same
-# guarantee (or it is a listed gap, below); one that does not fails the
-# row with its scenario file.
+# guarantee; one that does not fails the row with its scenario file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p neli-lab
@@ -15,35 +14,23 @@ out=target/neli-lab/check-replays
 rm -rf "$out" && mkdir -p "$out"
 failed=0
 
-# Properties whose counterexample the simulator does not show at these
-# bounds (it shows the overlap only), with the reason (the sweep's
-# PROPERTY_GAPS); any other NOT REPRODUCED fails the row.
-gap_for() {
-    case "$1|$2" in
-        "classic-without-proof|tokens strictly increase per role")
-            echo "the successor's heartbeat is written before the resumed leader's and read after it in the model's tick; the simulator's resumed leader writes first" ;;
-    esac
-}
-
 # row NAME FLAGS...: check at its defaults plus FLAGS. Every counterexample
-# must replay as a break of the same guarantee, or be a listed gap.
+# must replay as a break of the same guarantee.
 row() {
     local name=$1; shift
     local code=0
     "$LAB" check --out "$out/$name" "$@" > "$out/$name.txt" 2>&1 || code=$?
-    local violated reproduced gaps=0 unexplained=""
+    local violated reproduced unexplained
     violated=$(grep -c '^VIOLATED' "$out/$name.txt" || true)
     reproduced=$(grep -c '^replay    REPRODUCED' "$out/$name.txt" || true)
-    while IFS= read -r property; do
-        [ -n "$(gap_for "$name" "$property")" ] && gaps=$((gaps + 1)) || unexplained="$unexplained \"$property\""
-    done < <(awk '/^VIOLATED  /{p=substr($0, 11)} /^replay    NOT REPRODUCED/{print p}' "$out/$name.txt")
-    if [ "$code" -ne 1 ] || [ "$violated" -eq 0 ] || [ "$violated" -ne $((reproduced + gaps)) ]; then
-        echo "check-replays: $name FAILED (exit $code, $violated violated, $reproduced reproduced, $gaps listed gap(s)${unexplained:+, not replayed:$unexplained}): neli-lab check $*" >&2
+    unexplained=$(awk '/^VIOLATED  /{p=substr($0, 11)} /^replay    NOT REPRODUCED/{printf " \"%s\"", p}' "$out/$name.txt")
+    if [ "$code" -ne 1 ] || [ "$violated" -eq 0 ] || [ "$violated" -ne "$reproduced" ]; then
+        echo "check-replays: $name FAILED (exit $code, $violated violated, $reproduced reproduced${unexplained:+, not replayed:$unexplained}): neli-lab check $*" >&2
         cat "$out/$name.txt" >&2
         for f in "$out/$name"/*.toml; do [ -f "$f" ] && { echo "--- $f" >&2; cat "$f" >&2; }; done
         failed=1
     else
-        echo "check-replays: $name: $violated counterexample(s), $reproduced reproduced, $gaps listed gap(s) ($(grep '^explored' "$out/$name.txt"))"
+        echo "check-replays: $name: $violated counterexample(s), $reproduced reproduced ($(grep '^explored' "$out/$name.txt"))"
     fi
 }
 

@@ -89,8 +89,6 @@ fn scenario_of(text: &str, property: &str) -> String {
 /// not show (it shows the overlap, or nothing), each with the reason
 /// (scenarios/README.md, "Counterexamples that replay"): row, property, why.
 pub const PROPERTY_GAPS: &[(&str, &str, &str)] = &[
-    ("exclusive_classic_pause_without_proof", property::TOKENS, TOKENS_WHY),
-    ("exclusive_cooperative_pause_without_proof", property::TOKENS, TOKENS_WHY),
     ("multi_role_consumer_without_grace", property::RESOURCE, MULTI_ROLE_RESOURCE_WHY),
     (
         "exclusive_static_pause_without_grace",
@@ -102,8 +100,6 @@ pub const PROPERTY_GAPS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-const TOKENS_WHY: &str = "in the model's tick the successor's heartbeat is written before the resumed leader's and read after it; \
-     in the simulator the resumed leader's heartbeat, sent as it resumes, lands first, so the tokens come in order";
 const MULTI_ROLE_RESOURCE_WHY: &str = "the contested role is role 1, and the simulator's application writes to its resource \
      for role 0 only; and after a heartbeat failure the translation stalls the old leader's pulsed loop (to keep it from \
      hearing of its loss), which stalls its writes with it";
