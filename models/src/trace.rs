@@ -572,13 +572,29 @@ impl Timeline<'_> {
                 steps[j + 1].0.leaders(r).iter().any(|(key, _)| key.0 != m && !before.iter().any(|(b, _)| b == key))
             })
         };
-        if !self.reading_back(i, m).is_empty() {
-            Dur((self.cfg.tick_ms / 2).max(1) as i64)
+        let tick = self.cfg.tick_ms as i64;
+        let lag = if !self.reading_back(i, m).is_empty() {
+            tick / 2
         } else if (first..i).any(took) {
-            Dur((self.cfg.tick_ms / 5).max(1) as i64)
+            tick / 5
         } else {
-            Dur(0)
-        }
+            return Dur(0);
+        };
+        Dur(lag.max(1) + if self.eager_revoke(first, i) { tick * 3 / 2 } else { 0 })
+    }
+
+    /// Whether the model's tick from step `first` rebalanced by step `i`
+    /// eagerly while a member held partitions: the model's coordinator
+    /// deals at once, the simulator's waits for that member's group
+    /// heartbeat to hear of the rebalance and its revocation, and its new
+    /// assignment is read back at its next poll, so the tick's later steps
+    /// come about a tick and a half later there.
+    fn eager_revoke(&self, first: usize, i: usize) -> bool {
+        let steps = self.steps;
+        let held = |j: usize| steps[j].0.slots.iter().any(|sl| sl.core().is_some_and(|c| !c.assigned().is_empty()));
+        !self.cfg.incremental
+            && held(first)
+            && steps[first..i].iter().any(|(_, a)| matches!(a, Some(ElectionAction::Sync { .. })))
     }
 
     /// The members other than `m` that, by step `i` (a resume of `m`), were
@@ -617,7 +633,8 @@ impl Timeline<'_> {
         let c = self.cfg;
         for y in self.reading_back(i, m) {
             let at = ticks(c, u64::from(self.steps[i].0.now).saturating_sub(1));
-            let fault = Fault::StallPoll { target: self.member(y), duration: ticks(c, 1) };
+            let lag = self.resume_lag(i, m).0;
+            let fault = Fault::StallPoll { target: self.member(y), duration: Dur(lag + ticks(c, 1).0 / 2) };
             self.push_aimed(Aim { at, on: Some(Trigger::Assigned) }, fault);
             let e = &mut self.scenario.election;
             (e.app_loop, e.app_work) = (AppLoop::Background, None);
