@@ -243,7 +243,8 @@ fn blank_scenario(c: &ElectionModelCfg, name: &str, run_end: u64) -> Scenario {
         description: "found by neli-models (BFS shortest counterexample)".into(),
         duration: ticks(c, run_end),
         seed: None,
-        cluster: Cluster::default(),
+        // The model's unsafe coordinator, for its counterexamples.
+        cluster: Cluster { revoked_barrier: !c.skip_revoked_barrier, ..Cluster::default() },
         election: election(c),
         faults: Vec::new(),
         random: None,
@@ -318,13 +319,6 @@ fn first_notes(c: &ElectionModelCfg, sim: &[u8]) -> Vec<String> {
         notes.push(
             "the model ran Kafka 4's consumer group protocol (KIP-848); the simulator's group_protocol = \"consumer\" \
              runs it as far as the lease sees it (no client-side session expiry, commits renew no session)"
-                .to_owned(),
-        );
-    }
-    if c.skip_revoked_barrier {
-        notes.push(
-            "the model's coordinator skipped the Revoked barrier (handed a moving partition on at once); \
-             the simulator's coordinator always withholds it, so this scenario replays the faults, not that coordinator"
                 .to_owned(),
         );
     }

@@ -115,7 +115,12 @@ struct Claim {
 /// the loads differ by at most one; and a partition whose owner changes is
 /// withheld from everyone this generation, so its owner revokes it (through
 /// the Revoked barrier) before the next rebalance hands it on.
-fn sticky_assignment(members: &BTreeMap<String, GroupMember>, partitions: u32) -> BTreeMap<String, Vec<u32>> {
+/// With `withhold` false the moving partition goes to its new owner at once.
+fn sticky_assignment(
+    members: &BTreeMap<String, GroupMember>,
+    partitions: u32,
+    withhold: bool,
+) -> BTreeMap<String, Vec<u32>> {
     let mut owner: BTreeMap<u32, (u64, Option<&str>)> = BTreeMap::new();
     for (id, m) in members {
         for &p in m.owned.iter().filter(|p| **p < partitions) {
@@ -158,7 +163,7 @@ fn sticky_assignment(members: &BTreeMap<String, GroupMember>, partitions: u32) -
         .into_iter()
         .map(|(id, mut ps)| {
             // Withheld: a partition another member still owns.
-            ps.retain(|p| owner.get(p).is_none_or(|o| *o == id));
+            ps.retain(|p| !withhold || owner.get(p).is_none_or(|o| *o == id));
             ps.sort_unstable();
             (id.to_owned(), ps)
         })
@@ -217,6 +222,9 @@ pub struct BrokerCtx {
     pub profile: Profile,
     /// Refuse commits of an old generation (off only for layer ablation).
     pub generation_check: bool,
+    /// Withhold a moving partition for one generation (cooperative-sticky;
+    /// off only to replay the model's unsafe coordinator).
+    pub revoked_barrier: bool,
     pub coordinator: bool,
     pub partition_leader: bool,
     pub partitions: u32,
@@ -691,7 +699,7 @@ impl BrokerCtx {
         g.generation += 1;
         let ids: Vec<String> = g.members.keys().cloned().collect();
         let cooperative = g.members.values().all(|m| m.cooperative);
-        let sticky = cooperative.then(|| sticky_assignment(&g.members, self.partitions));
+        let sticky = cooperative.then(|| sticky_assignment(&g.members, self.partitions, self.revoked_barrier));
         for m in g.members.values_mut() {
             m.assignment.clear();
             m.expires_at = now + m.session_ms;
@@ -748,7 +756,7 @@ mod tests {
 
     fn deal(members: &[(&str, &[u32], u64)], partitions: u32) -> BTreeMap<String, Vec<u32>> {
         let m = members.iter().map(|(id, owned, g)| ((*id).to_owned(), member(owned, *g))).collect();
-        sticky_assignment(&m, partitions)
+        sticky_assignment(&m, partitions, true)
     }
 
     fn of(d: &BTreeMap<String, Vec<u32>>, id: &str) -> Vec<u32> {
@@ -780,5 +788,17 @@ mod tests {
         let d = deal(&[("a-1", &a, 3), ("b-1", &[], 0)], 4);
         assert_eq!(of(&d, "b-1").len(), 2);
         assert_eq!(of(&d, "a-1"), a, "a keeps what it kept");
+    }
+
+    #[test]
+    fn without_the_revoked_barrier_a_moving_partition_goes_to_its_new_owner_at_once() {
+        let m = [("a-1", &[0u32, 1, 2, 3][..], 2u64), ("b-1", &[][..], 0)]
+            .iter()
+            .map(|(id, owned, g)| ((*id).to_owned(), member(owned, *g)))
+            .collect();
+        let d = sticky_assignment(&m, 4, false);
+        let (a, b) = (of(&d, "a-1"), of(&d, "b-1"));
+        assert_eq!((a.len(), b.len()), (2, 2), "balanced at once: {d:?}");
+        assert!(b.iter().all(|p| !a.contains(p)), "each partition has one owner in the deal: {d:?}");
     }
 }

@@ -110,6 +110,12 @@ pub fn plan(s: &Scenario) -> Result<Vec<Step>, PlanError> {
     if e.app_loop != neli_sim::scenario::AppLoop::Pulse {
         return Err(PlanError::Setting("app_loop = background: neli-tc-member runs its own pulse loop"));
     }
+    if !s.cluster.revoked_barrier || !s.cluster.commit_generation_check {
+        return Err(PlanError::Setting(
+            "cluster.revoked_barrier or cluster.commit_generation_check = false: a real coordinator cannot be \
+             made unsafe (simulator only)",
+        ));
+    }
     if s.cluster.brokers != 1 {
         return Err(PlanError::Brokers(s.cluster.brokers));
     }

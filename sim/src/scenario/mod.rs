@@ -220,6 +220,13 @@ pub struct Cluster {
     /// accept a commit of any generation from a known member.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub commit_generation_check: bool,
+    /// Extension to v1, unsafe on purpose (the model's coordinator variant
+    /// `skip-revoked-barrier`, for its counterexamples): `false` makes the
+    /// cooperative-sticky coordinator hand a moving partition to its new
+    /// owner at once, instead of withholding it for one generation while
+    /// its owner revokes it. Cooperative-sticky assignment only.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub revoked_barrier: bool,
     /// Overrides of the profile's timings, for a broker configured or
     /// measured differently (unset: the profile's own). `group.initial.rebalance.delay.ms`
     /// for a group forming from empty.
@@ -290,6 +297,7 @@ impl Default for Cluster {
             partition_leader: BrokerId(0),
             profile: Profile::default(),
             commit_generation_check: true,
+            revoked_barrier: true,
             initial_rebalance_delay: None,
             rebalance_pause: None,
             leave_pause: None,

@@ -87,6 +87,11 @@ impl Scenario {
                 return Err(format!("cluster.{field} = \"{b}\": no such broker (brokers are b0..b{})", c.brokers - 1));
             }
         }
+        if !c.revoked_barrier && self.election.assignment != AssignmentName::CooperativeSticky {
+            return Err("cluster.revoked_barrier = false: only the cooperative-sticky assignment withholds a moving \
+                 partition (election.assignment = \"range\" here)"
+                .into());
+        }
         Ok(())
     }
 

@@ -656,6 +656,7 @@ fn start_brokers(
             name: b.clone(),
             profile,
             generation_check: c.commit_generation_check,
+            revoked_barrier: c.revoked_barrier,
             coordinator: b == c.coordinator.to_string(),
             partition_leader: b == c.partition_leader.to_string(),
             partitions,

@@ -78,6 +78,10 @@ fn impossible_or_oversized_values_are_refused_naming_field_and_rule() {
         (base.replace("name = \"x\"", &format!("name = \"{}\"", "a".repeat(70_000))), "name: 70000 characters"),
         (format!("description = \"{}\"\n{base}", "d".repeat(70_000)), "description: 70000 characters"),
         (base.replace("\"20s\"", "\"1000000m\""), "duration = \"60000000s\": at most \"3600s\""),
+        (
+            base.replace("[election]", "[cluster]\nrevoked_barrier = false\n[election]"),
+            "cluster.revoked_barrier = false: only the cooperative-sticky assignment withholds a moving",
+        ),
     ];
     for (text, want) in cases {
         let err = Scenario::parse(&text, "v.toml").map(|_| ()).unwrap_err().to_string();

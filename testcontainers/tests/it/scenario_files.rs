@@ -49,6 +49,19 @@ fn every_scenario_file_either_runs_for_real_or_says_why_not() {
     assert_eq!(runnable, RUNNABLE);
 }
 
+#[test]
+fn an_unsafe_coordinator_is_simulator_only() {
+    for field in ["revoked_barrier", "commit_generation_check"] {
+        let text = format!(
+            "name = \"unsafe-coordinator\"\nduration = \"10s\"\n[cluster]\n{field} = false\n\
+             [election]\nassignment = \"cooperative-sticky\"\n"
+        );
+        let s = Scenario::parse(&text, "unsafe-coordinator.toml").unwrap_or_else(|e| panic!("{e}"));
+        let why = plan(&s).expect_err("a real coordinator cannot be made unsafe").to_string();
+        assert!(why.contains(field) && why.contains("simulator only"), "{field}: {why}");
+    }
+}
+
 /// Plays a runnable file; asserts the oracles and liveness.
 fn real(name: &str) -> Option<neli_sim::Figures> {
     let out = run_file(&scenario_file(name))?;
