@@ -577,18 +577,19 @@ impl Timeline<'_> {
         Dur(lag.max(1) + if self.eager_revoke(first, i) { tick * 3 / 2 } else { 0 })
     }
 
-    /// Whether the model's tick from step `first` rebalanced by step `i`
-    /// eagerly while a member held partitions: the model's coordinator
-    /// deals at once, the simulator's waits for that member's group
-    /// heartbeat to hear of the rebalance and its revocation, and its new
-    /// assignment is read back at its next poll, so the tick's later steps
-    /// come about a tick and a half later there.
+    /// Whether, in the model's tick from step `first` to step `i`, a member
+    /// revoked its partitions (an eager rebalance) and the coordinator
+    /// dealt after it: the model's coordinator deals at once, the
+    /// simulator's waits for that member's group heartbeat to hear of the
+    /// rebalance and its revocation, and the new assignment is read back at
+    /// the next poll, so the tick's later steps come about a tick and a
+    /// half later there.
     fn eager_revoke(&self, first: usize, i: usize) -> bool {
         let steps = self.steps;
-        let held = |j: usize| steps[j].0.slots.iter().any(|sl| sl.core().is_some_and(|c| !c.assigned().is_empty()));
-        !self.cfg.incremental
-            && held(first)
-            && steps[first..i].iter().any(|(_, a)| matches!(a, Some(ElectionAction::Sync { .. })))
+        let holds = |j: usize, x: u8| steps[j].0.slots[x as usize].core().is_some_and(|c| !c.assigned().is_empty());
+        let revoked = |j: usize| matches!(steps[j].1, Some(ElectionAction::Poll(x)) if holds(j, x) && !holds(j + 1, x));
+        let dealt = |j: usize| matches!(steps[j].1, Some(ElectionAction::Sync { .. }));
+        (first..i).any(|j| revoked(j) && (j..i).any(dealt))
     }
 
     /// The members other than `m` that, by step `i` (a resume of `m`), were

@@ -102,6 +102,8 @@ fn without_the_proof_a_pause_right_after_an_assignment_is_aimed_at_the_assignmen
 /// scenario, so that it acts after that acquisition there too (which of the
 /// two tokens comes first decides "tokens strictly increase per role").
 /// One that resumes in a tick where nobody took a role resumes on the tick.
+/// Where a member revoked in an eager rebalance in that tick, the resume
+/// comes a tick and a half later still.
 #[test]
 fn a_resume_after_another_members_acquisition_in_its_tick_comes_after_it() {
     use neli_models::election::ElectionAction::*;
@@ -126,4 +128,18 @@ fn a_resume_after_another_members_acquisition_in_its_tick_comes_after_it() {
     let without = [&before[..], &[Poll(1), Resume(0)]].concat();
     assert_eq!(pause(&after_acquisition), Some(Dur(4 * 500 + 100)), "m1 took the role before m0 resumed");
     assert_eq!(pause(&without), Some(Dur(4 * 500)), "nobody took the role in m0's last tick");
+    // m1 paused, m0 revokes its partition in the eager rebalance after m1's
+    // eviction and takes it again before m1 resumes: the simulator's
+    // rebalance waits for m0's group heartbeat and its next poll, a tick
+    // and a half more.
+    let lead = [tick, Timeout(0), Read(0, 0)];
+    let revoked = [
+        &[Sync { deal: 0 }, Poll(0), Read(0, 0), Pause(1)][..],
+        &lead,
+        &lead,
+        &lead,
+        &[tick, Poll(0), Sync { deal: 0 }, Poll(0), Read(0, 0), Resume(1)],
+    ]
+    .concat();
+    assert_eq!(pause(&revoked), Some(Dur(4 * 500 + 100 + 750)), "m0 revoked before the deal in m1's last tick");
 }
