@@ -377,6 +377,12 @@ impl Timeline<'_> {
                 self.open.push((action, t, self.member(m), Some(Aim { at, on: Some(Trigger::Dealt) })));
             }
             Pause(m) | Crash(m) | Isolate(m) if self.led_since_resume(k, m) => self.cut_after_acquiring(action, m, t),
+            // The simulator's group forms at a seed's own pace, sometimes
+            // after the instant tick 0 stands for: a cut of the first
+            // leader in its first tick is aimed at its acquisition.
+            Pause(m) | Crash(m) | Isolate(m) if t == 0 && s.leaders(0).iter().any(|(key, _)| key.0 == m) => {
+                self.open.push((action, t, self.member(m), Some(Aim { at: Dur(0), on: Some(Trigger::Acquired) })))
+            }
             Pause(m) | Crash(m) | Isolate(m) | HeartbeatsFail(m) => {
                 self.open.push((action, t, self.target(s, m), None))
             }

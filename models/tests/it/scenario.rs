@@ -46,7 +46,9 @@ fn lease_from_receipt_counterexample_writes_a_pause_scenario() {
 /// a time: the window is milliseconds wide in the simulator. The member is
 /// also cut off the coordinator for the pause and T after it, since the
 /// model's client hears of its eviction only when it polls. A fault aimed
-/// at the first assignment is not moved past the group's forming.
+/// at the first assignment is not moved past the group's forming; one right
+/// after the first leader acquired in the first tick is aimed at that
+/// acquisition.
 #[test]
 fn a_pause_right_after_an_assignment_is_aimed_at_the_proof() {
     use neli_models::election::ElectionAction::*;
@@ -62,8 +64,19 @@ fn a_pause_right_after_an_assignment_is_aimed_at_the_proof() {
     assert!(faults.iter().all(|f| f.on == Some(Trigger::ProofAccepted) && f.at == Dur(0)), "{faults:?}");
     assert_eq!(faults[0].fault, Fault::Pause { target: Target::Member(0), duration: Dur(1000) });
     assert_eq!(faults[1].fault, Fault::IsolateCoordinator { target: Target::Member(0), duration: Dur(2000) });
-    // The same pause after the member read its heartbeat back is a timed one.
+    // The same pause after the member read its heartbeat back and led: aimed
+    // at its acquisition, since the simulator's group may form after the
+    // instant tick 0 stands for.
     let actions = [Sync { deal: 0 }, Poll(0), Read(0, 0), Pause(0), Poll(1), Tick { slow: None }, Resume(0)];
+    let init = model.init_states().remove(0);
+    let path = stateright::Path::from_actions(&model, init, &actions).expect("the model enables these steps");
+    let replay = counterexample_to_scenario(&model, "led", &path);
+    let faults: Vec<_> = replay.scenario.timed_faults().collect();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!((faults[0].on, faults[0].at), (Some(Trigger::Acquired), Dur(0)));
+    assert_eq!(faults[0].fault, Fault::Pause { target: Target::Member(0), duration: Dur(500) });
+    // A tick later it is a timed one.
+    let actions = [Sync { deal: 0 }, Poll(0), Read(0, 0), Poll(1), Tick { slow: None }, Pause(0), Resume(0)];
     let init = model.init_states().remove(0);
     let path = stateright::Path::from_actions(&model, init, &actions).expect("the model enables these steps");
     let replay = counterexample_to_scenario(&model, "timed", &path);
