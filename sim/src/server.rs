@@ -10,8 +10,8 @@
 //! coordinator assigns partitions itself (round robin over member ids for
 //! eager `range`; for `cooperative-sticky`, what librdkafka's group leader
 //! computes: owners keep their partitions, a partition that must move is
-//! withheld for one generation), which changes no timing the election
-//! depends on.
+//! withheld for one generation unless the scenario's `revoked_barrier` is
+//! off), which changes no timing the election depends on.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

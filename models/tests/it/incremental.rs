@@ -150,4 +150,5 @@ fn an_incremental_counterexample_writes_a_cooperative_sticky_scenario() {
     assert!(text.contains("revoked_barrier = false"), "{text}");
     let back = neli_sim::Scenario::parse(&text, "<model>").unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(back.election.assignment, AssignmentName::CooperativeSticky);
+    assert!(!back.cluster.revoked_barrier, "the file keeps the unsafe coordinator");
 }

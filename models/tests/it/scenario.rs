@@ -5,7 +5,7 @@ use neli::core::UnsafeVariant;
 use neli_models::{Faults, counterexample_to_scenario};
 use neli_sim::scenario::{Dur, FaultKind, Variant};
 
-use crate::{ONE_LEADER, counterexample, hunt, small};
+use crate::{ONE_LEADER, counterexample, hunt, small, three_members};
 
 /// The hazard-1 counterexample written as a scenario: the pause of the
 /// leader becomes a `pause` fault with its start and length in real time.
@@ -155,4 +155,40 @@ fn a_resume_after_another_members_acquisition_in_its_tick_comes_after_it() {
     ]
     .concat();
     assert_eq!(pause(&revoked), Some(Dur(4 * 500 + 100 + 750)), "m0 revoked before the deal in m1's last tick");
+}
+
+/// A member that resumes in the tick in which another was handed the
+/// partition and wrote its heartbeat, before that one read it back: the
+/// resume comes half a tick later (after the simulator's rebalance), and
+/// the other's loop stalls from its assignment, with the application in
+/// the background so that the stall holds neli's loop; the resumed member
+/// then reads both heartbeats and acquires first, as in the model.
+#[test]
+fn a_resume_between_a_successors_heartbeat_and_its_read_back_holds_the_read_back() {
+    use neli_models::election::ElectionAction::*;
+    use neli_sim::scenario::{AppLoop, Fault, Target, Trigger};
+    use stateright::Model;
+    let mut cfg = three_members(Faults { pauses: 1, ..Faults::default() });
+    cfg.membership_proof = false;
+    let model = cfg.into_model();
+    let tick = Tick { slow: None };
+    let actions = [
+        &[Sync { deal: 0 }, Poll(1), Poll(2), Pause(0), tick, tick, tick, tick][..],
+        &[Poll(1), Poll(2), Sync { deal: 0 }, Poll(1), Resume(0), Poll(0), Read(0, 0), Read(1, 0)],
+    ]
+    .concat();
+    let init = model.init_states().remove(0);
+    let path = stateright::Path::from_actions(&model, init, &actions).expect("the model enables these steps");
+    let replay = counterexample_to_scenario(&model, "read-back", &path);
+    let faults: Vec<_> = replay.scenario.timed_faults().cloned().collect();
+    let stall = faults.iter().find(|f| matches!(f.fault, Fault::StallPoll { .. })).expect("a stall");
+    assert_eq!(stall.fault, Fault::StallPoll { target: Target::Member(1), duration: Dur(500) });
+    assert_eq!((stall.on, stall.at), (Some(Trigger::Assigned), Dur(3 * 500)), "armed a tick early");
+    let pause = faults.iter().find_map(|f| match f.fault {
+        Fault::Pause { duration, .. } => Some(duration),
+        _ => None,
+    });
+    assert_eq!(pause, Some(Dur(4 * 500 + 250)), "resumed half a tick late");
+    let e = &replay.scenario.election;
+    assert_eq!((e.app_loop, e.app_work), (AppLoop::Background, None));
 }

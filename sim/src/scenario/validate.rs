@@ -73,7 +73,8 @@ impl Scenario {
         Ok(())
     }
 
-    /// `[cluster]`: brokers that exist.
+    /// `[cluster]`: brokers that exist, and a barrier skipped only where
+    /// the assignment has one.
     fn validate_cluster(&self) -> Result<(), String> {
         let c = &self.cluster;
         if c.brokers == 0 {

@@ -79,7 +79,7 @@ fn impossible_or_oversized_values_are_refused_naming_field_and_rule() {
         (format!("description = \"{}\"\n{base}", "d".repeat(70_000)), "description: 70000 characters"),
         (base.replace("\"20s\"", "\"1000000m\""), "duration = \"60000000s\": at most \"3600s\""),
         (
-            base.replace("[election]", "[cluster]\nrevoked_barrier = false\n[election]"),
+            base.replace("[election]", "[cluster]\nrevoked_barrier = false\n[election]\nassignment = \"range\""),
             "cluster.revoked_barrier = false: only the cooperative-sticky assignment withholds a moving",
         ),
     ];
