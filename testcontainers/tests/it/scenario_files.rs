@@ -54,7 +54,7 @@ fn an_unsafe_coordinator_is_simulator_only() {
     for field in ["revoked_barrier", "commit_generation_check"] {
         let text = format!(
             "name = \"unsafe-coordinator\"\nduration = \"10s\"\n[cluster]\n{field} = false\n\
-             [election]\nassignment = \"cooperative-sticky\"\n"
+             [election]\nmembers = 2\nheartbeat_timeout = \"1s\"\nsession_timeout = \"3s\"\nassignment = \"cooperative-sticky\"\n"
         );
         let s = Scenario::parse(&text, "unsafe-coordinator.toml").unwrap_or_else(|e| panic!("{e}"));
         let why = plan(&s).expect_err("a real coordinator cannot be made unsafe").to_string();
