@@ -75,7 +75,17 @@ fn a_pause_right_after_an_assignment_is_aimed_at_the_proof() {
     assert_eq!(faults.len(), 1, "{faults:?}");
     assert_eq!((faults[0].on, faults[0].at), (Some(Trigger::Acquired), Dur(0)));
     assert_eq!(faults[0].fault, Fault::Pause { target: Target::Member(0), duration: Dur(500) });
+    // So is a crash there.
+    let model = small(Faults { crashes: 1, ..Faults::default() }).into_model();
+    let actions = [Sync { deal: 0 }, Poll(0), Read(0, 0), Poll(1), Crash(0)];
+    let init = model.init_states().remove(0);
+    let path = stateright::Path::from_actions(&model, init, &actions).expect("the model enables these steps");
+    let replay = counterexample_to_scenario(&model, "crashed", &path);
+    let faults: Vec<_> = replay.scenario.timed_faults().collect();
+    assert_eq!((faults[0].on, faults[0].at), (Some(Trigger::Acquired), Dur(0)), "{faults:?}");
+    assert!(matches!(faults[0].fault, Fault::Crash { target: Target::Member(0), .. }), "{faults:?}");
     // A tick later it is a timed one.
+    let model = small(Faults { pauses: 1, ..Faults::default() }).into_model();
     let actions = [Sync { deal: 0 }, Poll(0), Read(0, 0), Poll(1), Tick { slow: None }, Pause(0), Resume(0)];
     let init = model.init_states().remove(0);
     let path = stateright::Path::from_actions(&model, init, &actions).expect("the model enables these steps");
