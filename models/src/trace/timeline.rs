@@ -217,9 +217,7 @@ impl Timeline<'_> {
         let steps = self.steps;
         let mine = steps[..k].iter().rposition(|(_, a)| a.is_some_and(|a| actor(&a) == Some(m)));
         mine.is_some_and(|j| {
-            steps[j].1 == Some(ElectionAction::Poll(m))
-                && steps[j].0.now == steps[k].0.now
-                && steps[j + 1].0.slots[m as usize].core().is_some_and(|c| !c.assigned().is_empty())
+            steps[j].1 == Some(ElectionAction::Poll(m)) && steps[j].0.now == steps[k].0.now && self.holds(j + 1, m)
         })
     }
 
@@ -271,8 +269,7 @@ impl Timeline<'_> {
     /// ([`Self::eager_revoke`]).
     fn resume_lag(&self, i: usize, m: u8) -> Dur {
         let steps = self.steps;
-        let now = steps[i].0.now;
-        let first = steps[..i].iter().rposition(|(s, _)| s.now != now).map_or(0, |j| j + 1);
+        let first = self.tick_start(i);
         let took = |j: usize| {
             (0..self.cfg.roles).any(|r| {
                 let before = steps[j].0.leaders(r);
@@ -290,6 +287,17 @@ impl Timeline<'_> {
         Dur(lag.max(1) + if self.eager_revoke(first, i) { tick * 3 / 2 } else { 0 })
     }
 
+    /// The first step of the model tick step `i` is in.
+    fn tick_start(&self, i: usize) -> usize {
+        let now = self.steps[i].0.now;
+        self.steps[..i].iter().rposition(|(s, _)| s.now != now).map_or(0, |j| j + 1)
+    }
+
+    /// Whether member `x`'s core holds any partition in state `j`.
+    fn holds(&self, j: usize, x: u8) -> bool {
+        self.steps[j].0.slots[x as usize].core().is_some_and(|c| !c.assigned().is_empty())
+    }
+
     /// Whether, in the model's tick from step `first` to step `i`, a member
     /// revoked its partitions (an eager rebalance) and the coordinator
     /// dealt after it: the model's coordinator deals at once, the
@@ -299,7 +307,7 @@ impl Timeline<'_> {
     /// half later there.
     fn eager_revoke(&self, first: usize, i: usize) -> bool {
         let steps = self.steps;
-        let holds = |j: usize, x: u8| steps[j].0.slots[x as usize].core().is_some_and(|c| !c.assigned().is_empty());
+        let holds = |j: usize, x: u8| self.holds(j, x);
         let rejoin = |j: usize, x: u8| steps[j].0.slots[x as usize].callbacks.front() == Some(&Callback::Rejoin);
         let revoked = |j: usize| matches!(steps[j].1, Some(ElectionAction::Poll(x)) if rejoin(j, x) && holds(j, x) && !holds(j + 1, x));
         let dealt = |j: usize| matches!(steps[j].1, Some(ElectionAction::Sync { .. }));
@@ -314,16 +322,14 @@ impl Timeline<'_> {
         let steps = self.steps;
         let now = steps[i].0.now;
         let leads = |j: usize, y: u8| (0..self.cfg.roles).any(|r| steps[j].0.leaders(r).iter().any(|(k, _)| k.0 == y));
-        let first = steps[..i].iter().rposition(|(s, _)| s.now != now).map_or(0, |j| j + 1);
+        let first = self.tick_start(i);
         let later = steps[i..].iter().take_while(|(s, _)| s.now == now).count();
         (0..self.cfg.members)
             .filter(|&y| y != m && !leads(i, y))
             .filter(|&y| (i..i + later).any(|j| leads(j, y)))
             .filter(|&y| {
-                (first..i).any(|j| {
-                    let has = |j: usize| steps[j].0.slots[y as usize].core().is_some_and(|c| !c.assigned().is_empty());
-                    steps[j].1 == Some(ElectionAction::Poll(y)) && !has(j) && has(j + 1)
-                })
+                (first..i)
+                    .any(|j| steps[j].1 == Some(ElectionAction::Poll(y)) && !self.holds(j, y) && self.holds(j + 1, y))
             })
             .collect()
     }
