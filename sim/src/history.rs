@@ -5,7 +5,8 @@
 //! the same run and is never parsed back.
 //!
 //! Entries say what each member was told (acquired, revoked, fenced), what
-//! it wrote (the built-in application's token-guarded resource, or the
+//! it wrote (the built-in application's token-guarded resources, one a
+//! role, keyed by [`resource_key`], or the
 //! downstream store a harness application writes to, with each write's
 //! fencing stamp and the store's answer), which faults were played, when
 //! each member process started and stopped, and who really held each role
@@ -22,6 +23,18 @@ pub use crate::record::{Stamp, Write};
 /// The version of the JSON Lines form; bumped when a field changes meaning
 /// or goes away (new fields and entry kinds may be added within a version).
 pub const HISTORY_VERSION: u32 = 1;
+
+/// The key of the built-in application's resource of `role` in a
+/// history's writes: `resource` for role 0 (the only one outside exclusive
+/// multi-role mode), `resource/<role>` for the others.
+///
+/// ```
+/// assert_eq!(neli_sim::history::resource_key(0), "resource");
+/// assert_eq!(neli_sim::history::resource_key(2), "resource/2");
+/// ```
+pub fn resource_key(role: u32) -> String {
+    if role == 0 { "resource".to_owned() } else { format!("resource/{role}") }
+}
 
 /// What a member's election told its application.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,7 +178,7 @@ impl History {
                 at: w.at,
                 sent_at: w.at,
                 member: w.member.clone(),
-                key: "resource".into(),
+                key: resource_key(w.role),
                 stamp: Some(Stamp { log_epoch: w.log_epoch, token: neli::Token(w.token) }),
                 accepted: true,
                 in_handler: w.in_handler,

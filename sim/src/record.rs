@@ -28,16 +28,19 @@ pub struct EventObs {
     pub log_epoch: u64,
 }
 
-/// A write to the token-guarded resource: the application asked
-/// `is_leader()`/`token()` and was told it leads role 0.
+/// A write to the token-guarded resource of a role: the application asked
+/// `is_leader()`/`token()` and was told it leads role 0, or, in exclusive
+/// multi-role mode, `Control::lease(role)` gave it a lease of another role
+/// (each role guards a resource of its own).
 #[derive(Debug, Clone)]
 pub struct WriteObs {
     pub at: u64,
     pub member: String,
+    pub role: u32,
     pub token: u64,
     pub log_epoch: u64,
     /// What the member's own clock read when it was told, and the lease end
-    /// its driver had published then (`None`: no lease of role 0), where the
+    /// its driver had published then (`None`: no lease of the role), where the
     /// recorder can see both (the simulator; not the real-broker suite).
     pub told: Option<Told>,
     /// Written by a Revoked handler finishing its work (not the main loop).
@@ -324,16 +327,16 @@ impl Log {
         self.seen_broken.push(Violation::new(rule, what).by(member).at(at));
     }
 
-    /// The run's log epoch when `member` acquired role 0 with `token`: its
+    /// The run's log epoch when `member` acquired `role` with `token`: its
     /// writes with that token belong to that log, also after the log was
-    /// lost under it. A main-loop write follows the member's latest role-0
-    /// event only if that is this acquisition; otherwise the acquisition is
+    /// lost under it. A main-loop write follows the member's latest event
+    /// of the role only if that is this acquisition; otherwise the acquisition is
     /// not recorded yet and belongs to the current epoch (the same token
     /// value comes back after a lost log: scenario stall-and-restart under
     /// cooperative-sticky). A Revoked handler's writes follow the latest
     /// acquisition, whatever was recorded since (`in_handler`).
-    pub fn epoch_of(&self, member: &str, token: u64, in_handler: bool) -> u64 {
-        let mut mine = self.events.iter().rev().filter(|e| e.member == member && e.event.role() == 0);
+    pub fn epoch_of(&self, member: &str, role: u32, token: u64, in_handler: bool) -> u64 {
+        let mut mine = self.events.iter().rev().filter(|e| e.member == member && e.event.role() == role);
         let latest = if in_handler { mine.find(|e| matches!(e.event, Event::Acquired { .. })) } else { mine.next() };
         latest
             .filter(|e| matches!(e.event, Event::Acquired { token: t, .. } if t.0 == token))

@@ -744,7 +744,7 @@ fn build_log(lines: &[Line], faults: &[FaultObs], state_losses: &[u64], slots: &
             Logged::Act { token } => {
                 let token = *token;
                 let log_epoch = acquired_epoch.get(&(m.clone(), token)).copied().unwrap_or_else(|| epoch_at(at));
-                log.writes.push(WriteObs { at, member: m, token, log_epoch, told: None, in_handler: false });
+                log.writes.push(WriteObs { at, member: m, role: 0, token, log_epoch, told: None, in_handler: false });
             }
             Logged::Ended => {
                 log.trace.push((at, m.clone(), "election loop ended".into()));

@@ -155,7 +155,8 @@ impl Replay {
     /// lands in an overlap the model measures in ticks. A `stall-poll` the
     /// translation wrote to keep the cut-off leader from hearing of its
     /// loss then stalls neli's loop, not the application. Only a path that
-    /// cuts a member off the coordinator is written so: elsewhere the old
+    /// cuts a member off the coordinator is written so (not the isolation
+    /// the translation writes beside a pause, which cuts off no writer): elsewhere the old
     /// leader's loop, polling that often, hears of its loss before its
     /// successor leads (after a heartbeat failure its next proof is
     /// refused), where the pulsed application, slower between its pulses,
@@ -177,7 +178,7 @@ impl Replay {
     /// assert_eq!((shown.app_loop, shown.app_work), (AppLoop::Background, None));
     /// ```
     pub fn showing(mut self, property: &str, c: &ElectionModelCfg) -> Replay {
-        let cut_off = self.scenario.timed_faults().any(|f| f.fault.kind() == FaultKind::IsolateCoordinator);
+        let cut_off = cuts_off_a_running_member(&self.scenario);
         if property != crate::election::property::RESOURCE || !cut_off {
             return self;
         }
@@ -192,6 +193,32 @@ impl Replay {
         ));
         self
     }
+}
+
+/// Whether `scenario` cuts a running member off the coordinator: an
+/// `isolate-coordinator` fault other than the one a counterexample's
+/// translation writes beside a pause (same member, same start), which
+/// stands for the model's client hearing nothing while paused and cuts off
+/// no member that writes. [`Replay::showing`] runs the application of such
+/// a resource counterexample in the background.
+///
+/// ```
+/// let faults = |extra: &str| format!(
+///     "name = \"x\"\nduration = \"10s\"\n[cluster]\nbrokers = 2\npartition_leader = \"b1\"\n\
+///      [[faults]]\nat = \"8s\"\nkind = \"isolate-coordinator\"\ntarget = \"m0\"\nduration = \"3s\"\n{extra}");
+/// let pause = "[[faults]]\nat = \"8s\"\nkind = \"pause\"\ntarget = \"m0\"\nduration = \"2s\"\n";
+/// let cut = |text: String| neli_models::trace::cuts_off_a_running_member(&neli_sim::Scenario::parse(&text, "x.toml").unwrap());
+/// assert!(cut(faults("")));
+/// assert!(!cut(faults(pause)));
+/// ```
+pub fn cuts_off_a_running_member(scenario: &Scenario) -> bool {
+    let faults: Vec<_> = scenario.timed_faults().collect();
+    let beside_a_pause = |i: &neli_sim::scenario::TimedFault| {
+        faults.iter().any(|p| {
+            p.fault.kind() == FaultKind::Pause && p.fault.member() == i.fault.member() && (p.at, p.on) == (i.at, i.on)
+        })
+    };
+    faults.iter().any(|f| f.fault.kind() == FaultKind::IsolateCoordinator && !beside_a_pause(f))
 }
 
 /// The path as a scenario (`scenarios/FORMAT.md`) for `neli-sim` to replay.

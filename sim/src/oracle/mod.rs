@@ -40,7 +40,12 @@ pub struct Figures {
     pub leader_changes: u64,
     pub first_leader_ms: Option<u64>,
     pub acquisitions: u64,
+    /// Writes to role 0's resource outside a Revoked handler (the other
+    /// roles' resources, written in exclusive multi-role mode, are judged
+    /// but not counted here, so the figure compares across modes).
     pub writes: u64,
+    /// Writes, to any role's resource, with a token older than one its
+    /// resource already saw.
     pub stale_writes: u64,
     /// Stale-term heartbeats in the partition logs (zombie writes, hazard 2).
     pub zombie_heartbeats: u64,
@@ -460,7 +465,7 @@ fn told_while_leading(s: &Scenario, log: &Log, hs: &[Hold], v: &mut Vec<Violatio
     // A harness application decides itself when it writes.
     let judged = |m: &str| !log.user_apps.contains(m);
     for (member, total) in held.into_iter().filter(|(m, t)| *t > bound && judged(m)) {
-        if !log.writes.iter().any(|w| w.member == member && !w.in_handler) {
+        if !log.writes.iter().any(|w| w.member == member && w.role == 0 && !w.in_handler) {
             let text = format!(
                 "rule told-while-leading: {member} held role 0 for {} in total but its application was never told it leads (token() was None at every poll; at most {bound}ms may pass untold)",
                 secs(total)
@@ -470,12 +475,10 @@ fn told_while_leading(s: &Scenario, log: &Log, hs: &[Hold], v: &mut Vec<Violatio
     }
 }
 
-/// The token-guarded resource: nobody is told it leads without a lease,
-/// and no write uses a token older than one already used.
+/// The token-guarded resources, one a role: nobody is told it leads
+/// without a lease, and no write uses a token older than one already used
+/// on its role's resource.
 fn writes(log: &Log, f: &mut Figures, v: &mut Vec<Violation>) {
-    // Ordered as a downstream that knows each token's log would order them:
-    // (log epoch of the acquisition, token).
-    let mut newest: Option<(u64, u64)> = None;
     // A Revoked handler's writes are judged by the barrier rule (`rules`):
     // once the coordinator dropped a member, its old token being refused is
     // the fencing token doing its job.
@@ -491,9 +494,11 @@ fn writes(log: &Log, f: &mut Figures, v: &mut Vec<Violation>) {
         .filter(|(_, t)| t.lease_until.is_none_or(|u| t.local >= u))
         .collect();
     if let Some((w, t)) = told_late.first() {
+        let asked = if w.role == 0 { "is_leader() = true".to_owned() } else { format!("lease({}) was Some", w.role) };
         let text = format!(
-            "told without a lease: {} was told it leads role 0 (is_leader() = true, token {}) at {} when its clock read {}ms, but its lease {} ({} such answer(s))",
+            "told without a lease: {} was told it leads role {} ({asked}, token {}) at {} when its clock read {}ms, but its lease {} ({} such answer(s))",
             w.member,
+            w.role,
             w.token,
             secs(w.at),
             t.local,
@@ -502,15 +507,19 @@ fn writes(log: &Log, f: &mut Figures, v: &mut Vec<Violation>) {
         );
         v.push(Violation::new(Rule::ToldWithoutLease, text).by(&w.member).at(w.at));
     }
+    // Ordered as a downstream that knows each token's log would order them:
+    // (log epoch of the acquisition, token), per role.
+    let mut newest: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
     for w in writes {
-        f.writes += 1;
+        f.writes += u64::from(w.role == 0);
         let this = (w.log_epoch, w.token);
-        if let Some((epoch, n)) = newest.filter(|n| this < *n) {
+        if let Some((epoch, n)) = newest.get(&w.role).copied().filter(|n| this < *n) {
             f.stale_writes += 1;
             if f.stale_writes == 1 {
                 let log = if epoch == w.log_epoch { String::new() } else { format!(" of log epoch {epoch}") };
+                let of = if w.role == 0 { String::new() } else { format!(" for role {}", w.role) };
                 let text = format!(
-                    "stale write: {} wrote with token {} at {} after token {n}{log} was used",
+                    "stale write: {} wrote{of} with token {} at {} after token {n}{log} was used",
                     w.member,
                     w.token,
                     secs(w.at)
@@ -518,7 +527,8 @@ fn writes(log: &Log, f: &mut Figures, v: &mut Vec<Violation>) {
                 v.push(Violation::new(Rule::StaleWrite, text).by(&w.member).at(w.at));
             }
         }
-        newest = Some(newest.map_or(this, |n| n.max(this)));
+        let n = newest.entry(w.role).or_insert(this);
+        *n = (*n).max(this);
     }
 }
 

@@ -342,7 +342,10 @@ fn the_default_rebalance_timeout_keeps_a_proven_lease_exclusive() {
 
 // Multi-role mode. Proves that a member crash and a pause move 4 roles on 3
 // partitions around without any role having two holders, that every role was
-// acquired and then re-acquired, and that every role is led at the end.
+// acquired and then re-acquired, and that every role is led at the end; and
+// that the application wrote every role's resource, each write while its
+// writer held that role (so the stale-write oracle judges every role:
+// scenarios/FORMAT.md, "what the application is told").
 // Reference: NELI §4 — role j lives on partition j mod M.
 #[test]
 fn every_role_keeps_one_holder_through_a_crash_and_a_pause() {
@@ -351,6 +354,19 @@ fn every_role_keeps_one_holder_through_a_crash_and_a_pause() {
         let r = assert_survives(&s, seed);
         assert!(r.figures.acquisitions >= 8, "all four roles were acquired, then re-acquired");
         assert!(r.figures.leader_at_end);
+        let role_of = |key: &str| (0..4).find(|role| neli_sim::history::resource_key(*role) == key);
+        let mut written = [0; 4];
+        for w in r.history.writes().filter(|w| !w.in_handler) {
+            let role = role_of(&w.key).unwrap_or_else(|| panic!("a write to {:?}, no role's resource", w.key));
+            assert!(
+                r.history.held(&w.member, role, w.at),
+                "{} wrote role {role}'s resource at {} unheld",
+                w.member,
+                w.at
+            );
+            written[role as usize] += 1;
+        }
+        assert!(written.iter().all(|n| *n > 0), "every role's resource was written: {written:?} (seed {seed})");
     }
 }
 

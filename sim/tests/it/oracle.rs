@@ -15,7 +15,15 @@ fn violations(local: u64, lease_until: Option<u64>) -> Vec<String> {
     let s = scenario(include_str!("scenarios/oracle-told.toml"));
     let mut log = Log::default();
     let told = Some(Told { local, lease_until });
-    log.writes.push(WriteObs { at: 1500, member: "m0".into(), token: 7, log_epoch: 0, told, in_handler: false });
+    log.writes.push(WriteObs {
+        at: 1500,
+        member: "m0".into(),
+        role: 0,
+        token: 7,
+        log_epoch: 0,
+        told,
+        in_handler: false,
+    });
     judge(&s, &log, &[ClockModel::new(0)], 2000).1.iter().map(ToString::to_string).collect()
 }
 
@@ -36,6 +44,59 @@ fn told_it_leads_once_its_lease_ended_is_a_violation() {
     assert!(v[0].contains("had ended at 1500ms"), "{}", v[0]);
     let v = violations(1000, None);
     assert!(v[0].contains("its lease was not published"), "{v:?}");
+}
+
+/// Writes of (role, token) by m0, 100 ms apart, judged alone.
+fn judged_writes(writes: &[(u32, u64)]) -> Vec<String> {
+    let s = scenario(include_str!("scenarios/oracle-told.toml"));
+    let mut log = Log::default();
+    for (k, (role, token)) in writes.iter().enumerate() {
+        let (at, told) = (100 + 100 * k as u64, Some(Told { local: 0, lease_until: Some(10_000) }));
+        log.writes.push(WriteObs {
+            at,
+            member: "m0".into(),
+            role: *role,
+            token: *token,
+            log_epoch: 0,
+            told,
+            in_handler: false,
+        });
+    }
+    judge(&s, &log, &[ClockModel::new(0)], 2000).1.iter().map(ToString::to_string).collect()
+}
+
+// Each role guards a resource of its own (scenarios/FORMAT.md, "what the
+// application is told"): an older token on one role's resource is stale
+// whichever role the newer token was used on, and only then.
+#[test]
+fn a_stale_write_is_judged_on_its_own_roles_resource() {
+    assert_eq!(judged_writes(&[(0, 7), (1, 3), (1, 4), (0, 8)]), Vec::<String>::new());
+    let v = judged_writes(&[(1, 8), (0, 2), (1, 5)]);
+    assert_eq!(v, ["stale write: m0 wrote for role 1 with token 5 at 0.300s after token 8 was used"]);
+    let v = judged_writes(&[(0, 8), (0, 5)]);
+    assert_eq!(v, ["stale write: m0 wrote with token 5 at 0.200s after token 8 was used"]);
+}
+
+#[test]
+fn a_told_answer_on_another_role_is_judged_by_that_roles_lease() {
+    let s = scenario(include_str!("scenarios/oracle-told.toml"));
+    let mut log = Log::default();
+    let told = Some(Told { local: 1500, lease_until: Some(1500) });
+    log.writes.push(WriteObs {
+        at: 1500,
+        member: "m0".into(),
+        role: 2,
+        token: 7,
+        log_epoch: 0,
+        told,
+        in_handler: false,
+    });
+    let v: Vec<_> = judge(&s, &log, &[ClockModel::new(0)], 2000).1.iter().map(ToString::to_string).collect();
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert!(
+        v[0].starts_with("told without a lease: m0 was told it leads role 2 (lease(2) was Some, token 7)"),
+        "{v:?}"
+    );
 }
 
 /// The story of a model counterexample: the leader pauses past `S` while
@@ -67,7 +128,15 @@ fn untold(writes: usize) -> Vec<String> {
     log.slots.insert("m0".into(), 0);
     for k in 0..writes {
         let at = 100 + 100 * k as u64;
-        log.writes.push(WriteObs { at, member: "m0".into(), token: 7, log_epoch: 0, told: None, in_handler: false });
+        log.writes.push(WriteObs {
+            at,
+            member: "m0".into(),
+            role: 0,
+            token: 7,
+            log_epoch: 0,
+            told: None,
+            in_handler: false,
+        });
     }
     judge(&s, &log, &[ClockModel::new(0)], 10_000).1.iter().map(ToString::to_string).collect()
 }

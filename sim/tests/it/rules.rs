@@ -245,7 +245,7 @@ fn a_lost_partition_answered_with_revoked_breaks_lost_is_fenced() {
 }
 
 fn handler_write(log: &mut Log, at: u64, member: &str, token: u64) {
-    log.writes.push(WriteObs { at, member: member.into(), token, log_epoch: 0, told: None, in_handler: true });
+    log.writes.push(WriteObs { at, member: member.into(), role: 0, token, log_epoch: 0, told: None, in_handler: true });
 }
 
 #[test]

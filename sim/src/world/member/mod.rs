@@ -14,11 +14,13 @@ use neli::{Clock, Config, Mode, Neli, Time};
 use crate::app::AppSetup;
 use crate::client::{ClientCfg, PollLog, SimBroker};
 use crate::clock::{ClockModel, Gate, SimClock, global_ms};
-use crate::record::{ClaimObs, CloseResult, EventObs, LeaseObs, Recorder, Told, WriteObs};
+use crate::record::{ClaimObs, CloseResult, EventObs, LeaseObs, Recorder, WriteObs};
 use crate::scenario::{DEFAULT_REVOKED_WORK, Dur, ModeName, Scenario, Variant};
 use crate::verdict::Rule;
 
+mod resource;
 mod user_app;
+use resource::{Handle, write_if_told};
 use user_app::run_user_app;
 
 /// What faults ask of a member's application; read by its loop and handler.
@@ -169,6 +171,16 @@ impl MemberParams {
             session_expiry: e.client_session_expiry && e.group_protocol == crate::scenario::GroupProtocolName::Classic,
             assignment: e.assignment.neli(),
             app: None,
+        }
+    }
+
+    /// How many roles' resources the built-in application writes: every
+    /// role in exclusive multi-role mode, else role 0's alone (outside
+    /// exclusive mode two leaders of a role may overlap by design).
+    fn written_roles(&self) -> u32 {
+        match self.mode {
+            Mode::MultiRole { roles, exclusive: true, .. } => roles,
+            _ => 1,
         }
     }
 
@@ -375,7 +387,7 @@ async fn run_background(
                 control.error()
             ));
         }
-        write_if_told(Handle::Background(&bg), &clock, &control, rec, &name);
+        write_if_told(Handle::Background(&bg), &clock, &control, rec, &name, p.written_roles());
         if let Some(end) = control.end() {
             // The election ended by itself (a fatal error, `neli end`):
             // awaiting the handle says how.
@@ -452,11 +464,12 @@ fn install_barrier(neli: &mut Neli<SimBroker, SimClock>, slot: &Slot, rec: &Reco
                     gate.pass().await;
                     if let Some(token) = token {
                         let mut log = rec.lock();
-                        let log_epoch = log.epoch_of(&name, token, true);
+                        let log_epoch = log.epoch_of(&name, 0, token, true);
                         let at = global_ms();
                         log.writes.push(WriteObs {
                             at,
                             member: name.clone(),
+                            role: 0,
                             token,
                             log_epoch,
                             told: None,
@@ -642,7 +655,8 @@ impl Incarnation {
     /// leading, and asks again later as the scenario's timings say.
     async fn work_while_leading(&self, p: &MemberParams, rec: &Recorder) {
         let name = &self.name;
-        let leading = write_if_told(Handle::Pulsed(&self.neli), &self.clock, &self.control, rec, name);
+        let leading =
+            write_if_told(Handle::Pulsed(&self.neli), &self.clock, &self.control, rec, name, p.written_roles());
         // With `app_work`, the application works between pulses and asks
         // `is_leader()` again before writing: the answer must already be
         // false if the lease ran out meanwhile (a pause can land here).
@@ -650,7 +664,7 @@ impl Incarnation {
             && leading
         {
             self.clock.sleep(work).await;
-            write_if_told(Handle::Pulsed(&self.neli), &self.clock, &self.control, rec, name);
+            write_if_told(Handle::Pulsed(&self.neli), &self.clock, &self.control, rec, name, p.written_roles());
         }
         // Working right up to the lease's end: at its last millisecond
         // the answer must already be no (a lease ends at `until`, not
@@ -660,7 +674,7 @@ impl Incarnation {
             && leading
         {
             self.clock.sleep(until.saturating_since(self.clock.now())).await;
-            write_if_told(Handle::Pulsed(&self.neli), &self.clock, &self.control, rec, name);
+            write_if_told(Handle::Pulsed(&self.neli), &self.clock, &self.control, rec, name, p.written_roles());
         }
     }
 }
@@ -705,77 +719,4 @@ impl Incarnation {
         log.claims.push(ClaimObs { seq, at: global_ms(), member: self.name.clone(), log_epoch, generation, leading });
         self.claimed = Some(claim);
     }
-}
-
-/// The handles an application may ask whether it leads role 0: the one
-/// it pulses (`Neli`) or the one it runs in the background (`Background`).
-enum Handle<'a> {
-    Pulsed(&'a Neli<SimBroker, SimClock>),
-    Background(&'a neli::Background),
-}
-
-impl Handle<'_> {
-    /// (handle, "do I lead role 0?") for each of the handle's own methods,
-    /// and the token it gives.
-    fn ask(&self) -> (Vec<(&'static str, bool)>, Option<neli::Token>) {
-        match self {
-            Handle::Pulsed(n) => (
-                vec![
-                    ("Neli::token", n.token().is_some()),
-                    ("Neli::is_leader", n.is_leader()),
-                    ("Neli::is_leader_of(0)", n.is_leader_of(0)),
-                ],
-                n.token(),
-            ),
-            Handle::Background(b) => (
-                vec![
-                    ("Background::token", b.token().is_some()),
-                    ("Background::is_leader", b.is_leader()),
-                    ("Background::control().token", b.control().token().is_some()),
-                ],
-                b.token(),
-            ),
-        }
-    }
-}
-
-/// Asks `token()` (`is_leader()`'s answer) and, if told it leads, writes to
-/// the token-guarded resource. What the application is told is recorded
-/// with the member's clock reading and the lease its driver published, for
-/// the oracle. Returns whether it was told it leads.
-fn write_if_told(handle: Handle<'_>, clock: &SimClock, control: &neli::Control, rec: &Recorder, name: &str) -> bool {
-    // Every handle answers from the same published status and clock, so
-    // they agree at one instant (`neli::Status::is_leader_of`).
-    let (mut asked, token) = handle.ask();
-    let lease = control.lease(0);
-    asked.extend([
-        ("Control::token", control.token().is_some()),
-        ("Control::is_leader", control.is_leader()),
-        ("Control::is_leader_of(0)", control.is_leader_of(0)),
-        ("Control::lease(0)", lease.is_some()),
-        ("Status::is_leader_of(0, now)", control.status().borrow().is_leader_of(0, clock.now())),
-    ]);
-    if asked.iter().any(|(_, a)| *a != asked[0].1) || control.token() != token || lease.map(|l| l.token) != token {
-        let what = asked.iter().map(|(h, a)| format!("{h} {a}")).collect::<Vec<_>>().join(", ");
-        let what = format!("{what}; tokens {token:?} and {:?}", control.token());
-        rec.lock().saw_broken(Rule::HandlesAgree, name, global_ms(), what);
-    }
-    let Some(token) = token else {
-        return false;
-    };
-    let told = Told {
-        local: clock.now().as_millis(),
-        lease_until: control.status().borrow().leading.get(&0).map(|l| l.until.as_millis()),
-    };
-    let mut log = rec.lock();
-    let log_epoch = log.epoch_of(name, token.0, false);
-    log.writes.push(WriteObs {
-        at: global_ms(),
-        member: name.to_owned(),
-        token: token.0,
-        log_epoch,
-        told: Some(told),
-        in_handler: false,
-    });
-    true
 }
