@@ -155,8 +155,8 @@ impl Replay {
     /// lands in an overlap the model measures in ticks. A `stall-poll` the
     /// translation wrote to keep the cut-off leader from hearing of its
     /// loss then stalls neli's loop, not the application. Only a path that
-    /// cuts a member off the coordinator is written so (not the isolation
-    /// the translation writes beside a pause, which cuts off no writer): elsewhere the old
+    /// cuts a running member off the coordinator is written so
+    /// ([`cuts_off_a_running_member`]): elsewhere the old
     /// leader's loop, polling that often, hears of its loss before its
     /// successor leads (after a heartbeat failure its next proof is
     /// refused), where the pulsed application, slower between its pulses,
@@ -197,25 +197,39 @@ impl Replay {
 
 /// Whether `scenario` cuts a running member off the coordinator: an
 /// `isolate-coordinator` fault other than the one a counterexample's
-/// translation writes beside a pause (same member, same start), which
-/// stands for the model's client hearing nothing while paused and cuts off
-/// no member that writes. [`Replay::showing`] runs the application of such
-/// a resource counterexample in the background.
+/// translation writes beside a pause (same member, same start, lasting the
+/// pause and `T` more). That one stands for the model's client, which hears
+/// nothing of the coordinator while paused and acts on what it read first
+/// once resumed; in the model's path the member it cuts off leads nothing
+/// it could write stale with before its successor, so a resource
+/// counterexample written with it keeps the pulsed application, whose
+/// survivor writes in the overlap. [`Replay::showing`] runs the application
+/// of a resource counterexample that cuts a running member off in the
+/// background.
 ///
 /// ```
-/// let faults = |extra: &str| format!(
-///     "name = \"x\"\nduration = \"10s\"\n[cluster]\nbrokers = 2\npartition_leader = \"b1\"\n\
-///      [[faults]]\nat = \"8s\"\nkind = \"isolate-coordinator\"\ntarget = \"m0\"\nduration = \"3s\"\n{extra}");
-/// let pause = "[[faults]]\nat = \"8s\"\nkind = \"pause\"\ntarget = \"m0\"\nduration = \"2s\"\n";
-/// let cut = |text: String| neli_models::trace::cuts_off_a_running_member(&neli_sim::Scenario::parse(&text, "x.toml").unwrap());
-/// assert!(cut(faults("")));
-/// assert!(!cut(faults(pause)));
+/// let file = |isolation: &str, pause: &str| format!(
+///     "name = \"x\"\nduration = \"10s\"\n[election]\nmembers = 2\nheartbeat_timeout = \"1s\"\n\
+///      session_timeout = \"3s\"\n[cluster]\nbrokers = 2\npartition_leader = \"b1\"\n\
+///      [[faults]]\nat = \"8s\"\nkind = \"isolate-coordinator\"\ntarget = \"m0\"\nduration = \"{isolation}\"\n\
+///      [[faults]]\nat = \"8s\"\nkind = \"pause\"\ntarget = \"m0\"\nduration = \"{pause}\"\n");
+/// let cut = |isolation, pause| {
+///     let s = neli_sim::Scenario::parse(&file(isolation, pause), "x.toml").unwrap();
+///     neli_models::trace::cuts_off_a_running_member(&s)
+/// };
+/// assert!(!cut("3s", "2s"), "the isolation written beside a 2 s pause (T = 1 s)");
+/// assert!(cut("4s", "2s"), "an isolation that outlasts the pause by more than T");
 /// ```
 pub fn cuts_off_a_running_member(scenario: &Scenario) -> bool {
     let faults: Vec<_> = scenario.timed_faults().collect();
+    let t = scenario.election.heartbeat_timeout.0;
     let beside_a_pause = |i: &neli_sim::scenario::TimedFault| {
         faults.iter().any(|p| {
-            p.fault.kind() == FaultKind::Pause && p.fault.member() == i.fault.member() && (p.at, p.on) == (i.at, i.on)
+            let lasts = |f: &neli_sim::scenario::TimedFault| f.fault.duration().map(|d| d.0);
+            p.fault.kind() == FaultKind::Pause
+                && p.fault.member() == i.fault.member()
+                && (p.at, p.on) == (i.at, i.on)
+                && lasts(p).map(|d| d + t) == lasts(i)
         })
     };
     faults.iter().any(|f| f.fault.kind() == FaultKind::IsolateCoordinator && !beside_a_pause(f))

@@ -63,15 +63,30 @@ fn replays(row: &str, args: &str) {
     let violated = text.lines().filter(|l| l.starts_with("VIOLATED")).count();
     assert!(violated > 0 && judged == violated, "{row}: one replay per counterexample:\n{text}");
     // A cut-off leader's stale write shows only with its application
-    // asking on its own (`neli_models::Replay::showing`).
-    let resource = scenario_of(&text, property::RESOURCE);
-    let body = resource.split_once('\n').map_or("", |(_, b)| b);
-    let cut_off = neli_sim::Scenario::parse(body, "resource.toml").is_ok_and(|s| cuts_off_a_running_member(&s));
-    if cut_off {
-        assert!(
-            resource.contains("app_loop = \"background\""),
-            "{row}: the resource scenario cuts a member off but is pulsed:\n{resource}"
-        );
+    // asking on its own; the survivor's, beside a paused member's
+    // isolation, with its pulsed one (`neli_models::Replay::showing`).
+    if let Some(file) = scenario_file(&text, property::RESOURCE) {
+        let s = neli_sim::Scenario::load(std::path::Path::new(&file)).expect("check writes scenarios that load");
+        let background = s.election.app_loop == neli_sim::scenario::AppLoop::Background;
+        // The read-back stall holds a successor's election loop, which only
+        // the background application lets it do (the translation sets it).
+        let stalled_successor = s.timed_faults().any(|f| {
+            f.on == Some(neli_sim::scenario::Trigger::Assigned)
+                && f.fault.kind() == neli_sim::scenario::FaultKind::StallPoll
+        });
+        if cuts_off_a_running_member(&s) {
+            assert!(
+                background,
+                "{row}: the resource scenario cuts a member off but is pulsed:\n{}",
+                scenario_of(&text, property::RESOURCE)
+            );
+        } else if !stalled_successor {
+            assert!(
+                !background,
+                "{row}: the resource scenario cuts nobody off but runs in the background:\n{}",
+                scenario_of(&text, property::RESOURCE)
+            );
+        }
     }
     for (r, p, why) in PROPERTY_GAPS.iter().filter(|(r, ..)| *r == row) {
         assert!(!why.is_empty(), "{r}: a gap says why");
@@ -79,13 +94,19 @@ fn replays(row: &str, args: &str) {
     }
 }
 
+/// The path of the scenario file `check` wrote for `property`, if it
+/// found that property violated.
+fn scenario_file(text: &str, property: &str) -> Option<String> {
+    let block = text.split("VIOLATED  ").find(|b| b.starts_with(property))?;
+    block.lines().find_map(|l| l.strip_prefix("scenario  ")).map(|f| f.trim().to_owned())
+}
+
 /// The scenario file `check` wrote for `property`, with its text.
 fn scenario_of(text: &str, property: &str) -> String {
-    let block = text.split("VIOLATED  ").find(|b| b.starts_with(property)).unwrap_or_default();
-    let Some(file) = block.lines().find_map(|l| l.strip_prefix("scenario  ")) else {
+    let Some(file) = scenario_file(text, property) else {
         return "(no scenario file)".into();
     };
-    let body = std::fs::read_to_string(file.trim()).unwrap_or_else(|e| format!("({e})"));
+    let body = std::fs::read_to_string(&file).unwrap_or_else(|e| format!("({e})"));
     format!("--- {file}\n{body}")
 }
 
@@ -130,7 +151,7 @@ const MULTI_ROLE_RESOURCE_WHY: &str = "the member whose group heartbeats fail le
      pulses keep the phase of its group heartbeats, from which its session is counted, so the proof it sends as the \
      coordinator evicts it is refused and it is fenced at once, inside the stall the translation aims to keep it from \
      hearing of its loss; the model's member had its last proof accepted a tick before the eviction and leads on \
-     into the tick its successor acquires in (with the roles swapped, role 0's holder overlaps its successor, but the \
+     into the tick its successor acquires in (with the members swapped, role 0's holder overlaps its successor, but the \
      stall of its pulsed loop holds its writes)";
 
 /// One row of the sweep: its name says mode, protocol, fault family and

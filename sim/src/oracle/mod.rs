@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use neli::Event;
 
 use crate::clock::ClockModel;
-use crate::record::Log;
+use crate::record::{Log, WriteObs};
 use crate::scenario::Scenario;
 pub use crate::verdict::secs;
 use crate::verdict::{Bound, Rule, Violation};
@@ -477,45 +477,64 @@ fn told_while_leading(s: &Scenario, log: &Log, hs: &[Hold], v: &mut Vec<Violatio
 
 /// The token-guarded resources, one a role: nobody is told it leads
 /// without a lease, and no write uses a token older than one already used
-/// on its role's resource.
+/// on its role's resource. Each role's resource is judged on its own, role
+/// 0's first, so role 0's verdicts read as they do where it is the only one.
 fn writes(log: &Log, f: &mut Figures, v: &mut Vec<Violation>) {
     // A Revoked handler's writes are judged by the barrier rule (`rules`):
     // once the coordinator dropped a member, its old token being refused is
     // the fencing token doing its job.
     let mut writes: Vec<_> = log.writes.iter().filter(|w| !w.in_handler).collect();
     writes.sort_by_key(|w| w.at);
-    // What the application is told: `is_leader()` must never answer true
-    // once the member's own lease has ended on its own clock (docs/background.md, Protocol semantics "a
-    // lease, not a flag"). The hold intervals judge the published lease
-    // end; this judges the answer the application acted on.
+    f.writes += writes.iter().filter(|w| w.role == 0).count() as u64;
+    let roles: std::collections::BTreeSet<u32> = writes.iter().map(|w| w.role).collect();
+    for role in roles {
+        let of_role: Vec<&WriteObs> = writes.iter().copied().filter(|w| w.role == role).collect();
+        told_without_lease(&of_role, v);
+        stale_writes(&of_role, f, v);
+    }
+}
+
+/// What the application is told: `is_leader()` (or, for another role,
+/// `lease(role)`) must never answer yes once the member's own lease has
+/// ended on its own clock (docs/background.md, Protocol semantics "a lease,
+/// not a flag"). The hold intervals judge the published lease end; this
+/// judges the answer the application acted on. `writes`: one role's.
+fn told_without_lease(writes: &[&WriteObs], v: &mut Vec<Violation>) {
     let told_late: Vec<_> = writes
         .iter()
         .filter_map(|w| w.told.map(|t| (w, t)))
         .filter(|(_, t)| t.lease_until.is_none_or(|u| t.local >= u))
         .collect();
-    if let Some((w, t)) = told_late.first() {
-        let asked = if w.role == 0 { "is_leader() = true".to_owned() } else { format!("lease({}) was Some", w.role) };
-        let text = format!(
-            "told without a lease: {} was told it leads role {} ({asked}, token {}) at {} when its clock read {}ms, but its lease {} ({} such answer(s))",
-            w.member,
-            w.role,
-            w.token,
-            secs(w.at),
-            t.local,
-            t.lease_until.map_or("was not published".to_owned(), |u| format!("had ended at {u}ms")),
-            told_late.len()
-        );
-        v.push(Violation::new(Rule::ToldWithoutLease, text).by(&w.member).at(w.at));
-    }
-    // Ordered as a downstream that knows each token's log would order them:
-    // (log epoch of the acquisition, token), per role.
-    let mut newest: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+    let Some((w, t)) = told_late.first() else {
+        return;
+    };
+    let asked = if w.role == 0 { "is_leader() = true".to_owned() } else { format!("lease({}) was Some", w.role) };
+    let text = format!(
+        "told without a lease: {} was told it leads role {} ({asked}, token {}) at {} when its clock read {}ms, but its lease {} ({} such answer(s))",
+        w.member,
+        w.role,
+        w.token,
+        secs(w.at),
+        t.local,
+        t.lease_until.map_or("was not published".to_owned(), |u| format!("had ended at {u}ms")),
+        told_late.len()
+    );
+    v.push(Violation::new(Rule::ToldWithoutLease, text).by(&w.member).at(w.at));
+}
+
+/// Writes with a token older than one already used, ordered as a downstream
+/// that knows each token's log would order them: (log epoch of the
+/// acquisition, token). `writes`: one role's, in time order; the first
+/// stale one is reported, every one counted.
+fn stale_writes(writes: &[&WriteObs], f: &mut Figures, v: &mut Vec<Violation>) {
+    let mut newest: Option<(u64, u64)> = None;
+    let mut reported = false;
     for w in writes {
-        f.writes += u64::from(w.role == 0);
         let this = (w.log_epoch, w.token);
-        if let Some((epoch, n)) = newest.get(&w.role).copied().filter(|n| this < *n) {
+        if let Some((epoch, n)) = newest.filter(|n| this < *n) {
             f.stale_writes += 1;
-            if f.stale_writes == 1 {
+            if !reported {
+                reported = true;
                 let log = if epoch == w.log_epoch { String::new() } else { format!(" of log epoch {epoch}") };
                 let of = if w.role == 0 { String::new() } else { format!(" for role {}", w.role) };
                 let text = format!(
@@ -527,8 +546,7 @@ fn writes(log: &Log, f: &mut Figures, v: &mut Vec<Violation>) {
                 v.push(Violation::new(Rule::StaleWrite, text).by(&w.member).at(w.at));
             }
         }
-        let n = newest.entry(w.role).or_insert(this);
-        *n = (*n).max(this);
+        newest = Some(newest.map_or(this, |n| n.max(this)));
     }
 }
 

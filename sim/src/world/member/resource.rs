@@ -88,15 +88,25 @@ pub(super) fn write_if_told(
     true
 }
 
-/// Writes the resource of `role` if `Control::lease(role)` gives a lease.
+/// Writes the resource of `role` if `Control::lease(role)` gives a lease;
+/// the status the driver published must give the same answer at the same
+/// instant (rule `handles-agree`).
 fn write_role(clock: &SimClock, control: &neli::Control, rec: &Recorder, name: &str, role: u32) {
-    let Some(lease) = control.lease(role) else {
+    let lease = control.lease(role);
+    let now = clock.now();
+    let (published, until) = {
+        let watch = control.status();
+        let status = watch.borrow();
+        (status.is_leader_of(role, now), status.leading.get(&role).map(|l| l.until.as_millis()))
+    };
+    if published != lease.is_some() {
+        let what = format!("Control::lease({role}) {lease:?}, Status::is_leader_of({role}, now) {published}");
+        rec.lock().saw_broken(Rule::HandlesAgree, name, global_ms(), what);
+    }
+    let Some(lease) = lease else {
         return;
     };
-    let told = Told {
-        local: clock.now().as_millis(),
-        lease_until: control.status().borrow().leading.get(&role).map(|l| l.until.as_millis()),
-    };
+    let told = Told { local: now.as_millis(), lease_until: until };
     record_write(rec, name, role, lease.token.0, told);
 }
 
