@@ -307,9 +307,8 @@ impl Timeline<'_> {
     /// half later there.
     fn eager_revoke(&self, first: usize, i: usize) -> bool {
         let steps = self.steps;
-        let holds = |j: usize, x: u8| self.holds(j, x);
         let rejoin = |j: usize, x: u8| steps[j].0.slots[x as usize].callbacks.front() == Some(&Callback::Rejoin);
-        let revoked = |j: usize| matches!(steps[j].1, Some(ElectionAction::Poll(x)) if rejoin(j, x) && holds(j, x) && !holds(j + 1, x));
+        let revoked = |j: usize| matches!(steps[j].1, Some(ElectionAction::Poll(x)) if rejoin(j, x) && self.holds(j, x) && !self.holds(j + 1, x));
         let dealt = |j: usize| matches!(steps[j].1, Some(ElectionAction::Sync { .. }));
         !self.cfg.incremental && (first..i).any(|j| revoked(j) && (j..i).any(dealt))
     }

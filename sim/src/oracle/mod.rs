@@ -483,14 +483,15 @@ fn writes(log: &Log, f: &mut Figures, v: &mut Vec<Violation>) {
     // A Revoked handler's writes are judged by the barrier rule (`rules`):
     // once the coordinator dropped a member, its old token being refused is
     // the fencing token doing its job.
-    let mut writes: Vec<_> = log.writes.iter().filter(|w| !w.in_handler).collect();
-    writes.sort_by_key(|w| w.at);
-    f.writes += writes.iter().filter(|w| w.role == 0).count() as u64;
-    let roles: std::collections::BTreeSet<u32> = writes.iter().map(|w| w.role).collect();
-    for role in roles {
-        let of_role: Vec<&WriteObs> = writes.iter().copied().filter(|w| w.role == role).collect();
-        told_without_lease(&of_role, v);
-        stale_writes(&of_role, f, v);
+    let mut by_role: BTreeMap<u32, Vec<&WriteObs>> = BTreeMap::new();
+    for w in log.writes.iter().filter(|w| !w.in_handler) {
+        by_role.entry(w.role).or_default().push(w);
+    }
+    f.writes += by_role.get(&0).map_or(0, Vec::len) as u64;
+    for writes in by_role.values_mut() {
+        writes.sort_by_key(|w| w.at);
+        told_without_lease(writes, v);
+        stale_writes(writes, f, v);
     }
 }
 

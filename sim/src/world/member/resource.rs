@@ -45,11 +45,11 @@ impl Handle<'_> {
     }
 }
 
-/// Asks `token()` (`is_leader()`'s answer) and, if told it leads, writes to
-/// the token-guarded resource. What the application is told is recorded
-/// with the member's clock reading and the lease its driver published, for
-/// the oracle. Then writes the resource of every other role below `roles`
-/// it holds a lease of. Returns whether it was told it leads role 0.
+/// Writes the resource of every role from 1 below `roles` it holds a lease
+/// of, then asks `token()` (`is_leader()`'s answer) and, if told it leads,
+/// writes role 0's. What the application is told is recorded with the
+/// member's clock reading and the lease its driver published, for the
+/// oracle. Returns whether it was told it leads role 0.
 pub(super) fn write_if_told(
     handle: Handle<'_>,
     clock: &SimClock,
@@ -80,11 +80,7 @@ pub(super) fn write_if_told(
     let Some(token) = token else {
         return false;
     };
-    let told = Told {
-        local: clock.now().as_millis(),
-        lease_until: control.status().borrow().leading.get(&0).map(|l| l.until.as_millis()),
-    };
-    record_write(rec, name, 0, token.0, told);
+    record_write(rec, name, 0, token.0, told(clock.now(), control, 0));
     true
 }
 
@@ -94,11 +90,7 @@ pub(super) fn write_if_told(
 fn write_role(clock: &SimClock, control: &neli::Control, rec: &Recorder, name: &str, role: u32) {
     let lease = control.lease(role);
     let now = clock.now();
-    let (published, until) = {
-        let watch = control.status();
-        let status = watch.borrow();
-        (status.is_leader_of(role, now), status.leading.get(&role).map(|l| l.until.as_millis()))
-    };
+    let published = control.status().borrow().is_leader_of(role, now);
     if published != lease.is_some() {
         let what = format!("Control::lease({role}) {lease:?}, Status::is_leader_of({role}, now) {published}");
         rec.lock().saw_broken(Rule::HandlesAgree, name, global_ms(), what);
@@ -106,8 +98,14 @@ fn write_role(clock: &SimClock, control: &neli::Control, rec: &Recorder, name: &
     let Some(lease) = lease else {
         return;
     };
-    let told = Told { local: now.as_millis(), lease_until: until };
-    record_write(rec, name, role, lease.token.0, told);
+    record_write(rec, name, role, lease.token.0, told(now, control, role));
+}
+
+/// What the application was told at `now` about `role`: its clock reading
+/// and the end of the lease the driver had published (`None`: none).
+fn told(now: neli::Time, control: &neli::Control, role: u32) -> Told {
+    let until = control.status().borrow().leading.get(&role).map(|l| l.until.as_millis());
+    Told { local: now.as_millis(), lease_until: until }
 }
 
 fn record_write(rec: &Recorder, name: &str, role: u32, token: u64, told: Told) {
