@@ -88,7 +88,10 @@ impl Timeline<'_> {
             Resume(_) if self.skip_resume.contains(&k) => {}
             Resume(m) => {
                 self.hold_read_backs(k, m);
-                self.heal(action, m, t, self.resume_lag(k, m))
+                match self.resumed_after_acquisition(k, m) {
+                    Some(x) => self.resume_at_acquisition(action, m, x, t),
+                    None => self.heal(action, m, t, self.resume_lag(k, m)),
+                }
             }
             Restart(m) | Heal(m) | HeartbeatsHeal(m) => self.heal(action, m, t, Dur(0)),
             ClockFast(m) => {
@@ -285,6 +288,40 @@ impl Timeline<'_> {
             return Dur(0);
         };
         Dur(lag.max(1) + if self.eager_revoke(first, i) { tick * 3 / 2 } else { 0 })
+    }
+
+    /// The member that took a role earlier in the tick of step `i`, a
+    /// resume of `m` that comes after that acquisition, if the acquisition
+    /// was that member's first on the path and nothing else lags the resume
+    /// ([`Self::resume_lag`]'s fifth of a tick): the resume is then aimed at
+    /// that acquisition itself ([`Self::resume_at_acquisition`]).
+    fn resumed_after_acquisition(&self, i: usize, m: u8) -> Option<u8> {
+        let steps = self.steps;
+        let first = self.tick_start(i);
+        if !self.reading_back(i, m).is_empty() || self.eager_revoke(first, i) {
+            return None;
+        }
+        let leads = |j: usize, x: u8| (0..self.cfg.roles).any(|r| steps[j].0.leaders(r).iter().any(|(k, _)| k.0 == x));
+        let x = (first..i).rev().find_map(|j| (0..self.cfg.members).find(|&x| x != m && !leads(j, x) && leads(j + 1, x)))?;
+        (!(0..=first).any(|j| leads(j, x))).then_some(x)
+    }
+
+    /// The resume of `m` at tick `t`, after member `x` took its first role
+    /// in the same model tick: the simulator's acquisition comes at a
+    /// seed's own instant, often later than a fixed lag reaches, and a
+    /// member that resumes before it acts first. So the pause lasts a tick
+    /// longer than the model's, and a `resume` aimed at `x`'s acquisition
+    /// (`on = "acquired"`, `of` = `x`) ends it there, armed where the pause
+    /// was aimed.
+    fn resume_at_acquisition(&mut self, action: ElectionAction, m: u8, x: u8, t: u64) {
+        let tick = ticks(self.cfg, 1);
+        self.heal(action, m, t, tick);
+        let Some((aim, _)) = self.resumed[m as usize] else { return };
+        self.push_aimed(Aim { at: aim.at, on: Some(Trigger::Acquired) }, Fault::Resume { target: self.member(m) });
+        let of = self.member(x);
+        if let Some(last) = self.scenario.faults.last_mut() {
+            last.get_mut().of = Some(of);
+        }
     }
 
     /// The first step of the model tick step `i` is in.

@@ -118,14 +118,6 @@ pub const PROPERTY_GAPS: &[(&str, &str, &str)] = &[
     ("multi_role_classic_pause_without_proof", property::TOKENS, FIRST_FETCH_WHY),
     ("multi_role_classic_pause_without_proof", property::RESOURCE, FIRST_FETCH_WHY),
     (
-        "exclusive_classic_clock_step_t_equal_s",
-        property::RESOURCE,
-        "the model ends the session, deals the partition to the successor and has it lead in the tick the slowed \
-         leader's lease still covers, so the leader resumes inside its lease after the successor wrote; in the \
-         simulator the successor leads about 0.45 s after the session ends (it hears of the rebalance in its next group \
-         heartbeat), leaving less than the one-tick clock step, 0 to 170 ms, for the leader to resume in",
-    ),
-    (
         "multi_role_cooperative_skip_revoked_barrier",
         property::TOKENS,
         "the model's tick holds the eviction's rebalance, the paused member's rejoin and the second rebalance that hands \

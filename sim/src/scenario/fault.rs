@@ -155,6 +155,7 @@ pub enum FaultKind {
     CloseAndWaitInHandler,
     FatalError,
     StaticReplace,
+    Resume,
 }
 
 /// One fault. Field meanings: `scenarios/FORMAT.md`, "Faults".
@@ -241,17 +242,25 @@ pub enum Fault {
     /// partitions in the same generation, without a rebalance, and answers
     /// the target FENCED_INSTANCE_ID from then on.
     StaticReplace { target: Target },
+    /// Extension: every pause of the target ends now (the member runs
+    /// again); nothing if it is not paused. Written with `on` and `of`, it
+    /// ends a pause at another member's moment of the protocol.
+    Resume { target: Target },
 }
 
 /// A fault and when it starts, on the simulated clock from the run's start:
 /// at `at`, or with `on`, at the first moment from `at` on when that
-/// happens to its target member.
+/// happens to its target member (or, with `of`, to that member).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "RawFault")]
 pub struct TimedFault {
     pub at: Dur,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on: Option<Trigger>,
+    /// The member whose moment `on` is, if not the target: `pause m0` when
+    /// `m1` acquires. Only with `on`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub of: Option<Target>,
     #[serde(flatten)]
     pub fault: Fault,
 }
@@ -356,6 +365,7 @@ impl FaultKind {
             FaultKind::CloseAndWaitInHandler => "close-and-wait-in-handler",
             FaultKind::FatalError => "fatal-error",
             FaultKind::StaticReplace => "static-replace",
+            FaultKind::Resume => "resume",
         }
     }
 
@@ -397,6 +407,7 @@ impl FaultKind {
             FaultKind::CloseAndWaitInHandler => Fault::CloseAndWaitInHandler { target },
             FaultKind::FatalError => Fault::FatalError { target },
             FaultKind::StaticReplace => Fault::StaticReplace { target },
+            FaultKind::Resume => Fault::Resume { target },
         }
     }
 }
@@ -429,6 +440,7 @@ impl Fault {
             Fault::CloseAndWaitInHandler { .. } => FaultKind::CloseAndWaitInHandler,
             Fault::FatalError { .. } => FaultKind::FatalError,
             Fault::StaticReplace { .. } => FaultKind::StaticReplace,
+            Fault::Resume { .. } => FaultKind::Resume,
         }
     }
 
@@ -447,7 +459,8 @@ impl Fault {
             | Fault::CloseInHandler { target }
             | Fault::CloseAndWaitInHandler { target }
             | Fault::FatalError { target }
-            | Fault::StaticReplace { target } => Some(target),
+            | Fault::StaticReplace { target }
+            | Fault::Resume { target } => Some(target),
             Fault::DropConnections { target: Host::Leader } => Some(Target::Leader),
             Fault::DropConnections { target: Host::Member(i) } => Some(Target::Member(i)),
             _ => None,
@@ -470,6 +483,7 @@ impl Fault {
                 | Fault::CloseInHandler { .. }
                 | Fault::CloseAndWaitInHandler { .. }
                 | Fault::FatalError { .. }
+                | Fault::Resume { .. }
         )
     }
 
@@ -578,6 +592,7 @@ impl Fault {
 struct RawFault {
     at: Dur,
     on: Option<Trigger>,
+    of: Option<Host>,
     kind: FaultKind,
     target: Option<Host>,
     duration: Option<Dur>,
@@ -700,6 +715,7 @@ impl RawFault {
             }
             FaultKind::FatalError => Fault::FatalError { target: member(kind, self.target.take())? },
             FaultKind::StaticReplace => Fault::StaticReplace { target: member(kind, self.target.take())? },
+            FaultKind::Resume => Fault::Resume { target: member(kind, self.target.take())? },
         })
     }
 
@@ -734,16 +750,30 @@ impl TryFrom<RawFault> for TimedFault {
             ));
         }
         fault.check()?;
-        if let Some(on) = r.on {
+        let of = match (r.of, r.on) {
+            (None, _) => None,
+            (Some(of), None) => {
+                return Err(format!(
+                    "faults.of = \"{of}\": `of` names the member whose moment starts the fault; it needs `on` (dealt, assigned, proof-accepted or acquired)"
+                ));
+            }
+            (Some(Host::Member(i)), Some(_)) => Some(Target::Member(i)),
+            (Some(other), Some(on)) => {
+                return Err(format!(
+                    "faults.of = \"{other}\": on = \"{on}\" is a moment of one member: name it (m0, m1, ...)"
+                ));
+            }
+        };
+        if let (Some(on), None) = (r.on, of) {
             // The trigger is an event of one member: the fault must name it.
             let aimed = fault.hosts().into_iter().find(|(field, _)| *field == "target").map(|(_, h)| h);
             if !matches!(aimed, Some(Host::Member(_))) {
                 let got = aimed.map_or("no target".to_owned(), |h| format!("target = \"{h}\""));
                 return Err(format!(
-                    "faults.on = \"{on}\": kind \"{kind}\" with {got}; a triggered fault needs a member target (m0, m1, ...), whose event starts it"
+                    "faults.on = \"{on}\": kind \"{kind}\" with {got}; a triggered fault needs a member target (m0, m1, ...), whose event starts it, or `of` naming the member"
                 ));
             }
         }
-        Ok(TimedFault { at: r.at, on: r.on, fault })
+        Ok(TimedFault { at: r.at, on: r.on, of, fault })
     }
 }

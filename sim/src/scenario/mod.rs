@@ -689,7 +689,7 @@ impl Scenario {
 
     /// Appends a fault (one not read from a file: no line to point at).
     pub fn push_fault(&mut self, at: Dur, fault: Fault) {
-        self.faults.push(Spanned::new(0..0, TimedFault { at, on: None, fault }));
+        self.faults.push(Spanned::new(0..0, TimedFault { at, on: None, of: None, fault }));
     }
 
     /// The faults, without their places in the file.

@@ -52,7 +52,7 @@ pub fn strategy(s: &Scenario) -> Option<BoxedStrategy<Vec<TimedFault>>> {
                 count,
                 garbage,
             };
-            TimedFault { at: Dur(at as i64), on: None, fault: kind.draw(&picks) }
+            TimedFault { at: Dur(at as i64), on: None, of: None, fault: kind.draw(&picks) }
         });
     let n = r.faults as usize;
     Some(proptest::collection::vec(one, n..=n).boxed())

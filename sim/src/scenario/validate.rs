@@ -70,6 +70,11 @@ impl Scenario {
                  write it as a [[faults]] entry"
                 .into());
         }
+        if r.kinds.contains(&FaultKind::Resume) {
+            return Err("random.kinds: resume is not drawn at random (it ends a pause at a moment of the protocol): \
+                 write it as a [[faults]] entry with `on` (and `of`)"
+                .into());
+        }
         Ok(())
     }
 
@@ -294,7 +299,8 @@ impl Scenario {
                 on.without_proof()
             ));
         }
-        for (field, host) in f.fault.hosts() {
+        let of = f.of.map(|m| ("of", Host::from(m)));
+        for (field, host) in f.fault.hosts().into_iter().chain(of) {
             match host {
                 Host::Member(i) if i >= e.members => {
                     return Err(format!(

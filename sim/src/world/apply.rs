@@ -36,8 +36,9 @@ use crate::verdict::{Rule, Violation};
 /// A follow-up a fault schedules for later.
 enum Action {
     Start(TimedFault),
-    /// The pause of member slot `.0`'s process `.1` (its crash count when
-    /// the pause began) ends.
+    /// The pause of member slot `.0` ends, unless a crash or a `resume`
+    /// ended every pause of the slot since it began (`.1`, the slot's
+    /// pause epoch then).
     ResumePause(usize, u32),
     Repair(String, String),
     RepairOneWay(String, String),
@@ -65,10 +66,11 @@ pub(super) struct World<'a> {
     order: u64,
     played: Vec<PlayedFault>,
     /// Pauses in force per member slot (nested pauses), and how many times
-    /// each slot's process was killed: a resume scheduled for a process
-    /// that a crash has since killed must not end its successor's pause.
+    /// a crash (the process is gone) or a `resume` fault ended all of a
+    /// slot's pauses at once: a pause's scheduled end from before that must
+    /// not end a later pause.
     pauses: Vec<u32>,
-    kills: Vec<u32>,
+    pause_epochs: Vec<u32>,
     /// Cuts in force per link: two-way cuts by sorted host pair, one-way
     /// cuts by (from, to).
     cuts: BTreeMap<(String, String), u32>,
@@ -154,7 +156,7 @@ impl World<'_> {
             order: 1_000_000,
             played: Vec::new(),
             pauses: vec![0; (s.election.members + s.election.spares) as usize],
-            kills: vec![0; (s.election.members + s.election.spares) as usize],
+            pause_epochs: vec![0; (s.election.members + s.election.spares) as usize],
             cuts: BTreeMap::new(),
             one_way: BTreeMap::new(),
             slow: BTreeMap::new(),
@@ -232,22 +234,28 @@ impl World<'_> {
     fn act(&mut self, now: u64, action: Action) {
         match action {
             Action::Start(TimedFault { on: None, fault, .. }) => self.start(now, &fault),
-            Action::Start(TimedFault { on: Some(trigger), fault, .. }) => {
-                // Parsing made sure a triggered fault names one member.
-                let slot = fault.hosts().into_iter().find_map(|(field, h)| match (field, h) {
-                    ("target", Host::Member(i)) => Some(i as usize),
+            Action::Start(TimedFault { on: Some(trigger), of, fault, .. }) => {
+                // Parsing made sure a triggered fault names one member: in
+                // `of`, or as its target.
+                let target = fault.hosts().into_iter().find(|(field, _)| *field == "target").map(|(_, h)| h);
+                let slot = match of.map(Host::from).or(target) {
+                    Some(Host::Member(i)) => Some(i as usize),
                     _ => None,
-                });
+                };
                 if let Some(slot) = slot.filter(|i| *i < self.slots.len()) {
                     let before = self.happened(trigger, slot);
-                    self.rec.trace(now, "sim", format!("armed: {} on m{slot}: {trigger}", fault.kind().name()));
+                    let what = match (of, target) {
+                        (Some(_), Some(t)) => format!("{} {t}", fault.kind().name()),
+                        _ => fault.kind().name().to_owned(),
+                    };
+                    self.rec.trace(now, "sim", format!("armed: {what} on m{slot}: {trigger}"));
                     self.armed.push((fault, trigger, slot, before));
                 }
             }
-            Action::ResumePause(i, process) => {
+            Action::ResumePause(i, epoch) => {
                 // Nested pauses: the member runs again when the last ends.
-                // A crash since the pause began already ended it.
-                if process == self.kills[i] && self.pauses[i] > 0 {
+                // A crash or a resume since the pause began already ended it.
+                if epoch == self.pause_epochs[i] && self.pauses[i] > 0 {
                     self.pauses[i] -= 1;
                     if self.pauses[i] == 0 {
                         self.rec.trace(now, "sim", format!("resume m{i}"));
@@ -464,6 +472,7 @@ impl World<'_> {
                 self.write_foreign(partition, count, garbage, misplaced);
             }
             Fault::StaticReplace { .. } => self.replace_static(now, member),
+            Fault::Resume { .. } => self.resume(now, member),
             Fault::Close { .. } => self.control(member, |c| c.close = true),
             Fault::CloseInHandler { .. } => self.control(member, |c| c.close_in_handler = true),
             Fault::CloseAndWaitInHandler { .. } => self.control(member, |c| c.close_and_wait_in_handler = true),
@@ -482,8 +491,20 @@ impl World<'_> {
         if let Some(i) = member {
             self.pauses[i] += 1;
             self.slots[i].gate.set_paused(true);
-            self.later(now + ms, Action::ResumePause(i, self.kills[i]));
+            self.later(now + ms, Action::ResumePause(i, self.pause_epochs[i]));
         }
+    }
+
+    /// A `resume` fault: every pause of member slot `member` ends now.
+    fn resume(&mut self, now: u64, member: Option<usize>) {
+        let Some(i) = member else { return };
+        if self.pauses[i] == 0 {
+            self.rec.trace(now, "sim", format!("m{i} is not paused: the resume does nothing"));
+            return;
+        }
+        self.pauses[i] = 0;
+        self.pause_epochs[i] += 1;
+        self.slots[i].gate.set_paused(false);
     }
 
     /// Kills host `t` (member slot `member`, running `incarnation`), to
@@ -500,7 +521,7 @@ impl World<'_> {
         if let Some(i) = member {
             // The killed process's pauses end with it.
             self.pauses[i] = 0;
-            self.kills[i] += 1;
+            self.pause_epochs[i] += 1;
             self.slots[i].gate.set_paused(false);
         }
         if let Some(m) = incarnation {
