@@ -267,7 +267,9 @@ impl Timeline<'_> {
     /// earlier in the same model tick, so that the resumed member acts after
     /// that acquisition there too (the simulator's takes tens of
     /// milliseconds into the tick; the order decides which token comes
-    /// first); nothing otherwise. Either lag grows by a tick and a half
+    /// first; a first acquisition is aimed at instead where the pause was
+    /// not written with its assignment, [`Self::resumed_after_acquisition`]);
+    /// nothing otherwise. Either lag grows by a tick and a half
     /// where the tick's deal followed an eager revocation
     /// ([`Self::eager_revoke`]).
     fn resume_lag(&self, i: usize, m: u8) -> Dur {
@@ -302,7 +304,9 @@ impl Timeline<'_> {
             return None;
         }
         let leads = |j: usize, x: u8| (0..self.cfg.roles).any(|r| steps[j].0.leaders(r).iter().any(|(k, _)| k.0 == x));
-        let x = (first..i).rev().find_map(|j| (0..self.cfg.members).find(|&x| x != m && !leads(j, x) && leads(j + 1, x)))?;
+        let x = (first..i)
+            .rev()
+            .find_map(|j| (0..self.cfg.members).find(|&x| x != m && !leads(j, x) && leads(j + 1, x)))?;
         (!(0..=first).any(|j| leads(j, x))).then_some(x)
     }
 

@@ -121,36 +121,57 @@ fn without_the_proof_a_pause_right_after_an_assignment_is_aimed_at_the_assignmen
 
 /// The model's tick orders its steps; the simulator's tick lasts
 /// milliseconds. A member that resumes in the tick in which another member
-/// took the role, after it, resumes a fifth of a tick later in the
-/// scenario, so that it acts after that acquisition there too (which of the
-/// two tokens comes first decides "tokens strictly increase per role").
-/// One that resumes in a tick where nobody took a role resumes on the tick.
-/// Where a member revoked in an eager rebalance in that tick, the resume
-/// comes a tick and a half later still.
+/// took its first role, after it, resumes at that acquisition in the
+/// scenario: its pause lasts a tick longer, and a `resume` aimed at the
+/// other's acquisition (`on = "acquired"`, `of`) ends it there, so that it
+/// acts after that acquisition in every seed (which of the two tokens comes
+/// first decides "tokens strictly increase per role", and a resume inside
+/// the old lease writes the stale token). One that resumes in a tick where
+/// nobody took a role resumes on the tick. A pause right after an
+/// assignment is written with its resume, a fifth of a tick late (the rule
+/// above is for a pause aimed at a time or at an acquisition); and where a
+/// member revoked in an eager rebalance in that tick, the resume comes a
+/// fifth of a tick and a tick and a half later.
 #[test]
 fn a_resume_after_another_members_acquisition_in_its_tick_comes_after_it() {
     use neli_models::election::ElectionAction::*;
-    use neli_sim::scenario::Fault;
+    use neli_sim::scenario::{Fault, Trigger};
     use stateright::Model;
     let mut cfg = small(Faults { pauses: 1, ..Faults::default() });
     cfg.membership_proof = false;
     let model = cfg.into_model();
-    let pause = |actions: &[neli_models::election::ElectionAction]| {
+    let faults = |actions: &[neli_models::election::ElectionAction]| {
         let init = model.init_states().remove(0);
         let path = stateright::Path::from_actions(&model, init, actions).expect("the model enables these steps");
-        let replay = counterexample_to_scenario(&model, "lag", &path);
-        let faults: Vec<_> = replay.scenario.timed_faults().cloned().collect();
-        faults.into_iter().find_map(|f| match f.fault {
+        counterexample_to_scenario(&model, "lag", &path).scenario.timed_faults().cloned().collect::<Vec<_>>()
+    };
+    let pause = |actions: &[neli_models::election::ElectionAction]| {
+        faults(actions).into_iter().find_map(|f| match f.fault {
             Fault::Pause { duration, .. } => Some(duration),
             _ => None,
         })
     };
     let tick = Tick { slow: None };
     let before = [Sync { deal: 0 }, Poll(0), Poll(1), Pause(0), tick, tick, tick, tick, Poll(1), Sync { deal: 0 }];
-    let after_acquisition = [&before[..], &[Poll(1), Read(1, 0), Resume(0)]].concat();
     let without = [&before[..], &[Poll(1), Resume(0)]].concat();
-    assert_eq!(pause(&after_acquisition), Some(Dur(4 * 500 + 100)), "m1 took the role before m0 resumed");
+    // Paused right after its assignment, m0's pause is aimed at that
+    // moment and written with its resume, a fifth of a tick late.
+    let at_assignment = [&before[..], &[Poll(1), Read(1, 0), Resume(0)]].concat();
+    assert_eq!(pause(&at_assignment), Some(Dur(4 * 500 + 100)), "m1 took the role before m0 resumed");
+    // Paused once it led, m0 resumes at m1's acquisition.
+    let led = [Sync { deal: 0 }, Poll(0), Read(0, 0), Poll(1), Pause(0), tick, tick, tick, tick, Poll(1)];
+    let after_acquisition = [&led[..], &[Sync { deal: 0 }, Poll(1), Read(1, 0), Resume(0)]].concat();
+    assert_eq!(pause(&after_acquisition), Some(Dur(5 * 500)), "m1 took the role before m0 resumed");
+    let written = faults(&after_acquisition);
+    let paused = written.iter().find(|f| matches!(f.fault, Fault::Pause { .. })).expect("the pause");
+    let resume =
+        written.iter().find(|f| matches!(f.fault, Fault::Resume { .. })).expect("a resume at m1's acquisition");
+    assert_eq!((resume.at, resume.on), (paused.at, Some(Trigger::Acquired)), "armed where the pause was");
+    assert_eq!(resume.fault.member(), paused.fault.member(), "it ends m0's pause");
+    let of = resume.of.expect("aimed at the other member's acquisition");
+    assert_ne!(Some(of), resume.fault.member());
     assert_eq!(pause(&without), Some(Dur(4 * 500)), "nobody took the role in m0's last tick");
+    assert!(!faults(&without).iter().any(|f| matches!(f.fault, Fault::Resume { .. })));
     // m1 paused, m0 revokes its partition in the eager rebalance after m1's
     // eviction and takes it again before m1 resumes: the simulator's
     // rebalance waits for m0's group heartbeat and its next poll, a tick

@@ -419,6 +419,37 @@ fn dealt_and_acquired_triggers_fire_at_their_moments() {
     assert!(fired >= acquired && fired <= acquired + 0.01, "acquired at {acquired}, fired at {fired}");
 }
 
+/// A `resume` aimed at another member's moment (`on` with `of`,
+/// scenarios/FORMAT.md): m0, paused for 8 s as it acquires, runs again in
+/// the step m1 acquires in, long before its pause would have ended; and
+/// that pause's own end, due inside a later pause of m0, leaves the later
+/// pause its full 5 s. The file round-trips, and a seed replays its trace.
+#[test]
+fn a_resume_aimed_at_another_members_acquisition_ends_the_pause_there() {
+    let s = scenario(include_str!("scenarios/resume-on-acquired.toml"));
+    let back = neli_sim::Scenario::parse(&s.to_toml(&[]).expect("writable"), "back.toml").expect("reads back");
+    assert_eq!(back.timed_faults().collect::<Vec<_>>(), s.timed_faults().collect::<Vec<_>>());
+    for seed in [3, 4] {
+        let r = assert_survives(&s, seed);
+        let secs = |needle: &str| -> Vec<f64> {
+            let time = |l: &String| l.trim_start().split('s').next().and_then(|t| t.parse::<f64>().ok());
+            r.trace.iter().filter(|l| l.contains(needle)).filter_map(time).collect()
+        };
+        assert_eq!(secs("sim armed: resume m0 on m1: acquired"), vec![0.0]);
+        let (paused, acquired, resumed) =
+            (secs("sim pause m0 for 8s"), secs("sim m1: acquired"), secs("sim resume m0"));
+        assert_eq!(resumed.len(), 2, "seed {seed}: resumed at {resumed:?}");
+        assert_eq!(resumed[0], acquired[0], "seed {seed}: resumed as m1 acquired");
+        assert!(resumed[0] < paused[0] + 8.0, "seed {seed}: paused at {paused:?}, resumed at {resumed:?}");
+        assert_eq!(resumed[1], 17.0, "seed {seed}: the later pause keeps its 5 s");
+        assert_eq!(assert_survives(&s, seed).trace, r.trace, "the same seed plays the same trace");
+    }
+    // A resume of a member that is not paused does nothing, and says so.
+    let idle = s.to_toml(&[]).expect("writable").replace("on = \"acquired\"\nof = \"m1\"\n", "");
+    let r = neli_sim::run_scenario(&neli_sim::Scenario::parse(&idle, "idle.toml").expect("valid"), 3);
+    assert!(r.trace.iter().any(|l| l.contains("m0 is not paused: the resume does nothing")), "{:?}", r.trace);
+}
+
 /// Without the membership proof no proof is ever accepted: a fault aimed
 /// at that moment would silently never start, so the file is refused with
 /// what to write instead; and the run ablated of the proof aims it at the

@@ -170,6 +170,24 @@ fn fault_fields_are_exactly_the_kinds() {
             "a triggered fault needs a member target",
         ),
         ("on = \"soon\"\nkind = \"pause\"\ntarget = \"m0\"\nduration = \"1s\"", "unknown variant `soon`"),
+        (
+            "of = \"m1\"\nkind = \"resume\"\ntarget = \"m0\"",
+            "faults.of = \"m1\": `of` names the member whose moment starts the fault; it needs `on`",
+        ),
+        (
+            "on = \"acquired\"\nof = \"leader\"\nkind = \"resume\"\ntarget = \"m0\"",
+            "faults.of = \"leader\": on = \"acquired\" is a moment of one member: name it (m0, m1, ...)",
+        ),
+        ("on = \"acquired\"\nof = \"b0\"\nkind = \"resume\"\ntarget = \"m0\"", "faults.of = \"b0\""),
+        (
+            "on = \"acquired\"\nof = \"m2\"\nkind = \"resume\"\ntarget = \"m0\"",
+            "faults.of = \"m2\": not a member (m0..m1)",
+        ),
+        (
+            "kind = \"resume\"\ntarget = \"m0\"\nduration = \"1s\"",
+            "faults.duration: kind \"resume\" has no field `duration`",
+        ),
+        ("kind = \"resume\"\ntarget = \"b0\"", "needs a member"),
     ];
     for (body, want) in cases {
         let err = Scenario::parse(&fault(body), "k.toml").map(|_| ()).unwrap_err().to_string();
@@ -181,6 +199,14 @@ fn fault_fields_are_exactly_the_kinds() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("random.kinds = []"), "{err}");
+    let err = Scenario::parse(
+        &format!("{BASE}[random]\nfaults = 2\nkinds = [\"pause\", \"resume\"]\nmax_duration = \"1s\"\n"),
+        "r.toml",
+    )
+    .map(|_| ())
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("random.kinds: resume is not drawn at random"), "{err}");
     let err = Scenario::parse(&BASE.replace("members = 2", "members = \"two\""), "e.toml").unwrap_err().to_string();
     assert!(err.contains("election.members"), "a type error names its field: {err}");
 }

@@ -62,6 +62,24 @@ fn an_unsafe_coordinator_is_simulator_only() {
     }
 }
 
+/// A fault aimed at a moment of the protocol (`on`, scenarios/FORMAT.md)
+/// starts at that moment in the simulator; the real-broker suite starts
+/// faults at their times, so it refuses such a file rather than play the
+/// fault at `at`, and a `resume` has no mechanism here.
+#[test]
+fn a_fault_aimed_at_a_moment_is_simulator_only() {
+    let base = "name = \"aimed\"\nduration = \"10s\"\n[election]\nmembers = 2\nheartbeat_timeout = \"1s\"\n\
+                session_timeout = \"3s\"\n[[faults]]\nat = \"1s\"\n";
+    let aimed = format!("{base}on = \"acquired\"\nkind = \"pause\"\ntarget = \"m0\"\nduration = \"1s\"\n");
+    let s = Scenario::parse(&aimed, "aimed.toml").unwrap_or_else(|e| panic!("{e}"));
+    let why = plan(&s).expect_err("a triggered fault is refused").to_string();
+    assert!(why.contains("`on`") && why.contains("simulator only"), "{why}");
+    let resume = format!("{base}kind = \"resume\"\ntarget = \"m0\"\n");
+    let s = Scenario::parse(&resume, "resume.toml").unwrap_or_else(|e| panic!("{e}"));
+    let why = plan(&s).expect_err("no real mechanism").to_string();
+    assert!(why.contains("resume"), "{why}");
+}
+
 /// Plays a runnable file; asserts the oracles and liveness.
 fn real(name: &str) -> Option<neli_sim::Figures> {
     let out = run_file(&scenario_file(name))?;
