@@ -82,9 +82,9 @@ pub struct Step {
     pub kind: StepKind,
 }
 
-/// The real steps of a scenario file, or why it cannot run on a real broker.
-/// Times are relative to the scenario's first fault.
-pub fn plan(s: &Scenario) -> Result<Vec<Step>, PlanError> {
+/// The settings of `s` that a real broker and `neli-tc-member` can play,
+/// or the first one they cannot, named.
+fn runs_for_real(s: &Scenario) -> Result<(), PlanError> {
     let e = &s.election;
     if s.random.is_some() {
         return Err(PlanError::Setting("random faults are drawn by neli-lab's strategies, not replayed here"));
@@ -119,6 +119,13 @@ pub fn plan(s: &Scenario) -> Result<Vec<Step>, PlanError> {
     if s.cluster.brokers != 1 {
         return Err(PlanError::Brokers(s.cluster.brokers));
     }
+    Ok(())
+}
+
+/// The real steps of a scenario file, or why it cannot run on a real broker.
+/// Times are relative to the scenario's first fault.
+pub fn plan(s: &Scenario) -> Result<Vec<Step>, PlanError> {
+    runs_for_real(s)?;
     let first = s.timed_faults().map(|f| f.at.ms()).min().unwrap_or(0);
     let mut steps = Vec::new();
     for f in s.timed_faults() {
