@@ -129,11 +129,8 @@ pub fn plan(s: &Scenario) -> Result<Vec<Step>, PlanError> {
     let first = s.timed_faults().map(|f| f.at.ms()).min().unwrap_or(0);
     let mut steps = Vec::new();
     for f in s.timed_faults() {
-        if f.on.is_some() {
-            return Err(PlanError::Setting(
-                "a fault aimed at a moment of the protocol (`on`): the real-broker suite starts each fault at its \
-                 time, and one started early or late would test something else (simulator only)",
-            ));
+        if let Some(on) = f.on {
+            return Err(PlanError::Aimed(f.fault.kind().to_string(), on.to_string()));
         }
         let at = f.at.ms() - first;
         let kind = match f.fault {

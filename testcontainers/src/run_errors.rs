@@ -27,6 +27,13 @@ pub enum PlanError {
     /// A clock fault (its kind): the members share one clock.
     #[error("fault `{0}`: the members share the host's monotonic clock")]
     SharedClock(String),
+    /// A fault (its kind, and the moment it is aimed at) that waits for a
+    /// moment of the protocol: the suite starts each fault at its time.
+    #[error(
+        "fault `{0}` is aimed at a moment (on = \"{1}\"): the real-broker suite starts each fault at its time, and \
+         one started early or late would test something else (simulator only)"
+    )]
+    Aimed(String, String),
     /// A fault kind with no real mechanism here.
     #[error("fault `{0}` has no real mechanism in this suite")]
     NoMechanism(String),

@@ -90,10 +90,14 @@ impl Timeline<'_> {
                 self.hold_read_backs(k, m);
                 match self.resumed_after_acquisition(k, m) {
                     Some(x) => self.resume_at_acquisition(action, m, x, t),
-                    None => self.heal(action, m, t, self.resume_lag(k, m)),
+                    None => {
+                        self.heal(action, m, t, self.resume_lag(k, m));
+                    }
                 }
             }
-            Restart(m) | Heal(m) | HeartbeatsHeal(m) => self.heal(action, m, t, Dur(0)),
+            Restart(m) | Heal(m) | HeartbeatsHeal(m) => {
+                self.heal(action, m, t, Dur(0));
+            }
             ClockFast(m) => {
                 self.scenario.push_fault(at, Fault::ClockStep { target: self.target(s, m), by: ticks(c, 1) })
             }
@@ -303,11 +307,22 @@ impl Timeline<'_> {
         if !self.reading_back(i, m).is_empty() || self.eager_revoke(first, i) {
             return None;
         }
+        // A pause written for `leader` names whoever leads when it starts;
+        // the resume must name the same process.
+        let paused = self.open.iter().find(|(a, ..)| *a == ElectionAction::Pause(m));
+        if !paused.is_some_and(|(_, _, who, _)| matches!(who, Target::Member(_))) {
+            return None;
+        }
         let leads = |j: usize, x: u8| (0..self.cfg.roles).any(|r| steps[j].0.leaders(r).iter().any(|(k, _)| k.0 == x));
-        let x = (first..i)
-            .rev()
-            .find_map(|j| (0..self.cfg.members).find(|&x| x != m && !leads(j, x) && leads(j + 1, x)))?;
-        (!(0..=first).any(|j| leads(j, x))).then_some(x)
+        let took: Vec<(usize, u8)> = (first..i)
+            .flat_map(|j| (0..self.cfg.members).filter(move |&x| x != m).map(move |x| (j, x)))
+            .filter(|&(j, x)| !leads(j, x) && leads(j + 1, x))
+            .collect();
+        // One acquisition in the tick, that member's first on the path.
+        match took[..] {
+            [(j, x)] if !(0..=j).any(|k| leads(k, x)) => Some(x),
+            _ => None,
+        }
     }
 
     /// The resume of `m` at tick `t`, after member `x` took its first role
@@ -319,8 +334,9 @@ impl Timeline<'_> {
     /// was aimed.
     fn resume_at_acquisition(&mut self, action: ElectionAction, m: u8, x: u8, t: u64) {
         let tick = ticks(self.cfg, 1);
-        self.heal(action, m, t, tick);
-        let Some((aim, _)) = self.resumed[m as usize] else { return };
+        let Some((aim, length)) = self.heal(action, m, t, tick) else { return };
+        // What a later cut of `m` counts from: the model's length.
+        self.resumed[m as usize] = Some((aim, Dur(length.0 - tick.0)));
         self.push_aimed(Aim { at: aim.at, on: Some(Trigger::Acquired) }, Fault::Resume { target: self.member(m) });
         let of = self.member(x);
         if let Some(last) = self.scenario.faults.last_mut() {
@@ -399,8 +415,9 @@ impl Timeline<'_> {
 
     /// `healing` (a resume, restart or heal of member `m` at tick `t`) ends
     /// the open fault it matches; a pause lasts `lag` longer
-    /// ([`Self::resume_lag`]).
-    fn heal(&mut self, healing: ElectionAction, m: u8, t: u64, lag: Dur) {
+    /// ([`Self::resume_lag`]). Returns the pause it wrote, where it is aimed
+    /// and how long it lasts, if it closed a pause.
+    fn heal(&mut self, healing: ElectionAction, m: u8, t: u64, lag: Dur) -> Option<(Aim, Dur)> {
         use ElectionAction::*;
         let opener = |a: &ElectionAction| match (a, healing) {
             (Pause(x), Resume(_))
@@ -409,18 +426,22 @@ impl Timeline<'_> {
             | (HeartbeatsFail(x), HeartbeatsHeal(_)) => *x == m,
             _ => false,
         };
-        if let Some(i) = self.open.iter().position(|(a, ..)| opener(a)) {
-            let (a, since, who, aim) = self.open.remove(i);
-            let mut fault = self.lasting(&a, who, t - since);
-            if let Fault::Pause { duration, .. } = &mut fault {
-                duration.0 += lag.0;
-            }
-            let aim = aim.unwrap_or(Aim { at: ticks(self.cfg, since), on: None });
-            if let Fault::Pause { duration, .. } = fault {
-                self.resumed[m as usize] = Some((aim, duration));
-            }
-            self.push_aimed(aim, fault);
+        let i = self.open.iter().position(|(a, ..)| opener(a))?;
+        let (a, since, who, aim) = self.open.remove(i);
+        let mut fault = self.lasting(&a, who, t - since);
+        if let Fault::Pause { duration, .. } = &mut fault {
+            duration.0 += lag.0;
         }
+        let aim = aim.unwrap_or(Aim { at: ticks(self.cfg, since), on: None });
+        let paused = match fault {
+            Fault::Pause { duration, .. } => Some((aim, duration)),
+            _ => None,
+        };
+        if paused.is_some() {
+            self.resumed[m as usize] = paused;
+        }
+        self.push_aimed(aim, fault);
+        paused
     }
 
     /// A member that ends the path leading while the model left it idle

@@ -135,7 +135,7 @@ fn without_the_proof_a_pause_right_after_an_assignment_is_aimed_at_the_assignmen
 #[test]
 fn a_resume_after_another_members_acquisition_in_its_tick_comes_after_it() {
     use neli_models::election::ElectionAction::*;
-    use neli_sim::scenario::{Fault, Trigger};
+    use neli_sim::scenario::{Fault, Target, Trigger};
     use stateright::Model;
     let mut cfg = small(Faults { pauses: 1, ..Faults::default() });
     cfg.membership_proof = false;
@@ -168,8 +168,8 @@ fn a_resume_after_another_members_acquisition_in_its_tick_comes_after_it() {
         written.iter().find(|f| matches!(f.fault, Fault::Resume { .. })).expect("a resume at m1's acquisition");
     assert_eq!((resume.at, resume.on), (paused.at, Some(Trigger::Acquired)), "armed where the pause was");
     assert_eq!(resume.fault.member(), paused.fault.member(), "it ends m0's pause");
-    let of = resume.of.expect("aimed at the other member's acquisition");
-    assert_ne!(Some(of), resume.fault.member());
+    assert_eq!(resume.of, Some(Target::Member(1)), "aimed at m1's acquisition");
+    assert_eq!(written.iter().filter(|f| matches!(f.fault, Fault::Resume { .. })).count(), 1);
     assert_eq!(pause(&without), Some(Dur(4 * 500)), "nobody took the role in m0's last tick");
     assert!(!faults(&without).iter().any(|f| matches!(f.fault, Fault::Resume { .. })));
     // m1 paused, m0 revokes its partition in the eager rebalance after m1's

@@ -80,7 +80,11 @@ impl Scenario {
 }
 
 fn describe(i: usize, f: &TimedFault) -> String {
-    let when = f.on.as_ref().map_or_else(|| format!("at {}", f.at), |t| format!("on {t:?}"));
+    let when = match (f.on, f.of) {
+        (None, _) => format!("at {}", f.at),
+        (Some(t), None) => format!("on {t:?}"),
+        (Some(t), Some(of)) => format!("on {t:?} of {of}"),
+    };
     format!("fault {} ({} {when})", i + 1, f.fault.kind().name())
 }
 

@@ -303,8 +303,10 @@ impl Scenario {
         for (field, host) in f.fault.hosts().into_iter().chain(of) {
             match host {
                 Host::Member(i) if i >= e.members => {
+                    // `of` names one member: `leader` is no choice there.
+                    let or_leader = if field == "of" { "" } else { " or \"leader\"" };
                     return Err(format!(
-                        "faults.{field} = \"{host}\": not a member (m0..m{}) or \"leader\"",
+                        "faults.{field} = \"{host}\": not a member (m0..m{}){or_leader}",
                         e.members - 1
                     ));
                 }

@@ -329,7 +329,9 @@ impl World<'_> {
             _ => None,
         };
         let incarnation = member.and_then(|i| self.rec.lock().current.get(&i).cloned());
-        let held = incarnation.as_ref().is_some_and(|m| self.rec.lock().holds_role0(&self.clocks(), m, now));
+        // A resume costs nobody a lease: it is no failover's start.
+        let held = fault.kind() != FaultKind::Resume
+            && incarnation.as_ref().is_some_and(|m| self.rec.lock().holds_role0(&self.clocks(), m, now));
         let label = fault.describe(target);
         self.rec.trace(now, "sim", label.clone());
         let kills = fault.kind() == FaultKind::Crash;

@@ -211,6 +211,29 @@ fn fault_fields_are_exactly_the_kinds() {
     assert!(err.contains("election.members"), "a type error names its field: {err}");
 }
 
+// `of` (scenarios/FORMAT.md, `on`) names the one member whose moment starts
+// a fault: a member that does not exist is refused without the `leader`
+// hint the target fields get, and a fault aimed this way needs no member
+// target of its own.
+#[test]
+fn of_names_the_member_whose_moment_starts_the_fault() {
+    // `of` names one member: no `leader` hint for it.
+    let of =
+        format!("{BASE}[[faults]]\nat = \"1s\"\non = \"acquired\"\nof = \"m2\"\nkind = \"resume\"\ntarget = \"m0\"\n");
+    let err = Scenario::parse(&of, "k.toml").map(|_| ()).unwrap_err().to_string();
+    assert!(err.contains("faults.of = \"m2\"") && !err.contains("leader"), "{err}");
+    // With `of`, a fault needs no member target: a cut when m1 acquires.
+    let cut = format!(
+        "{BASE}[[faults]]\nat = \"1s\"\non = \"acquired\"\nof = \"m1\"\nkind = \"partition\"\na = \"m0\"\nb = \"b0\"\nduration = \"1s\"\n"
+    );
+    let s = Scenario::parse(&cut, "cut.toml").unwrap_or_else(|e| panic!("{e}"));
+    let f = s.timed_faults().next().expect("the cut");
+    assert_eq!(
+        (f.on, f.of),
+        (Some(neli_sim::scenario::Trigger::Acquired), Some(neli_sim::scenario::Target::Member(1)))
+    );
+}
+
 // A bound in [expect] is the most a run may show; a negative one would be
 // held by every run. Refused with the file, the
 // line of the field, the field and the rule.

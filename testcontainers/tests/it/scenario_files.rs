@@ -73,7 +73,10 @@ fn a_fault_aimed_at_a_moment_is_simulator_only() {
     let aimed = format!("{base}on = \"acquired\"\nkind = \"pause\"\ntarget = \"m0\"\nduration = \"1s\"\n");
     let s = Scenario::parse(&aimed, "aimed.toml").unwrap_or_else(|e| panic!("{e}"));
     let why = plan(&s).expect_err("a triggered fault is refused").to_string();
-    assert!(why.contains("`on`") && why.contains("simulator only"), "{why}");
+    assert!(
+        why.contains("fault `pause` is aimed at a moment (on = \"acquired\")") && why.contains("simulator only"),
+        "{why}"
+    );
     let resume = format!("{base}kind = \"resume\"\ntarget = \"m0\"\n");
     let s = Scenario::parse(&resume, "resume.toml").unwrap_or_else(|e| panic!("{e}"));
     let why = plan(&s).expect_err("no real mechanism").to_string();
