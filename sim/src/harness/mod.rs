@@ -84,7 +84,7 @@ use std::time::Duration;
 
 use crate::app::{AppFn, AppSetup, SimMember, StoreMode};
 use crate::history::History;
-use crate::scenario::{Dur, Fault, FaultKind, Scenario, ScenarioError, schedule};
+use crate::scenario::{Dur, Fault, FaultKind, Scenario, ScenarioError, Target, Trigger, schedule};
 use crate::verdict::{Rule, Violation};
 use crate::world::{RunReport, run_materialized};
 
@@ -199,6 +199,26 @@ impl Harness {
     /// ```
     pub fn fault(mut self, at: Dur, fault: Fault) -> Harness {
         match self.scenario.clone().fault(at, fault) {
+            Ok(s) => self.scenario = s,
+            Err(e) => self.refused = self.refused.or(Some(e.to_string())),
+        }
+        self
+    }
+
+    /// Adds a fault aimed at a moment of the protocol: armed at `at`, it
+    /// starts at member `of`'s next `on` (its own target's if `of` is
+    /// `None`), checked as [`Harness::fault`]'s are ([`Scenario::fault_on`]).
+    ///
+    /// ```
+    /// use neli_sim::harness::Harness;
+    /// use neli_sim::scenario::{Dur, Fault, Target, Trigger};
+    /// // Stall m1's loop right after its membership proof is accepted.
+    /// let stall = Fault::StallPoll { target: Target::Member(1), duration: Dur::from_millis(800) };
+    /// let h = Harness::shipped("leader-pause").unwrap().fault_on(Dur::from_secs(0), Trigger::ProofAccepted, None, stall);
+    /// assert_eq!(h.scenario().faults.len(), 2);
+    /// ```
+    pub fn fault_on(mut self, at: Dur, on: Trigger, of: Option<Target>, fault: Fault) -> Harness {
+        match self.scenario.clone().fault_on(at, on, of, fault) {
             Ok(s) => self.scenario = s,
             Err(e) => self.refused = self.refused.or(Some(e.to_string())),
         }

@@ -3,7 +3,7 @@
 //! rules a scenario file is ([`Scenario::parse`]) and written back as a
 //! file for a reproduction ([`Scenario::to_toml`]).
 
-use super::{Dur, Fault, FaultKind, Random, Scenario, ScenarioError, TimedFault};
+use super::{Dur, Fault, FaultKind, Random, Scenario, ScenarioError, Target, TimedFault, Trigger};
 
 impl Scenario {
     /// Checks the scenario by the rules a scenario file is read with; the
@@ -53,6 +53,40 @@ impl Scenario {
     /// ```
     pub fn fault(mut self, at: Dur, fault: Fault) -> Result<Scenario, ScenarioError> {
         self.push_fault(at, fault);
+        self.check()?;
+        Ok(self)
+    }
+
+    /// This scenario with `fault` aimed at a moment of the protocol: armed
+    /// at `at`, it starts at the first `on` of member `of` from then on
+    /// (of its own target if `of` is `None`), as a file's `on` and `of`
+    /// fields say (scenarios/FORMAT.md), checked by the same rules.
+    ///
+    /// ```
+    /// use neli_sim::scenario::{Dur, Fault, Target, Trigger};
+    /// let m = |i| Target::Member(i);
+    /// // m0 stops the moment it leads, and runs again the moment m1 does.
+    /// let s = neli_sim::shipped::get("leader-pause")
+    ///     .unwrap()
+    ///     .fault_on(Dur::from_secs(0), Trigger::Acquired, None, Fault::Pause { target: m(0), duration: Dur::from_secs(20) })
+    ///     .and_then(|s| s.fault_on(Dur::from_secs(0), Trigger::Acquired, Some(m(1)), Fault::Resume { target: m(0) }))
+    ///     .unwrap();
+    /// assert!(s.to_toml(&[]).unwrap().contains("of = \"m1\""));
+    /// // A moment is one member's: `leader` is refused, naming the rule.
+    /// let e = neli_sim::shipped::get("leader-pause")
+    ///     .unwrap()
+    ///     .fault_on(Dur::from_secs(0), Trigger::Acquired, Some(Target::Leader), Fault::Resume { target: m(0) })
+    ///     .unwrap_err();
+    /// assert!(e.to_string().contains("faults.of = \"leader\""), "{e}");
+    /// ```
+    pub fn fault_on(
+        mut self,
+        at: Dur,
+        on: Trigger,
+        of: Option<Target>,
+        fault: Fault,
+    ) -> Result<Scenario, ScenarioError> {
+        self.faults.push(toml::Spanned::new(0..0, TimedFault { at, on: Some(on), of, fault }));
         self.check()?;
         Ok(self)
     }

@@ -265,6 +265,34 @@ pub struct TimedFault {
     pub fault: Fault,
 }
 
+impl TimedFault {
+    /// The rules on `on` and `of`: `of` only with `on`, and naming one
+    /// member; without `of`, a triggered fault names one member as its
+    /// target, whose moment starts it (scenarios/FORMAT.md, `on`).
+    pub fn check_aim(&self) -> Result<(), String> {
+        match (self.on, self.of) {
+            (None, Some(of)) => Err(format!(
+                "faults.of = \"{of}\": `of` names the member whose moment starts the fault; it needs `on` (dealt, assigned, proof-accepted or acquired)"
+            )),
+            (Some(on), Some(Target::Leader)) => {
+                Err(format!("faults.of = \"leader\": on = \"{on}\" is a moment of one member: name it (m0, m1, ...)"))
+            }
+            (Some(on), None) => {
+                let aimed = self.fault.hosts().into_iter().find(|(field, _)| *field == "target").map(|(_, h)| h);
+                if matches!(aimed, Some(Host::Member(_))) {
+                    return Ok(());
+                }
+                let (kind, got) =
+                    (self.fault.kind(), aimed.map_or("no target".to_owned(), |h| format!("target = \"{h}\"")));
+                Err(format!(
+                    "faults.on = \"{on}\": kind \"{kind}\" with {got}; a triggered fault needs a member target (m0, m1, ...), whose event starts it, or `of` naming the member"
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// An event of the target member that starts a fault (`on = "..."`): a
 /// fault aimed at a moment of the protocol rather than at a time, as a
 /// model checker's counterexample aims it (`scenarios/FORMAT.md`, "Faults").
@@ -749,31 +777,18 @@ impl TryFrom<RawFault> for TimedFault {
                 "faults.{field}: kind \"{kind}\" has no field `{field}` (scenarios/FORMAT.md, Faults, lists each kind's fields)"
             ));
         }
-        fault.check()?;
-        let of = match (r.of, r.on) {
-            (None, _) => None,
-            (Some(of), None) => {
+        // A broker has no moments; every other rule on `on` and `of` is
+        // the scenario's (`TimedFault::check_aim`), for faults built in code too.
+        let of = match r.of {
+            None => None,
+            Some(Host::Member(i)) => Some(Target::Member(i)),
+            Some(Host::Leader) => Some(Target::Leader),
+            Some(b @ Host::Broker(_)) => {
                 return Err(format!(
-                    "faults.of = \"{of}\": `of` names the member whose moment starts the fault; it needs `on` (dealt, assigned, proof-accepted or acquired)"
-                ));
-            }
-            (Some(Host::Member(i)), Some(_)) => Some(Target::Member(i)),
-            (Some(other), Some(on)) => {
-                return Err(format!(
-                    "faults.of = \"{other}\": on = \"{on}\" is a moment of one member: name it (m0, m1, ...)"
+                    "faults.of = \"{b}\": a broker has no moments of the protocol; name a member (m0, m1, ...)"
                 ));
             }
         };
-        if let (Some(on), None) = (r.on, of) {
-            // The trigger is an event of one member: the fault must name it.
-            let aimed = fault.hosts().into_iter().find(|(field, _)| *field == "target").map(|(_, h)| h);
-            if !matches!(aimed, Some(Host::Member(_))) {
-                let got = aimed.map_or("no target".to_owned(), |h| format!("target = \"{h}\""));
-                return Err(format!(
-                    "faults.on = \"{on}\": kind \"{kind}\" with {got}; a triggered fault needs a member target (m0, m1, ...), whose event starts it, or `of` naming the member"
-                ));
-            }
-        }
         Ok(TimedFault { at: r.at, on: r.on, of, fault })
     }
 }

@@ -277,10 +277,13 @@ impl Scenario {
         Ok(())
     }
 
-    /// The rules a fault obeys within this scenario (its own value rules
-    /// were checked when it was read: `TimedFault::try_from`).
+    /// The rules a fault obeys: its own values (`Fault::check`), its aim
+    /// (`TimedFault::check_aim`), and what it names within this scenario.
     pub(super) fn validate_fault(&self, f: &TimedFault) -> Result<(), String> {
         let (c, e) = (&self.cluster, &self.election);
+        // Read from a file or built in code alike.
+        f.fault.check()?;
+        f.check_aim()?;
         if f.at.0 < 0 {
             return Err(format!("faults.at = \"{}\": must not be negative", f.at));
         }

@@ -234,6 +234,29 @@ fn of_names_the_member_whose_moment_starts_the_fault() {
     );
 }
 
+// A fault built in code ([`Scenario::fault`], [`Scenario::fault_on`], and
+// the harness's) is held to a file's rules: its values and its aim, not
+// only what it names.
+#[test]
+fn a_fault_built_in_code_is_held_to_a_files_rules() {
+    use neli_sim::scenario::Trigger;
+    let base = || Scenario::parse(BASE, "base.toml").expect("valid");
+    let pause = |duration| Fault::Pause { target: Target::Member(0), duration };
+    let e = base().fault(Dur(1000), pause(Dur(-5))).unwrap_err().to_string();
+    assert!(e.contains("fault 1 (pause at 1s)") && e.contains("faults.duration = \"-5ms\": must be positive"), "{e}");
+    let leader = Fault::Pause { target: Target::Leader, duration: Dur(500) };
+    let e = base().fault_on(Dur(0), Trigger::Acquired, None, leader).unwrap_err().to_string();
+    assert!(e.contains("a triggered fault needs a member target"), "{e}");
+    let e = base().fault_on(Dur(0), Trigger::Acquired, Some(Target::Member(3)), pause(Dur(500))).unwrap_err();
+    assert!(
+        e.to_string().contains("fault 1 (pause on Acquired of m3)") && e.to_string().contains("not a member"),
+        "{e}"
+    );
+    let s = base().fault_on(Dur(0), Trigger::Acquired, Some(Target::Member(1)), pause(Dur(500))).expect("valid");
+    let back = Scenario::parse(&s.to_toml(&[]).expect("writable"), "back.toml").expect("reads back");
+    assert_eq!(back.timed_faults().collect::<Vec<_>>(), s.timed_faults().collect::<Vec<_>>());
+}
+
 // A bound in [expect] is the most a run may show; a negative one would be
 // held by every run. Refused with the file, the
 // line of the field, the field and the rule.
