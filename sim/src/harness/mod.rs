@@ -197,8 +197,14 @@ impl Harness {
     ///     .fault(Dur::from_secs(20), Fault::Partition { a: Host::Leader, b: Host::Broker(0), duration: Dur::from_secs(3) });
     /// assert_eq!(h.scenario().faults.len(), 2);
     /// ```
-    pub fn fault(mut self, at: Dur, fault: Fault) -> Harness {
-        match self.scenario.clone().fault(at, fault) {
+    pub fn fault(self, at: Dur, fault: Fault) -> Harness {
+        self.extended(|s| s.fault(at, fault))
+    }
+
+    /// The scenario as `extend` makes it, or, if that breaks a rule, the
+    /// scenario unchanged and the first such refusal kept for [`Harness::run`].
+    fn extended(mut self, extend: impl FnOnce(Scenario) -> Result<Scenario, ScenarioError>) -> Harness {
+        match extend(self.scenario.clone()) {
             Ok(s) => self.scenario = s,
             Err(e) => self.refused = self.refused.or(Some(e.to_string())),
         }
@@ -217,22 +223,14 @@ impl Harness {
     /// let h = Harness::shipped("leader-pause").unwrap().fault_on(Dur::from_secs(0), Trigger::ProofAccepted, None, stall);
     /// assert_eq!(h.scenario().faults.len(), 2);
     /// ```
-    pub fn fault_on(mut self, at: Dur, on: Trigger, of: Option<Target>, fault: Fault) -> Harness {
-        match self.scenario.clone().fault_on(at, on, of, fault) {
-            Ok(s) => self.scenario = s,
-            Err(e) => self.refused = self.refused.or(Some(e.to_string())),
-        }
-        self
+    pub fn fault_on(self, at: Dur, on: Trigger, of: Option<Target>, fault: Fault) -> Harness {
+        self.extended(|s| s.fault_on(at, on, of, fault))
     }
 
     /// Draws `faults` more faults per seed from `kinds`, each lasting at
     /// most `max_duration` ([`Scenario::random_faults`]).
-    pub fn random_faults(mut self, faults: u32, kinds: &[FaultKind], max_duration: Dur) -> Harness {
-        match self.scenario.clone().random_faults(faults, kinds, max_duration) {
-            Ok(s) => self.scenario = s,
-            Err(e) => self.refused = self.refused.or(Some(e.to_string())),
-        }
-        self
+    pub fn random_faults(self, faults: u32, kinds: &[FaultKind], max_duration: Dur) -> Harness {
+        self.extended(|s| s.random_faults(faults, kinds, max_duration))
     }
 
     /// The seeds to run (default `0..100`). `NELI_SIM_SEED` overrides them;

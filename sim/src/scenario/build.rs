@@ -51,8 +51,13 @@ impl Scenario {
     ///     .unwrap();
     /// assert!(s.to_toml(&[]).unwrap().contains("partition"));
     /// ```
-    pub fn fault(mut self, at: Dur, fault: Fault) -> Result<Scenario, ScenarioError> {
-        self.push_fault(at, fault);
+    pub fn fault(self, at: Dur, fault: Fault) -> Result<Scenario, ScenarioError> {
+        self.with_fault(TimedFault { at, on: None, of: None, fault })
+    }
+
+    /// This scenario with `fault` added, checked.
+    fn with_fault(mut self, fault: TimedFault) -> Result<Scenario, ScenarioError> {
+        self.faults.push(toml::Spanned::new(0..0, fault));
         self.check()?;
         Ok(self)
     }
@@ -79,16 +84,8 @@ impl Scenario {
     ///     .unwrap_err();
     /// assert!(e.to_string().contains("faults.of = \"leader\""), "{e}");
     /// ```
-    pub fn fault_on(
-        mut self,
-        at: Dur,
-        on: Trigger,
-        of: Option<Target>,
-        fault: Fault,
-    ) -> Result<Scenario, ScenarioError> {
-        self.faults.push(toml::Spanned::new(0..0, TimedFault { at, on: Some(on), of, fault }));
-        self.check()?;
-        Ok(self)
+    pub fn fault_on(self, at: Dur, on: Trigger, of: Option<Target>, fault: Fault) -> Result<Scenario, ScenarioError> {
+        self.with_fault(TimedFault { at, on: Some(on), of, fault })
     }
 
     /// This scenario with `faults` more drawn at random per seed from

@@ -29,7 +29,7 @@ use crate::clock::ClockModel;
 use crate::history::{self, History};
 use crate::oracle;
 use crate::record::{AssignmentChange, FaultObs, Recorder, format_line};
-use crate::scenario::{Fault, FaultKind, GroupProtocolName, Host, Scenario, TimedFault, Trigger};
+use crate::scenario::{Fault, FaultKind, GroupProtocolName, Host, Scenario, Target, TimedFault, Trigger};
 use crate::server::{BrokerCtx, BrokerState};
 use crate::verdict::{Rule, Violation};
 
@@ -235,11 +235,11 @@ impl World<'_> {
         match action {
             Action::Start(TimedFault { on: None, fault, .. }) => self.start(now, &fault),
             Action::Start(TimedFault { on: Some(trigger), of, fault, .. }) => {
-                // Parsing made sure a triggered fault names one member: in
-                // `of`, or as its target.
-                let target = fault.hosts().into_iter().find(|(field, _)| *field == "target").map(|(_, h)| h);
-                let slot = match of.map(Host::from).or(target) {
-                    Some(Host::Member(i)) => Some(i as usize),
+                // Validation made sure a triggered fault names one member:
+                // in `of`, or as its target.
+                let target = fault.member();
+                let slot = match of.or(target) {
+                    Some(Target::Member(i)) => Some(i as usize),
                     _ => None,
                 };
                 if let Some(slot) = slot.filter(|i| *i < self.slots.len()) {
