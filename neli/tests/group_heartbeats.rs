@@ -41,12 +41,13 @@ async fn a_member_heartbeats_its_group_at_the_interval_it_set() {
     // leaves it there: the member is an idle follower, whose librdkafka has
     // no fetches to wake it (a leader's fetches wake it more often).
     let holder = hold_the_partition(&mock.bootstrap_servers(), &group, &topic);
-    // S = 3 s gives heartbeats every S/5 = 600 ms (neli::rules::group_heartbeat_interval).
+    // S = 6 s gives heartbeats every S/10 = 600 ms (neli::rules::group_heartbeat_interval),
+    // an interval librdkafka's idle pace (one a second) is told apart from.
     let config = Config::builder()
         .bootstrap_servers(mock.bootstrap_servers())
         .group(&group)
         .heartbeat_timeout(Duration::from_secs(1))
-        .session_timeout(Duration::from_secs(3))
+        .session_timeout(Duration::from_secs(6))
         .kafka("debug", "cgrp")
         .build()
         .expect("config");

@@ -5,12 +5,14 @@
 use std::time::Duration;
 
 /// The group heartbeat interval (`heartbeat.interval.ms`) the Kafka backend
-/// sets unless the user does: S/5 within 100 ms..3 s. librdkafka's 3 s default
+/// sets unless the user does: S/10 within 100 ms..3 s. librdkafka's 3 s default
 /// gets members with short sessions evicted, and a shorter interval makes
-/// survivors notice a rebalance, and so a failover, sooner. The simulator's
-/// client uses the same value.
+/// survivors notice a rebalance, and so a failover, sooner: a coordinator
+/// tells a member of a rebalance, or of a dead member's expired session, only
+/// in the answer to its next group heartbeat (docs/background.md,
+/// "Handover and failover time"). The simulator's client uses the same value.
 pub fn group_heartbeat_interval(session_timeout: Duration) -> Duration {
-    Duration::from_millis((session_timeout.as_millis() / 5).clamp(100, 3000) as u64)
+    Duration::from_millis((session_timeout.as_millis() / 10).clamp(100, 3000) as u64)
 }
 
 /// How long a member that resigned stays out of the group: the others

@@ -200,10 +200,10 @@ fn modes_count_their_roles_and_partitions() {
 }
 
 #[test]
-fn group_heartbeat_interval_is_a_fifth_of_the_session_within_bounds() {
-    assert_eq!(group_heartbeat_interval(Duration::from_secs(3)), Duration::from_millis(600));
-    assert_eq!(group_heartbeat_interval(Duration::from_millis(7_000)), Duration::from_millis(1_400));
-    assert_eq!(group_heartbeat_interval(Duration::from_millis(300)), Duration::from_millis(100));
+fn group_heartbeat_interval_is_a_tenth_of_the_session_within_bounds() {
+    assert_eq!(group_heartbeat_interval(Duration::from_secs(3)), Duration::from_millis(300));
+    assert_eq!(group_heartbeat_interval(Duration::from_millis(7_000)), Duration::from_millis(700));
+    assert_eq!(group_heartbeat_interval(Duration::from_millis(900)), Duration::from_millis(100));
     assert_eq!(group_heartbeat_interval(Duration::from_secs(60)), Duration::from_secs(3));
 }
 
@@ -247,13 +247,14 @@ fn explain_states_the_documented_bounds_of_the_defaults() {
     let (t, s, g) = (secs(5), secs(15), Duration::ZERO);
     assert_eq!((e.heartbeat_timeout, e.session_timeout, e.grace), (t, s, g));
     assert_eq!(e.heartbeat_interval, t / 4);
-    // heartbeat.interval.ms as the Kafka backend sets it: S/5 within 100 ms..3 s.
-    assert_eq!(e.group_heartbeat_interval, secs(3));
+    // heartbeat.interval.ms as the Kafka backend sets it: S/10 within 100 ms..3 s.
+    let group_heartbeat = Duration::from_millis(1500);
+    assert_eq!(e.group_heartbeat_interval, group_heartbeat);
     // failover: S (session expiry) + group heartbeat + G + T.
-    assert_eq!(e.failover, s + secs(3) + g + t);
-    assert_eq!(e.failover, secs(23));
+    assert_eq!(e.failover, s + group_heartbeat + g + t);
+    assert_eq!(e.failover, Duration::from_millis(21_500));
     // handover: group heartbeat + G + T, no session expiry.
-    assert_eq!(e.handover, secs(8));
+    assert_eq!(e.handover, Duration::from_millis(6_500));
     // resign hold-off: 2 S + T, the core's own value.
     assert_eq!(e.resign_hold_off, 2 * s + t);
     assert_eq!(e.resign_hold_off, base().build().unwrap().resolve().unwrap().core(1).resign_hold_off);

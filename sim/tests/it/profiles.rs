@@ -43,7 +43,7 @@ fn mock_expiry_check_is_never_faster_than_kafka() {
 // the same crash on Apache Kafka's profile with a 5 s rebalance pause
 // fails over 5 s later, seed for seed. The pause runs from the rebalance's
 // start, beside the survivors' rejoin (they learn of the rebalance from a
-// heartbeat answer, at most one group heartbeat interval, S/5, later), so
+// heartbeat answer, at most one group heartbeat interval, S/10, later), so
 // up to that interval of it is already paid without the override.
 #[test]
 fn a_rebalance_pause_override_delays_failover_by_that_pause() {
