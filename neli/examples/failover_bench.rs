@@ -14,8 +14,9 @@
 //! assignment strategy (default: range). `NELI_BENCH_GROUP_PROTOCOL=consumer`
 //! runs them under Kafka 4's consumer protocol (mock only: tansu does not
 //! speak it) with the grace the rule asks, G = T + 10%, and the mock's
-//! consumer session set to S with group heartbeats every S/5 (as neli sets
-//! `heartbeat.interval.ms` under the classic protocol). Run i of N sends its signal
+//! consumer session set to S with group heartbeats at the interval neli sets
+//! for `heartbeat.interval.ms` under the classic protocol
+//! (`neli::rules::group_heartbeat_interval`, S/10). Run i of N sends its signal
 //! i/N s later than run 0, so the runs cover every phase of the broker's
 //! once-a-second checks.
 
@@ -212,7 +213,7 @@ fn main() {
                     // The group's S; the run's name carries it.
                     let s_secs: u64 = group.split('-').nth(2).and_then(|s| s.parse().ok()).expect("bench-mock-S-...");
                     let s = Duration::from_secs(s_secs);
-                    mock.consumer_group_timings(s, s / 5);
+                    mock.consumer_group_timings(s, neli::rules::group_heartbeat_interval(s));
                 }
                 bs.clone()
             },

@@ -9,8 +9,8 @@ use std::time::Duration;
 /// gets members with short sessions evicted, and a shorter interval makes
 /// survivors notice a rebalance, and so a failover, sooner: a coordinator
 /// tells a member of a rebalance, or of a dead member's expired session, only
-/// in the answer to its next group heartbeat (docs/background.md,
-/// "Handover and failover time"). The simulator's client uses the same value.
+/// in the answer to its next group heartbeat (neli/KAFKA.md, "Defaults we
+/// set unless you do"). The simulator's client uses the same value.
 pub fn group_heartbeat_interval(session_timeout: Duration) -> Duration {
     Duration::from_millis((session_timeout.as_millis() / 10).clamp(100, 3000) as u64)
 }

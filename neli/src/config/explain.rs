@@ -30,10 +30,10 @@ use super::{Config, GroupProtocol, ResolvedConfig};
 ///     .session_timeout(Duration::from_secs(15))
 ///     .build()?;
 /// let bounds = config.explain()?;
-/// // S + the group heartbeat (S/5) + G + T
-/// assert_eq!(bounds.failover, Duration::from_secs(15 + 3 + 5));
+/// // S + the group heartbeat (S/10) + G + T
+/// assert_eq!(bounds.failover, Duration::from_millis(15_000 + 1_500 + 5_000));
 /// // the group heartbeat + G + T
-/// assert_eq!(bounds.handover, Duration::from_secs(3 + 5));
+/// assert_eq!(bounds.handover, Duration::from_millis(1_500 + 5_000));
 /// assert_eq!(bounds.min_rebalance_timeout, Some(Duration::from_secs(20)));
 /// println!("{bounds}");
 /// # Ok::<(), neli::ConfigError>(())

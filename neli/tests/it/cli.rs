@@ -487,8 +487,8 @@ fn exec_explain_prints_the_bounds_and_exits_0_without_connecting() {
         assert_eq!(out.status.code(), Some(0), "{cmd:?}: {}", stderr(&out));
         for line in [
             "lease T = 1s, session S = 3s, grace G = 0ms",
-            "failover on crash: within 4600ms",
-            "handover on close/resign: within 1600ms",
+            "failover on crash: within 4300ms",
+            "handover on close/resign: within 1300ms",
             "resign hold-off: 7s (2 S + T)",
             "rebalance timeout: must be above 4s (T + S)",
             "in effect 5m (librdkafka's default)",

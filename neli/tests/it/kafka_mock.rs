@@ -85,9 +85,9 @@ async fn dropping_the_leaders_background_hands_over_without_a_session_timeout() 
 /// (`neli::rules::resign_hold_off`, 2 S + T) and may be elected
 /// again after it, so another member has to lead within that hold-off. A
 /// handover needs one rebalance (held S - 1 s by the mock), a retry (S / 2)
-/// and fresh evidence (T): the hold-off leaves S / 2 of slack for a loaded
-/// machine, so this test runs a longer S than the others (at S = 3 s a
-/// loaded run took the whole 7 s and the resigned member came back).
+/// and fresh evidence (T): the hold-off leaves S / 2 + 1 s of slack for a
+/// loaded machine, so this test runs S = 6 s (at S = 3 s a loaded run took
+/// the whole 7 s and the resigned member came back).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn resigning_leader_hands_over_and_stays_out() {
     const LONG_S: Duration = Duration::from_secs(6);
@@ -106,6 +106,11 @@ async fn resigning_leader_hands_over_and_stays_out() {
     assert!(members[old].saw_after(resigned_at, |e| matches!(e, Event::Revoked { .. })).is_some(), "orderly Revoked");
     assert!(members[old].saw_after(resigned_at, |e| matches!(e, Event::Fenced { .. })).is_none(), "not fenced");
     assert_eq!(leaders(&members).len(), 1, "the resigned member does not lead too");
+    assert!(
+        members[old].saw_after(resigned_at, |e| matches!(e, Event::Acquired { .. })).is_none(),
+        "the resigned member never led again within its hold-off:{}",
+        history(&members, resigned_at)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -28,7 +28,7 @@ fn tansu_failover_pays_its_rebalance_pause() {
         let kafka = crash_failover("kafka", seed);
         let tansu = crash_failover("tansu", seed);
         assert!((3000..4500).contains(&kafka), "kafka failover {kafka} ms: S plus a rebalance");
-        assert!((4400..6100).contains(&tansu), "tansu failover {tansu} ms outside the measured 4.4-6.01 s");
+        assert!((4400..=6010).contains(&tansu), "tansu failover {tansu} ms outside the measured 4.4-6.01 s");
         assert!(tansu >= kafka + 1500, "tansu {tansu} ms vs kafka {kafka} ms");
     }
 }

@@ -131,7 +131,7 @@ pub(crate) mod tests {
         assert_eq!(classic.get("group.protocol"), Some("classic"));
         assert_eq!(classic.get("partition.assignment.strategy"), Some("cooperative-sticky"));
         assert_eq!(classic.get("session.timeout.ms"), Some("3000"));
-        assert_eq!(classic.get("heartbeat.interval.ms"), Some("600"));
+        assert_eq!(classic.get("heartbeat.interval.ms"), Some("300"));
         assert_eq!(classic.get("group.remote.assignor"), None);
     }
 
