@@ -12,6 +12,9 @@ use crate::support::{budget, history, leaders, mock_election, mock_election_with
 
 const T: Duration = Duration::from_secs(1);
 const S: Duration = Duration::from_secs(3);
+/// A session long enough to tell a handover from a session expiry, and to
+/// leave a resign's hold-off slack on a loaded machine.
+const LONG_S: Duration = Duration::from_secs(6);
 
 /// Back to one leader after a fault healed: the faulty sessions expire (S,
 /// checked every 1 s by the mock), every member rejoins in one rebalance
@@ -57,7 +60,6 @@ async fn closing_the_leader_hands_over_fast() {
 /// leader's session expired. S is long enough to tell the two apart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn dropping_the_leaders_background_hands_over_without_a_session_timeout() {
-    const LONG_S: Duration = Duration::from_secs(6);
     let (_mock, mut members, _) = mock_election(2, T, LONG_S).await;
     let old = leaders(&members)[0];
     let dropped_at = Instant::now();
@@ -92,7 +94,6 @@ async fn dropping_the_leaders_background_hands_over_without_a_session_timeout() 
 /// before its hold-off ended.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn resigning_leader_hands_over_and_stays_out() {
-    const LONG_S: Duration = Duration::from_secs(6);
     let (_mock, members, _) = mock_election(3, T, LONG_S).await;
     let old = leaders(&members)[0];
     let resigned_at = Instant::now();
@@ -108,6 +109,7 @@ async fn resigning_leader_hands_over_and_stays_out() {
     // Orderly, not a failover: the resigned member was told Revoked, never Fenced.
     assert!(members[old].saw_after(resigned_at, |e| matches!(e, Event::Revoked { .. })).is_some(), "orderly Revoked");
     assert!(members[old].saw_after(resigned_at, |e| matches!(e, Event::Fenced { .. })).is_none(), "not fenced");
+    assert_eq!(leaders(&members).len(), 1, "the resigned member does not lead too");
     if let Some(again) = members[old].saw_after(resigned_at, |e| matches!(e, Event::Acquired { .. })) {
         assert!(
             again >= resigned_at + hold_off,
