@@ -124,16 +124,42 @@ pub async fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
 /// the group has settled after the last join (members join one by one and
 /// each join rebalances).
 pub async fn wait_stable(members: &[Member], window: Duration, limit: Duration) -> bool {
+    wait_settled(members, window, limit, |_| Some(0)).await
+}
+
+/// Like [`wait_stable`], and every member was dealt the same generation of
+/// a classic group for the whole window: the group holds them all, not only
+/// the leader (a mock member stuck outside the group leaves a resign or a
+/// close with nobody to hand over to).
+pub async fn wait_formed(members: &[Member], window: Duration, limit: Duration) -> bool {
+    wait_settled(members, window, limit, common_generation).await
+}
+
+/// The generation every member was dealt, if they all hold the same one.
+fn common_generation(members: &[Member]) -> Option<u64> {
+    let mut generations = members.iter().map(|m| m.bg.as_ref().and_then(|b| b.status().borrow().generation));
+    let first = generations.next()??;
+    generations.all(|g| g == Some(first)).then_some(first)
+}
+
+/// Waits until the same member leads and `settled` gives the same answer
+/// (not `None`) for `window` without interruption.
+async fn wait_settled(
+    members: &[Member],
+    window: Duration,
+    limit: Duration,
+    settled: impl Fn(&[Member]) -> Option<u64>,
+) -> bool {
     let deadline = Instant::now() + limit;
-    let mut since: Option<(usize, Instant)> = None;
+    let mut since: Option<(usize, u64, Instant)> = None;
     while Instant::now() < deadline {
-        match (leaders(members).as_slice(), since) {
-            ([one], Some((l, t))) if *one == l => {
+        match (leaders(members).as_slice(), settled(members), since) {
+            ([one], Some(g), Some((l, h, t))) if *one == l && g == h => {
                 if t.elapsed() >= window {
                     return true;
                 }
             }
-            ([one], _) => since = Some((*one, Instant::now())),
+            ([one], Some(g), _) => since = Some((*one, g, Instant::now())),
             _ => since = None,
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -186,12 +212,12 @@ pub async fn mock_election_with(
         // The mock delays a forming group by 3 s, then every join is a
         // rebalance held for S - 1 s (neli/KAFKA.md), plus a retry each.
         let limit = budget(Duration::from_secs(3) + (s + retry(s)) * n as u32 + t);
-        if wait_stable(&members, Duration::from_secs(3), limit).await {
+        if wait_formed(&members, Duration::from_secs(3), limit).await {
             return (mock, members, topic);
         }
         eprintln!(
-            "mock group did not elect a stable leader within {limit:?} (attempt {attempt}; waited for one member \
-             leading 3 s without interruption); retrying on a fresh cluster"
+            "mock group did not form within {limit:?} (attempt {attempt}; waited for one member leading 3 s \
+             without interruption while every member held the same generation); retrying on a fresh cluster"
         );
         for m in &mut members {
             if let Some(bg) = m.bg.take() {
