@@ -19,16 +19,18 @@ fn crash_failover(profile: &str, seed: u64) -> u64 {
 // Proves the tansu profile pays the real broker's rebalance pause:
 // tansu's ~3 s pause on every rebalance puts its failover after a SIGKILL
 // with S = 3 s in the measured band, ~2-3 s behind Apache Kafka's: 4.4-6 s
-// in the first batches, 5.0-6.01 s with group heartbeats every S/10
-// (BENCHMARKS.md, "Group heartbeats every S/10"): the crashed leader's last
-// group heartbeat, from which its session runs, is closer to the crash.
+// in the first batches; with group heartbeats every S/10 neli's runs took
+// 5.0-6.01 s and goNELI's, in the same batch on the same broker, up to
+// 6.19 s, the tail of tansu's join check (BENCHMARKS.md, "Group heartbeats
+// every S/10"): the crashed leader's last group heartbeat, from which its
+// session runs, is closer to the crash.
 #[test]
 fn tansu_failover_pays_its_rebalance_pause() {
     for seed in 1..4 {
         let kafka = crash_failover("kafka", seed);
         let tansu = crash_failover("tansu", seed);
         assert!((3000..4500).contains(&kafka), "kafka failover {kafka} ms: S plus a rebalance");
-        assert!((4400..=6010).contains(&tansu), "tansu failover {tansu} ms outside the measured 4.4-6.01 s");
+        assert!((4400..=6190).contains(&tansu), "tansu failover {tansu} ms outside the measured 4.4-6.19 s");
         assert!(tansu >= kafka + 1500, "tansu {tansu} ms vs kafka {kafka} ms");
     }
 }
