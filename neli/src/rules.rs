@@ -19,5 +19,5 @@ pub use crate::config::{
     CONSUMER_PROTOCOL_REFUSED, DEFAULT_CLOSE_TIMEOUT, DEFAULT_HEARTBEAT_TIMEOUT, DEFAULT_MIN_POLL_INTERVAL,
     FORCED_KEYS, KAFKA_CONSUMER_HEARTBEAT_INTERVAL, KAFKA_CONSUMER_SESSION_TIMEOUT, LIBRDKAFKA_MAX_POLL_INTERVAL,
     STATIC_MEMBERSHIP_KEY, failover_bound, group_heartbeat_interval, handover_bound, lease_margin,
-    min_rebalance_timeout, resign_hold_off,
+    min_rebalance_timeout, read_back_wait, resign_hold_off,
 };

@@ -15,6 +15,19 @@ pub fn group_heartbeat_interval(session_timeout: Duration) -> Duration {
     Duration::from_millis((session_timeout.as_millis() / 10).clamp(100, 3000) as u64)
 }
 
+/// The longest a fetch of the election topic waits at the broker
+/// (`fetch.wait.max.ms`) that the Kafka backend sets unless the user does:
+/// T/40 within 10..100 ms. Brokers that do not answer a waiting fetch as
+/// soon as a record arrives (tansu, the librdkafka mock) answer it only when
+/// this wait ends, so a member reads its own heartbeat back up to this long
+/// after writing it: a new leader's evidence comes that much later, and a
+/// leader keeps that much less of each lease (neli/KAFKA.md, "Defaults we
+/// set unless you do"). The cost is up to one fetch request per wait from
+/// each member that holds a partition, when nothing is written.
+pub fn read_back_wait(heartbeat_timeout: Duration) -> Duration {
+    Duration::from_millis((heartbeat_timeout.as_millis() / 40).clamp(10, 100) as u64)
+}
+
 /// How long a member that resigned stays out of the group: the others
 /// rejoin within S, the coordinator may hold the rebalance up to another S,
 /// then T for the successor's evidence. Back sooner, the resigner could take

@@ -207,6 +207,22 @@ fn group_heartbeat_interval_is_a_tenth_of_the_session_within_bounds() {
     assert_eq!(group_heartbeat_interval(Duration::from_secs(60)), Duration::from_secs(3));
 }
 
+// A member reads its own heartbeat back at most this long after writing it
+// on brokers that hold a fetch for its whole wait (neli/KAFKA.md, "Defaults
+// we set unless you do"): T/40, never below 10 ms nor above 100 ms.
+#[test]
+fn read_back_wait_is_a_fortieth_of_the_lease_within_bounds() {
+    assert_eq!(read_back_wait(Duration::from_secs(1)), Duration::from_millis(25));
+    assert_eq!(read_back_wait(Duration::from_secs(2)), Duration::from_millis(50));
+    assert_eq!(read_back_wait(Duration::from_millis(200)), Duration::from_millis(10));
+    assert_eq!(read_back_wait(Duration::from_secs(30)), Duration::from_millis(100));
+    // In effect: the user's fetch.wait.max.ms if set.
+    let t1 = || base().heartbeat_timeout(Duration::from_secs(1));
+    assert_eq!(t1().build().unwrap().resolve().unwrap().read_back_wait(), Duration::from_millis(25));
+    let set = t1().kafka("fetch.wait.max.ms", "40").build().unwrap().resolve().unwrap();
+    assert_eq!(set.read_back_wait(), Duration::from_millis(40));
+}
+
 #[test]
 fn assignment_names_round_trip_through_display_and_parse() {
     for a in [Assignment::Range, Assignment::CooperativeSticky] {

@@ -26,7 +26,8 @@ mod tests;
 mod validate;
 
 pub use bounds::{
-    failover_bound, group_heartbeat_interval, handover_bound, lease_margin, min_rebalance_timeout, resign_hold_off,
+    failover_bound, group_heartbeat_interval, handover_bound, lease_margin, min_rebalance_timeout, read_back_wait,
+    resign_hold_off,
 };
 pub use builder::ConfigBuilder;
 pub use error::{ConfigError, UnknownName};
@@ -431,6 +432,15 @@ impl ResolvedConfig {
             .ok()
             .flatten()
             .unwrap_or_else(|| group_heartbeat_interval(self.session_timeout))
+    }
+
+    /// How long a fetch waits at the broker: the client property
+    /// `fetch.wait.max.ms` if set, else [`read_back_wait`].
+    pub fn read_back_wait(&self) -> Duration {
+        property_ms(&self.kafka_config, "fetch.wait.max.ms")
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| read_back_wait(self.heartbeat_timeout))
     }
 
     /// The rebalance timeout in effect: the client property

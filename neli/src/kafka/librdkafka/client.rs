@@ -139,7 +139,7 @@ impl ElectionContext {
         let listed =
             (incremental && partitions.is_empty()) || topic_listed(consumer, &self.shared.topic, ASSIGN_METADATA_LIMIT);
         // Only fresh heartbeats matter: never replay history.
-        let _ = tpl.set_all_offsets(Offset::End);
+        start_at_the_end(consumer, tpl, listed);
         let last = self.shared.last_generation.load(Ordering::SeqCst);
         // Without the group's generation, a local counter still
         // orders this member's own terms.
@@ -546,6 +546,36 @@ pub(crate) fn poll_loop(consumer: Arc<BaseConsumer<ElectionContext>>, shared: Ar
     }
 }
 
+/// Where the partitions in `tpl` start: at the log's end as the cluster
+/// reports it now, before this member writes its first heartbeat there.
+/// Left to librdkafka (`Offset::End`, looked up once its fetcher starts),
+/// the end could be looked up after that heartbeat landed (tansu answers a
+/// ListOffsets sent before a produce after the produce), and the member
+/// would read only its next heartbeat, a heartbeat interval later
+/// (neli/KAFKA.md, "tansu's timing"). One ListOffsets for
+/// every partition; `Offset::End` where it fails or the topic is not listed.
+fn start_at_the_end<C: ConsumerContext>(consumer: &BaseConsumer<C>, tpl: &mut TopicPartitionList, listed: bool) {
+    let _ = tpl.set_all_offsets(Offset::End);
+    if !listed || tpl.count() == 0 {
+        return;
+    }
+    // A timestamp of -1 (`Offset::End`) asks for the latest offset.
+    match consumer.offsets_for_times(tpl.clone(), END_QUERY_LIMIT) {
+        Ok(ends) => {
+            for e in ends.elements() {
+                if let (Offset::Offset(at), Ok(())) = (e.offset(), e.error()) {
+                    let _ = tpl.set_partition_offset(e.topic(), e.partition(), Offset::Offset(at));
+                }
+            }
+        }
+        Err(e) => tracing::debug!(error = %e, "the log's end unknown at assignment; librdkafka looks it up"),
+    }
+}
+
+/// How long an assignment waits for the log's end before leaving it to
+/// librdkafka.
+const END_QUERY_LIMIT: Duration = Duration::from_secs(1);
+
 /// Pauses the assignment when an outage starts; every [`OUTAGE_RECHECK`]
 /// asks for metadata and resumes once the election topic is listed again.
 fn hold_fetches_through_outage(
@@ -598,8 +628,36 @@ const CLOSE_LIMIT: Duration = Duration::from_secs(5);
 
 #[cfg(test)]
 mod tests {
-    use super::{is_tls_alert, parse_generation, refuses_connection};
+    use super::{is_tls_alert, parse_generation, refuses_connection, start_at_the_end};
+    use rdkafka::consumer::BaseConsumer;
     use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+    use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+
+    // A dealt partition is read from the end the cluster reported before
+    // the member's first heartbeat, not from an end librdkafka looks up
+    // later, past that heartbeat (neli/KAFKA.md, "tansu's timing");
+    // without the topic listed the lookup is left to librdkafka.
+    #[test]
+    fn dealt_partitions_start_at_the_end_reported_at_assignment() {
+        let mock = crate::kafka::mock::MockKafka::start(1).expect("mock cluster");
+        mock.create_topic("t", 2).expect("topic");
+        for _ in 0..3 {
+            mock.write("t", 0, b"older").expect("write");
+        }
+        let consumer: BaseConsumer = ClientConfig::new()
+            .set("bootstrap.servers", mock.bootstrap_servers())
+            .set("group.id", "g")
+            .create()
+            .expect("consumer");
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition("t", 0);
+        tpl.add_partition("t", 1);
+        start_at_the_end(&consumer, &mut tpl, true);
+        let at = |tpl: &TopicPartitionList, p| tpl.find_partition("t", p).expect("listed").offset();
+        assert_eq!((at(&tpl, 0), at(&tpl, 1)), (Offset::Offset(3), Offset::Offset(0)));
+        start_at_the_end(&consumer, &mut tpl, false);
+        assert_eq!((at(&tpl, 0), at(&tpl, 1)), (Offset::End, Offset::End));
+    }
 
     #[test]
     fn tls_and_authentication_failures_refuse_and_transport_failures_do_not() {

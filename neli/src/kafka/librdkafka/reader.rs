@@ -181,8 +181,8 @@ fn reader_config(cfg: &ResolvedConfig) -> ClientConfig {
     if !cfg.kafka_config.contains_key("fetch.wait.max.ms") {
         // As for members: a broker that does not wake a waiting fetch would
         // otherwise delay every heartbeat by 500 ms.
-        let wait = (cfg.heartbeat_timeout.as_millis() / 10).clamp(10, 100);
-        c.set("fetch.wait.max.ms", wait.to_string());
+        let wait = crate::config::read_back_wait(cfg.heartbeat_timeout);
+        c.set("fetch.wait.max.ms", wait.as_millis().to_string());
     }
     if !cfg.kafka_config.contains_key("client.id") {
         c.set("client.id", format!("neli-observer-{}", cfg.name));

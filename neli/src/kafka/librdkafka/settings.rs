@@ -60,11 +60,11 @@ pub(crate) fn consumer_config(cfg: &ResolvedConfig) -> ClientConfig {
         c.set("heartbeat.interval.ms", hb.as_millis().to_string());
     }
     if !cfg.kafka_config.contains_key("fetch.wait.max.ms") {
-        // Brokers that do not wake a waiting fetch when data arrives (the
-        // librdkafka mock; 500 ms by default) would delay every heartbeat's
-        // read-back by this much, eating into (or exceeding) the lease T.
-        let wait = (cfg.heartbeat_timeout.as_millis() / 10).clamp(10, 100);
-        c.set("fetch.wait.max.ms", wait.to_string());
+        // Brokers that do not wake a waiting fetch when data arrives (tansu,
+        // the librdkafka mock; 500 ms by default) delay every heartbeat's
+        // read-back by up to this wait, eating into the lease T.
+        let wait = crate::config::read_back_wait(cfg.heartbeat_timeout);
+        c.set("fetch.wait.max.ms", wait.as_millis().to_string());
     }
     if !cfg.kafka_config.contains_key("client.id") {
         c.set("client.id", format!("neli-{}", cfg.name));
@@ -133,6 +133,11 @@ pub(crate) mod tests {
         assert_eq!(classic.get("session.timeout.ms"), Some("3000"));
         assert_eq!(classic.get("heartbeat.interval.ms"), Some("300"));
         assert_eq!(classic.get("group.remote.assignor"), None);
+        // The read-back wait, T/40 at T = 1 s, under either protocol.
+        for protocol in [GroupProtocol::Classic, GroupProtocol::Consumer] {
+            let c = consumer_config(&resolved(protocol, Assignment::CooperativeSticky));
+            assert_eq!(c.get("fetch.wait.max.ms"), Some("25"), "{protocol:?}");
+        }
     }
 
     #[test]
