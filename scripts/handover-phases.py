@@ -16,6 +16,14 @@ logs (librdkafka's `debug=cgrp` lines, neli's transitions, the CMD's ticks):
            "acquired" line): evidence read and, for neli, the membership proof
   tick     -> the CMD's (goNELI: the pulse loop's) first tick as leader
 
+For crash and pause also, since neither is decided by the implementation
+alone (BENCHMARKS.md, "Side by side at 905936c"):
+
+  hb_age       the old leader's last group heartbeat before the signal: its
+               session ends S after that heartbeat, not after the signal
+  from_expiry  total - (S - hb_age): the takeover counted from the end of the
+               old leader's session (S = 3 s, as the peer harness runs)
+
 Prints one line per run with --runs, and the median of each phase per
 implementation and scenario. The members' logs are stamped with the wall
 clock and the ticks with CLOCK_MONOTONIC; the two are related by this
@@ -31,6 +39,11 @@ import sys
 import time
 
 PHASES = ["leave", "notice", "join", "sync", "lease", "tick"]
+# Columns after the total, for crash and pause.
+EXTRA = ["hb_age", "from_expiry"]
+# The session timeout of every member the peer harness starts (README.txt there).
+SESSION_S = 3.0
+HEARTBEAT = "Heartbeat for group"
 NELI_TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)Z")
 RDK_TS = re.compile(r"^%\d\|(\d+\.\d+)\|")
 # librdkafka's cgrp lines, the same in both implementations' logs.
@@ -68,6 +81,21 @@ def first_after(path, mark, since):
     return None
 
 
+def last_before(path, mark, until):
+    """The last line of `path` containing `mark` at or before `until` (wall ns)."""
+    last = None
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                if mark in line:
+                    t = wall_ns(line)
+                    if t is not None and t <= until:
+                        last = t
+    except OSError:
+        pass
+    return last
+
+
 def out_events(path):
     try:
         with open(path) as f:
@@ -88,6 +116,8 @@ def phases(res, offset):
     if res["scenario"] == "graceful":
         at = first_after(os.path.join(d, f"{old}.err"), MARKS["leave"], fault) or fault
         marks["leave"] = at
+    else:
+        marks["heartbeat"] = last_before(os.path.join(d, f"{old}.err"), HEARTBEAT, fault)
     for name in ["notice", "join", "sync"]:
         t = first_after(os.path.join(d, f"{new}.err"), MARKS[name], at)
         marks[name] = t
@@ -112,6 +142,9 @@ def durations(marks):
         out[p] = (t - prev) / 1e9
         prev = t
     out["total"] = (prev - marks["signal"]) / 1e9
+    if marks.get("heartbeat") is not None:
+        out["hb_age"] = (marks["signal"] - marks["heartbeat"]) / 1e9
+        out["from_expiry"] = out["total"] - (SESSION_S - out["hb_age"])
     return out
 
 
@@ -147,16 +180,17 @@ def main():
             ph = durations(marks)
             rows.setdefault((res["scenario"], res["impl"]), []).append(ph)
             if per_run:
-                cells = " ".join(f"{p}={ph[p]:.3f}" for p in PHASES + ["total"] if p in ph)
+                cells = " ".join(f"{p}={ph[p]:.3f}" for p in PHASES + ["total"] + EXTRA if p in ph)
                 print(f"{res['scenario']:9} {res['impl']:28} run{res['run']}: {cells}")
-    print(f"{'scenario':9} {'implementation':28} runs " + " ".join(f"{p:>7}" for p in PHASES + ["total"]))
+    print(f"{'scenario':9} {'implementation':28} runs " + " ".join(f"{p:>7}" for p in PHASES + ["total"] + EXTRA))
     for (scenario, impl), phs in sorted(rows.items()):
         cells = []
-        for p in PHASES + ["total"]:
+        for p in PHASES + ["total"] + EXTRA:
             xs = [ph[p] for ph in phs if p in ph]
             cells.append(f"{statistics.median(xs):7.3f}" if xs else f"{'-':>7}")
         print(f"{scenario:9} {impl:28} {len(phs):4} " + " ".join(cells))
-    print("(medians in seconds; each phase from the end of the one before; total = signal to the first tick)")
+    print("(medians in seconds; each phase from the end of the one before; total = signal to the first tick;")
+    print(" hb_age = the old leader's last group heartbeat before the signal; from_expiry = total - (S - hb_age))")
 
 
 if __name__ == "__main__":
