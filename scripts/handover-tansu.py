@@ -18,18 +18,28 @@ import sys
 
 
 def stamp(text):
-    return datetime.datetime.strptime(text.rstrip("Z")[:26], "%Y-%m-%dT%H:%M:%S.%f").timestamp()
+    """Seconds since the epoch of an RFC 3339 stamp in UTC, or None."""
+    try:
+        return datetime.datetime.strptime(text.rstrip("Z")[:26], "%Y-%m-%dT%H:%M:%S.%f").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+    except ValueError:
+        return None
 
 
 def run_phases(run):
     """(dealt, evidence, lease, total) in seconds, or None with the reason."""
-    signal = stamp(open(os.path.join(run, "signal_at")).read().strip())
-    old = open(os.path.join(run, "old_leader")).read().strip()
+    try:
+        signal = stamp(open(os.path.join(run, "signal_at")).read().strip())
+        old = open(os.path.join(run, "old_leader")).read().strip()
+    except OSError:
+        return None, "the run ended before its signal (see the batch's output)"
+    if signal is None:
+        return None, "its signal_at holds no time"
     for name in sorted(os.listdir(run)):
         if not name.startswith("m") or not name.endswith(".log") or name == old:
             continue
         lines = open(os.path.join(run, name), errors="replace").read().splitlines()
-        after = [l for l in lines if l[:4].isdigit() and stamp(l.split()[0]) >= signal]
+        after = [l for l in lines if l[:4].isdigit() and (stamp(l.split()[0]) or 0) >= signal]
         dealt = next((l for l in after if "partitions assigned" in l and "partitions=[0]" in l), None)
         if dealt is None:
             continue
@@ -48,8 +58,11 @@ def main():
     if len(sys.argv) < 2:
         sys.exit("usage: handover-tansu.py OUT [--runs]")
     out, show_runs = sys.argv[1], "--runs" in sys.argv[2:]
+    if not os.path.isdir(out):
+        sys.exit(f"handover-tansu.py: {out} is not a batch's folder (give the OUT of handover-tansu.sh)")
     for tag in sorted(os.listdir(out)):
-        runs = sorted(d for d in os.listdir(os.path.join(out, tag)) if d.startswith("run"))
+        runs = sorted((d for d in os.listdir(os.path.join(out, tag)) if d.startswith("run") and d[3:].isdigit()),
+                      key=lambda d: int(d[3:]))
         rows = []
         for r in runs:
             phases, why = run_phases(os.path.join(out, tag, r))

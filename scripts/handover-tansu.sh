@@ -16,7 +16,11 @@ RUNS=${2:?usage: handover-tansu.sh OUT RUNS BIN [BIN...]}
 shift 2
 [ $# -ge 1 ] || { echo "handover-tansu: name at least one neli binary" >&2; exit 2; }
 case "$RUNS" in ''|*[!0-9]*) echo "handover-tansu: RUNS must be a whole number (got '$RUNS')" >&2; exit 2;; esac
-for bin in "$@"; do [ -x "$bin" ] || { echo "handover-tansu: $bin is not an executable" >&2; exit 2; }; done
+bins=()
+for bin in "$@"; do
+  [ -f "$bin" ] && [ -x "$bin" ] || { echo "handover-tansu: $bin is not an executable file" >&2; exit 2; }
+  bins+=("$(realpath "$bin")") # run as given, not looked up in PATH
+done
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 TANSU=$(sh "$HERE/scripts/fetch-tansu.sh")
 mkdir -p "$OUT"
@@ -53,8 +57,12 @@ one_run() { # BIN DIR
   done
   wait_for "event=Acquired" 60 "$dir" || { echo "handover-tansu: nobody led in $dir within 60 s" >&2; cleanup; return 1; }
   sleep 5 # a settled group: every member joined
-  local leader
-  leader=$(grep -l "event=Acquired" "$dir"/m*.log | head -1)
+  # The member whose latest transition is an acquisition leads now.
+  local leader="" log
+  for log in "$dir"/m*.log; do
+    if grep "leadership transition" "$log" | tail -1 | grep -q "event=Acquired"; then leader=$log; break; fi
+  done
+  [ -n "$leader" ] || { echo "handover-tansu: nobody leads in $dir after the group settled" >&2; cleanup; return 1; }
   date -u +%Y-%m-%dT%H:%M:%S.%6NZ > "$dir/signal_at"
   kill -TERM "$(cat "${leader%.log}.pid")"
   echo "${leader##*/}" > "$dir/old_leader"
@@ -63,10 +71,11 @@ one_run() { # BIN DIR
 }
 
 for k in $(seq 1 "$RUNS"); do
-  for bin in "$@"; do
+  for bin in "${bins[@]}"; do
     tag=$(basename "$bin")
     echo "handover-tansu: run $k of $RUNS, $tag" >&2
-    one_run "$bin" "$OUT/$tag/run$k"
+    # A run that fails is reported and skipped; the batch goes on.
+    one_run "$bin" "$OUT/$tag/run$k" || true
   done
 done
 python3 "$HERE/scripts/handover-tansu.py" "$OUT"

@@ -34,7 +34,7 @@ const MOCK_T: Duration = Duration::from_secs(2);
 /// keeps its lease through a stall of its own process or of the broker
 /// only if the stall is shorter than T minus the time since its last
 /// renewal (heartbeats and proofs every T/4) minus the read-back lag
-/// (`fetch.wait.max.ms` = T/40): about 0.7 to 0.95 s at T = 1 s. A stall
+/// (`fetch.wait.max.ms` = T/40): about 0.725 to 0.975 s at T = 1 s. A stall
 /// that long lapses the lease, by design, and `neli exec` restarts CMD when
 /// the member leads again. One full `neli` suite run in three on 2 cores
 /// saw such a stall (1 s of the leader or of tansu reproduces it exactly,

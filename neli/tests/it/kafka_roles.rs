@@ -130,6 +130,28 @@ pub(crate) fn spawn_member(bootstrap: &str, group: &str, file: &Path, roles: u32
         .expect("spawn neli exec --roles")
 }
 
+/// The group and leadership lines of every member's log beside `file`
+/// (`spawn_member` writes them there), for failure messages.
+fn member_logs(file: &Path) -> String {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let mut logs: Vec<_> =
+        std::fs::read_dir(dir).map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect()).unwrap_or_default();
+    logs.retain(|p| p.to_string_lossy().ends_with(".stderr"));
+    logs.sort();
+    let mut out = String::new();
+    for log in logs {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let wanted = ["assigned", "revoked", "lost", "transition", "WARN", "ERROR", "rebalance"];
+        let lines: Vec<&str> = text.lines().filter(|l| wanted.iter().any(|w| l.contains(w))).collect();
+        out.push_str(&format!("\n--- {} (last of {} lines):", log.display(), lines.len()));
+        for l in &lines[lines.len().saturating_sub(15)..] {
+            out.push_str("\n  ");
+            out.push_str(l);
+        }
+    }
+    out
+}
+
 /// Every role led, by the same CMDs for `quiet` (no move under way), each
 /// still acting: a CMD that stopped ticking stays the role's newest holder
 /// in the file, so a role counts only while its newest tick is recent
@@ -379,7 +401,9 @@ fn stopped_members_roles_move_without_overlap(e: Election) {
         let now = holders(&e.file);
         moved.iter().all(|r| now.get(r).is_some_and(|t| t.neli != victim)).then_some(())
     })
-    .unwrap_or_else(|| panic!("roles {moved:?} led by others within {limit:?}: {:?}", holders(&e.file)));
+    .unwrap_or_else(|| {
+        panic!("roles {moved:?} led by others within {limit:?}: {:?}{}", holders(&e.file), member_logs(&e.file))
+    });
     std::thread::sleep(e.on.t());
     for cmd in &cmds {
         signal_group(*cmd, Signal::CONT);

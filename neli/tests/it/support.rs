@@ -130,7 +130,9 @@ pub async fn wait_stable(members: &[Member], window: Duration, limit: Duration) 
 /// Like [`wait_stable`], and every member was dealt the same generation of
 /// a classic group for the whole window: the group holds them all, not only
 /// the leader (a mock member stuck outside the group leaves a resign or a
-/// close with nobody to hand over to).
+/// close with nobody to hand over to). For the librdkafka mock, whose
+/// generations every member reads alike; on tansu (generations from 0,
+/// which the backend replaces by its own count) use [`wait_stable`].
 pub async fn wait_formed(members: &[Member], window: Duration, limit: Duration) -> bool {
     wait_settled(members, window, limit, common_generation).await
 }
@@ -225,7 +227,7 @@ pub async fn mock_election_with(
             }
         }
     }
-    panic!("mock cluster never elected a leader in 4 attempts");
+    panic!("the mock cluster never formed the group (every member in one generation, one leader) in 4 attempts");
 }
 
 /// `GET path` from `addr` (one HTTP/1.0 request on its own connection):

@@ -552,8 +552,9 @@ pub(crate) fn poll_loop(consumer: Arc<BaseConsumer<ElectionContext>>, shared: Ar
 /// the end could be looked up after that heartbeat landed (tansu answers a
 /// ListOffsets sent before a produce after the produce), and the member
 /// would read only its next heartbeat, a heartbeat interval later
-/// (neli/KAFKA.md, "tansu's timing"). One ListOffsets for
-/// every partition; `Offset::End` where it fails or the topic is not listed.
+/// (neli/KAFKA.md, "tansu's timing"). One lookup for all of them (a
+/// ListOffsets per leader broker); `Offset::End` where it fails or the
+/// topic is not listed.
 fn start_at_the_end<C: ConsumerContext>(consumer: &BaseConsumer<C>, tpl: &mut TopicPartitionList, listed: bool) {
     let _ = tpl.set_all_offsets(Offset::End);
     if !listed || tpl.count() == 0 {
@@ -629,7 +630,7 @@ const CLOSE_LIMIT: Duration = Duration::from_secs(5);
 #[cfg(test)]
 mod tests {
     use super::{is_tls_alert, parse_generation, refuses_connection, start_at_the_end};
-    use rdkafka::consumer::BaseConsumer;
+    use rdkafka::consumer::{BaseConsumer, Consumer};
     use rdkafka::error::{KafkaError, RDKafkaErrorCode};
     use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 
@@ -649,6 +650,9 @@ mod tests {
             .set("group.id", "g")
             .create()
             .expect("consumer");
+        // Connected and the leaders known first, as a member's consumer is
+        // by its first assignment: the lookup's own limit is for a live broker.
+        consumer.fetch_metadata(Some("t"), std::time::Duration::from_secs(30)).expect("metadata");
         let mut tpl = TopicPartitionList::new();
         tpl.add_partition("t", 0);
         tpl.add_partition("t", 1);
