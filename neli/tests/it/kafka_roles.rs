@@ -19,7 +19,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::kafka_tansu::{Reap, S, T, alive, start_tansu, tansu_bin, tempdir, unix_ms, wait_until};
-use crate::support::{Signal, budget, signal, signal_group};
+use crate::support::{Signal, budget, signal, signal_group, stop_and_wait};
 
 /// T on tansu (`kafka_tansu::T`).
 const T_DUR: Duration = Duration::from_secs(1);
@@ -148,6 +148,28 @@ fn member_logs(file: &Path) -> String {
             out.push_str("\n  ");
             out.push_str(l);
         }
+    }
+    out
+}
+
+/// Who holds the tick lock beside `file` (from /proc/locks) and the state of
+/// every process, for failure messages: a CMD stopped inside its critical
+/// section would stop every other CMD's ticks.
+fn lock_holders(file: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let lock = format!("{}.lock", file.display());
+    let Ok(meta) = std::fs::metadata(&lock) else { return format!("\n--- no lock file {lock}") };
+    let suffix = format!(":{} ", meta.ino());
+    let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+    let mut out = format!("\n--- /proc/locks on {lock} (inode {}):", meta.ino());
+    for l in locks.lines().filter(|l| l.contains(&suffix)) {
+        out.push_str(&format!("\n  {l}"));
+    }
+    let ps = Command::new("ps").args(["-eo", "pid,ppid,pgid,stat,wchan:20,args"]).output();
+    let ps = ps.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    out.push_str("\n--- processes:");
+    for l in ps.lines().filter(|l| l.contains("flock") || l.contains("sh -c") || l.contains("neli")) {
+        out.push_str(&format!("\n  {l}"));
     }
     out
 }
@@ -384,17 +406,14 @@ fn stopped_members_roles_move_without_overlap(e: Election) {
     let victim = before.values().next().expect("a holder").neli;
     let cmds: Vec<u32> = before.values().filter(|t| t.neli == victim).map(|t| t.cmd).collect();
     let moved: Vec<u32> = before.values().filter(|t| t.neli == victim).map(|t| t.role).collect();
-    // Frozen while this process holds the tick lock (see
-    // kafka_tansu::pause_leader): a CMD stopped inside it would wedge the rest.
+    // Frozen while this process holds the tick lock, freed once all are
+    // stopped (see kafka_tansu::pause_leader): a CMD stopped holding it
+    // would wedge every other CMD's ticks.
     {
         let lock_path = format!("{}.lock", e.file.display());
         let lock = std::fs::OpenOptions::new().create(true).append(true).open(&lock_path).unwrap();
         lock.lock().unwrap();
-        signal_group(victim, Signal::STOP);
-        for cmd in &cmds {
-            signal_group(*cmd, Signal::STOP);
-        }
-        signal(victim, Signal::STOP);
+        stop_and_wait(&cmds, &[victim]);
     }
     let limit = e.on.failover();
     wait_until(limit, || {
@@ -402,7 +421,12 @@ fn stopped_members_roles_move_without_overlap(e: Election) {
         moved.iter().all(|r| now.get(r).is_some_and(|t| t.neli != victim)).then_some(())
     })
     .unwrap_or_else(|| {
-        panic!("roles {moved:?} led by others within {limit:?}: {:?}{}", holders(&e.file), member_logs(&e.file))
+        panic!(
+            "roles {moved:?} led by others within {limit:?}: {:?}{}{}",
+            holders(&e.file),
+            member_logs(&e.file),
+            lock_holders(&e.file)
+        )
     });
     std::thread::sleep(e.on.t());
     for cmd in &cmds {

@@ -27,7 +27,7 @@ pub(crate) const S: Duration = Duration::from_secs(3);
 /// coordinator"), so at most 2 s; 3 s is the simulator's tansu profile.
 const PAUSE: Duration = Duration::from_secs(3);
 
-use crate::support::{Signal, budget, retry, signal, signal_group};
+use crate::support::{Signal, budget, retry, signal, signal_group, stop_and_wait};
 
 /// Three members joined one after another (each join a rebalance) and one leads.
 pub(crate) fn formation() -> Duration {
@@ -116,8 +116,9 @@ done
 /// own) freeze together. CMD takes `FILE.lock` for each tick; frozen while
 /// holding it, it would block every other member's CMD until it resumed, so
 /// the test would measure a wedged tick file, not the election. The pause is
-/// therefore taken while this process holds the lock (a CMD waiting for it
-/// holds nothing, and a stopped waiter does not take it).
+/// therefore taken while this process holds the lock, which it frees only
+/// once both are stopped (`support::stop_and_wait`: a waiter woken by the
+/// stop signal could otherwise take the lock first and stop holding it).
 pub(crate) fn pause_leader(file: &Path, neli: u32, cmd: u32) {
     let lock_path = format!("{}.lock", file.display());
     let lock = std::fs::OpenOptions::new()
@@ -126,9 +127,7 @@ pub(crate) fn pause_leader(file: &Path, neli: u32, cmd: u32) {
         .open(&lock_path)
         .unwrap_or_else(|e| panic!("{lock_path}: {e}"));
     lock.lock().unwrap_or_else(|e| panic!("lock {lock_path}: {e}"));
-    signal_group(neli, Signal::STOP);
-    signal_group(cmd, Signal::STOP);
-    signal(neli, Signal::STOP);
+    stop_and_wait(&[cmd], &[neli]);
     drop(lock);
 }
 

@@ -26,6 +26,56 @@ pub fn signal_group(pid: u32, sig: Signal) {
     }
 }
 
+/// Stops the process groups `groups` and the processes `pids` (ones the test
+/// started) and returns once every process in them is stopped. A process
+/// takes a stop itself, when it next runs: one woken by SIGSTOP from a
+/// `flock` wait may first take the lock, if it was freed meanwhile, and then
+/// stop holding it. So a test that freezes processes sharing a lock holds
+/// the lock through this call, and a stopped process never holds it.
+pub fn stop_and_wait(groups: &[u32], pids: &[u32]) {
+    for g in groups {
+        signal_group(*g, Signal::STOP);
+    }
+    for p in pids {
+        signal(*p, Signal::STOP);
+    }
+    let limit = budget(Duration::ZERO);
+    let deadline = Instant::now() + limit;
+    loop {
+        let running: Vec<(u32, char)> = processes()
+            .into_iter()
+            .filter(|p| groups.contains(&p.2) || pids.contains(&p.0))
+            .map(|p| (p.0, p.1))
+            .collect();
+        let running: Vec<_> =
+            running.into_iter().filter(|(_, state)| !matches!(state, 'T' | 't' | 'Z' | 'X')).collect();
+        if running.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "groups {groups:?} and processes {pids:?} stopped within {limit:?}: still running (pid, state) {running:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Every process as (pid, state, process group), from /proc.
+fn processes() -> Vec<(u32, char, u32)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.filter_map(Result::ok)
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parentheses.
+            let mut rest = stat.rsplit_once(')')?.1.split_whitespace();
+            let state = rest.next()?.chars().next()?;
+            let pgrp = rest.nth(1)?.parse().ok()?;
+            Some((pid, state, pgrp))
+        })
+        .collect()
+}
+
 /// The deadline for a wait whose protocol needs `protocol` (a sum of S, T,
 /// the broker's rebalance hold and retries, written out at each call):
 /// twice that, for a loaded 2-core machine, plus 2 s and 100 times the
