@@ -47,8 +47,12 @@ pub fn stop_and_wait(groups: &[u32], pids: &[u32]) {
             .filter(|p| groups.contains(&p.2) || pids.contains(&p.0))
             .map(|p| (p.0, p.1))
             .collect();
+        // 'D' counts as stopped: a shell waits there for a vfork child that
+        // was stopped before it could exec, and a process leaving 'D' takes
+        // the pending stop on its way back to user space, before it could
+        // ask for a lock; only a waiter woken inside `flock` ('S') can take one.
         let running: Vec<_> =
-            running.into_iter().filter(|(_, state)| !matches!(state, 'T' | 't' | 'Z' | 'X')).collect();
+            running.into_iter().filter(|(_, state)| !matches!(state, 'T' | 't' | 'Z' | 'X' | 'D')).collect();
         if running.is_empty() {
             return;
         }
