@@ -267,10 +267,11 @@ impl Timeline<'_> {
     /// comes in the simulator: half a tick where others were handed a
     /// partition in the tick and read back after `m` resumes
     /// ([`Self::reading_back`]), so that `m` resumes after their
-    /// assignment; else a fifth of a tick where another member took a role
+    /// assignment; else a quarter of a tick where another member took a role
     /// earlier in the same model tick, so that the resumed member acts after
     /// that acquisition there too (the simulator's takes tens of
-    /// milliseconds into the tick; the order decides which token comes
+    /// milliseconds into the tick, and a round trip more since its client
+    /// asks for the start offset as the assignment reaches the application; the order decides which token comes
     /// first; a first acquisition is aimed at instead where the pause was
     /// not written with its assignment, [`Self::resumed_after_acquisition`]);
     /// nothing otherwise. Either lag grows by a tick and a half
@@ -289,7 +290,7 @@ impl Timeline<'_> {
         let lag = if !self.reading_back(i, m).is_empty() {
             tick / 2
         } else if (first..i).any(took) {
-            tick / 5
+            tick / 4
         } else {
             return Dur(0);
         };
@@ -299,7 +300,7 @@ impl Timeline<'_> {
     /// The member that took a role earlier in the tick of step `i`, a
     /// resume of `m` that comes after that acquisition, if the acquisition
     /// was that member's first on the path and nothing else lags the resume
-    /// ([`Self::resume_lag`]'s fifth of a tick): the resume is then aimed at
+    /// ([`Self::resume_lag`]'s quarter of a tick): the resume is then aimed at
     /// that acquisition itself ([`Self::resume_at_acquisition`]).
     fn resumed_after_acquisition(&self, i: usize, m: u8) -> Option<u8> {
         let steps = self.steps;

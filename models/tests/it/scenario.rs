@@ -128,10 +128,10 @@ fn without_the_proof_a_pause_right_after_an_assignment_is_aimed_at_the_assignmen
 /// first decides "tokens strictly increase per role", and a resume inside
 /// the old lease writes the stale token). One that resumes in a tick where
 /// nobody took a role resumes on the tick. A pause right after an
-/// assignment is written with its resume, a fifth of a tick late (the rule
+/// assignment is written with its resume, a quarter of a tick late (the rule
 /// above is for a pause aimed at a time or at an acquisition); and where a
 /// member revoked in an eager rebalance in that tick, the resume comes a
-/// fifth of a tick and a tick and a half later.
+/// quarter of a tick and a tick and a half later.
 #[test]
 fn a_resume_after_another_members_acquisition_in_its_tick_comes_after_it() {
     use neli_models::election::ElectionAction::*;
@@ -155,9 +155,9 @@ fn a_resume_after_another_members_acquisition_in_its_tick_comes_after_it() {
     let before = [Sync { deal: 0 }, Poll(0), Poll(1), Pause(0), tick, tick, tick, tick, Poll(1), Sync { deal: 0 }];
     let without = [&before[..], &[Poll(1), Resume(0)]].concat();
     // Paused right after its assignment, m0's pause is aimed at that
-    // moment and written with its resume, a fifth of a tick late.
+    // moment and written with its resume, a quarter of a tick late.
     let at_assignment = [&before[..], &[Poll(1), Read(1, 0), Resume(0)]].concat();
-    assert_eq!(pause(&at_assignment), Some(Dur(4 * 500 + 100)), "m1 took the role before m0 resumed");
+    assert_eq!(pause(&at_assignment), Some(Dur(4 * 500 + 125)), "m1 took the role before m0 resumed");
     // Paused once it led, m0 resumes at m1's acquisition.
     let led = [Sync { deal: 0 }, Poll(0), Read(0, 0), Poll(1), Pause(0), tick, tick, tick, tick, Poll(1)];
     let after_acquisition = [&led[..], &[Sync { deal: 0 }, Poll(1), Read(1, 0), Resume(0)]].concat();
@@ -185,7 +185,7 @@ fn a_resume_after_another_members_acquisition_in_its_tick_comes_after_it() {
         &[tick, Poll(0), Sync { deal: 0 }, Poll(0), Read(0, 0), Resume(1)],
     ]
     .concat();
-    assert_eq!(pause(&revoked), Some(Dur(4 * 500 + 100 + 750)), "m0 revoked before the deal in m1's last tick");
+    assert_eq!(pause(&revoked), Some(Dur(4 * 500 + 125 + 750)), "m0 revoked before the deal in m1's last tick");
 }
 
 /// A member that resumes in the tick in which another was handed the

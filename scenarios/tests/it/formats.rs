@@ -231,7 +231,7 @@ fn tune_junit_one_testcase_per_configuration() {
 }
 
 // A configuration neli's validation accepts but that overlaps (goNELI's
-// lease-from-receipt at T=1s S=3s, seed 16) is a violation: exit 1 in every
+// lease-from-receipt at T=1s S=3s, seed 19) is a violation: exit 1 in every
 // format, a JUnit failure naming the seed, the violation and a reproduction
 // command whose scenario file (written to --out) fails under `run`.
 #[test]
@@ -248,7 +248,7 @@ fn tune_valid_but_unsafe_configuration_fails_with_a_reproduction() {
         "1",
         // A seed on which the resumed leader's lease overlaps its successor's.
         "--start",
-        "16",
+        "19",
         "--out",
         dir.to_str().unwrap(),
     ];
@@ -260,8 +260,8 @@ fn tune_valid_but_unsafe_configuration_fails_with_a_reproduction() {
     let xml = stdout(&o);
     assert_valid_junit(&xml, "tune_unsafe_junit");
     let file = dir.join("lease-from-receipt-t1s-s3s.toml");
-    assert!(xml.contains("seed 16: overlap") && xml.contains(&format!("run {} --seed 16", file.display())), "{xml}");
-    let run = lab(&["run", file.to_str().unwrap(), "--seed", "16"]);
+    assert!(xml.contains("seed 19: overlap") && xml.contains(&format!("run {} --seed 19", file.display())), "{xml}");
+    let run = lab(&["run", file.to_str().unwrap(), "--seed", "19"]);
     assert_eq!(run.status.code(), Some(1), "{}", stdout(&run));
 }
 

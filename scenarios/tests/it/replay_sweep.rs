@@ -115,8 +115,8 @@ fn scenario_of(text: &str, property: &str) -> String {
 /// (scenarios/README.md, "Counterexamples that replay"): row, property, why.
 pub const PROPERTY_GAPS: &[(&str, &str, &str)] = &[
     ("multi_role_consumer_without_grace", property::RESOURCE, MULTI_ROLE_RESOURCE_WHY),
-    ("multi_role_classic_pause_without_proof", property::TOKENS, FIRST_FETCH_WHY),
-    ("multi_role_classic_pause_without_proof", property::RESOURCE, FIRST_FETCH_WHY),
+    ("multi_role_classic_pause_without_proof", property::TOKENS, STALLED_WRITER_WHY),
+    ("multi_role_classic_pause_without_proof", property::RESOURCE, STALLED_WRITER_WHY),
     (
         "multi_role_cooperative_skip_revoked_barrier",
         property::TOKENS,
@@ -135,10 +135,12 @@ pub const PROPERTY_GAPS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-const FIRST_FETCH_WHY: &str = "the resumed member's first fetch of its stale partition starts at the log's end (the \
-     simulated client, like a Kafka consumer without a committed offset, starts at the latest offset), after the \
-     heartbeat it wrote on resuming, so it reads only its next heartbeat, half a second later, after it has heard of \
-     its eviction; the model's member reads every record written since its assignment (the overlap replays)";
+const STALLED_WRITER_WHY: &str = "the model's survivor writes its heartbeat on the partition it is dealt and reads \
+     it back only after the resumed member acquired with a newer one; in the simulator the stall that holds the \
+     survivor's reading (aimed at its assignment) also keeps its application from seeing the assignment, so it writes \
+     nothing there before the resumed member rejoins and the partition goes back to it (the resumed member's own \
+     acquisition replays: its client starts the partition as the assignment reaches its application, before its \
+     heartbeat; the overlap replays)";
 const MULTI_ROLE_RESOURCE_WHY: &str = "the member whose group heartbeats fail leads role 1; in the simulator its \
      pulses keep the phase of its group heartbeats, from which its session is counted, so the proof it sends as the \
      coordinator evicts it is refused and it is fenced at once, inside the stall the translation aims to keep it from \

@@ -9,9 +9,12 @@
 //! within a delivery timeout; not polling for `max.poll.interval.ms` makes
 //! the client leave the group. Like the Kafka backend, a topic watcher looks
 //! for the election topic every second and, when a broker lost it, reports
-//! `LogLost` and recreates it.
+//! `LogLost` and recreates it. As the Kafka backend does, a newly assigned
+//! partition starts at the end the cluster reports inside the poll that
+//! hands the assignment over, before the member writes there; nothing is
+//! fetched from it before.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -68,6 +71,11 @@ struct ClientState {
     generation: Option<u64>,
     assigned: Vec<u32>,
     positions: BTreeMap<u32, Option<u64>>,
+    /// Assigned partitions whose start the application has not fixed yet:
+    /// the Kafka backend asks for their end in the rebalance callback, in
+    /// the poll that hands the assignment over, and librdkafka fetches
+    /// nothing from them before (neli/KAFKA.md, "tansu's timing").
+    unstarted: BTreeSet<u32>,
     fetch_epoch: u64,
     queue: VecDeque<BrokerEvent>,
     last_hb_ok: u64,
@@ -93,8 +101,12 @@ impl ClientState {
     fn take_assignment(&mut self, assignment: &[u32]) {
         if self.assigned != assignment {
             self.positions.retain(|p, _| assignment.contains(p));
+            self.unstarted.retain(|p| assignment.contains(p));
             for p in assignment {
-                self.positions.entry(*p).or_insert(None);
+                if !self.positions.contains_key(p) {
+                    self.positions.insert(*p, None);
+                    self.unstarted.insert(*p);
+                }
             }
             self.assigned = assignment.to_vec();
             self.fetch_epoch += 1;
@@ -186,6 +198,7 @@ impl Shared {
         st.generation = Some(generation);
         st.assigned = assignment.clone();
         st.positions = assignment.iter().map(|p| (*p, None)).collect();
+        st.unstarted = assignment.iter().copied().collect();
         st.fetch_epoch += 1;
         st.phase = Phase::Member;
         st.last_hb_ok = now;
@@ -296,6 +309,8 @@ impl Shared {
 pub struct SimBroker {
     shared: Arc<Shared>,
     commit: Conn,
+    /// Asks the partition leader for the end of newly assigned partitions.
+    offsets: Conn,
     clock: SimClock,
     polls: PollLog,
     /// The sequence number of the last heartbeat the driver handed over
@@ -309,6 +324,10 @@ pub struct SimBroker {
     /// anything over ([`SimBroker::polls_stalled_by`]).
     poll_stall: Option<SimClock>,
 }
+
+/// How long an assignment waits for the end of its partitions, as the Kafka
+/// backend's rebalance callback does.
+const END_QUERY_LIMIT: Duration = Duration::from_secs(1);
 
 /// Polls with no wait at one instant before the driver counts as spinning
 /// (rule `no-busy-wait`): correct code makes one or two, when a deadline is
@@ -333,6 +352,7 @@ impl SimBroker {
             st.after_revoke = None;
             st.assigned.clear();
             st.positions.clear();
+            st.unstarted.clear();
             st.fetch_epoch += 1;
             st.member_id.take()
         };
@@ -358,6 +378,7 @@ impl SimBroker {
             generation: None,
             assigned: Vec::new(),
             positions: BTreeMap::new(),
+            unstarted: BTreeSet::new(),
             fetch_epoch: 0,
             queue: VecDeque::new(),
             last_hb_ok: now,
@@ -368,6 +389,7 @@ impl SimBroker {
             after_revoke: None,
         };
         let commit = Conn::new(&cfg.coordinator, gate.clone());
+        let offsets = Conn::new(&cfg.partition_leader, gate.clone());
         let shared = Arc::new(Shared {
             st: Mutex::new(st),
             app: Notify::new(),
@@ -387,7 +409,8 @@ impl SimBroker {
         tokio::task::spawn_local(fetch_task(shared.clone()));
         tokio::task::spawn_local(produce_task(shared.clone()));
         tokio::task::spawn_local(topic_task(shared.clone()));
-        SimBroker { shared, commit, clock, polls: PollLog::default(), last_seq: None, busy: (0, 0), poll_stall: None }
+        let polls = PollLog::default();
+        SimBroker { shared, commit, offsets, clock, polls, last_seq: None, busy: (0, 0), poll_stall: None }
     }
 
     /// The driver's polls from now on (see [`PollLog`]).
@@ -407,6 +430,39 @@ impl SimBroker {
 
     fn timeout(&self) -> Duration {
         Duration::from_millis(self.shared.cfg.request_timeout_ms)
+    }
+
+    /// Where the partitions just assigned start, fixed before the poll hands
+    /// the assignment over: at the end the partition leader reports now, as
+    /// the Kafka backend asks in its rebalance callback (up to a second;
+    /// past that, or refused, at the end its first fetch finds, as
+    /// librdkafka does by itself).
+    async fn start_at_the_end(&mut self) {
+        // One ask per partition; an assignment that comes meanwhile adds
+        // its partitions to the round.
+        let mut asked = BTreeSet::new();
+        loop {
+            let next = self.shared.lock().unstarted.iter().copied().find(|p| !asked.contains(p));
+            let Some(partition) = next else { break };
+            asked.insert(partition);
+            let ask = Request::Fetch { partition, from: None, max_wait_ms: 0 };
+            let end = match self.offsets.call(&ask, END_QUERY_LIMIT).await {
+                Ok(Response::Fetched { next, .. }) => Some(next),
+                _ => None,
+            };
+            let mut st = self.shared.lock();
+            if st.unstarted.remove(&partition)
+                && let (Some(end), Some(slot @ None)) = (end, st.positions.get_mut(&partition))
+            {
+                *slot = Some(end);
+            }
+            drop(st);
+            if end.is_none() {
+                self.shared
+                    .trace(format!("the end of partition {partition} unknown at assignment: its first fetch finds it"));
+            }
+        }
+        self.shared.fetch.notify_one();
     }
 
     /// Rule `heartbeat-seq`: an incarnation numbers its heartbeats 1, 2,
@@ -487,6 +543,13 @@ impl neli::Broker for SimBroker {
         if let Some(stalled) = &self.poll_stall {
             stalled.wait_out_stall().await;
         }
+        let assigns = {
+            let st = self.shared.lock();
+            !st.unstarted.is_empty() && st.queue.iter().any(|e| matches!(e, BrokerEvent::Assigned { .. }))
+        };
+        if assigns {
+            self.start_at_the_end().await;
+        }
         let mut st = self.shared.lock();
         st.last_poll = global_ms();
         let events: Vec<BrokerEvent> = st.queue.drain(..).collect();
@@ -495,6 +558,7 @@ impl neli::Broker for SimBroker {
             // The lost assignment reached the app: drop it and rejoin.
             st.assigned.clear();
             st.positions.clear();
+            st.unstarted.clear();
             st.fetch_epoch += 1;
             st.phase = Phase::Joining;
             drop(st);
@@ -605,6 +669,7 @@ impl neli::Broker for SimBroker {
             st.generation = None;
             st.assigned.clear();
             st.positions.clear();
+            st.unstarted.clear();
             st.fetch_epoch += 1;
             st.phase = Phase::Joining;
             drop(st);

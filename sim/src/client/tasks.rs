@@ -205,7 +205,8 @@ pub(super) async fn fetch_task(sh: Arc<Shared>) {
             if st.phase == Phase::Closed {
                 return;
             }
-            (st.fetch_epoch, st.positions.iter().map(|(p, o)| (*p, *o)).collect::<Vec<_>>())
+            let started = st.positions.iter().filter(|(p, _)| !st.unstarted.contains(p));
+            (st.fetch_epoch, started.map(|(p, o)| (*p, *o)).collect::<Vec<_>>())
         };
         if work.is_empty() {
             wait(&sh.fetch, &sh.gate, 500).await;

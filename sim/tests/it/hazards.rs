@@ -39,7 +39,7 @@ fn a_lease_longer_than_the_session_overlaps_the_successor() {
 #[test]
 fn a_lease_counted_from_receipt_outlives_a_pause() {
     let s = scenario(include_str!("scenarios/broken-lease-from-receipt.toml"));
-    assert_flagged(&s, 1..12, &[Rule::Overlap]);
+    assert_flagged(&s, 1..60, &[Rule::Overlap]);
 }
 
 // Hazard 2. Proves that the stale-term heartbeats a resumed zombie writes
@@ -414,9 +414,11 @@ fn dealt_and_acquired_triggers_fire_at_their_moments() {
         (secs("sim m0: dealt"), secs("sim pause m0 for 1500ms"), secs("m0 joined generation"));
     assert_eq!(dealt, paused);
     assert!(joined >= paused + 1.5, "m0 handled its assignment at {joined}, inside its pause from {paused}");
-    // Fired in the step m0 acquired in: within one 10 ms tick of it.
-    let (acquired, fired) = (secs("m0 Acquired role=0"), secs("sim m0: acquired"));
-    assert!(fired >= acquired && fired <= acquired + 0.01, "acquired at {acquired}, fired at {fired}");
+    // Fired in the step m0 acquired in: within one tick of it.
+    let ms = |needle: &str| (secs(needle) * 1000.0).round() as u64;
+    let (acquired, fired) = (ms("m0 Acquired role=0"), ms("sim m0: acquired"));
+    let tick = neli_sim::TICK.as_millis() as u64;
+    assert!((acquired..=acquired + tick).contains(&fired), "acquired at {acquired} ms, fired at {fired} ms");
 }
 
 /// A `resume` aimed at another member's moment (`on` with `of`,
