@@ -271,10 +271,11 @@ impl Timeline<'_> {
     /// earlier in the same model tick, so that the resumed member acts after
     /// that acquisition there too (the simulator's takes tens of
     /// milliseconds into the tick, and a round trip more since its client
-    /// asks for the start offset as the assignment reaches the application; the order decides which token comes
-    /// first; a first acquisition is aimed at instead where the pause was
-    /// not written with its assignment, [`Self::resumed_after_acquisition`]);
-    /// nothing otherwise. Either lag grows by a tick and a half
+    /// asks for the start offset as the assignment reaches the
+    /// application; the order decides which token comes first; a first
+    /// acquisition is aimed at instead where the pause was not written with
+    /// its assignment, [`Self::resumed_after_acquisition`]); nothing
+    /// otherwise. Either lag grows by a tick and a half
     /// where the tick's deal followed an eager revocation
     /// ([`Self::eager_revoke`]).
     fn resume_lag(&self, i: usize, m: u8) -> Dur {
