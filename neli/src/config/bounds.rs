@@ -20,8 +20,8 @@ pub fn group_heartbeat_interval(session_timeout: Duration) -> Duration {
 /// T/40 within 10..100 ms. Brokers that do not answer a waiting fetch as
 /// soon as a record arrives (tansu, the librdkafka mock) answer it late, at
 /// the latest when this wait ends, so a member reads its own heartbeat back
-/// up to this long after writing it: a new leader's evidence comes that much later, and a
-/// leader keeps that much less of each lease (neli/KAFKA.md, "Defaults we
+/// up to this long after writing it: a new leader's evidence comes that
+/// much later, and a leader keeps that much less of each lease (neli/KAFKA.md, "Defaults we
 /// set unless you do"). The cost is up to one fetch request per wait from
 /// each member that holds a partition, when nothing is written.
 pub fn read_back_wait(heartbeat_timeout: Duration) -> Duration {

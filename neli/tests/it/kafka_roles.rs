@@ -18,8 +18,10 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::kafka_tansu::{Reap, S, T, alive, start_tansu, tansu_bin, tempdir, unix_ms, wait_until};
-use crate::support::{Signal, budget, signal, signal_group, stop_and_wait};
+use crate::kafka_tansu::{
+    Reap, S, T, alive, freeze_holding_the_tick_lock, start_tansu, tansu_bin, tempdir, unix_ms, wait_until,
+};
+use crate::support::{Signal, budget, signal, signal_group};
 
 /// T on tansu (`kafka_tansu::T`).
 const T_DUR: Duration = Duration::from_secs(1);
@@ -406,15 +408,8 @@ fn stopped_members_roles_move_without_overlap(e: Election) {
     let victim = before.values().next().expect("a holder").neli;
     let cmds: Vec<u32> = before.values().filter(|t| t.neli == victim).map(|t| t.cmd).collect();
     let moved: Vec<u32> = before.values().filter(|t| t.neli == victim).map(|t| t.role).collect();
-    // Frozen while this process holds the tick lock, freed once all are
-    // stopped (see kafka_tansu::pause_leader): a CMD stopped holding it
-    // would wedge every other CMD's ticks.
-    {
-        let lock_path = format!("{}.lock", e.file.display());
-        let lock = std::fs::OpenOptions::new().create(true).append(true).open(&lock_path).unwrap();
-        lock.lock().unwrap();
-        stop_and_wait(&cmds, &[victim]);
-    }
+    // A CMD stopped holding the tick lock would wedge every other CMD's ticks.
+    freeze_holding_the_tick_lock(&e.file, &cmds, &[victim]);
     let limit = e.on.failover();
     wait_until(limit, || {
         let now = holders(&e.file);

@@ -120,6 +120,13 @@ done
 /// once both are stopped (`support::stop_and_wait`: a waiter woken by the
 /// stop signal could otherwise take the lock first and stop holding it).
 pub(crate) fn pause_leader(file: &Path, neli: u32, cmd: u32) {
+    freeze_holding_the_tick_lock(file, &[cmd], &[neli]);
+}
+
+/// Stops the CMD process groups `cmds` and the processes `pids` while this
+/// process holds `FILE.lock`, the lock every CMD takes for a tick, and
+/// frees it once all are stopped ([`pause_leader`] says why).
+pub(crate) fn freeze_holding_the_tick_lock(file: &Path, cmds: &[u32], pids: &[u32]) {
     let lock_path = format!("{}.lock", file.display());
     let lock = std::fs::OpenOptions::new()
         .create(true)
@@ -127,7 +134,7 @@ pub(crate) fn pause_leader(file: &Path, neli: u32, cmd: u32) {
         .open(&lock_path)
         .unwrap_or_else(|e| panic!("{lock_path}: {e}"));
     lock.lock().unwrap_or_else(|e| panic!("lock {lock_path}: {e}"));
-    stop_and_wait(&[cmd], &[neli]);
+    stop_and_wait(cmds, pids);
     drop(lock);
 }
 

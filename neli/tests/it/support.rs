@@ -42,17 +42,19 @@ pub fn stop_and_wait(groups: &[u32], pids: &[u32]) {
     let limit = budget(Duration::ZERO);
     let deadline = Instant::now() + limit;
     loop {
-        let running: Vec<(u32, char)> = processes()
-            .into_iter()
-            .filter(|p| groups.contains(&p.2) || pids.contains(&p.0))
-            .map(|p| (p.0, p.1))
-            .collect();
         // 'D' counts as stopped: a shell waits there for a vfork child that
         // was stopped before it could exec, and a process leaving 'D' takes
-        // the pending stop on its way back to user space, before it could
-        // ask for a lock; only a waiter woken inside `flock` ('S') can take one.
-        let running: Vec<_> =
-            running.into_iter().filter(|(_, state)| !matches!(state, 'T' | 't' | 'Z' | 'X' | 'D')).collect();
+        // the pending stop on its way back to user space. The exception is a
+        // process entering `flock` that sleeps in 'D' on the kernel's lock
+        // table while /proc/locks is read: it may then take the lock; only
+        // a failing test's report reads /proc/locks (kafka_roles).
+        let running: Vec<(u32, char)> = processes()
+            .into_iter()
+            .filter(|&(pid, state, group)| {
+                (groups.contains(&group) || pids.contains(&pid)) && !matches!(state, 'T' | 't' | 'Z' | 'X' | 'D')
+            })
+            .map(|(pid, state, _)| (pid, state))
+            .collect();
         if running.is_empty() {
             return;
         }

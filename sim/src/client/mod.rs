@@ -96,6 +96,15 @@ struct ClientState {
 }
 
 impl ClientState {
+    /// Gives up the whole assignment: nothing of it is fetched any more,
+    /// and a fetch already on its way is discarded (a new epoch).
+    fn forget_assignment(&mut self) {
+        self.assigned.clear();
+        self.positions.clear();
+        self.unstarted.clear();
+        self.fetch_epoch += 1;
+    }
+
     /// Cooperative: `assignment` is the new full set; kept partitions keep
     /// their fetch positions.
     fn take_assignment(&mut self, assignment: &[u32]) {
@@ -350,10 +359,7 @@ impl SimBroker {
             st.phase = Phase::Idle;
             st.generation = None;
             st.after_revoke = None;
-            st.assigned.clear();
-            st.positions.clear();
-            st.unstarted.clear();
-            st.fetch_epoch += 1;
+            st.forget_assignment();
             st.member_id.take()
         };
         if let Some(member_id) = member {
@@ -556,10 +562,7 @@ impl neli::Broker for SimBroker {
         self.shared.note_handed_over(&events);
         if st.phase == Phase::WaitPoll {
             // The lost assignment reached the app: drop it and rejoin.
-            st.assigned.clear();
-            st.positions.clear();
-            st.unstarted.clear();
-            st.fetch_epoch += 1;
+            st.forget_assignment();
             st.phase = Phase::Joining;
             drop(st);
             self.shared.group.notify_one();
@@ -667,10 +670,7 @@ impl neli::Broker for SimBroker {
         }
         if st.phase == Phase::Revoking {
             st.generation = None;
-            st.assigned.clear();
-            st.positions.clear();
-            st.unstarted.clear();
-            st.fetch_epoch += 1;
+            st.forget_assignment();
             st.phase = Phase::Joining;
             drop(st);
             self.shared.group.notify_one();
