@@ -444,17 +444,24 @@ impl SimBroker {
     /// past that, or refused, at the end its first fetch finds, as
     /// librdkafka does by itself).
     async fn start_at_the_end(&mut self) {
-        // One ask per partition; an assignment that comes meanwhile adds
-        // its partitions to the round.
+        // One ask per partition, all within one limit for the whole round
+        // (the backend's lookup covers the assignment at once); an
+        // assignment that comes meanwhile adds its partitions to the round.
+        let deadline = global_ms() + END_QUERY_LIMIT.as_millis() as u64;
         let mut asked = BTreeSet::new();
         loop {
             let next = self.shared.lock().unstarted.iter().copied().find(|p| !asked.contains(p));
             let Some(partition) = next else { break };
             asked.insert(partition);
-            let ask = Request::Fetch { partition, from: None, max_wait_ms: 0 };
-            let end = match self.offsets.call(&ask, END_QUERY_LIMIT).await {
-                Ok(Response::Fetched { next, .. }) => Some(next),
-                _ => None,
+            let left = Duration::from_millis(deadline.saturating_sub(global_ms()));
+            let end = if left.is_zero() {
+                None
+            } else {
+                let ask = Request::Fetch { partition, from: None, max_wait_ms: 0 };
+                match self.offsets.call(&ask, left).await {
+                    Ok(Response::Fetched { next, .. }) => Some(next),
+                    _ => None,
+                }
             };
             let mut st = self.shared.lock();
             if st.unstarted.remove(&partition)
@@ -551,7 +558,11 @@ impl neli::Broker for SimBroker {
         }
         let assigns = {
             let st = self.shared.lock();
-            !st.unstarted.is_empty() && st.queue.iter().any(|e| matches!(e, BrokerEvent::Assigned { .. }))
+            // An assignment already lost (its `Lost` queued behind it) is
+            // given up as this poll hands it over: nothing to ask for it.
+            !st.unstarted.is_empty()
+                && st.phase != Phase::WaitPoll
+                && st.queue.iter().any(|e| matches!(e, BrokerEvent::Assigned { .. }))
         };
         if assigns {
             self.start_at_the_end().await;

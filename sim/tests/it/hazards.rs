@@ -370,6 +370,30 @@ fn every_role_keeps_one_holder_through_a_crash_and_a_pause() {
     }
 }
 
+// Multi-role mode, a new owner that cannot hear the partition leader in time.
+// Proves that the client asks for the end of its newly dealt partitions within
+// one limit for the whole assignment, as the Kafka backend does
+// (neli/KAFKA.md, "tansu's timing"), not one limit per partition: the poll
+// that hands the assignment over waits a second, not a second per partition.
+#[test]
+fn an_assignment_waits_one_limit_for_the_ends_of_all_its_partitions() {
+    let s = scenario(include_str!("scenarios/assignment-with-leader-unreachable.toml"));
+    for seed in 1..3 {
+        let r = assert_survives(&s, seed);
+        let unknown: Vec<&String> = r.trace.iter().filter(|l| l.contains("unknown at assignment")).collect();
+        assert_eq!(
+            unknown.len(),
+            3,
+            "m0 gives up the end of each of m1's three partitions (seed {seed}): {unknown:#?}"
+        );
+        let at = |l: &String| l.split_whitespace().next().map(str::to_owned);
+        assert!(
+            unknown.iter().all(|l| at(l) == at(unknown[0])),
+            "the ends were given up at one instant, a second after the assignment (seed {seed}): {unknown:#?}"
+        );
+    }
+}
+
 /// A fault aimed at a moment of the protocol (`on`, scenarios/FORMAT.md):
 /// armed at `at`, it starts when the target's first membership proof after
 /// that is accepted, not at `at` (m0 gets partition 0 and proves; a member
