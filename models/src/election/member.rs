@@ -174,6 +174,18 @@ impl ElectionModel {
         }
     }
 
+    /// What a slot keeps as its last contact with the coordinator when it
+    /// hears it at `local`: the local time under the classic protocol,
+    /// whose client expires its own session S after it; under the consumer
+    /// protocol nothing reads it (the client has no session expiry of its
+    /// own), so it is always 0 and never splits two states.
+    pub(super) fn contact(&self, local: u64) -> u64 {
+        match self.cfg.protocol {
+            GroupProtocol::Classic => local,
+            GroupProtocol::Consumer => 0,
+        }
+    }
+
     /// What each running member's background group heartbeat tells it:
     /// contact (or its loss), eviction, a rebalance to rejoin.
     fn hear_coordinator(&self, s: &mut ElectionState) {
@@ -187,7 +199,7 @@ impl ElectionModel {
             // Decided on the shared slot; copied only if something changes.
             // Heartbeats carry what the member hears: failing ones tell it nothing.
             let hears = !slot.isolated && !slot.heartbeats_failing;
-            let coord_ok = if hears { local } else { slot.coord_ok };
+            let coord_ok = if hears { self.contact(local) } else { slot.coord_ok };
             let known = s.coord.members.get(&key);
             let evicted = hears && known.is_none();
             // Only the classic client expires its own session.

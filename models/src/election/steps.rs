@@ -63,9 +63,9 @@ impl ElectionModel {
         // A JoinGroup answered is contact with the coordinator, also while
         // the member's heartbeats fail (for everyone else this changes
         // nothing: settling sets it to the same instant).
-        let local = s.local(m as usize);
+        let contact = self.contact(s.local(m as usize));
         let slot = s.slot_mut(m as usize);
-        (slot.in_group, slot.coord_ok) = (true, local);
+        (slot.in_group, slot.coord_ok) = (true, contact);
         self.start_rebalance(s, Some(k));
     }
 
@@ -203,10 +203,10 @@ impl ElectionModel {
     /// A new incarnation of member `m` starts, outside the group.
     pub(super) fn restart(&self, s: &mut ElectionState, m: u8) {
         let inc = s.slots[m as usize].inc + 1;
-        let local = s.local(m as usize);
+        let contact = self.contact(s.local(m as usize));
         let slot = s.slot_mut(m as usize);
         slot.set_core(Some(Arc::new(Member::new(self.core_config()))));
-        (slot.inc, slot.coord_ok) = (inc, local);
+        (slot.inc, slot.coord_ok) = (inc, contact);
     }
 
     /// Member `m` loses the coordinator but still reaches the partition leader.
@@ -242,10 +242,10 @@ impl ElectionModel {
         let new = (j as u8, s.slots[j].inc);
         s.coord_mut().members.insert(new, entry);
         let generation = s.coord.generation;
-        let local = s.local(j);
+        let contact = self.contact(s.local(j));
         let spare = s.slot_mut(j);
         spare.set_core(Some(Arc::new(Member::new(self.core_config()))));
-        (spare.spare, spare.in_group, spare.coord_ok) = (false, true, local);
+        (spare.spare, spare.in_group, spare.coord_ok) = (false, true, contact);
         spare.callbacks.push_back(Callback::Assigned { generation, partitions });
         s.slot_mut(m as usize).replaced = true;
         s.used.static_replacements += 1;

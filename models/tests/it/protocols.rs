@@ -130,3 +130,20 @@ fn static_replacement_needs_the_skew_on_top_of_t() {
     checker.assert_no_discovery(ONE_LEADER);
     checker.assert_any_discovery(crate::ELECTED);
 }
+
+/// Under the consumer protocol the client has no session expiry of its own,
+/// so nothing reads when a member last heard the coordinator, and the model
+/// keeps no such time: states that differ only in it are one state. Under
+/// the classic protocol the same run keeps it (the client expires its
+/// session S after it), so the test is not vacuous.
+#[test]
+fn consumer_protocol_states_keep_no_last_contact_time() {
+    let faults = Faults { pauses: 1, isolations: 1, ..heartbeats_fail() };
+    for protocol in [GroupProtocol::Classic, GroupProtocol::Consumer] {
+        let mut cfg = small(faults);
+        cfg.protocol = protocol;
+        let states = crate::reachable(&cfg.into_model());
+        let kept = states.iter().any(|s: &ElectionState| s.slots.iter().any(|slot| slot.coord_ok != 0));
+        assert_eq!(kept, protocol == GroupProtocol::Classic, "{protocol:?}: a last-contact time kept in some state");
+    }
+}
