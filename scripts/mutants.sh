@@ -20,8 +20,9 @@
 #   scripts/mutants.sh [--seeds N] [--shard K/N] [--re REGEX] [--exclude-re REGEX] [--out DIR]
 #                      [--only harness|tests] [--iterate] [--in-place] [--skip-kafka] [--timeout SECS] [FILE...]
 #
-# FILEs default to neli/src/core/*.rs and neli/src/driver/*.rs (harness and
-# tests) plus neli/src/config/ (tests only). --shard K/N runs every N-th
+# FILEs default to neli/src/core/{mod,lease,heartbeat,time}.rs and
+# neli/src/driver/{mod,control,background}.rs (harness and tests) plus
+# neli/src/config/{mod,bounds,validate,explain}.rs (tests only). --shard K/N runs every N-th
 # mutant from K (cargo-mutants --shard), to split a run over sessions;
 # --re keeps the mutants whose name matches (e.g. 'handle_record');
 # --exclude-re leaves out those whose name matches (cargo-mutants' names as
