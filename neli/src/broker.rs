@@ -32,7 +32,8 @@ pub enum BrokerEvent {
     },
     /// A record read from an assigned partition of the election topic.
     Record(Record),
-    /// The election topic was deleted: every member stops (terminal).
+    /// The election was ended (its end marker seen, or its topic gone with
+    /// the marker): every member stops (terminal).
     ElectionEnded,
     /// The election log was lost without the election being ended (a broker
     /// restarted without its data) and has been recreated: log offsets, and

@@ -125,7 +125,7 @@ pub enum Cmd {
     /// Print one JSON line per leadership transition seen on the topic.
     #[command(after_help = AFTER_HELP)]
     Watch(Common),
-    /// End the election: delete its topic; every member stops.
+    /// End the election: create its end marker, wait 3 s, delete its topic; every member stops.
     #[command(after_help = AFTER_HELP)]
     End(Common),
     /// For CMD under `neli exec`: exit 0 while the lease still holds, 1 once

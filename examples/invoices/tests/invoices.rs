@@ -90,7 +90,7 @@ fn harness(scenario: &str, variant: Variant) -> Harness {
     invariants(Harness::shipped(scenario).expect("a shipped scenario"), variant)
 }
 
-/// The service in every member process, judged by the three invariants.
+/// The service in every member process, judged by the four invariants.
 fn invariants(h: Harness, variant: Variant) -> Harness {
     h.app(move |m| service(m, variant))
         .invariant("no invoice sent twice", no_invoice_twice)
@@ -150,8 +150,8 @@ fn looking_then_sending_straddles_a_handover_and_a_term_section_does_not() {
 // Can these invariants fail at all? With neli weakened one way at a time
 // and the store left unfenced (so a second leader's sends land), every
 // weakening under which neli's own oracles see two leaders must be caught
-// by an invariant, and every invariant must catch something. The README
-// shows this table ("Can your invariants fail?").
+// by an invariant, and every invariant must catch something.
+// docs/testing-your-service.md shows this table ("Can your invariants fail?").
 #[test]
 fn the_invariants_catch_a_weakened_neli() {
     let table = harness("leader-pause", Variant::Correct).store(StoreMode::Unfenced).seeds(0..20).ablate();

@@ -41,8 +41,9 @@ pub fn resign_hold_off(session_timeout: Duration, heartbeat_timeout: Duration) -
 /// the membership proof: T + S. A member learns of a rebalance only at its
 /// next group heartbeat (< S), so a commit accepted up to then proves a
 /// lease to T later, and the partition must not move before that lease
-/// ended (found by neli-sim, hazard test
-/// `membership_proof_broken_by_rebalance_timeout_below_lease`).
+/// ended (found by neli-sim, hazard tests
+/// `a_rebalance_timeout_below_the_lease_lets_a_proven_lease_overlap` and
+/// `a_rebalance_timeout_below_the_lease_overlaps_on_a_poll_stall`).
 pub fn min_rebalance_timeout(heartbeat_timeout: Duration, session_timeout: Duration) -> Duration {
     heartbeat_timeout + session_timeout
 }

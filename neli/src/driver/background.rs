@@ -69,8 +69,11 @@ impl Background {
         self.control.clone()
     }
 
-    /// Closes the election and waits for the loop, never longer than the
-    /// close timeout plus one poll.
+    /// Closes the election and waits for the loop, never longer than twice
+    /// the close timeout: the close itself is bounded by the close timeout
+    /// (then [`Error::CloseTimedOut`]); the loop gets as long again to reach
+    /// it (a poll or a handler under way), past which it is abandoned and
+    /// the same error, naming the close timeout, is returned.
     ///
     /// Closing after the election was cancelled (its token), or after it
     /// ended, closes nothing twice: it waits for the close under way, or

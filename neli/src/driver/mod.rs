@@ -49,7 +49,8 @@ pub enum Outcome {
     /// `close()` was called.
     #[error("the election is closed")]
     Closed,
-    /// The election topic was deleted (`neli end`): every member stops.
+    /// The election was ended (`neli end`: its end marker created, then its
+    /// topic deleted): every member stops.
     #[error("the election was ended (its topic was deleted)")]
     ElectionEnded,
 }

@@ -126,8 +126,10 @@ pub async fn observe(config: &Config) -> Result<Observer, Error> {
     Observer::new(config, reader, SystemClock::new())
 }
 
-/// Ends the election: deletes its topic. Every member observes it and stops
-/// with `Outcome::ElectionEnded`. Gives up after `timeout`.
+/// Ends the election: creates its end marker ([`end_marker_topic`]), waits
+/// [`END_GRACE`] and deletes its topic. Every member sees the marker and
+/// stops with `Outcome::ElectionEnded` (the marker stays, so a member started
+/// later stops too). Gives up after `timeout`.
 pub async fn end_election(config: &Config, timeout: Duration) -> Result<(), Error> {
     let cfg = config.resolve()?;
     let redactor = cfg.redactor();
