@@ -46,12 +46,13 @@ pub(crate) struct AppSetup {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StoreMode {
     /// Accepts a write only if its stamp is not below the highest stamp
-    /// it has accepted; refuses unstamped writes. What a fenced
+    /// it has accepted (every write carries one: [`Store::write`] takes a
+    /// `Stamp`). What a fenced
     /// downstream (a database with a conditional update, an API that takes
     /// the token) does.
     #[default]
     Fenced,
-    /// Accepts every write, stamped or not: a downstream that does not
+    /// Accepts every write, whatever its stamp: a downstream that does not
     /// fence, to show what fencing prevents.
     Unfenced,
 }

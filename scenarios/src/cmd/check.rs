@@ -82,7 +82,7 @@ pub struct CheckArgs {
     /// is lost and recreated, tokens restart (the group stays).
     #[arg(long, default_value_t = 0)]
     log_losses: u8,
-    /// Checker threads, 1 or more (--simulate walks on one: no other count).
+    /// Checker threads, 1 or more (not with --simulate, whose walk runs on one thread of its own).
     #[arg(long, value_name = "N", default_value_t = model_check::DEFAULT_THREADS, value_parser = super::Threads::CHECKER)]
     threads: usize,
     /// Where counterexample scenario files go.
@@ -107,7 +107,7 @@ pub struct CheckArgs {
     /// Seeds of the simulator tried on each counterexample scenario.
     #[arg(long, default_value_t = 20)]
     sim_seeds: u64,
-    /// Output: text, one JSON document or JUnit XML (one testcase per property).
+    /// Output: text, one JSON document, JUnit XML (one testcase per property), JSON Lines or Markdown.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Stop after about this many generated states (memory grows with

@@ -20,7 +20,7 @@ pub struct DiffArgs {
     /// `gap.p99=10%,failover.p99=10%`; more violating seeds always regress.
     #[arg(long, value_name = "FIGURE.STAT=LIMIT,...")]
     max_regress: Option<String>,
-    /// Output: text, one JSON document (schema `neli-lab/diff/1`) or JUnit XML.
+    /// Output: text, one JSON document (schema `neli-lab/diff/1`), JUnit XML, JSON Lines or Markdown.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }

@@ -19,7 +19,8 @@ pub struct GateArgs {
     /// The first seed, or `auto` (drawn from the clock, printed).
     #[arg(long, default_value = "0", value_name = "SEED|auto")]
     start: super::Start,
-    /// Seeds of each ablated run (the first of the range).
+    /// Seeds of each ablated run (the first of the range), at most --seeds:
+    /// with --seeds below 50, give this too.
     #[arg(long, default_value_t = 50)]
     ablate_seeds: u64,
     /// Threads for the simulator, 1 or more (default: the number of cores).
@@ -35,7 +36,7 @@ pub struct GateArgs {
     /// Where counterexample scenario files go.
     #[arg(long, default_value = "target/neli-lab/check")]
     out: PathBuf,
-    /// Output: text, one JSON document or JUnit XML (a testsuite per half).
+    /// Output: text, one JSON document, JUnit XML (a testsuite per half), JSON Lines or Markdown.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }

@@ -29,11 +29,11 @@ pub struct RunArgs {
     /// starts and stops), in time order.
     #[arg(long, value_name = "FILE.jsonl")]
     history: Option<PathBuf>,
-    /// Output: text, one JSON document or JUnit XML (one testcase).
+    /// Output: text, one JSON document, JUnit XML (one testcase), JSON Lines or Markdown.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
-    /// If the run fails, write DIR/<scenario>-seed<N>.toml, .trace.txt
-    /// and .svg as `explore --artifacts` does.
+    /// If the run fails, write DIR/<scenario>-seed<N>.toml, .trace.txt,
+    /// .svg and .history.jsonl as `explore --artifacts` does.
     #[arg(long, value_name = "DIR")]
     artifacts: Option<PathBuf>,
     /// Run with this layer of the lease switched off (layer ablation):

@@ -26,8 +26,8 @@ pub struct TuneArgs {
     /// Output directory for tune.csv and tune.svg.
     #[arg(long)]
     out: PathBuf,
-    /// Output: text tables, one JSON document or JUnit XML (one
-    /// testcase per configuration).
+    /// Output: text tables, one JSON document, JUnit XML (one testcase
+    /// per configuration), JSON Lines or Markdown.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }

@@ -33,7 +33,8 @@ pub enum Format {
     Text,
     /// One JSON document (`scenarios/README.md`, "JSON").
     Json,
-    /// JUnit XML, one testcase per scenario.
+    /// JUnit XML (`explore`: one testcase per scenario; each command's
+    /// `--format` help says what its testcases are).
     Junit,
     /// JSON Lines: `explore` prints a header line naming the build, one
     /// line per finished seed as each scenario finishes, then a summary

@@ -1,5 +1,5 @@
 //! The determinism check: the same seed run twice must give the same run
-//! (ARCHITECTURE.md, "Determinism"). When it does not, the first entry of
+//! (docs/background.md, "Determinism: spawn order"). When it does not, the first entry of
 //! the history (then of the trace) that differs is named, with what
 //! usually causes it, since a run that does not replay cannot be debugged
 //! from its seed.

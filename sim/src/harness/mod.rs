@@ -56,7 +56,7 @@
 //! stopped after the seed's wall-clock budget and fails it, naming the seed.
 //!
 //! What `neli-lab explore` does for neli's own scenarios the harness does
-//! for a team's service (ARCHITECTURE.md, "Testing your own service"):
+//! for a team's service (README.md, "Testing your own service"):
 //! seeds on every core ([`Harness::jobs`]; the report is in seed order
 //! whatever the threads), a moving start ([`Start::Auto`]), shards for a CI
 //! matrix, a regressions folder replayed first ([`Harness::regressions`]),
@@ -242,8 +242,9 @@ impl Harness {
     }
 
     /// Runs as many seeds as [`Harness::seeds`] gave, from `start` on
-    /// ([`Start::Auto`]: new seeds each run, the start printed and named
-    /// by every reproduction). `NELI_SIM_START` overrides it.
+    /// ([`Start::Auto`]: new seeds each run, the start printed in the
+    /// report's header, each reproduction naming its own seed).
+    /// `NELI_SIM_START` overrides it.
     pub fn start(mut self, start: Start) -> Harness {
         self.start = Some(start);
         self
@@ -251,8 +252,8 @@ impl Harness {
 
     /// How many threads run seeds (default: the machine's parallelism;
     /// each seed's simulation is single-threaded and deterministic, and the
-    /// report is in seed order whatever the threads). `NELI_SIM_JOBS`
-    /// overrides it; 0 is taken as 1.
+    /// report is in seed order whatever the threads); 0 is taken as 1.
+    /// `NELI_SIM_JOBS` overrides it (1 or more: 0 there is an error).
     pub fn jobs(mut self, jobs: usize) -> Harness {
         self.jobs = Some(jobs.max(1));
         self
@@ -275,10 +276,12 @@ impl Harness {
         self
     }
 
-    /// Shrinks each failing seed (its faults, their durations, the run's
-    /// length, the members), spending at most `budget` simulation runs on
-    /// each; the report carries the shrunk scenario and the line that
-    /// replays it. `NELI_SIM_SHRINK=1` sets it.
+    /// Shrinks the first failing seeds (up to 3: their
+    /// faults, their durations, the run's length, the members), spending at
+    /// most `budget` simulation runs on each and one more to check that the
+    /// shrunk scenario replays; the report carries it and the line that
+    /// replays it (the other failures are kept unshrunk).
+    /// `NELI_SIM_SHRINK=1` sets it; the variable cannot switch it off.
     pub fn shrink(mut self, budget: u32) -> Harness {
         self.shrink = Some(budget.max(1));
         self
@@ -286,8 +289,8 @@ impl Harness {
 
     /// Also writes the report to `path`, in the format its extension names:
     /// `.txt`, `.json`, `.xml` (JUnit), `.md`, `.html` (one self-contained
-    /// page: a timeline of each failing seed, its history, its
-    /// reproduction). `NELI_SIM_REPORT` adds more.
+    /// page: each failing seed's reproduction, and the timeline and history
+    /// of the first 20). `NELI_SIM_REPORT` adds more.
     pub fn report_to(mut self, path: impl AsRef<Path>) -> Harness {
         self.reports.push(path.as_ref().to_owned());
         self

@@ -166,7 +166,7 @@ impl Report {
         if self.passed() { "PASS" } else { "FAIL" }
     }
 
-    /// Which seeds ran: `seeds 0..=199`, `seed 17 (NELI_SIM_SEED)`, …
+    /// Which seeds ran: `200 seed(s) 0..=199`, `seed 17 (NELI_SIM_SEED)`, …
     pub fn seeds_text(&self) -> String {
         if let Some(f) = &self.replayed_file {
             return format!(

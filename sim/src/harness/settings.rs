@@ -19,10 +19,11 @@ pub const REGRESSIONS_ENV: &str = "NELI_SIM_REGRESSIONS";
 pub const REPORT_ENV: &str = "NELI_SIM_REPORT";
 /// Run only shard `i` of `n` of the seeds: `NELI_SIM_SHARD=2/4`.
 pub const SHARD_ENV: &str = "NELI_SIM_SHARD";
-/// Shrink each new failing seed (`1`), spending at most this many runs
-/// (a number above 1).
+/// Shrink the first new failing seeds (`1`), spending at most this many
+/// runs on each (a number above 1); `0` leaves what the code set.
 pub const SHRINK_ENV: &str = "NELI_SIM_SHRINK";
-/// Run each seed twice and fail a seed whose two runs differ (`1`).
+/// Run each seed twice and fail a seed whose two runs differ (`1`; `0`
+/// leaves what the code set, so it cannot switch off `.check_determinism(true)`).
 pub const CHECK_DETERMINISM_ENV: &str = "NELI_SIM_CHECK_DETERMINISM";
 /// Run one scenario file (a kept regression or a shrunk reproduction) at
 /// its own `seed`, instead of the harness's scenario and seeds.
@@ -37,7 +38,8 @@ pub enum Start {
     /// This seed.
     Seed(u64),
     /// The microseconds since the Unix epoch when the run starts (printed
-    /// with the report and named by every reproduction), so each run of a
+    /// in the report's header; each failure's reproduction names its own
+    /// seed), so each run of a
     /// test tries seeds no earlier run tried; a shard takes the first
     /// microsecond of the UTC day instead, so every shard of one nightly
     /// job draws the same range.
