@@ -71,9 +71,9 @@ impl Background {
 
     /// Closes the election and waits for the loop, never longer than twice
     /// the close timeout: the close itself is bounded by the close timeout
-    /// (then [`Error::CloseTimedOut`]); the loop gets as long again to reach
-    /// it (a poll or a handler under way), past which it is abandoned and
-    /// the same error, naming the close timeout, is returned.
+    /// (then [`Error::CloseTimedOut`] with it); a loop that cannot start
+    /// closing (stuck in a `Revoked` handler or a broker call) is abandoned
+    /// at twice the close timeout, and the error gives that.
     ///
     /// Closing after the election was cancelled (its token), or after it
     /// ended, closes nothing twice: it waits for the close under way, or
@@ -87,7 +87,7 @@ impl Background {
             joined = &mut task => flatten(joined),
             _ = sleep(limit) => {
                 task.abort();
-                Err(Error::CloseTimedOut(close_timeout))
+                Err(Error::CloseTimedOut(limit))
             }
         };
         // The task has ended: cancelling it now changes nothing.

@@ -89,8 +89,9 @@ pub enum Error {
     /// as [`Pulse::Finished`] instead).
     #[error("{0}")]
     Finished(Outcome),
-    /// `close()` did not finish within the close timeout (given): a broker
-    /// call or a `Revoked` handler hung, and was abandoned.
+    /// `close()` did not finish within the time given, and what hung (a
+    /// broker call, a `Revoked` handler) was abandoned: the close timeout,
+    /// or twice it when the election loop could not start closing.
     #[error("close did not finish within {0:?}; resources were abandoned")]
     CloseTimedOut(Duration),
 }
@@ -497,7 +498,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             tokio::select! {
                 biased;
                 r = run => r,
-                _ = bounded => Err(Error::CloseTimedOut(close_timeout)),
+                _ = bounded => Err(Error::CloseTimedOut(close_timeout * 2)),
             }
         });
         Background { task, control, close_timeout, sleep: limit, guard }

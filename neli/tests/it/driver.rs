@@ -604,3 +604,35 @@ fn the_lost_log_warning_is_said_once_per_loss_and_never_without_one() {
     });
     assert_eq!(lost.matches(WARNING).count(), 1, "{lost}");
 }
+
+// A `Revoked` handler that never returns, met by the running loop (a
+// rebalance, before any close): `close()` cannot start the close, and gives
+// up after twice the close timeout (`Background::close`), saying how long
+// it waited.
+#[tokio::test(start_paused = true)]
+async fn closing_a_loop_stuck_in_a_revoked_handler_gives_up_after_twice_the_close_timeout() {
+    let cluster = expiring_cluster();
+    let mut a = long_session_member(&cluster, "a").await;
+    let stuck = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let in_handler = stuck.clone();
+    a.on_event(move |event, _| {
+        let in_handler = in_handler.clone();
+        async move {
+            if matches!(event, Event::Revoked { .. }) {
+                in_handler.store(true, std::sync::atomic::Ordering::SeqCst);
+                std::future::pending::<()>().await;
+            }
+        }
+    });
+    let a = a.background();
+    assert!(time_until(Duration::from_secs(2), || a.is_leader()).await.is_some(), "a leads");
+    let _b = long_session_member(&cluster, "b").await.background();
+    let revoked = time_until(LONG_S, || stuck.load(std::sync::atomic::Ordering::SeqCst)).await;
+    assert!(revoked.is_some(), "b's join revoked a's partition within {LONG_S:?}");
+    let close_timeout = long_session_config("a").close_timeout;
+    let started = tokio::time::Instant::now();
+    let closed = a.close().await;
+    eprintln!("close of a loop stuck in its Revoked handler: {closed:?} after {:?}", started.elapsed());
+    assert_eq!(closed, Err(Error::CloseTimedOut(close_timeout * 2)));
+    assert_eq!(started.elapsed(), close_timeout * 2);
+}
