@@ -51,7 +51,7 @@ pub enum Outcome {
     Closed,
     /// The election was ended (`neli end`: its end marker created, then its
     /// topic deleted): every member stops.
-    #[error("the election was ended (its topic was deleted)")]
+    #[error("the election was ended (neli end)")]
     ElectionEnded,
 }
 

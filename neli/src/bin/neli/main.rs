@@ -5,7 +5,7 @@
 //! Exit codes: 0 success / election ended / stopped by a signal; CMD's own
 //! status when CMD exits by itself (127 when it cannot start); 1 a fatal
 //! error of a running election or a failed revoke hook; 2 bad flags, a
-//! broker that cannot be reached or authenticated with, and every failure
+//! broker that cannot be reached or authenticated with, and the failures
 //! before an election runs (`watch` without its observer, `exec` without its
 //! lease file or signal handlers) or of `end`. `holds`: 0 holds, 1 does
 //! not, 2 a missing or bad lease file.
