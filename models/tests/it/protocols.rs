@@ -9,7 +9,7 @@
 use neli_models::{ElectionAction, ElectionState, Faults, GroupProtocol};
 use stateright::{Checker, Model};
 
-use crate::{ONE_LEADER, check, counterexample, hunt, small};
+use crate::{ONE_LEADER, check, counterexample, hunt, reachable, small};
 
 fn heartbeats_fail() -> Faults {
     Faults { heartbeat_failures: 1, ..Faults::default() }
@@ -142,7 +142,7 @@ fn consumer_protocol_states_keep_no_last_contact_time() {
     for protocol in [GroupProtocol::Classic, GroupProtocol::Consumer] {
         let mut cfg = small(faults);
         cfg.protocol = protocol;
-        let states = crate::reachable(&cfg.into_model());
+        let states = reachable(&cfg.into_model());
         let kept = states.iter().any(|s: &ElectionState| s.slots.iter().any(|slot| slot.coord_ok != 0));
         assert_eq!(kept, protocol == GroupProtocol::Classic, "{protocol:?}: a last-contact time kept in some state");
     }

@@ -48,7 +48,11 @@ use super::{Error, Outcome};
 pub struct Background {
     pub(super) task: JoinHandle<Result<Outcome, Error>>,
     pub(super) control: Control,
-    pub(super) close_timeout: Duration,
+    /// Twice the close timeout: how long a close may take before the loop
+    /// is abandoned, whether `close()` asked for it or the handle was
+    /// dropped (the close itself is bounded by the close timeout; the loop
+    /// gets as long again to start it, from a poll or a handler under way).
+    pub(super) abandon_after: Duration,
     pub(super) sleep: Box<dyn Fn(Duration) -> BoxFuture<'static, ()> + Send>,
     /// Cancels the task's token when the handle (or the future awaiting
     /// it) is dropped: the task then closes the election.
@@ -79,15 +83,14 @@ impl Background {
     /// ended, closes nothing twice: it waits for the close under way, or
     /// reports how the election ended.
     pub async fn close(self) -> Result<Outcome, Error> {
-        let Background { mut task, control, close_timeout, sleep, guard } = self;
+        let Background { mut task, control, abandon_after, sleep, guard } = self;
         control.close();
-        let limit = close_timeout * 2;
         let result = tokio::select! {
             biased;
             joined = &mut task => flatten(joined),
-            _ = sleep(limit) => {
+            _ = sleep(abandon_after) => {
                 task.abort();
-                Err(Error::CloseTimedOut(limit))
+                Err(Error::CloseTimedOut(abandon_after))
             }
         };
         // The task has ended: cancelling it now changes nothing.

@@ -458,9 +458,9 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         let stop = cancel.child_token();
         let guard = stop.clone().drop_guard();
         let control = self.control();
-        let close_timeout = self.cfg.close_timeout;
+        let abandon_after = self.cfg.close_timeout * 2;
         let clock = self.clock.clone();
-        let limit = Box::new(move |d| {
+        let sleep = Box::new(move |d| {
             let clock = clock.clone();
             async move { clock.sleep(d).await }.boxed()
         }) as Box<dyn Fn(Duration) -> BoxFuture<'static, ()> + Send>;
@@ -493,15 +493,15 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             // (and with it the client, when `self` drops below).
             let bounded = async {
                 stop.cancelled().await;
-                clock.sleep(close_timeout * 2).await;
+                clock.sleep(abandon_after).await;
             };
             tokio::select! {
                 biased;
                 r = run => r,
-                _ = bounded => Err(Error::CloseTimedOut(close_timeout * 2)),
+                _ = bounded => Err(Error::CloseTimedOut(abandon_after)),
             }
         });
-        Background { task, control, close_timeout, sleep: limit, guard }
+        Background { task, control, abandon_after, sleep, guard }
     }
 
     /// `Err` once the election has finished: the fatal error, or why it ended.
