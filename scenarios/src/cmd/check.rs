@@ -82,9 +82,10 @@ pub struct CheckArgs {
     /// is lost and recreated, tokens restart (the group stays).
     #[arg(long, default_value_t = 0)]
     log_losses: u8,
-    /// Checker threads, 1 or more (not with --simulate, whose walk runs on one thread of its own).
-    #[arg(long, value_name = "N", default_value_t = model_check::DEFAULT_THREADS, value_parser = super::Threads::CHECKER)]
-    threads: usize,
+    /// Checker threads, 1 or more [default: 2]; with --simulate, whose walk
+    /// runs on one thread of its own, only 1.
+    #[arg(long, value_name = "N", value_parser = super::Threads::CHECKER)]
+    threads: Option<usize>,
     /// Where counterexample scenario files go.
     #[arg(long, default_value = "target/neli-lab/check")]
     out: PathBuf,
@@ -190,7 +191,7 @@ impl CheckArgs {
             clock_steps: self.clock_steps,
             max_skew: self.max_skew,
             log_losses: self.log_losses,
-            threads: self.threads,
+            threads: self.threads.unwrap_or(if self.simulate { 1 } else { model_check::DEFAULT_THREADS }),
         }
     }
 }

@@ -19,10 +19,10 @@ pub struct GateArgs {
     /// The first seed, or `auto` (drawn from the clock, printed).
     #[arg(long, default_value = "0", value_name = "SEED|auto")]
     start: super::Start,
-    /// Seeds of each ablated run (the first of the range), at most --seeds:
-    /// with --seeds below 50, give this too.
-    #[arg(long, default_value_t = 50)]
-    ablate_seeds: u64,
+    /// Seeds of each ablated run (the first of the range), at most --seeds
+    /// [default: 50, or --seeds when that is fewer].
+    #[arg(long, value_name = "N")]
+    ablate_seeds: Option<u64>,
     /// Threads for the simulator, 1 or more (default: the number of cores).
     #[arg(long, value_name = "N", value_parser = super::Threads::PER_CORE)]
     jobs: Option<usize>,
@@ -41,6 +41,10 @@ pub struct GateArgs {
     format: Format,
 }
 
+/// Seeds of each ablated run unless `--ablate-seeds` says otherwise (or
+/// `--seeds` is fewer): the main job's figure (CONTRIBUTING.md, "The gate and layer ablation").
+pub const DEFAULT_ABLATE_SEEDS: u64 = 50;
+
 pub fn run(a: GateArgs) -> ExitCode {
     let req = plan::Request {
         names: Vec::new(),
@@ -50,7 +54,7 @@ pub fn run(a: GateArgs) -> ExitCode {
         seeds: a.seeds,
         shard: None,
         ablate: true,
-        ablate_seeds: Some(a.ablate_seeds),
+        ablate_seeds: Some(a.ablate_seeds.unwrap_or(DEFAULT_ABLATE_SEEDS.min(a.seeds))),
         jobs: a.jobs,
         time_budget: None,
         fail_fast: false,

@@ -53,7 +53,9 @@ pub enum FlagError {
     DfsWithSimulate,
     #[error("--seed {seed} has no effect without --simulate (the search is exhaustive)")]
     SeedWithoutSimulate { seed: u64 },
-    #[error("--threads {threads} has no effect with --simulate (one thread, so a seed gives one result)")]
+    #[error(
+        "--threads {threads} has no effect with --simulate (its walk runs on one thread, so a seed gives one result)"
+    )]
     ThreadsWithSimulate { threads: usize },
     #[error("--max-states 0: must be at least 1 (the default is {DEFAULT_MAX_STATES})")]
     NoMaxStates,
@@ -357,13 +359,14 @@ impl Search {
     /// The search `--simulate`, `--no-symmetry` (`symmetry` false), `--dfs`,
     /// `--seed` and `--threads` ask for, or the flag that would change
     /// nothing (each refusal names it): every flag `check` accepts changes
-    /// what is explored.
+    /// what is explored, except `--threads 1` with `--simulate`, which says
+    /// what the walk does anyway.
     pub fn from_flags(
         simulate: bool,
         symmetry: bool,
         dfs: bool,
         seed: Option<u64>,
-        threads: usize,
+        threads: Option<usize>,
     ) -> Result<Search, FlagError> {
         let search = match (simulate, symmetry, dfs, seed) {
             (true, false, _, _) => {
@@ -379,10 +382,10 @@ impl Search {
             (false, false, true, None) => Search::Dfs,
             (false, false, false, None) => Search::Bfs,
         };
-        if simulate && threads != DEFAULT_THREADS {
-            return Err(FlagError::ThreadsWithSimulate { threads });
+        match threads {
+            Some(threads) if simulate && threads != 1 => Err(FlagError::ThreadsWithSimulate { threads }),
+            _ => Ok(search),
         }
-        Ok(search)
     }
 }
 

@@ -6,14 +6,17 @@ use super::*;
 
 #[test]
 fn every_search_flag_that_would_change_nothing_is_refused_by_name() {
-    assert_eq!(Search::from_flags(false, true, false, None, 2), Ok(Search::BfsSymmetry));
-    assert_eq!(Search::from_flags(false, false, true, None, 4), Ok(Search::Dfs));
-    assert_eq!(Search::from_flags(true, true, false, Some(7), 2), Ok(Search::Simulate { seed: 7 }));
+    assert_eq!(Search::from_flags(false, true, false, None, Some(2)), Ok(Search::BfsSymmetry));
+    assert_eq!(Search::from_flags(false, false, true, None, Some(4)), Ok(Search::Dfs));
+    assert_eq!(Search::from_flags(true, true, false, Some(7), None), Ok(Search::Simulate { seed: 7 }));
+    // The walk runs on one thread: saying so is accepted, anything else not.
+    assert_eq!(Search::from_flags(true, true, false, Some(7), Some(1)), Ok(Search::Simulate { seed: 7 }));
     for (flags, named) in [
-        ((true, false, false, None, 2), "--no-symmetry"),
-        ((true, true, true, None, 2), "--dfs"),
-        ((false, true, false, Some(3), 2), "--seed 3"),
-        ((true, true, false, None, 4), "--threads 4"),
+        ((true, false, false, None, None), "--no-symmetry"),
+        ((true, true, true, None, None), "--dfs"),
+        ((false, true, false, Some(3), None), "--seed 3"),
+        ((true, true, false, None, Some(4)), "--threads 4"),
+        ((true, true, false, None, Some(2)), "--threads 2"),
     ] {
         let (sim, sym, dfs, seed, threads) = flags;
         let err = Search::from_flags(sim, sym, dfs, seed, threads).unwrap_err().to_string();

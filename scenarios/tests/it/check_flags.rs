@@ -257,6 +257,14 @@ fn simulate_refuses_flags_it_would_ignore() {
     refused(&["--simulate", "--no-symmetry"], "--no-symmetry");
     refused(&["--simulate", "--dfs"], "--dfs");
     refused(&["--simulate", "--threads", "4"], "--threads");
+    refused(&["--simulate", "--threads", "2"], "--threads");
+    // `--threads 1` says what the walk does: accepted, the walk runs.
+    let out_dir = scratch("check_flags/simulate_one_thread");
+    let out_arg = out_dir.display().to_string();
+    let args = ["check", "--simulate", "--threads", "1", "--members", "2", "--ticks", "4", "--max-states", "2000"];
+    let o = lab(&[&args[..], &["--sim-seeds", "0", "--out", &out_arg]].concat());
+    assert_eq!(o.status.code(), Some(3), "a walk that finds nothing is INCOMPLETE:\n{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("verdict   INCOMPLETE"), "{}", stdout(&o));
 }
 
 // A search cut short by --max-states is never a PASS: the verdict is

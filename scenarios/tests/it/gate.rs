@@ -82,3 +82,32 @@ fn the_gate_fails_when_the_simulator_half_does() {
     assert!(text.contains("\ngate      FAIL (explore FAIL, check exclusive pass"), "{text}");
     assert!(text.contains("reproduce"), "{text}");
 }
+
+// Fewer seeds than the ablations' default of 50: the ablated runs cover
+// every seed instead of the gate refusing to start; an --ablate-seeds
+// above --seeds is still refused, naming both.
+#[test]
+fn a_gate_with_few_seeds_ablates_all_of_them() {
+    let dir = scenario_dir("gate_few_seeds", &["tiny-pause"]);
+    let out = dir.parent().expect("scratch").join("check-out");
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_neli-lab"))
+            .args(["gate", "--seeds", "2", "--ticks", "4", "--sim-seeds", "0", "--format", "json", "--out"])
+            .arg(&out)
+            .args(extra)
+            .env("NELI_LAB_SCENARIOS", &dir)
+            .output()
+            .expect("neli-lab runs")
+    };
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    let rows = v["explore"]["scenarios"].as_array().expect("explore rows");
+    let ablated: Vec<&serde_json::Value> = rows.iter().filter(|r| r["without"].is_string()).collect();
+    assert!(!ablated.is_empty(), "the gate ablates: {v}");
+    assert!(ablated.iter().all(|r| r["summary"]["seeds"] == 2), "each ablated row ran both seeds: {v}");
+
+    let refused = run(&["--ablate-seeds", "3"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("--ablate-seeds 3: at most --seeds (2)"), "{}", stderr(&refused));
+}

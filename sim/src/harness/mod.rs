@@ -281,7 +281,8 @@ impl Harness {
     /// most `budget` simulation runs on each and one more to check that the
     /// shrunk scenario replays; the report carries it and the line that
     /// replays it (the other failures are kept unshrunk).
-    /// `NELI_SIM_SHRINK=1` sets it; the variable cannot switch it off.
+    /// `NELI_SIM_SHRINK=1` sets it and `NELI_SIM_SHRINK=0` switches it off
+    /// (the variable wins over the code).
     pub fn shrink(mut self, budget: u32) -> Harness {
         self.shrink = Some(budget.max(1));
         self
@@ -298,7 +299,8 @@ impl Harness {
 
     /// Runs each seed twice and fails a seed whose two runs differ, naming
     /// the first history entry that differs and what usually causes it.
-    /// `NELI_SIM_CHECK_DETERMINISM=1` sets it.
+    /// `NELI_SIM_CHECK_DETERMINISM=1` sets it and `=0` switches it off (the
+    /// variable wins over the code).
     pub fn check_determinism(mut self, on: bool) -> Harness {
         self.check_determinism = on;
         self
@@ -456,9 +458,9 @@ impl Harness {
             replay: env.replay.clone(),
             jobs: env.jobs.or(self.jobs).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)),
             regressions: env.regressions.clone().or_else(|| self.regressions.clone()),
-            shrink: env.shrink.or(self.shrink),
+            shrink: env.shrink.unwrap_or(self.shrink),
             reports: self.reports.iter().chain(&env.reports).cloned().collect(),
-            check_determinism: env.check_determinism || self.check_determinism,
+            check_determinism: env.check_determinism.unwrap_or(self.check_determinism),
         };
         if let Some(file) = &env.replay {
             let s = Scenario::load(file).map_err(|e| format!("{}: {e}", settings::REPLAY_ENV))?;

@@ -20,10 +20,11 @@ pub const REPORT_ENV: &str = "NELI_SIM_REPORT";
 /// Run only shard `i` of `n` of the seeds: `NELI_SIM_SHARD=2/4`.
 pub const SHARD_ENV: &str = "NELI_SIM_SHARD";
 /// Shrink the first new failing seeds (`1`), spending at most this many
-/// runs on each (a number above 1); `0` leaves what the code set.
+/// runs on each (a number above 1); `0` switches shrinking off, whatever
+/// the code set.
 pub const SHRINK_ENV: &str = "NELI_SIM_SHRINK";
-/// Run each seed twice and fail a seed whose two runs differ (`1`; `0`
-/// leaves what the code set, so it cannot switch off `.check_determinism(true)`).
+/// Run each seed twice and fail a seed whose two runs differ (`1`); `0`
+/// switches the check off, whatever the code set.
 pub const CHECK_DETERMINISM_ENV: &str = "NELI_SIM_CHECK_DETERMINISM";
 /// Run one scenario file (a kept regression or a shrunk reproduction) at
 /// its own `seed`, instead of the harness's scenario and seeds.
@@ -103,8 +104,11 @@ pub struct Settings {
     pub regressions: Option<PathBuf>,
     pub reports: Vec<PathBuf>,
     pub shard: Option<(u64, u64)>,
-    pub shrink: Option<u32>,
-    pub check_determinism: bool,
+    /// `Some(None)`: shrinking switched off (`NELI_SIM_SHRINK=0`);
+    /// `Some(Some(budget))`: on, with that budget.
+    pub shrink: Option<Option<u32>>,
+    /// `Some(false)`: switched off (`NELI_SIM_CHECK_DETERMINISM=0`).
+    pub check_determinism: Option<bool>,
     pub replay: Option<PathBuf>,
 }
 
@@ -145,17 +149,17 @@ impl Settings {
             s.shard = Some(parse_shard(&v).map_err(|e| bad(n, &v, &e))?);
         }
         if let Some((n, v)) = var(SHRINK_ENV) {
-            s.shrink = match v.trim() {
+            s.shrink = Some(match v.trim() {
                 "0" | "false" | "no" => None,
                 "1" | "true" | "yes" => Some(DEFAULT_SHRINK_BUDGET),
                 t => Some(
-                    number(n, t, "1 to shrink (or the most runs a shrink may take, e.g. 500)")?.min(u64::from(u32::MAX))
-                        as u32,
+                    number(n, t, "1 to shrink, 0 not to (or the most runs a shrink may take, e.g. 500)")?
+                        .min(u64::from(u32::MAX)) as u32,
                 ),
-            };
+            });
         }
         if let Some((n, v)) = var(CHECK_DETERMINISM_ENV) {
-            s.check_determinism = flag(n, &v)?;
+            s.check_determinism = Some(flag(n, &v)?);
         }
         s.replay = var(REPLAY_ENV).map(|(_, v)| PathBuf::from(v));
         Ok(s)
@@ -238,8 +242,17 @@ mod tests {
         .unwrap();
         assert_eq!((s.seeds, s.start, s.jobs, s.shard), (Some(500), Some(Start::Auto), Some(2), Some((2, 4))));
         assert_eq!(s.reports, vec![PathBuf::from("out/r.json"), PathBuf::from("out/r.html")]);
-        assert_eq!((s.shrink, s.check_determinism), (Some(DEFAULT_SHRINK_BUDGET), true));
+        assert_eq!((s.shrink, s.check_determinism), (Some(Some(DEFAULT_SHRINK_BUDGET)), Some(true)));
         assert_eq!(read(&[]).unwrap(), Settings::default());
+    }
+
+    // `0` is an answer, not an absence: it switches off what the code set.
+    #[test]
+    fn zero_switches_shrinking_and_the_determinism_check_off() {
+        let s = read(&[(SHRINK_ENV, "0"), (CHECK_DETERMINISM_ENV, "0")]).unwrap();
+        assert_eq!((s.shrink, s.check_determinism), (Some(None), Some(false)));
+        assert_eq!(read(&[(SHRINK_ENV, "500")]).unwrap().shrink, Some(Some(500)));
+        assert_eq!(read(&[(SHRINK_ENV, " ")]).unwrap().shrink, None, "blank is unset");
     }
 
     #[test]

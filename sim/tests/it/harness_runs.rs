@@ -188,12 +188,16 @@ fn an_application_iterating_a_hash_map_is_flagged() {
     let h = Harness::new(scenario(include_str!("scenarios/leader-pause.toml"))).app(hash_order).seeds(0..3);
     let plain = h.clone().run_with(&none());
     assert!(plain.passed(), "without the check nothing fails: {plain}");
-    let checked = h.run_with(&Settings { check_determinism: true, ..none() });
+    let checked = h.clone().run_with(&Settings { check_determinism: Some(true), ..none() });
     let v: Vec<_> =
         checked.failures.iter().flat_map(|f| &f.violations).filter(|v| v.rule == Rule::Nondeterministic).collect();
     assert!(!v.is_empty(), "{checked}");
     assert!(v[0].detail.contains("differ first at history entry") && v[0].detail.contains("HashMap"), "{}", v[0]);
     assert!(v[0].detail.contains("\"event\":\"write\""), "names the write that moved: {}", v[0]);
+    // The variable wins over the code, both ways: `=0` switches off the
+    // check a test set.
+    let off = h.check_determinism(true).run_with(&Settings { check_determinism: Some(false), ..none() });
+    assert!(off.passed(), "NELI_SIM_CHECK_DETERMINISM=0 switches the check off: {off}");
 }
 
 // Faults composed in code are checked like a file's and written back as
