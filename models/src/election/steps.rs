@@ -70,16 +70,35 @@ impl ElectionModel {
     }
 
     /// The rebalance completes with deal number `number`: a new generation,
-    /// and every member's assignment queued as a callback.
+    /// and each member's assignment queued as a callback where its answer
+    /// arrives (`Self::answer_arrives`).
     pub(super) fn sync(&self, s: &mut ElectionState, number: u32) {
         s.coord_mut().generation += 1;
         s.coord_mut().rebalance = None;
         let keys: Vec<Key> = s.coord.members.keys().copied().collect();
         let dealt = self.dealt(s, number);
         for (k, partitions) in keys.iter().zip(dealt) {
+            if !Self::answer_arrives(s, *k) {
+                continue;
+            }
             let generation = s.coord.generation;
             s.slot_mut(k.0 as usize).callbacks.push_back(Callback::Assigned { generation, partitions });
         }
+    }
+
+    /// Whether the coordinator's answer to member `k`'s join reaches a
+    /// process that will act on it: the incarnation that joined (a restarted
+    /// process is a new member), still running, still in the group by its
+    /// own account (a client whose session ran out has dropped the join and
+    /// ignores its answer), and not cut off from the coordinator (the answer
+    /// is lost; the member learns its assignment from no other message). A
+    /// paused member's answer waits for it, as in its socket. Otherwise the
+    /// coordinator still counts the partitions as dealt to it, and they move
+    /// on when its session ends or it joins again (models/README.md, "What
+    /// a member hears of a rebalance").
+    fn answer_arrives(s: &ElectionState, k: Key) -> bool {
+        let slot = &s.slots[usize::from(k.0)];
+        slot.inc == k.1 && slot.core.is_some() && slot.in_group && !slot.isolated
     }
 
     /// Member `m` polls its next callback; `None` if it has none.

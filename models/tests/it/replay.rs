@@ -75,3 +75,39 @@ fn a_wrong_leadership_is_reported_with_its_line() {
     let err = replay_path(&model, &wrong).expect_err("a wrong leadership fails").to_string();
     assert!(err.contains(&format!("line {}", text.lines().count())) && err.contains("the path has"), "{err}");
 }
+
+/// A rebalance's answer reaches only a member that can hear it. The path
+/// is what `check --crashes 1 --clock-steps 1 --log-losses 1 --dfs` found
+/// when the coordinator queued every member's assignment: m1, cut off from
+/// the coordinator with its clock a tick fast, times its own session out
+/// (`Lost`), is still dealt partition 0, takes it while cut off, rejoins
+/// without revoking it and leads on beside m2, to whom the next rebalance
+/// deals it. The answer to an isolated member is lost, and a client whose
+/// session ran out ignores the answer to the join it dropped
+/// (models/README.md, "What a member hears of a rebalance"), so the step in
+/// which m1 takes the assignment no longer exists.
+#[test]
+fn a_member_cut_off_from_the_coordinator_is_dealt_nothing_it_can_take() {
+    let text = std::fs::read_to_string(format!(
+        "{}/tests/it/paths/isolated-member-dealt-a-partition.path",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("the recorded path");
+    let mut cfg = ElectionModelCfg::exclusive(3);
+    (cfg.heartbeat_timeout, cfg.session_timeout, cfg.max_ticks) = (2, 4, 8);
+    cfg.faults = Faults {
+        pauses: 1,
+        crashes: 1,
+        isolations: 1,
+        clock_steps: 1,
+        max_skew: 1,
+        log_losses: 1,
+        ..Faults::default()
+    };
+    let model = cfg.into_model();
+    let err = replay_path(&model, &text).expect_err("the isolated member's assignment is not delivered").to_string();
+    // The step after the rebalance, in which m1 polled the assignment it
+    // was queued while isolated (lines count from 1).
+    let line = text.lines().position(|l| l.starts_with("t=4  --  Sync { deal: 1 }")).expect("the rebalance") + 2;
+    assert!(err.contains(&format!("line {line}")) && err.contains("Poll(1) is not enabled here"), "{err}");
+}
