@@ -88,17 +88,19 @@ impl ElectionModel {
 
     /// Whether the coordinator's answer to member `k`'s join reaches a
     /// process that will act on it: the incarnation that joined (a restarted
-    /// process is a new member), still running, still in the group by its
-    /// own account (a client whose session ran out has dropped the join and
-    /// ignores its answer), and not cut off from the coordinator (the answer
-    /// is lost; the member learns its assignment from no other message). A
-    /// paused member's answer waits for it, as in its socket. Otherwise the
+    /// process is a new member) and still runs, and that is still in the
+    /// group by its own account (a classic client whose own session ran
+    /// out has dropped that join and ignores its answer; it joins again).
+    /// A paused member's answer waits for it, as in its socket; so does a
+    /// cut-off member's (a late answer after the link heals, or, under the
+    /// consumer protocol, the assignment repeated in every heartbeat
+    /// answer), which this model lets it take at once. Otherwise the
     /// coordinator still counts the partitions as dealt to it, and they move
     /// on when its session ends or it joins again (models/README.md, "What
     /// a member hears of a rebalance").
     fn answer_arrives(s: &ElectionState, k: Key) -> bool {
         let slot = &s.slots[usize::from(k.0)];
-        slot.inc == k.1 && slot.core.is_some() && slot.in_group && !slot.isolated
+        slot.inc == k.1 && slot.core.is_some() && slot.in_group
     }
 
     /// Member `m` polls its next callback; `None` if it has none.

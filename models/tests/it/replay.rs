@@ -76,18 +76,17 @@ fn a_wrong_leadership_is_reported_with_its_line() {
     assert!(err.contains(&format!("line {}", text.lines().count())) && err.contains("the path has"), "{err}");
 }
 
-/// A rebalance's answer reaches only a member that can hear it. The path
-/// is what `check --crashes 1 --clock-steps 1 --log-losses 1 --dfs` found
-/// when the coordinator queued every member's assignment: m1, cut off from
-/// the coordinator with its clock a tick fast, times its own session out
-/// (`Lost`), is still dealt partition 0, takes it while cut off, rejoins
+/// A rebalance's answer reaches only a member that still waits for it. The
+/// path is what `check --crashes 1 --clock-steps 1 --log-losses 1 --dfs`
+/// found when the coordinator queued every member's assignment: m1, cut
+/// off from the coordinator with its clock a tick fast, times its own
+/// session out (`Lost`), is still dealt partition 0, takes it, rejoins
 /// without revoking it and leads on beside m2, to whom the next rebalance
-/// deals it. The answer to an isolated member is lost, and a client whose
-/// session ran out ignores the answer to the join it dropped
-/// (models/README.md, "What a member hears of a rebalance"), so the step in
-/// which m1 takes the assignment no longer exists.
+/// deals it. A client whose session ran out ignores the answer to the join
+/// it dropped (models/README.md, "What a member hears of a rebalance"), so
+/// the step in which m1 takes the assignment no longer exists.
 #[test]
-fn a_member_cut_off_from_the_coordinator_is_dealt_nothing_it_can_take() {
+fn a_member_whose_session_ran_out_takes_nothing_from_the_join_it_dropped() {
     let text = std::fs::read_to_string(format!(
         "{}/tests/it/paths/isolated-member-dealt-a-partition.path",
         env!("CARGO_MANIFEST_DIR")
@@ -105,9 +104,9 @@ fn a_member_cut_off_from_the_coordinator_is_dealt_nothing_it_can_take() {
         ..Faults::default()
     };
     let model = cfg.into_model();
-    let err = replay_path(&model, &text).expect_err("the isolated member's assignment is not delivered").to_string();
-    // The step after the rebalance, in which m1 polled the assignment it
-    // was queued while isolated (lines count from 1).
+    let err = replay_path(&model, &text).expect_err("the assignment of a join m1 dropped is not delivered").to_string();
+    // The step after the rebalance, in which m1 polled the assignment
+    // queued after its `Lost` (lines count from 1).
     let line = text.lines().position(|l| l.starts_with("t=4  --  Sync { deal: 1 }")).expect("the rebalance") + 2;
     assert!(err.contains(&format!("line {line}")) && err.contains("Poll(1) is not enabled here"), "{err}");
 }

@@ -46,6 +46,11 @@ pub struct GateArgs {
 pub const DEFAULT_ABLATE_SEEDS: u64 = 50;
 
 pub fn run(a: GateArgs) -> ExitCode {
+    if a.seeds == 0 {
+        // Refused by its own name, before the ablations' default is
+        // derived from it.
+        return fail(crate::parallel::SeedFlagError::NoSeeds);
+    }
     let req = plan::Request {
         names: Vec::new(),
         all: true,

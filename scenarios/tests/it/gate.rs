@@ -107,6 +107,10 @@ fn a_gate_with_few_seeds_ablates_all_of_them() {
     assert!(!ablated.is_empty(), "the gate ablates: {v}");
     assert!(ablated.iter().all(|r| r["summary"]["seeds"] == 2), "each ablated row ran both seeds: {v}");
 
+    let none = Command::new(env!("CARGO_BIN_EXE_neli-lab")).args(["gate", "--seeds", "0"]).output().expect("runs");
+    assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
+    assert!(stderr(&none).contains("--seeds 0: nothing to run"), "names the flag given: {}", stderr(&none));
+
     let refused = run(&["--ablate-seeds", "3"]);
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert!(stderr(&refused).contains("--ablate-seeds 3: at most --seeds (2)"), "{}", stderr(&refused));
