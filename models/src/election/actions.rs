@@ -148,7 +148,15 @@ impl ElectionModel {
             if !slot.in_group && slot.callbacks.is_empty() && !slot.isolated && !slot.replaced {
                 out.push(ElectionAction::Join(m));
             }
-            if slot.callbacks.front().is_some_and(|cb| *cb != Callback::Rejoin || !slot.isolated) {
+            // A rejoin needs the coordinator; an answer sent while the
+            // member could not hear it waits until it can.
+            let pollable = match slot.callbacks.front() {
+                None => false,
+                Some(Callback::Rejoin) => !slot.isolated,
+                Some(Callback::Assigned { late: true, .. }) => self.hears_coordinator(slot),
+                Some(_) => true,
+            };
+            if pollable {
                 out.push(ElectionAction::Poll(m));
             }
             for (&p, &r) in &slot.read {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use neli::core::{Heartbeat, Member, Output};
 use neli::{Event, Stamp, Time};
 
-use super::state::{Callback, ElectionState, Msg, UNKNOWN_LOG};
+use super::state::{Callback, ElectionState, Msg, Slot, UNKNOWN_LOG};
 use super::{ElectionModel, GroupProtocol};
 
 impl ElectionModel {
@@ -186,6 +186,13 @@ impl ElectionModel {
         }
     }
 
+    /// Whether `slot` hears the coordinator's answers to its join: not cut
+    /// off from it, and under the consumer protocol, where an assignment
+    /// comes in a heartbeat's answer, not with its heartbeats failing.
+    pub(super) fn hears_coordinator(&self, slot: &Slot) -> bool {
+        !slot.isolated && !(self.cfg.protocol == GroupProtocol::Consumer && slot.heartbeats_failing)
+    }
+
     /// What each running member's background group heartbeat tells it:
     /// contact (or its loss), eviction, a rebalance to rejoin.
     fn hear_coordinator(&self, s: &mut ElectionState) {
@@ -216,11 +223,20 @@ impl ElectionModel {
             } else {
                 None
             };
-            if coord_ok == slot.coord_ok && callback.is_none() {
+            // An answer that waited for the link is an ordinary one once
+            // the member hears the coordinator (two states, one behaviour).
+            let arrived = self.hears_coordinator(slot)
+                && slot.callbacks.iter().any(|c| matches!(c, Callback::Assigned { late: true, .. }));
+            if coord_ok == slot.coord_ok && callback.is_none() && !arrived {
                 continue;
             }
             let slot = s.slot_mut(i);
             slot.coord_ok = coord_ok;
+            for c in slot.callbacks.iter_mut() {
+                if let Callback::Assigned { late, .. } = c {
+                    *late &= !arrived;
+                }
+            }
             if let Some(cb) = callback {
                 slot.in_group &= cb != Callback::Lost;
                 slot.callbacks.push_back(cb);

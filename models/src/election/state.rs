@@ -28,6 +28,12 @@ pub enum Callback {
     Assigned {
         generation: u64,
         partitions: Vec<u32>,
+        /// Sent while the member could not hear the coordinator: the
+        /// answer reaches it only once it can (a late answer after the
+        /// link heals; under the consumer protocol, the assignment repeated
+        /// in a heartbeat answer that gets through), so it cannot be polled
+        /// before (models/README.md, "What a member hears of a rebalance").
+        late: bool,
     },
     /// Rejoin the group. Eager: the coordinator is rebalancing, revoke
     /// everything first. Incremental: revoke nothing, claim what the member

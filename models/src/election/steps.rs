@@ -81,8 +81,8 @@ impl ElectionModel {
             if !Self::answer_arrives(s, *k) {
                 continue;
             }
-            let generation = s.coord.generation;
-            s.slot_mut(k.0 as usize).callbacks.push_back(Callback::Assigned { generation, partitions });
+            let (generation, late) = (s.coord.generation, !self.hears_coordinator(&s.slots[usize::from(k.0)]));
+            s.slot_mut(k.0 as usize).callbacks.push_back(Callback::Assigned { generation, partitions, late });
         }
     }
 
@@ -92,9 +92,8 @@ impl ElectionModel {
     /// group by its own account (a classic client whose own session ran
     /// out has dropped that join and ignores its answer; it joins again).
     /// A paused member's answer waits for it, as in its socket; so does a
-    /// cut-off member's (a late answer after the link heals, or, under the
-    /// consumer protocol, the assignment repeated in every heartbeat
-    /// answer), which this model lets it take at once. Otherwise the
+    /// cut-off member's, which it can take only once it hears the
+    /// coordinator again (`Callback::Assigned`'s `late`). Otherwise the
     /// coordinator still counts the partitions as dealt to it, and they move
     /// on when its session ends or it joins again (models/README.md, "What
     /// a member hears of a rebalance").
@@ -109,7 +108,7 @@ impl ElectionModel {
         let k = key(s, m);
         let assigned = |core: &Member| core.assigned().iter().copied().collect::<Vec<u32>>();
         match s.slot_mut(i).callbacks.pop_front()? {
-            Callback::Assigned { generation, partitions } if self.cfg.incremental => {
+            Callback::Assigned { generation, partitions, .. } if self.cfg.incremental => {
                 // The cooperative client: revoke only what moves
                 // (the Revoked barrier), then hand the core the full
                 // set; having revoked, rejoin, so that the next
@@ -126,7 +125,7 @@ impl ElectionModel {
                     s.slot_mut(i).callbacks.push_back(Callback::Rejoin);
                 }
             }
-            Callback::Assigned { generation, partitions } => {
+            Callback::Assigned { generation, partitions, .. } => {
                 self.run(s, i, |core, now| core.handle_assigned(now, generation, &partitions))
             }
             Callback::Rejoin if self.cfg.incremental => {
@@ -267,7 +266,8 @@ impl ElectionModel {
         let spare = s.slot_mut(j);
         spare.set_core(Some(Arc::new(Member::new(self.core_config()))));
         (spare.spare, spare.in_group, spare.coord_ok) = (false, true, contact);
-        spare.callbacks.push_back(Callback::Assigned { generation, partitions });
+        let late = !self.hears_coordinator(spare);
+        spare.callbacks.push_back(Callback::Assigned { generation, partitions, late });
         s.slot_mut(m as usize).replaced = true;
         s.used.static_replacements += 1;
     }

@@ -147,3 +147,56 @@ fn consumer_protocol_states_keep_no_last_contact_time() {
         assert_eq!(kept, protocol == GroupProtocol::Classic, "{protocol:?}: a last-contact time kept in some state");
     }
 }
+
+/// A rebalance's answer to a member that cannot hear the coordinator (cut
+/// off, or under the consumer protocol with its heartbeats failing, since
+/// KIP-848 hands assignments out in heartbeat answers) waits until it can:
+/// in no reachable state is such an answer polled, and once the member
+/// hears the coordinator it is an ordinary answer (models/README.md, "What
+/// a member hears of a rebalance"). Taking it at once would also let a
+/// cooperative member give up a moving partition earlier than its client
+/// can.
+#[test]
+fn an_answer_the_member_cannot_hear_waits_until_it_can() {
+    use neli_models::election::Callback;
+    let late = |s: &ElectionState, i: usize| {
+        matches!(s.slots[i].callbacks.front(), Some(Callback::Assigned { late: true, .. }))
+    };
+    // A crash and restart start the rebalance that deals the other member
+    // while it cannot hear the coordinator.
+    for (protocol, faults) in [
+        (GroupProtocol::Classic, Faults { isolations: 1, crashes: 1, ..Faults::default() }),
+        (GroupProtocol::Consumer, Faults { heartbeat_failures: 1, crashes: 1, ..Faults::default() }),
+    ] {
+        let mut cfg = small(faults);
+        (cfg.protocol, cfg.max_ticks, cfg.grace) = (protocol, 6, 3);
+        let model = cfg.into_model();
+        let mut waiting = 0;
+        for s in reachable(&model) {
+            for i in 0..s.slots.len() {
+                if !late(&s, i) {
+                    continue;
+                }
+                waiting += 1;
+                let slot = &s.slots[i];
+                assert!(slot.isolated || slot.heartbeats_failing, "{protocol:?}: late only while unheard: {slot:?}");
+                let mut actions = Vec::new();
+                model.actions(&s, &mut actions);
+                assert!(
+                    !actions.contains(&ElectionAction::Poll(i as u8)),
+                    "{protocol:?}: an unheard answer is polled: {slot:?}"
+                );
+                let heal =
+                    if slot.isolated { ElectionAction::Heal(i as u8) } else { ElectionAction::HeartbeatsHeal(i as u8) };
+                if actions.contains(&heal) && !slot.paused {
+                    let healed = model.next_state(&s, heal).expect("heals");
+                    assert!(!late(&healed, i), "{protocol:?}: still late once heard");
+                    let mut after = Vec::new();
+                    model.actions(&healed, &mut after);
+                    assert!(after.contains(&ElectionAction::Poll(i as u8)), "{protocol:?}: polled once heard");
+                }
+            }
+        }
+        assert!(waiting > 0, "{protocol:?}: some answer waits for its member");
+    }
+}
