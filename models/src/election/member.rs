@@ -200,7 +200,15 @@ impl ElectionModel {
             let local = s.local(i);
             let key = (i as u8, s.slots[i].inc);
             let slot = &s.slots[i];
+            let late_heard = self.hears_coordinator(slot) && has_late_answer(slot);
             if slot.core.is_none() || slot.paused {
+                // A classic answer that waited for the link now waits in
+                // the paused member's socket; a consumer-protocol one comes
+                // only in answer to a heartbeat, which a paused member
+                // does not send.
+                if late_heard && self.cfg.protocol == GroupProtocol::Classic {
+                    s.slot_mut(i).callbacks.iter_mut().for_each(|c| hear_late_answer(c, true));
+                }
                 continue;
             }
             // Decided on the shared slot; copied only if something changes.
@@ -223,24 +231,40 @@ impl ElectionModel {
             } else {
                 None
             };
-            // An answer that waited for the link is an ordinary one once
-            // the member hears the coordinator (two states, one behaviour).
-            let arrived = self.hears_coordinator(slot)
-                && slot.callbacks.iter().any(|c| matches!(c, Callback::Assigned { late: true, .. }));
-            if coord_ok == slot.coord_ok && callback.is_none() && !arrived {
+            if coord_ok == slot.coord_ok && callback.is_none() && !late_heard {
                 continue;
             }
             let slot = s.slot_mut(i);
             slot.coord_ok = coord_ok;
-            for c in slot.callbacks.iter_mut() {
-                if let Callback::Assigned { late, .. } = c {
-                    *late &= !arrived;
-                }
+            if callback == Some(Callback::Lost) {
+                // The join that answer belongs to is over (the session ran
+                // out, or the coordinator fenced the member): a client
+                // ignores the answer (models/README.md, "What a member
+                // hears of a rebalance").
+                slot.callbacks.retain(|c| !matches!(c, Callback::Assigned { late: true, .. }));
+            } else {
+                // An answer that waited for the link is an ordinary one
+                // once the member hears the coordinator (two states, one
+                // behaviour).
+                slot.callbacks.iter_mut().for_each(|c| hear_late_answer(c, late_heard));
             }
             if let Some(cb) = callback {
                 slot.in_group &= cb != Callback::Lost;
                 slot.callbacks.push_back(cb);
             }
         }
+    }
+}
+
+/// Whether `slot` has a rebalance answer waiting for it to hear the
+/// coordinator.
+fn has_late_answer(slot: &Slot) -> bool {
+    slot.callbacks.iter().any(|c| matches!(c, Callback::Assigned { late: true, .. }))
+}
+
+/// Marks a waiting answer as arrived when `heard`.
+fn hear_late_answer(c: &mut Callback, heard: bool) {
+    if let Callback::Assigned { late, .. } = c {
+        *late &= !heard;
     }
 }

@@ -28,11 +28,13 @@ pub enum Callback {
     Assigned {
         generation: u64,
         partitions: Vec<u32>,
-        /// Sent while the member could not hear the coordinator: the
-        /// answer reaches it only once it can (a late answer after the
-        /// link heals; under the consumer protocol, the assignment repeated
-        /// in a heartbeat answer that gets through), so it cannot be polled
-        /// before (models/README.md, "What a member hears of a rebalance").
+        /// Sent while the member could not hear the coordinator: it
+        /// cannot be polled until the member hears it again (a classic
+        /// answer arriving late once the link heals; under the consumer
+        /// protocol, the assignment in the answer to a heartbeat that gets
+        /// through), only the newest such answer is kept, and it is dropped
+        /// if the member's join ends first (`Lost`): models/README.md,
+        /// "What a member hears of a rebalance".
         late: bool,
     },
     /// Rejoin the group. Eager: the coordinator is rebalancing, revoke

@@ -82,7 +82,14 @@ impl ElectionModel {
                 continue;
             }
             let (generation, late) = (s.coord.generation, !self.hears_coordinator(&s.slots[usize::from(k.0)]));
-            s.slot_mut(k.0 as usize).callbacks.push_back(Callback::Assigned { generation, partitions, late });
+            let slot = s.slot_mut(k.0 as usize);
+            if late {
+                // A member hears only the newest of the answers it could
+                // not hear (under the consumer protocol, the assignment
+                // the coordinator holds when a heartbeat gets through).
+                slot.callbacks.retain(|c| !matches!(c, Callback::Assigned { late: true, .. }));
+            }
+            slot.callbacks.push_back(Callback::Assigned { generation, partitions, late });
         }
     }
 
@@ -91,9 +98,11 @@ impl ElectionModel {
     /// process is a new member) and still runs, and that is still in the
     /// group by its own account (a classic client whose own session ran
     /// out has dropped that join and ignores its answer; it joins again).
-    /// A paused member's answer waits for it, as in its socket; so does a
-    /// cut-off member's, which it can take only once it hears the
-    /// coordinator again (`Callback::Assigned`'s `late`). Otherwise the
+    /// A paused member's answer waits for it, as in its socket; so does the
+    /// answer to a member that cannot hear the coordinator (cut off, or
+    /// under the consumer protocol with its heartbeats failing), which it
+    /// can take only once it hears it again, and never after its join is
+    /// over (`Callback::Assigned`'s `late`). Otherwise the
     /// coordinator still counts the partitions as dealt to it, and they move
     /// on when its session ends or it joins again (models/README.md, "What
     /// a member hears of a rebalance").
