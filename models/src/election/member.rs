@@ -190,7 +190,7 @@ impl ElectionModel {
     /// off from it, and under the consumer protocol, where an assignment
     /// comes in a heartbeat's answer, not with its heartbeats failing.
     pub(super) fn hears_coordinator(&self, slot: &Slot) -> bool {
-        !slot.isolated && !(self.cfg.protocol == GroupProtocol::Consumer && slot.heartbeats_failing)
+        !(slot.isolated || (self.cfg.protocol == GroupProtocol::Consumer && slot.heartbeats_failing))
     }
 
     /// What each running member's background group heartbeat tells it:
