@@ -236,11 +236,14 @@ impl ElectionModel {
             }
             let slot = s.slot_mut(i);
             slot.coord_ok = coord_ok;
-            if callback == Some(Callback::Lost) {
-                // The join that answer belongs to is over (the session ran
-                // out, or the coordinator fenced the member): a client
-                // ignores the answer (models/README.md, "What a member
-                // hears of a rebalance").
+            if callback == Some(Callback::Lost) && (timed_out || self.cfg.protocol == GroupProtocol::Consumer) {
+                // The join that answer belongs to is over before the member
+                // could hear it: its own session ran out, or (consumer
+                // protocol) the heartbeat that gets through is answered
+                // with the fence instead of an assignment. A classic member
+                // evicted while cut off hears the late answer with the
+                // heal, before its next heartbeat brings the eviction
+                // (models/README.md, "What a member hears of a rebalance").
                 slot.callbacks.retain(|c| !matches!(c, Callback::Assigned { late: true, .. }));
             } else {
                 // An answer that waited for the link is an ordinary one

@@ -33,8 +33,8 @@ pub enum Callback {
         /// answer arriving late once the link heals; under the consumer
         /// protocol, the assignment in the answer to a heartbeat that gets
         /// through), only the newest such answer is kept, and it is dropped
-        /// if the member's join ends first (`Lost`): models/README.md,
-        /// "What a member hears of a rebalance".
+        /// if the member's join ends before it can hear it (`Lost`):
+        /// models/README.md, "What a member hears of a rebalance".
         late: bool,
     },
     /// Rejoin the group. Eager: the coordinator is rebalancing, revoke
