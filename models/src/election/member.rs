@@ -200,14 +200,14 @@ impl ElectionModel {
             let local = s.local(i);
             let key = (i as u8, s.slots[i].inc);
             let slot = &s.slots[i];
-            let late_heard = self.hears_coordinator(slot) && has_late_answer(slot);
+            let late_heard = self.hears_coordinator(slot) && slot.callbacks.iter().any(Callback::is_late);
             if slot.core.is_none() || slot.paused {
                 // A classic answer that waited for the link now waits in
                 // the paused member's socket; a consumer-protocol one comes
                 // only in answer to a heartbeat, which a paused member
                 // does not send.
                 if late_heard && self.cfg.protocol == GroupProtocol::Classic {
-                    s.slot_mut(i).callbacks.iter_mut().for_each(|c| hear_late_answer(c, true));
+                    s.slot_mut(i).callbacks.iter_mut().for_each(arrive);
                 }
                 continue;
             }
@@ -244,12 +244,12 @@ impl ElectionModel {
                 // evicted while cut off hears the late answer with the
                 // heal, before its next heartbeat brings the eviction
                 // (models/README.md, "What a member hears of a rebalance").
-                slot.callbacks.retain(|c| !matches!(c, Callback::Assigned { late: true, .. }));
-            } else {
+                slot.callbacks.retain(|c| !c.is_late());
+            } else if late_heard {
                 // An answer that waited for the link is an ordinary one
                 // once the member hears the coordinator (two states, one
                 // behaviour).
-                slot.callbacks.iter_mut().for_each(|c| hear_late_answer(c, late_heard));
+                slot.callbacks.iter_mut().for_each(arrive);
             }
             if let Some(cb) = callback {
                 slot.in_group &= cb != Callback::Lost;
@@ -259,15 +259,9 @@ impl ElectionModel {
     }
 }
 
-/// Whether `slot` has a rebalance answer waiting for it to hear the
-/// coordinator.
-fn has_late_answer(slot: &Slot) -> bool {
-    slot.callbacks.iter().any(|c| matches!(c, Callback::Assigned { late: true, .. }))
-}
-
-/// Marks a waiting answer as arrived when `heard`.
-fn hear_late_answer(c: &mut Callback, heard: bool) {
+/// A waiting rebalance answer has reached its member: an ordinary one.
+fn arrive(c: &mut Callback) {
     if let Callback::Assigned { late, .. } = c {
-        *late &= !heard;
+        *late = false;
     }
 }

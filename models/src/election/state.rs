@@ -45,6 +45,14 @@ pub enum Callback {
     Lost,
 }
 
+impl Callback {
+    /// A rebalance answer still waiting for its member to hear the
+    /// coordinator (`Assigned`'s `late`).
+    pub fn is_late(&self) -> bool {
+        matches!(self, Callback::Assigned { late: true, .. })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct GroupMember {
     pub expiry: u8,

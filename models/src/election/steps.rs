@@ -87,7 +87,7 @@ impl ElectionModel {
                 // A member hears only the newest of the answers it could
                 // not hear (under the consumer protocol, the assignment
                 // the coordinator holds when a heartbeat gets through).
-                slot.callbacks.retain(|c| !matches!(c, Callback::Assigned { late: true, .. }));
+                slot.callbacks.retain(|c| !c.is_late());
             }
             slot.callbacks.push_back(Callback::Assigned { generation, partitions, late });
         }

@@ -161,9 +161,7 @@ fn consumer_protocol_states_keep_no_last_contact_time() {
 #[test]
 fn an_answer_the_member_cannot_hear_waits_until_it_can() {
     use neli_models::election::Callback;
-    let late = |s: &ElectionState, i: usize| {
-        matches!(s.slots[i].callbacks.front(), Some(Callback::Assigned { late: true, .. }))
-    };
+    let late = |s: &ElectionState, i: usize| s.slots[i].callbacks.front().is_some_and(Callback::is_late);
     // A crash and restart start the rebalance that deals the other member
     // while it cannot hear the coordinator.
     for (protocol, faults, some_wait) in [
@@ -177,7 +175,7 @@ fn an_answer_the_member_cannot_hear_waits_until_it_can() {
         let mut waiting = 0;
         for s in reachable(&model) {
             for (i, slot) in s.slots.iter().enumerate() {
-                let queued_late = slot.callbacks.iter().any(|c| matches!(c, Callback::Assigned { late: true, .. }));
+                let queued_late = slot.callbacks.iter().any(Callback::is_late);
                 assert!(
                     !(queued_late && slot.callbacks.contains(&Callback::Lost)),
                     "{protocol:?}: an answer waits behind the end of its join: {slot:?}"

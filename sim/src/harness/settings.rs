@@ -266,6 +266,7 @@ mod tests {
             (SHARD_ENV, "5/4", "1 <= i <= n"),
             (SHARD_ENV, "half", "i/n"),
             (CHECK_DETERMINISM_ENV, "maybe", "1 (on)"),
+            (SHRINK_ENV, "lots", "1 to shrink, 0 not to"),
             (SEED_ENV, "-1", "a seed"),
         ] {
             let e = read(&[(var, value)]).unwrap_err().to_string();
