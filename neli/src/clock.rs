@@ -2,7 +2,7 @@
 //!
 //! The core never reads a clock; drivers read one of these and pass `now` in.
 //! [`SystemClock`] is monotonic (tokio's `Instant`, so it also follows tokio's
-//! paused test time and turmoil's simulated time); [`ManualClock`] only moves
+//! paused test time and the simulator's time); [`ManualClock`] only moves
 //! when a test moves it.
 
 use std::future::Future;

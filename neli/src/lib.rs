@@ -75,6 +75,8 @@ pub use config::{
 pub use core::lease::{Lease, Stamp, Token};
 pub use core::output::Event;
 pub use core::time::Time;
+#[doc(hidden)]
+pub use driver::spawn::spawn_on_local_set;
 pub use driver::{Background, Control, Error, Neli, Outcome, Pulse, Section, Term};
 pub use mock_neli::{Election, MockNeli, Transition};
 pub use status::{State, Status};

@@ -1,7 +1,8 @@
 //! Simulator benchmark (docs/benchmarks-log.md, "Simulator"; BENCHMARKS.md, "Simulator throughput"): runs
 //! `scenarios/bench.toml` (5 members, 1 broker, T=1s, S=3s, 30 s simulated
-//! with a pause and a partition) for N seeds, then a bare turmoil program
-//! with the same hosts, tick and a comparable request rate, in the same
+//! with a pause and a partition) for N seeds, then a bare program on the
+//! simulator's runtime (`neli_sim::rt`) with the same hosts and a comparable
+//! request rate, in the same
 //! process (interleaved seed by seed), and prints simulated seconds per wall second, seeds per second
 //! and the overhead ratio.
 //!
@@ -12,18 +13,12 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn bare(seed: u64, sim_secs: u64) {
-    let mut sim = turmoil::Builder::new()
-        .rng_seed(seed)
-        .tick_duration(neli_sim::TICK)
-        .simulation_duration(Duration::from_secs(sim_secs + 60))
-        .min_message_latency(neli_sim::MIN_LATENCY)
-        .max_message_latency(neli_sim::MAX_LATENCY)
-        .build();
+    let mut sim = neli_sim::rt::Sim::new(seed, neli_sim::MIN_LATENCY, neli_sim::MAX_LATENCY);
     sim.host("b0", || async {
-        let l = turmoil::net::TcpListener::bind(("0.0.0.0", 9092)).await?;
+        let l = neli_sim::rt::net::TcpListener::bind(("0.0.0.0", 9092)).await?;
         loop {
             let (mut s, _) = l.accept().await?;
-            tokio::spawn(async move {
+            tokio::task::spawn_local(async move {
                 let mut buf = [0u8; 64];
                 while s.read_exact(&mut buf).await.is_ok() {
                     if s.write_all(&buf).await.is_err() {
@@ -37,7 +32,7 @@ fn bare(seed: u64, sim_secs: u64) {
         sim.host(format!("m{i}").as_str(), || async {
             // ~12 request/response pairs per second per member: about what
             // a member's heartbeats, commits, fetches and group heartbeats make.
-            let mut s = turmoil::net::TcpStream::connect("b0:9092").await?;
+            let mut s = neli_sim::rt::net::TcpStream::connect("b0:9092").await?;
             let mut buf = [7u8; 64];
             loop {
                 tokio::time::sleep(Duration::from_millis(80)).await;
@@ -46,9 +41,7 @@ fn bare(seed: u64, sim_secs: u64) {
             }
         });
     }
-    while sim.elapsed() < Duration::from_secs(sim_secs) {
-        sim.step().expect("bare sim step");
-    }
+    sim.run_until(sim_secs * 1000).expect("the bare program runs");
 }
 
 fn main() {
@@ -75,5 +68,5 @@ fn main() {
         simulated / theirs,
         seeds as f64 / theirs
     );
-    println!("overhead : {:.2}x bare turmoil", ours / theirs);
+    println!("overhead : {:.2}x the bare program", ours / theirs);
 }

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use crate::rt::net::TcpListener;
 use serde::{Deserialize, Serialize};
-use turmoil::net::TcpListener;
 
 use crate::client::SimBroker;
 use crate::clock::{SimClock, global_ms};
@@ -185,7 +185,7 @@ pub(crate) fn store_database() -> SqliteFence {
 }
 
 /// The store host: answers each connection's requests in order.
-pub(crate) async fn store_main(mode: StoreMode, db: SqliteFence, rec: Recorder) -> turmoil::Result {
+pub(crate) async fn store_main(mode: StoreMode, db: SqliteFence, rec: Recorder) -> crate::rt::Result {
     let listener = TcpListener::bind(("0.0.0.0", PORT)).await?;
     loop {
         let (mut stream, _) = listener.accept().await?;

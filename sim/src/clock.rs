@@ -1,7 +1,7 @@
 //! Per-member clocks and the process-pause gate.
 //!
-//! turmoil gives every host the same simulated time and cannot pause a host,
-//! so both live here. A [`ClockModel`] maps global simulated time to a
+//! The runtime gives every host the same simulated time and does not pause
+//! a host, so both live here. A [`ClockModel`] maps global simulated time to a
 //! member's monotonic clock as a piecewise-linear function (offset, drift in
 //! ppm, forward and backward steps); the oracles use the same function to
 //! decide when a lease ran out on the member's own clock. A [`Gate`] is
@@ -19,7 +19,7 @@ use tokio::sync::watch;
 
 /// Global simulated time in milliseconds (inside a host).
 pub fn global_ms() -> u64 {
-    turmoil::sim_elapsed().map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    crate::rt::elapsed().map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// One linear piece of a member clock, valid from global `start`.

@@ -1,9 +1,10 @@
-//! neli-sim: a simulated Kafka cluster on turmoil that runs the real
+//! neli-sim: a simulated Kafka cluster on its own deterministic runtime
+//! ([`rt`]) that runs the real
 //! `neli::Neli` driver, unmodified, in every member host.
 //!
 //! Each member host runs a [`client::SimBroker`] (`neli::Broker`, a
-//! librdkafka-like client speaking a small protocol of ours over turmoil
-//! TCP) and a [`clock::SimClock`] (`neli::Clock` with offset, drift and
+//! librdkafka-like client speaking a small protocol of ours over the
+//! runtime's simulated TCP) and a [`clock::SimClock`] (`neli::Clock` with offset, drift and
 //! steps). Broker hosts run the group coordinator and the partition log
 //! ([`server`]). A scenario ([`scenario::Scenario`], `scenarios/FORMAT.md`)
 //! adds faults on a timeline; [`run_scenario`] plays it for a seed and judges
@@ -23,6 +24,7 @@ pub mod oracle;
 pub mod profile;
 mod proto;
 pub mod record;
+pub mod rt;
 pub mod scenario;
 mod seed;
 pub mod server;
@@ -37,4 +39,4 @@ pub use oracle::Figures;
 pub use scenario::{Scenario, ScenarioError, schedule};
 pub use seed::mix;
 pub use verdict::{Bound, Rule, Violation};
-pub use world::{MAX_LATENCY, MIN_LATENCY, PlayedFault, RunReport, TICK, run_scenario};
+pub use world::{MAX_LATENCY, MIN_LATENCY, PlayedFault, RunReport, TICK, TIMING_MODEL, run_scenario};

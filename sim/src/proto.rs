@@ -1,13 +1,13 @@
 //! The small request/response protocol our simulated clients and brokers
-//! speak over turmoil TCP: length-prefixed JSON frames, one request in flight
+//! speak over the runtime's simulated TCP (`crate::rt::net`): length-prefixed JSON frames, one request in flight
 //! per connection (clients open one connection per purpose, as librdkafka
 //! keeps separate coordinator and partition-leader connections).
 
 use std::time::Duration;
 
+use crate::rt::net::TcpStream;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use turmoil::net::TcpStream;
 
 use crate::clock::Gate;
 
@@ -129,7 +129,7 @@ pub async fn read_frame<T: for<'de> Deserialize<'de>>(stream: &mut TcpStream) ->
 }
 
 /// A client connection to one broker that reconnects after any failure.
-/// turmoil TCP never retransmits, so a dropped segment stalls the stream:
+/// The simulated TCP never retransmits, so a dropped segment stalls the stream:
 /// every call has a timeout, after which the connection is thrown away.
 pub struct Conn {
     addr: String,

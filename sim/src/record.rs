@@ -376,6 +376,9 @@ impl Log {
 #[derive(Debug, Clone, Default)]
 pub struct Recorder {
     inner: Arc<Mutex<Log>>,
+    /// Notified at every moment a fault can wait for (`scenario::Trigger`):
+    /// the world stops the run there to start the fault at that instant.
+    moment: Arc<tokio::sync::Notify>,
 }
 
 impl Recorder {
@@ -387,6 +390,16 @@ impl Recorder {
 
     pub fn trace(&self, at: u64, host: &str, text: impl Into<String>) {
         self.lock().trace.push((at, host.to_owned(), text.into()));
+    }
+
+    /// Something a triggered fault can wait for was just recorded.
+    pub(crate) fn moment(&self) {
+        self.moment.notify_one();
+    }
+
+    /// What [`Recorder::moment`] notifies.
+    pub(crate) fn moments(&self) -> Arc<tokio::sync::Notify> {
+        self.moment.clone()
     }
 }
 

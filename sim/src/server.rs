@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::rt::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, oneshot};
-use turmoil::net::{TcpListener, TcpStream};
 
 use crate::clock::global_ms;
 use crate::proto::{GroupError, PORT, Request, Response, WireRecord, read_frame, write_frame};
@@ -244,7 +244,7 @@ impl BrokerCtx {
     }
 
     /// The broker's host program.
-    pub async fn run(self) -> turmoil::Result {
+    pub async fn run(self) -> crate::rt::Result {
         // Answers to joins from before a restart can never be delivered.
         self.state.lock().expect("broker lock").group.pending.clear();
         let listener = TcpListener::bind(("0.0.0.0", PORT)).await?;
@@ -731,6 +731,7 @@ impl BrokerCtx {
             }
         }
         drop(rec);
+        self.rec.moment();
         g.phase = Phase::Stable;
         self.trace(format!("generation {} assigned {}", g.generation, summary.join(" ")));
     }

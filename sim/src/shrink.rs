@@ -1,4 +1,4 @@
-//! Minimising a failing run. The seed stays fixed (it drives turmoil's
+//! Minimising a failing run. The seed stays fixed (it drives the runtime's
 //! message delays and the members' clock origins); what shrinks is the
 //! scenario: first whole faults are dropped, then the remaining `[random]`
 //! schedule is simplified along its proptest value tree (with at most half

@@ -74,7 +74,8 @@ pub enum Rule {
     Expect(Bound),
     /// The simulated code panicked.
     Panicked,
-    /// The simulation itself failed (turmoil's error).
+    /// The simulation itself failed: a host's program returned an error or
+    /// panicked, or spawned a task that would outlive its host.
     SimulationError,
     /// A user's invariant (`Harness::invariant`).
     Invariant(String),

@@ -149,12 +149,19 @@ fn looking_then_sending_straddles_a_handover_and_a_term_section_does_not() {
 
 // Can these invariants fail at all? With neli weakened one way at a time
 // and the store left unfenced (so a second leader's sends land), every
-// weakening under which neli's own oracles see two leaders must be caught
-// by an invariant, and every invariant must catch something.
+// weakening under which neli's own oracles see two leaders for longer than
+// the service takes to send anything (a round, then the render) must be
+// caught by an invariant. Without the membership proof the resumed leader
+// and its successor overlap for 2-30 ms, the zombie's send went out just
+// before: none of this service's invariants can see that, nor does it harm it.
 // docs/testing-your-service.md shows this table ("Can your invariants fail?").
 #[test]
 fn the_invariants_catch_a_weakened_neli() {
-    let table = harness("leader-pause", Variant::Correct).store(StoreMode::Unfenced).seeds(0..20).ablate();
+    let table = harness("leader-pause", Variant::Correct)
+        .store(StoreMode::Unfenced)
+        .seeds(0..100)
+        .ablate()
+        .reaction(invoices::ROUND);
     println!("{table}");
     table.assert_invariants_can_fail();
 }

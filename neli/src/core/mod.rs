@@ -5,7 +5,7 @@
 //! lost partitions, records read back, membership confirmations, timeouts),
 //! then drain [`Member::poll_output`] until `None` and sleep until
 //! [`Member::poll_timeout`]. The same `Member` runs in production, inside the
-//! turmoil simulator and inside the stateright model.
+//! simulator and inside the stateright model.
 //!
 //! Leadership of a role is a lease. A member becomes *candidate* for every
 //! role whose partition (`role mod partitions`) it is assigned, writes

@@ -32,6 +32,7 @@ use crate::status::{State, Status};
 mod background;
 mod control;
 mod phases;
+pub(crate) mod spawn;
 mod term;
 
 pub use background::Background;
@@ -228,7 +229,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
         let mut handler: HandlerFn = Box::new(move |ev, ctl| handler(ev, ctl).boxed());
         let (tx, mut rx) = mpsc::unbounded_channel::<(Event, Option<oneshot::Sender<()>>)>();
         let control = self.control();
-        tokio::spawn(async move {
+        spawn::spawn(async move {
             while let Some((event, done)) = rx.recv().await {
                 handler(event, control.clone()).await;
                 if let Some(done) = done {
@@ -465,7 +466,7 @@ impl<B: Broker, C: Clock> Neli<B, C> {
             async move { clock.sleep(d).await }.boxed()
         }) as Box<dyn Fn(Duration) -> BoxFuture<'static, ()> + Send>;
         let clock = self.clock.clone();
-        let task = tokio::spawn(async move {
+        let task = spawn::spawn(async move {
             let run = async {
                 let poll = self.cfg.min_poll_interval;
                 let result = loop {

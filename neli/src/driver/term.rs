@@ -180,7 +180,7 @@ impl TermWork {
                 let inner = Arc::new(TermInner { over: CancellationToken::new(), sections: Arc::new(RwLock::new(())) });
                 self.current = Some(inner.clone());
                 let stamp = Stamp { log_epoch, token };
-                tokio::spawn((self.work)(Term { role, stamp, inner, control: control.clone() }));
+                super::spawn::spawn((self.work)(Term { role, stamp, inner, control: control.clone() }));
             }
             Event::Fenced { .. } => self.end_now(),
             Event::Revoked { .. } => {

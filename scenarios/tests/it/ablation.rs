@@ -90,7 +90,7 @@ fn an_ablated_scenario_reads_back_as_itself() {
 
 #[test]
 fn a_scenario_that_needs_the_proof_fails_without_it_and_the_run_passes() {
-    // leader-pause says `fails_without = ["membership-proof"]`; seed 9 is one
+    // leader-pause says `fails_without = ["membership-proof"]`; seed 8 is one
     // where the resumed leader's zombie heartbeat gives it a second lease
     // while its successor's Revoked handler still writes with the older token.
     let o = lab(&["explore", "leader-pause", "--start", "8", "--seeds", "2", "--ablate", "--format", "json"]);
@@ -104,7 +104,7 @@ fn a_scenario_that_needs_the_proof_fails_without_it_and_the_run_passes() {
     let failing = no_proof["failing"].as_array().unwrap();
     assert!(!failing.is_empty(), "without the proof some seed fails: {no_proof}");
     assert!(
-        failing[0]["reproduce"].as_str().unwrap().ends_with("run leader-pause --without membership-proof --seed 9"),
+        failing[0]["reproduce"].as_str().unwrap().ends_with("run leader-pause --without membership-proof --seed 8"),
         "{}",
         failing[0]["reproduce"]
     );

@@ -12,7 +12,7 @@ use crate::formats::assert_valid_junit;
 use crate::{fixture, lab, scratch, stderr, stdout};
 
 /// The base report, made once for every test of this file:
-/// tiny-pause (failover p99 3240 ms, gap p99 2360 ms, overlap 0) and
+/// tiny-pause (failover p99 3315 ms, gap p99 2564 ms, overlap 0) and
 /// tiny-random, seeds 2..=6.
 fn base() -> &'static Path {
     static BASE: OnceLock<PathBuf> = OnceLock::new();
@@ -73,7 +73,7 @@ fn identical_reports_pass() {
     let out = stdout(&o);
     assert!(out.contains("thresholds gap.p99=10%, failover.p99=10%"), "{out}");
     assert!(out.contains("tiny-pause (5 seed(s))") && out.contains("tiny-random (5 seed(s))"), "{out}");
-    assert!(out.contains("failover.p99  3240  3240  0"), "{out}");
+    assert!(out.contains("failover.p99  3315  3315  0"), "{out}");
     assert!(out.contains("verdict   PASS"), "{out}");
     assert!(!out.contains("regressed:"), "{out}");
 
@@ -104,7 +104,7 @@ fn a_figure_worse_beyond_its_threshold_fails_naming_it() {
     let o = diff(&[base_str(), &h]);
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
-    assert!(out.contains("regressed: tiny-pause failover.p99 3240ms -> 4050ms (+25.0% > 10%)"), "{out}");
+    assert!(out.contains("regressed: tiny-pause failover.p99 3315ms -> 4143ms (+25.0% > 10%)"), "{out}");
     assert!(out.contains("verdict   FAIL (1 figure(s)"), "{out}");
     assert!(!out.contains("regressed: tiny-random"), "{out}");
 
@@ -112,16 +112,16 @@ fn a_figure_worse_beyond_its_threshold_fails_naming_it() {
     assert_eq!(json.status.code(), Some(1));
     let v: Value = serde_json::from_slice(&json.stdout).expect("JSON");
     assert_eq!(v["passed"], false);
-    assert_eq!(v["regressions"], serde_json::json!(["tiny-pause failover.p99 3240ms -> 4050ms (+25.0% > 10%)"]));
+    assert_eq!(v["regressions"], serde_json::json!(["tiny-pause failover.p99 3315ms -> 4143ms (+25.0% > 10%)"]));
     let f = v["scenarios"][0]["figures"].as_array().unwrap().iter().find(|f| f["figure"] == "failover.p99").unwrap();
-    assert_eq!((&f["base"], &f["head"], &f["change"]), (&Value::from(3240), &Value::from(4050), &Value::from(810)));
+    assert_eq!((&f["base"], &f["head"], &f["change"]), (&Value::from(3315), &Value::from(4143), &Value::from(828)));
     assert_eq!(f["verdict"], "regressed");
     // With stdout going to a file, stderr still names what regressed.
     assert!(stderr(&json).contains("regressed: tiny-pause failover.p99"), "{}", stderr(&json));
 
     let xml = diff(&[base_str(), &h, "--format", "junit"]);
     assert_eq!(xml.status.code(), Some(1));
-    assert!(stdout(&xml).contains("tiny-pause failover.p99 3240ms -&gt; 4050ms"), "{}", stdout(&xml));
+    assert!(stdout(&xml).contains("tiny-pause failover.p99 3315ms -&gt; 4143ms"), "{}", stdout(&xml));
     assert_valid_junit(&stdout(&xml), "diff_worse");
 }
 
@@ -133,7 +133,7 @@ fn a_rise_within_the_threshold_passes() {
     let h = head(&dir, "head.json", |v| scale(v, 0, "failover_max_ms", |x| x * 105 / 100));
     let o = diff(&[base_str(), &h]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
-    assert!(stdout(&o).contains("failover.p99  3240  3402  +162 (+5.0%)  10%"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("failover.p99  3315  3480  +165 (+5.0%)  10%"), "{}", stdout(&o));
 
     let h = head(&dir, "head25.json", |v| scale(v, 0, "failover_max_ms", |x| x * 5 / 4));
     let o = diff(&[base_str(), &h, "--max-regress", "failover.p99=30%"]);
@@ -158,7 +158,7 @@ fn absolute_thresholds() {
     let fail = diff(&[base_str(), &h, "--max-regress", "gap.p99=200ms"]);
     assert_eq!(fail.status.code(), Some(1), "{}", stdout(&fail));
     assert!(
-        stdout(&fail).contains("regressed: tiny-pause gap.p99 2360ms -> 2660ms (+300ms > 200ms)"),
+        stdout(&fail).contains("regressed: tiny-pause gap.p99 2564ms -> 2864ms (+300ms > 200ms)"),
         "{}",
         stdout(&fail)
     );

@@ -156,6 +156,7 @@ impl Shared {
             let seq = log.next_seq();
             log.assignments.push(AssignmentObs { seq, at: global_ms(), member: self.cfg.name.clone(), change });
         }
+        self.rec.moment();
     }
 
     /// A membership proof of `generation` was rejected: noted for the
@@ -636,6 +637,7 @@ impl neli::Broker for SimBroker {
                 let mut log = self.shared.rec.lock();
                 let seq = log.next_seq();
                 log.proofs.push(ProofObs { seq, member: self.shared.cfg.name.clone(), generation, sent_local });
+                self.shared.rec.moment();
                 Ok(Membership::Confirmed)
             }
             // Incremental: a commit racing a rebalance's end names the old

@@ -9,6 +9,7 @@
 //! nothing neli can break (that is reported).
 
 use std::fmt;
+use std::time::Duration;
 
 use super::Harness;
 use crate::scenario::{Dur, Layer, Scenario, Variant};
@@ -82,6 +83,8 @@ pub struct WeakeningRow {
     pub name: String,
     /// Seeds in which neli's oracles saw two leaders (rule `overlap`).
     pub two_leaders: usize,
+    /// For each of those seeds, in seed order, its longest overlap in ms.
+    pub overlaps_ms: Vec<u64>,
     /// Seeds each invariant failed, in the order they were added.
     pub caught: Vec<usize>,
 }
@@ -95,12 +98,43 @@ pub struct Ablation {
     pub rows: Vec<WeakeningRow>,
     /// Why nothing ran, if so.
     pub error: Option<String>,
+    /// Overlaps no longer than this are left out ([`Ablation::reaction`]).
+    pub reaction: Duration,
 }
 
 impl Ablation {
-    /// Weakenings under which neli saw two leaders and no invariant failed.
+    /// For a service that does nothing within `reaction` of taking a term:
+    /// two leaders for no longer than that give it no time to act, so no
+    /// invariant of it can see them, and a weakening that gives only such
+    /// overlaps fails nothing (the table still counts them and says so).
+    ///
+    /// ```no_run
+    /// # fn harness() -> neli_sim::harness::Harness { unimplemented!() }
+    /// // The service renders for 100 ms before it sends anything.
+    /// let table = harness().ablate().reaction(std::time::Duration::from_millis(100));
+    /// table.assert_invariants_can_fail();
+    /// ```
+    pub fn reaction(mut self, reaction: Duration) -> Ablation {
+        self.reaction = reaction;
+        self
+    }
+
+    /// Weakenings under which neli saw two leaders (for longer than the
+    /// [`Ablation::reaction`] in some seed) and no invariant failed.
     pub fn uncaught(&self) -> Vec<&WeakeningRow> {
-        self.rows.iter().skip(1).filter(|r| r.two_leaders > 0 && r.caught.iter().all(|c| *c == 0)).collect()
+        self.rows.iter().skip(1).filter(|r| self.acted_in(r) && r.caught.iter().all(|c| *c == 0)).collect()
+    }
+
+    /// Weakenings that gave two leaders, each time for no longer than the
+    /// [`Ablation::reaction`], and no invariant failed.
+    pub fn too_short(&self) -> Vec<&WeakeningRow> {
+        let short = |r: &&WeakeningRow| r.two_leaders > 0 && !self.acted_in(r) && r.caught.iter().all(|c| *c == 0);
+        self.rows.iter().skip(1).filter(short).collect()
+    }
+
+    /// Some overlap of `r` was longer than the reaction.
+    fn acted_in(&self, r: &WeakeningRow) -> bool {
+        r.overlaps_ms.iter().any(|ms| u128::from(*ms) > self.reaction.as_millis())
     }
 
     /// Invariants that failed under no weakening (and not as written).
@@ -152,8 +186,20 @@ impl fmt::Display for Ablation {
         for r in self.uncaught() {
             writeln!(
                 f,
-                "NOT CAUGHT: {} gives two leaders in {} seed(s) and none of your invariants fails",
-                r.name, r.two_leaders
+                "NOT CAUGHT: {} gives two leaders in {} seed(s), for at most {} ms, and none of your invariants fails",
+                r.name,
+                r.two_leaders,
+                r.overlaps_ms.iter().max().copied().unwrap_or(0)
+            )?;
+        }
+        for r in self.too_short() {
+            writeln!(
+                f,
+                "TOO SHORT TO ACT IN: {} gives two leaders in {} seed(s), for at most {} ms, within the service's reaction of {} ms",
+                r.name,
+                r.two_leaders,
+                r.overlaps_ms.iter().max().copied().unwrap_or(0),
+                self.reaction.as_millis()
             )?;
         }
         for name in self.idle() {
@@ -171,7 +217,11 @@ impl fmt::Display for Ablation {
         writeln!(
             f,
             "verdict: {}",
-            if self.passed() { "every weakening that gives two leaders is caught" } else { "FAIL" }
+            match (self.passed(), self.reaction.as_millis()) {
+                (false, _) => "FAIL".to_owned(),
+                (true, 0) => "every weakening that gives two leaders is caught".to_owned(),
+                (true, ms) => format!("every weakening that gives two leaders for longer than {ms} ms is caught"),
+            }
         )
     }
 }
@@ -183,8 +233,14 @@ impl Harness {
     /// failed against those in which neli's oracles saw two leaders.
     pub fn ablate(&self) -> Ablation {
         let invariants: Vec<String> = self.invariants.iter().map(|(n, _)| n.clone()).collect();
-        let mut out =
-            Ablation { scenario: self.scenario.name.clone(), seeds: 0, invariants, rows: Vec::new(), error: None };
+        let mut out = Ablation {
+            scenario: self.scenario.name.clone(),
+            seeds: 0,
+            invariants,
+            rows: Vec::new(),
+            error: None,
+            reaction: Duration::ZERO,
+        };
         let plan = match super::Settings::from_env().map_err(|e| e.to_string()).and_then(|env| self.ready(&env)) {
             Ok(plan) => plan,
             Err(e) => {
@@ -197,9 +253,13 @@ impl Harness {
         runs.extend(Weakening::all_for(&plan.scenario).into_iter().map(|w| (w.to_string(), w.apply(&plan.scenario))));
         for (name, s) in runs {
             let outcomes = self.run_seeds(&s, &plan.seeds, plan.jobs, false);
-            let mut row = WeakeningRow { name, two_leaders: 0, caught: vec![0; out.invariants.len()] };
+            let mut row =
+                WeakeningRow { name, two_leaders: 0, overlaps_ms: Vec::new(), caught: vec![0; out.invariants.len()] };
             for r in outcomes.iter().flatten() {
-                row.two_leaders += usize::from(r.violations.iter().any(|v| v.rule == Rule::Overlap));
+                if r.violations.iter().any(|v| v.rule == Rule::Overlap) {
+                    row.two_leaders += 1;
+                    row.overlaps_ms.push(r.figures.overlap_max_ms);
+                }
                 for (i, inv) in out.invariants.iter().enumerate() {
                     row.caught[i] += usize::from(r.violations.iter().any(|v| v.rule == Rule::Invariant(inv.clone())));
                 }

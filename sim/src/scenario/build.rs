@@ -1,5 +1,5 @@
 //! Scenarios built or extended in code: the faults a test composes itself
-//! (as a turmoil test calls `turmoil::partition`), checked by the same
+//! (as a turmoil test calls `turmoil::partition`: a network fault where the test needs it), checked by the same
 //! rules a scenario file is ([`Scenario::parse`]) and written back as a
 //! file for a reproduction ([`Scenario::to_toml`]).
 

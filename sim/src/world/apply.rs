@@ -23,6 +23,7 @@ use super::foreign::{ForeignJob, ForeignRecords, foreign_main};
 use super::member::{MemberParams, Slot, member_main};
 use super::{MAX_LATENCY, MIN_LATENCY, PlayedFault, RunReport, TICK};
 use crate::app::{AppSetup, STORE_HOST, store_database, store_main};
+use crate::rt::Sim;
 use neli::Event;
 
 use crate::clock::ClockModel;
@@ -50,14 +51,12 @@ enum Action {
 
 type ForeignQueue = Arc<Mutex<VecDeque<ForeignJob>>>;
 
-pub(super) struct World<'a> {
-    sim: turmoil::Sim<'a>,
+pub(super) struct World {
+    sim: Sim,
     rec: Recorder,
     slots: Vec<Slot>,
     brokers: BTreeMap<String, Arc<Mutex<BrokerState>>>,
     coordinator: String,
-    /// Every member and broker host, members first.
-    hosts: Vec<String>,
     foreign: (ForeignQueue, Arc<Notify>),
     /// Shared with every broker: whose heartbeats the coordinator drops.
     heartbeats_dropped: Arc<Mutex<BTreeMap<String, u32>>>,
@@ -111,28 +110,20 @@ fn count_down(map: &mut BTreeMap<(String, String), u32>, key: &(String, String))
     }
 }
 
-impl World<'_> {
+impl World {
     /// Brokers, members (and a foreign writer if a fault needs one) of `s`,
     /// with `s`'s faults on the timeline.
-    pub fn build(s: &Scenario, seed: u64, app: Option<&AppSetup>) -> World<'static> {
+    pub fn build(s: &Scenario, seed: u64, app: Option<&AppSetup>) -> World {
         let c = &s.cluster;
-        let mut sim = turmoil::Builder::new()
-            .rng_seed(seed)
-            .tick_duration(TICK)
-            .simulation_duration(s.duration.duration() + Duration::from_secs(3600))
-            .min_message_latency(MIN_LATENCY)
-            .max_message_latency(MAX_LATENCY)
-            .build();
+        let mut sim = Sim::new(seed, MIN_LATENCY, MAX_LATENCY);
         let rec = Recorder::default();
         let heartbeats_dropped: Arc<Mutex<BTreeMap<String, u32>>> = Arc::default();
         let brokers = start_brokers(&mut sim, s, &rec, &heartbeats_dropped);
         let mut params = MemberParams::new(s);
         params.app = app.cloned();
-        let mut hosts: Vec<String> = s.member_names().into_iter().chain(s.broker_names()).collect();
         if let Some(setup) = app {
             let (mode, db, r) = (setup.store, store_database(), rec.clone());
             sim.host(STORE_HOST, move || store_main(mode, db.clone(), r.clone()));
-            hosts.push(STORE_HOST.to_owned());
         }
         let slots = start_members(&mut sim, s, seed, &params, &rec);
         let foreign = (Arc::new(Mutex::new(VecDeque::new())), Arc::new(Notify::new()));
@@ -149,7 +140,6 @@ impl World<'_> {
             slots,
             brokers,
             coordinator: c.coordinator.to_string(),
-            hosts,
             foreign,
             heartbeats_dropped,
             timeline,
@@ -170,7 +160,7 @@ impl World<'_> {
     }
 
     /// Steps the simulation to `duration` ms, running each timeline action
-    /// at its instant. Returns turmoil's error if the simulation broke.
+    /// at its instant. Returns the runtime's error if the simulation broke.
     pub fn play(&mut self, duration: u64) -> Option<Violation> {
         loop {
             let now = self.now();
@@ -182,7 +172,13 @@ impl World<'_> {
                 let (_, _, action) = self.timeline.remove(0);
                 self.act(now, action);
             }
-            if let Err(err) = self.sim.step() {
+            // Run to the next thing the world does: a timeline action or
+            // the end; while a fault waits for its trigger, to the instant
+            // of the next moment recorded (`Recorder::moment`) at the latest.
+            self.timeline.sort_by_key(|(at, ord, _)| (*at, *ord));
+            let next = self.timeline.first().map_or(duration, |(at, ..)| (*at).min(duration));
+            let stop = (!self.armed.is_empty()).then(|| self.rec.moments());
+            if let Err(err) = self.sim.run_until_or(next.max(now + 1), stop) {
                 return Some(Violation::new(Rule::SimulationError, format!("simulation error: {err}")));
             }
             if !self.armed.is_empty() {
@@ -460,7 +456,7 @@ impl World<'_> {
             }
             Fault::DropConnections { .. } => {
                 if let Some(t) = target {
-                    self.drop_connections(now + tick, t);
+                    self.sim.reset_connections(&t);
                 }
             }
             Fault::BrokerCrash { duration, lose_state, .. } => {
@@ -584,14 +580,6 @@ impl World<'_> {
         self.later(at, Action::Restart(host));
     }
 
-    /// A one-tick cut of every link of `t`: turmoil TCP has no retransmit,
-    /// so every stream that lost a segment is dead.
-    fn drop_connections(&mut self, until: u64, t: String) {
-        for h in self.hosts.clone().into_iter().filter(|h| *h != t) {
-            self.cut(until, t.clone(), h);
-        }
-    }
-
     /// A spare process starts with member slot `member`'s instance id; the
     /// coordinator replaces the old member when it joins (`server.rs`).
     fn replace_static(&mut self, now: u64, member: Option<usize>) {
@@ -661,7 +649,7 @@ impl World<'_> {
 /// The broker hosts, in the order of their names (host creation order is
 /// part of a seed's run); their states by name.
 fn start_brokers(
-    sim: &mut turmoil::Sim<'static>,
+    sim: &mut Sim,
     s: &Scenario,
     rec: &Recorder,
     heartbeats_dropped: &Arc<Mutex<BTreeMap<String, u32>>>,
@@ -696,13 +684,7 @@ fn start_brokers(
 }
 
 /// The member hosts `m0`, `m1`, … (spares last), each with its slot.
-fn start_members(
-    sim: &mut turmoil::Sim<'static>,
-    s: &Scenario,
-    seed: u64,
-    params: &MemberParams,
-    rec: &Recorder,
-) -> Vec<Slot> {
+fn start_members(sim: &mut Sim, s: &Scenario, seed: u64, params: &MemberParams, rec: &Recorder) -> Vec<Slot> {
     let mut slots = Vec::new();
     for i in 0..(s.election.members + s.election.spares) as usize {
         let mut slot = Slot::new(i, seed);

@@ -78,7 +78,7 @@ pub(super) async fn foreign_main(
     layout: (u32, u32),
     queue: Arc<Mutex<VecDeque<ForeignJob>>>,
     notify: Arc<Notify>,
-) -> turmoil::Result {
+) -> crate::rt::Result {
     let mut conn = Conn::new(&leader, Gate::default());
     let mut seq = 0u64;
     loop {

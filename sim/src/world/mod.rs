@@ -1,4 +1,5 @@
-//! One simulated run: [`World::build`] sets up the turmoil world (broker
+//! One simulated run: [`World::build`] sets up the hosts on the
+//! simulator's runtime (`crate::rt`; ARCHITECTURE.md, "The simulator's runtime": broker
 //! hosts, member hosts running the real `neli::Neli` driver, an optional
 //! foreign writer), [`World::play`] runs the fault timeline between
 //! simulation steps (`apply.rs` holds what each fault kind does), and
@@ -16,9 +17,17 @@ use crate::scenario::{FaultKind, Scenario, schedule};
 use crate::verdict::{Rule, Violation};
 use apply::World;
 
-/// The simulation tick: 10 ms keeps turmoil near 400x real time (docs/background.md, Measured facts).
+/// The version of the simulator's timing model: the same scenario and seed
+/// give another run under another model. 2: events happen at the
+/// millisecond they are due (ARCHITECTURE.md, "The simulator's runtime");
+/// 1 was turmoil's 10 ms ticks.
+pub const TIMING_MODEL: u32 = 2;
+
+/// How often the simulator's own polling loops look (the coordinator's
+/// group check, a member's control requests, the spare's start), and the
+/// wait after an election ends before its status is judged.
 pub const TICK: Duration = Duration::from_millis(10);
-/// Default link latency range: spread over a few ticks so seeds explore
+/// Default link delay range: seeds draw different delays, so they explore
 /// different message orders.
 pub const MIN_LATENCY: Duration = Duration::from_millis(1);
 pub const MAX_LATENCY: Duration = Duration::from_millis(25);

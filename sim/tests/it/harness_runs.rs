@@ -279,6 +279,16 @@ fn the_ablation_says_which_invariants_can_fail() {
         !alone.passed() && alone.to_string().contains("NOT CAUGHT: lease from receipt, no proof gives two leaders"),
         "{alone}"
     );
+    // A service that cannot act within the longest overlap cannot see it:
+    // with a reaction that long, the uncaught weakening fails nothing, and
+    // the table says why; a reaction one millisecond shorter fails again.
+    let longest = alone.rows.iter().flat_map(|r| r.overlaps_ms.iter().copied()).max().expect("two leaders somewhere");
+    let slow = alone.clone().reaction(std::time::Duration::from_millis(longest));
+    assert!(slow.passed() && slow.uncaught().is_empty(), "{slow}");
+    assert!(slow.to_string().contains("TOO SHORT TO ACT IN: lease from receipt, no proof gives two leaders"), "{slow}");
+    assert!(slow.to_string().contains(&format!("for longer than {longest} ms is caught")), "{slow}");
+    let quicker = alone.reaction(std::time::Duration::from_millis(longest - 1));
+    assert!(!quicker.passed(), "{quicker}");
 }
 
 /// The JUnit file validates against the schema neli-lab's reports keep

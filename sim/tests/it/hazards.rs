@@ -91,11 +91,13 @@ fn a_leader_cut_off_from_the_coordinator_is_replaced_without_overlap() {
 // Hazard 3 broken. Proves the membership proof bounds an isolated leader's
 // lease: without it, a leader cut off from the coordinator whose poll loop
 // stalls just before its client reports the loss keeps a lease, counted from
-// its last own heartbeat, past its eviction.
+// its last own heartbeat, past its eviction. It overlaps where the
+// survivors' next group heartbeats come soon after the eviction, so that the
+// rebalance hands the role on within T: 7 of seeds 0..99, the first 27.
 #[test]
 fn without_the_proof_an_isolated_stalled_leader_overlaps() {
     let s = scenario(include_str!("scenarios/broken-isolated-stalled-without-proof.toml"));
-    assert_flagged(&s, 1..6, &[Rule::Overlap]);
+    assert_flagged(&s, 1..100, &[Rule::Overlap]);
 }
 
 // Hazard 3, the same story with the proof on. Proves the lease ends T after

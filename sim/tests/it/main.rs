@@ -15,6 +15,7 @@ mod packaged;
 mod profiles;
 mod protocols;
 mod rules;
+mod runtime;
 mod scenario_files;
 mod snapshots;
 mod swarm;

@@ -122,12 +122,18 @@ fn a_crate_outside_the_workspace_tests_its_own_service() {
         ("no_recheck_sends_without_a_lease", "invariant no invoice sent without a lease: "),
         ("unfenced_sends_an_invoice_twice", "invariant no invoice sent twice: "),
     ] {
-        // Its report names the invariant and says how to rerun the seed.
-        let repro = out
-            .lines()
-            .map(str::trim)
-            .find(|l| l.starts_with("reproduce: NELI_SIM_SEED=") && l.contains(test))
-            .unwrap_or_else(|| panic!("no reproduction line for {test}:\n{out}"));
+        // Its report names the invariant and says how to rerun the seed:
+        // the first seed that fails it.
+        let lines: Vec<&str> = out.lines().map(str::trim).collect();
+        let repro = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.starts_with("reproduce: NELI_SIM_SEED=") && l.contains(test))
+            .find(|(i, _)| {
+                lines[..*i].iter().rev().take_while(|l| !l.starts_with("seed ")).any(|l| l.starts_with(invariant))
+            })
+            .map(|(_, l)| *l)
+            .unwrap_or_else(|| panic!("no reproduction line for {test} naming {invariant:?}:\n{out}"));
         assert!(out.lines().any(|l| l.trim_start().starts_with(invariant)), "{invariant} named:\n{out}");
         let seed = repro.trim_start_matches("reproduce: NELI_SIM_SEED=").split(' ').next().expect("a seed");
         assert_eq!(repro, format!("reproduce: NELI_SIM_SEED={seed} cargo test {test} -- --exact"));

@@ -236,7 +236,7 @@ impl MemberParams {
 }
 
 /// One incarnation of a member host, from start to crash or close.
-pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> turmoil::Result {
+pub(super) async fn member_main(slot: Slot, p: MemberParams, rec: Recorder) -> crate::rt::Result {
     if slot.spare && slot.incarnations.load(Ordering::SeqCst) == 0 {
         // A spare starts when a `static-replace` gives it an instance id.
         while slot.instance().is_none() {
@@ -523,6 +523,7 @@ fn record_status(
             log.trace.push((at, name.clone(), text));
             let log_epoch = log.log_epoch;
             log.events.push(EventObs { at, member: name.clone(), event, log_epoch });
+            rec.moment();
         }
     });
 }
