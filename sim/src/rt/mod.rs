@@ -16,7 +16,7 @@ pub mod net;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -49,7 +49,7 @@ pub fn elapsed() -> Option<Duration> {
 /// Runs `f` on the current run's network; `None` outside a run.
 pub(crate) fn with_net<T>(f: impl FnOnce(&mut Net) -> T) -> Option<T> {
     let net = CURRENT.with(|c| c.borrow().clone())?;
-    let mut net = net.lock().expect("net lock");
+    let mut net = net.lock().unwrap_or_else(PoisonError::into_inner);
     Some(f(&mut net))
 }
 
@@ -70,10 +70,17 @@ impl<F: Future> Future for OnHost<F> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let host = self.host;
-        let previous = HOST.with(|h| h.replace(Some(host)));
-        let out = self.inner.as_mut().poll(cx);
-        HOST.with(|h| h.set(previous));
-        out
+        let _previous = Restore(HOST.with(|h| h.replace(Some(host))));
+        self.inner.as_mut().poll(cx)
+    }
+}
+
+/// Puts the current host back when a poll ends, a panicking one too.
+struct Restore(Option<HostId>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        HOST.with(|h| h.set(self.0));
     }
 }
 
@@ -125,7 +132,7 @@ impl Sim {
         F: Fn() -> Fut + 'static,
         Fut: Future<Output = Result> + 'static,
     {
-        self.net.lock().expect("net lock").add_host(name);
+        self.net.lock().unwrap_or_else(PoisonError::into_inner).add_host(name);
         self.hosts.push(HostEntry {
             name: name.to_owned(),
             software: Box::new(move || Box::pin(software())),
@@ -139,7 +146,7 @@ impl Sim {
     }
 
     fn start(&mut self, i: usize) {
-        let id = self.net.lock().expect("net lock").up(&self.hosts[i].name);
+        let id = self.net.lock().unwrap_or_else(PoisonError::into_inner).up(&self.hosts[i].name);
         let program = (self.hosts[i].software)();
         let run = async move {
             #[allow(unused_mut)]
@@ -160,7 +167,7 @@ impl Sim {
         if let Some(task) = self.hosts[i].task.take() {
             task.abort();
         }
-        self.net.lock().expect("net lock").down(name);
+        self.net.lock().unwrap_or_else(PoisonError::into_inner).down(name);
     }
 
     /// Restarts host `name`'s program from the start.
@@ -172,37 +179,37 @@ impl Sim {
 
     /// Breaks every connection of host `name` (both ends read a reset).
     pub fn reset_connections(&self, name: &str) {
-        self.net.lock().expect("net lock").reset(name);
+        self.net.lock().unwrap_or_else(PoisonError::into_inner).reset(name);
     }
 
     /// Cuts the link a–b both ways: what is sent on it is lost.
     pub fn partition(&self, a: &str, b: &str) {
-        self.net.lock().expect("net lock").set_cut(a, b, true, true);
+        self.net.lock().unwrap_or_else(PoisonError::into_inner).set_cut(a, b, true, true);
     }
 
     /// Cuts the link from `a` to `b` only.
     pub fn partition_oneway(&self, a: &str, b: &str) {
-        self.net.lock().expect("net lock").set_cut(a, b, true, false);
+        self.net.lock().unwrap_or_else(PoisonError::into_inner).set_cut(a, b, true, false);
     }
 
     /// Heals the link a–b both ways.
     pub fn repair(&self, a: &str, b: &str) {
-        self.net.lock().expect("net lock").set_cut(a, b, false, true);
+        self.net.lock().unwrap_or_else(PoisonError::into_inner).set_cut(a, b, false, true);
     }
 
     /// Heals the link from `a` to `b` only.
     pub fn repair_oneway(&self, a: &str, b: &str) {
-        self.net.lock().expect("net lock").set_cut(a, b, false, false);
+        self.net.lock().unwrap_or_else(PoisonError::into_inner).set_cut(a, b, false, false);
     }
 
     /// Sets the least delay of the link a–b (both ways).
     pub fn set_link_latency(&self, a: &str, b: &str, min: Duration) {
-        self.net.lock().expect("net lock").set_latency(a, b, Some(min), None);
+        self.net.lock().unwrap_or_else(PoisonError::into_inner).set_latency(a, b, Some(min), None);
     }
 
     /// Sets the greatest delay of the link a–b (both ways).
     pub fn set_link_max_message_latency(&self, a: &str, b: &str, max: Duration) {
-        self.net.lock().expect("net lock").set_latency(a, b, None, Some(max));
+        self.net.lock().unwrap_or_else(PoisonError::into_inner).set_latency(a, b, None, Some(max));
     }
 
     /// Runs every host until simulated time `until_ms` (since the run
@@ -219,7 +226,7 @@ impl Sim {
     pub fn run_until_or(&mut self, until_ms: u64, stop: Option<Arc<Notify>>) -> std::result::Result<(), String> {
         if until_ms > self.now_ms {
             let (deadline, start) = {
-                let net = self.net.lock().expect("net lock");
+                let net = self.net.lock().unwrap_or_else(PoisonError::into_inner);
                 (net.instant(until_ms), net.instant(0))
             };
             let previous = CURRENT.with(|c| c.borrow_mut().replace(self.net.clone()));
@@ -281,6 +288,6 @@ impl Drop for Sim {
     fn drop(&mut self) {
         // Tasks dropped with the run close their connections; nothing is
         // sent any more.
-        self.net.lock().expect("net lock").close();
+        self.net.lock().unwrap_or_else(PoisonError::into_inner).close();
     }
 }

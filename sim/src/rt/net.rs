@@ -7,13 +7,14 @@
 //!   segment from the run's seeded generator) and delivered in order;
 //! - a segment sent on a cut link is lost, and the stream never delivers
 //!   anything after it (no retransmission): the caller's timeout ends it;
-//! - a stream dropped by its program (or by a crash) sends its end of
-//!   stream; a write to a closed end is answered with a reset one round
-//!   trip later;
+//! - a stream dropped by its program (or by a crash), or shut down, sends
+//!   its end of stream; a write to a closed end is answered with a reset
+//!   one round trip later; a reset stream fails every later read and write;
 //! - a connection to a host that is down or does not listen is refused
-//!   one round trip later; a connection attempt over a cut link tries
-//!   again as TCP does, 1 s later, then 2 s, 4 s, ... after that, until the
-//!   link carries it or the caller gives up;
+//!   one round trip later; a connection attempt whose SYN or answer is
+//!   lost on a cut link tries again as TCP does, 1 s later, then 2 s, 4 s,
+//!   ..., until the link carries both or the caller gives up (no
+//!   half-open connection reaches the listener meanwhile);
 //! - [`Net::reset`] breaks every connection of a host at once: both ends
 //!   read a reset next, whatever was in flight.
 
@@ -21,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::future::poll_fn;
 use std::io;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -110,7 +111,7 @@ impl Net {
         let id = self.id(name);
         self.connections.retain(|c| c.strong_count() > 0);
         for c in self.connections.iter().filter_map(Weak::upgrade) {
-            let mut c = c.lock().expect("connection lock");
+            let mut c = c.lock().unwrap_or_else(PoisonError::into_inner);
             if !c.hosts.contains(&id) || !(c.open[0] || c.open[1]) {
                 continue;
             }
@@ -186,7 +187,8 @@ impl Net {
         let max = own.1.unwrap_or(self.default.max).max(min);
         // A uniform draw in (0, 1]: 53 random bits.
         let u = ((self.next() >> 11) + 1) as f64 / (1u64 << 53) as f64;
-        let share = -u.ln() / 5.0;
+        // libm's own logarithm, not the platform's: the same draw everywhere.
+        let share = -libm::log(u) / 5.0;
         let extra = ((max - min) as f64 * share) as u64;
         (min + extra).min(max)
     }
@@ -216,6 +218,8 @@ struct Connection {
     hosts: [HostId; 2],
     open: [bool; 2],
     reset_sent: [bool; 2],
+    /// Side `s` sent its end of stream (shut down or dropped).
+    fin_sent: [bool; 2],
 }
 
 impl Connection {
@@ -268,6 +272,8 @@ pub struct TcpStream {
     partial: Vec<u8>,
     pos: usize,
     eof: bool,
+    /// A reset was read: every later read and write fails.
+    reset: bool,
     /// Waits for the next segment's arrival.
     sleep: Option<(u64, Pin<Box<Sleep>>)>,
 }
@@ -286,72 +292,92 @@ impl TcpStream {
             .and_then(|(h, p)| Some((h, p.parse::<u16>().ok()?)))
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("not host:port: {addr}")))?;
         let (dst, start) = {
-            let n = net.lock().expect("net lock");
+            let n = net.lock().unwrap_or_else(PoisonError::into_inner);
             let dst = n
                 .lookup(host)
                 .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("no host named {host}")))?;
             (dst, n.start)
         };
-        // The SYN, sent again after 1 s, 2 s, 4 s, ... while the link is cut.
+        // The SYN, sent again after 1 s, 2 s, 4 s, ... while it or its
+        // answer is lost on a cut link.
         let mut retry = Duration::from_secs(1);
         loop {
             let (there, lost) = {
-                let mut n = net.lock().expect("net lock");
+                let mut n = net.lock().unwrap_or_else(PoisonError::into_inner);
                 (n.delay(src, dst), n.is_cut(src, dst))
             };
             if !lost {
                 tokio::time::sleep(Duration::from_millis(there)).await;
-                break;
+                if let Some(answer) = TcpStream::answer(&net, (src, dst), port, start) {
+                    let (back, stream) = answer;
+                    tokio::time::sleep(Duration::from_millis(back)).await;
+                    return stream.ok_or_else(|| {
+                        io::Error::new(io::ErrorKind::ConnectionRefused, format!("{addr} refused the connection"))
+                    });
+                }
             }
             tokio::time::sleep(retry).await;
             retry *= 2;
         }
-        let (listener, back, lost_back) = {
-            let mut n = net.lock().expect("net lock");
-            let l = if n.up[dst] { n.listeners.get(&(dst, port)).cloned() } else { None };
-            (l, n.delay(dst, src), n.is_cut(dst, src))
-        };
-        let stream = match listener {
-            None => None,
-            Some(l) => {
-                let conn = Arc::new(Mutex::new(Connection {
-                    pipes: [Pipe::default(), Pipe::default()],
-                    hosts: [src, dst],
-                    open: [true, true],
-                    reset_sent: [false, false],
-                }));
-                let mut n = net.lock().expect("net lock");
-                if n.connections.len().is_power_of_two() {
-                    n.connections.retain(|c| c.strong_count() > 0);
-                }
-                n.connections.push(Arc::downgrade(&conn));
-                drop(n);
-                let accepted = TcpStream::new(net.clone(), conn.clone(), 1, start);
-                let mut l = l.lock().expect("listener lock");
-                l.queue.push_back((accepted, src));
-                if let Some(w) = l.acceptor.take() {
-                    w.wake();
-                }
-                Some(TcpStream::new(net.clone(), conn, 0, start))
-            }
-        };
-        tokio::time::sleep(Duration::from_millis(back)).await;
-        if lost_back {
-            std::future::pending::<()>().await;
+    }
+
+    /// What `dst` answers a SYN from `src` that reached it now: the delay of
+    /// the answer and a stream (the other end queued to the listener), or
+    /// `None` for a refusal; `None` at all if the answer is lost.
+    fn answer(
+        net: &Arc<Mutex<Net>>,
+        (src, dst): (HostId, HostId),
+        port: u16,
+        start: Instant,
+    ) -> Option<(u64, Option<TcpStream>)> {
+        let mut n = net.lock().unwrap_or_else(PoisonError::into_inner);
+        if n.is_cut(dst, src) {
+            return None;
         }
-        stream.ok_or_else(|| io::Error::new(io::ErrorKind::ConnectionRefused, format!("{addr} refused the connection")))
+        let back = n.delay(dst, src);
+        let listener = if n.up[dst] { n.listeners.get(&(dst, port)).cloned() } else { None };
+        let Some(listener) = listener else { return Some((back, None)) };
+        let conn = Arc::new(Mutex::new(Connection {
+            pipes: [Pipe::default(), Pipe::default()],
+            hosts: [src, dst],
+            open: [true, true],
+            reset_sent: [false, false],
+            fin_sent: [false, false],
+        }));
+        if n.connections.len().is_power_of_two() {
+            n.connections.retain(|c| c.strong_count() > 0);
+        }
+        n.connections.push(Arc::downgrade(&conn));
+        drop(n);
+        let accepted = TcpStream::new(net.clone(), conn.clone(), 1, start);
+        let mut l = listener.lock().unwrap_or_else(PoisonError::into_inner);
+        l.queue.push_back((accepted, src));
+        if let Some(w) = l.acceptor.take() {
+            w.wake();
+        }
+        Some((back, Some(TcpStream::new(net.clone(), conn, 0, start))))
     }
 
     fn new(net: Arc<Mutex<Net>>, conn: Arc<Mutex<Connection>>, side: usize, start: Instant) -> TcpStream {
-        TcpStream { net, conn, side, start, partial: Vec::new(), pos: 0, eof: false, sleep: None }
+        TcpStream { net, conn, side, start, partial: Vec::new(), pos: 0, eof: false, reset: false, sleep: None }
+    }
+
+    /// Sends the end of stream, once.
+    fn finish(&self) {
+        let mut net = self.net.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        if !net.closed && !conn.fin_sent[self.side] {
+            conn.fin_sent[self.side] = true;
+            conn.send(&mut net, self.side, Segment::Fin);
+        }
     }
 
     fn send(&self, segment: Segment) {
-        let mut net = self.net.lock().expect("net lock");
+        let mut net = self.net.lock().unwrap_or_else(PoisonError::into_inner);
         if net.closed {
             return;
         }
-        self.conn.lock().expect("connection lock").send(&mut net, self.side, segment);
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner).send(&mut net, self.side, segment);
     }
 }
 
@@ -365,12 +391,15 @@ impl AsyncRead for TcpStream {
                 self.pos += n;
                 return Poll::Ready(Ok(()));
             }
+            if self.reset {
+                return Poll::Ready(Err(io::ErrorKind::ConnectionReset.into()));
+            }
             if self.eof {
                 return Poll::Ready(Ok(()));
             }
             let now = ms(Instant::now().saturating_duration_since(self.start));
             let next = {
-                let mut conn = self.conn.lock().expect("connection lock");
+                let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
                 let pipe = &mut conn.pipes[1 - self.side];
                 match pipe.queue.front() {
                     Some((at, _)) if *at <= now => Ok(pipe.queue.pop_front().expect("front above").1),
@@ -387,7 +416,7 @@ impl AsyncRead for TcpStream {
             match next {
                 Ok(Segment::Data(bytes)) => (self.partial, self.pos) = (bytes, 0),
                 Ok(Segment::Fin) => self.eof = true,
-                Ok(Segment::Rst) => return Poll::Ready(Err(io::ErrorKind::ConnectionReset.into())),
+                Ok(Segment::Rst) => self.reset = true,
                 Err(None) => return Poll::Pending,
                 Err(Some(at)) => {
                     let start = self.start;
@@ -408,6 +437,9 @@ impl AsyncRead for TcpStream {
 
 impl AsyncWrite for TcpStream {
     fn poll_write(self: Pin<&mut Self>, _: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        if self.reset {
+            return Poll::Ready(Err(io::ErrorKind::ConnectionReset.into()));
+        }
         self.send(Segment::Data(buf.to_vec()));
         Poll::Ready(Ok(buf.len()))
     }
@@ -417,21 +449,15 @@ impl AsyncWrite for TcpStream {
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.finish();
         Poll::Ready(Ok(()))
     }
 }
 
 impl Drop for TcpStream {
     fn drop(&mut self) {
-        let mut net = self.net.lock().expect("net lock");
-        let mut conn = self.conn.lock().expect("connection lock");
-        if !conn.open[self.side] {
-            return;
-        }
-        if !net.closed {
-            conn.send(&mut net, self.side, Segment::Fin);
-        }
-        conn.open[self.side] = false;
+        self.finish();
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner).open[self.side] = false;
     }
 }
 
@@ -456,14 +482,14 @@ impl TcpListener {
         let net = super::CURRENT.with(|c| c.borrow().clone()).ok_or_else(outside_a_host)?;
         let host = super::current_host().ok_or_else(outside_a_host)?;
         let listen = Arc::new(Mutex::new(Listen::default()));
-        net.lock().expect("net lock").listeners.insert((host, port), listen.clone());
+        net.lock().unwrap_or_else(PoisonError::into_inner).listeners.insert((host, port), listen.clone());
         Ok(TcpListener { net, key: (host, port), listen })
     }
 
     /// The next connection, and the name of the host it came from.
     pub async fn accept(&self) -> io::Result<(TcpStream, String)> {
         let (stream, from) = poll_fn(|cx| {
-            let mut l = self.listen.lock().expect("listener lock");
+            let mut l = self.listen.lock().unwrap_or_else(PoisonError::into_inner);
             match l.queue.pop_front() {
                 Some(next) => Poll::Ready(next),
                 None => {
@@ -473,14 +499,14 @@ impl TcpListener {
             }
         })
         .await;
-        let name = self.net.lock().expect("net lock").names[from].clone();
+        let name = self.net.lock().unwrap_or_else(PoisonError::into_inner).names[from].clone();
         Ok((stream, name))
     }
 }
 
 impl Drop for TcpListener {
     fn drop(&mut self) {
-        let mut net = self.net.lock().expect("net lock");
+        let mut net = self.net.lock().unwrap_or_else(PoisonError::into_inner);
         if net.listeners.get(&self.key).is_some_and(|l| Arc::ptr_eq(l, &self.listen)) {
             net.listeners.remove(&self.key);
         }

@@ -169,6 +169,10 @@ fn a_reset_reaches_both_ends_at_once() {
             let mut buf = [0u8; 4];
             let err = s.read_exact(&mut buf).await.expect_err("reset");
             note(&l, format!("cli: {:?}", err.kind()));
+            // A reset stream stays reset, for reads and writes.
+            let again = s.read_exact(&mut buf).await.expect_err("still reset").kind();
+            let write = s.write_all(&[1; 4]).await.expect_err("reset too").kind();
+            note(&l, format!("cli then: {again:?} {write:?}"));
             let mut again = TcpStream::connect("srv:9").await?;
             again.write_all(&[9; 4]).await?;
             again.read_exact(&mut buf).await?;
@@ -181,6 +185,7 @@ fn a_reset_reaches_both_ends_at_once() {
     sim.run_until(1_000).unwrap();
     let log = log.lock().unwrap().clone();
     assert!(log.contains(&"100 cli: ConnectionReset".to_owned()), "{log:?}");
+    assert!(log.contains(&"100 cli then: ConnectionReset ConnectionReset".to_owned()), "{log:?}");
     assert!(log.contains(&"100 srv: ConnectionReset".to_owned()), "{log:?}");
     assert!(log.iter().any(|l| l.ends_with("cli got [9, 9, 9, 9] again")), "{log:?}");
 }
@@ -271,4 +276,28 @@ fn a_host_error_or_panic_is_reported_with_its_host() {
     sim.host("worse", || async { panic!("lost the plot") });
     let err = sim.run_until(10).expect_err("a panic");
     assert_eq!(err, "host worse panicked: lost the plot");
+}
+
+// A SYN whose answer is lost on a cut way back is sent again, as TCP does,
+// and no half-open connection reaches the listener meanwhile; a shutdown
+// sends the end of stream.
+#[test]
+fn a_lost_answer_to_a_connection_is_retried_and_a_shutdown_ends_the_stream() {
+    let (mut sim, log) = echo_and_client(7, 5, |l| async move {
+        let mut s = TcpStream::connect("srv:9").await?;
+        note(&l, "cli connected");
+        s.shutdown().await?;
+        let mut rest = Vec::new();
+        s.read_to_end(&mut rest).await?;
+        note(&l, format!("cli read to the end: {} bytes", rest.len()));
+        Ok(())
+    });
+    sim.partition_oneway("srv", "cli");
+    sim.run_until(500).unwrap();
+    assert!(log.lock().unwrap().is_empty(), "nothing while the answers are lost: {:?}", log.lock().unwrap());
+    sim.repair_oneway("srv", "cli");
+    sim.run_until(5_000).unwrap();
+    let log = log.lock().unwrap().clone();
+    // Sent at 0 (answer lost at 5), again at 1,005 (through at 1,010, back at 1,015).
+    assert_eq!(log, ["1015 cli connected", "1020 srv: UnexpectedEof", "1025 cli read to the end: 0 bytes"]);
 }
