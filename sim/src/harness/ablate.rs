@@ -109,10 +109,16 @@ impl Ablation {
     /// overlaps fails nothing (the table still counts them and says so).
     ///
     /// ```no_run
-    /// # fn harness() -> neli_sim::harness::Harness { unimplemented!() }
-    /// // The service renders for 100 ms before it sends anything.
-    /// let table = harness().ablate().reaction(std::time::Duration::from_millis(100));
-    /// table.assert_invariants_can_fail();
+    /// use std::time::Duration;
+    /// use neli_sim::harness::Harness;
+    ///
+    /// // `harness` runs the team's service with its invariants; the service
+    /// // renders for 100 ms before it sends anything.
+    /// fn invariants_can_fail(harness: &Harness) {
+    ///     let table = harness.ablate().reaction(Duration::from_millis(100));
+    ///     println!("{table}");
+    ///     table.assert_invariants_can_fail();
+    /// }
     /// ```
     pub fn reaction(mut self, reaction: Duration) -> Ablation {
         self.reaction = reaction;
