@@ -14,6 +14,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use crate::rt::net::TcpListener;
+use crate::rt::panic_text;
 use serde::{Deserialize, Serialize};
 
 use crate::client::SimBroker;
@@ -217,15 +218,6 @@ impl<F: Future + ?Sized> Future for CatchUnwind<F> {
             Err(payload) => Poll::Ready(Err(panic_text(&*payload))),
         }
     }
-}
-
-/// A panic's message, as far as it is text.
-pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a non-text panic".to_owned())
 }
 
 #[cfg(test)]

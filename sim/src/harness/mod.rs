@@ -363,7 +363,7 @@ impl Harness {
             let failed = match judged {
                 Ok(Ok(())) => continue,
                 Ok(Err(what)) => format!("invariant {name}: {what}"),
-                Err(payload) => format!("invariant {name} panicked: {}", crate::app::panic_text(&*payload)),
+                Err(payload) => format!("invariant {name} panicked: {}", crate::rt::panic_text(&*payload)),
             };
             report.violations.push(Violation::new(Rule::Invariant(name.clone()), failed));
         }

@@ -16,7 +16,7 @@ pub mod net;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -43,14 +43,28 @@ thread_local! {
 
 /// Simulated time since the run began, inside a host; `None` outside a run.
 pub fn elapsed() -> Option<Duration> {
-    with_net(|net| net.elapsed())
+    current_net().map(|net| lock(&net).elapsed())
 }
 
-/// Runs `f` on the current run's network; `None` outside a run.
-pub(crate) fn with_net<T>(f: impl FnOnce(&mut Net) -> T) -> Option<T> {
-    let net = CURRENT.with(|c| c.borrow().clone())?;
-    let mut net = net.lock().unwrap_or_else(PoisonError::into_inner);
-    Some(f(&mut net))
+/// The network of the run being stepped on this thread, if any.
+fn current_net() -> Option<Arc<Mutex<Net>>> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+/// `m`'s guard, whether or not a panic poisoned it: a panic inside a run
+/// ends that run with a violation, and the run's teardown still takes the
+/// locks (`neli_sim::run_scenario`).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A panic's message, as far as it is text.
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-text panic".to_owned())
 }
 
 /// The host whose code is running, if any.
@@ -132,7 +146,7 @@ impl Sim {
         F: Fn() -> Fut + 'static,
         Fut: Future<Output = Result> + 'static,
     {
-        self.net.lock().unwrap_or_else(PoisonError::into_inner).add_host(name);
+        lock(&self.net).add_host(name);
         self.hosts.push(HostEntry {
             name: name.to_owned(),
             software: Box::new(move || Box::pin(software())),
@@ -146,7 +160,7 @@ impl Sim {
     }
 
     fn start(&mut self, i: usize) {
-        let id = self.net.lock().unwrap_or_else(PoisonError::into_inner).up(&self.hosts[i].name);
+        let id = lock(&self.net).up(&self.hosts[i].name);
         let program = (self.hosts[i].software)();
         let run = async move {
             #[allow(unused_mut)]
@@ -167,7 +181,7 @@ impl Sim {
         if let Some(task) = self.hosts[i].task.take() {
             task.abort();
         }
-        self.net.lock().unwrap_or_else(PoisonError::into_inner).down(name);
+        lock(&self.net).down(name);
     }
 
     /// Restarts host `name`'s program from the start.
@@ -179,37 +193,37 @@ impl Sim {
 
     /// Breaks every connection of host `name` (both ends read a reset).
     pub fn reset_connections(&self, name: &str) {
-        self.net.lock().unwrap_or_else(PoisonError::into_inner).reset(name);
+        lock(&self.net).reset(name);
     }
 
     /// Cuts the link a–b both ways: what is sent on it is lost.
     pub fn partition(&self, a: &str, b: &str) {
-        self.net.lock().unwrap_or_else(PoisonError::into_inner).set_cut(a, b, true, true);
+        lock(&self.net).set_cut(a, b, true, true);
     }
 
     /// Cuts the link from `a` to `b` only.
     pub fn partition_oneway(&self, a: &str, b: &str) {
-        self.net.lock().unwrap_or_else(PoisonError::into_inner).set_cut(a, b, true, false);
+        lock(&self.net).set_cut(a, b, true, false);
     }
 
     /// Heals the link a–b both ways.
     pub fn repair(&self, a: &str, b: &str) {
-        self.net.lock().unwrap_or_else(PoisonError::into_inner).set_cut(a, b, false, true);
+        lock(&self.net).set_cut(a, b, false, true);
     }
 
     /// Heals the link from `a` to `b` only.
     pub fn repair_oneway(&self, a: &str, b: &str) {
-        self.net.lock().unwrap_or_else(PoisonError::into_inner).set_cut(a, b, false, false);
+        lock(&self.net).set_cut(a, b, false, false);
     }
 
     /// Sets the least delay of the link a–b (both ways).
     pub fn set_link_latency(&self, a: &str, b: &str, min: Duration) {
-        self.net.lock().unwrap_or_else(PoisonError::into_inner).set_latency(a, b, Some(min), None);
+        lock(&self.net).set_latency(a, b, Some(min), None);
     }
 
     /// Sets the greatest delay of the link a–b (both ways).
     pub fn set_link_max_message_latency(&self, a: &str, b: &str, max: Duration) {
-        self.net.lock().unwrap_or_else(PoisonError::into_inner).set_latency(a, b, None, Some(max));
+        lock(&self.net).set_latency(a, b, None, Some(max));
     }
 
     /// Runs every host until simulated time `until_ms` (since the run
@@ -226,7 +240,7 @@ impl Sim {
     pub fn run_until_or(&mut self, until_ms: u64, stop: Option<Arc<Notify>>) -> std::result::Result<(), String> {
         if until_ms > self.now_ms {
             let (deadline, start) = {
-                let net = self.net.lock().unwrap_or_else(PoisonError::into_inner);
+                let net = lock(&self.net);
                 (net.instant(until_ms), net.instant(0))
             };
             let previous = CURRENT.with(|c| c.borrow_mut().replace(self.net.clone()));
@@ -269,13 +283,7 @@ impl Sim {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => return Err(format!("host {}: {e}", h.name)),
                 Err(e) if e.is_panic() => {
-                    let payload = e.into_panic();
-                    let text = payload
-                        .downcast_ref::<&str>()
-                        .map(|s| (*s).to_owned())
-                        .or_else(|| payload.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "a panic without a message".to_owned());
-                    return Err(format!("host {} panicked: {text}", h.name));
+                    return Err(format!("host {} panicked: {}", h.name, panic_text(&*e.into_panic())));
                 }
                 Err(_) => {}
             }
@@ -288,6 +296,6 @@ impl Drop for Sim {
     fn drop(&mut self) {
         // Tasks dropped with the run close their connections; nothing is
         // sent any more.
-        self.net.lock().unwrap_or_else(PoisonError::into_inner).close();
+        lock(&self.net).close();
     }
 }

@@ -22,12 +22,14 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::future::poll_fn;
 use std::io;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
+
+use super::lock;
 
 /// A host's index in the order hosts were added.
 pub type HostId = usize;
@@ -111,17 +113,16 @@ impl Net {
         let id = self.id(name);
         self.connections.retain(|c| c.strong_count() > 0);
         for c in self.connections.iter().filter_map(Weak::upgrade) {
-            let mut c = c.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut c = lock(&c);
             if !c.hosts.contains(&id) || !(c.open[0] || c.open[1]) {
                 continue;
             }
             for pipe in &mut c.pipes {
+                // What was in flight is gone; the reset is there at once.
                 pipe.queue.clear();
-                pipe.queue.push_back((0, Segment::Rst));
+                pipe.last_at = 0;
+                pipe.push(0, Segment::Rst);
                 pipe.lost = true;
-                if let Some(w) = pipe.reader.take() {
-                    w.wake();
-                }
             }
         }
     }
@@ -211,6 +212,18 @@ struct Pipe {
     reader: Option<Waker>,
 }
 
+impl Pipe {
+    /// Queues `segment` to arrive at `at`, or behind the last one queued
+    /// (in order), and wakes the reader.
+    fn push(&mut self, at: u64, segment: Segment) {
+        self.last_at = at.max(self.last_at);
+        self.queue.push_back((self.last_at, segment));
+        if let Some(w) = self.reader.take() {
+            w.wake();
+        }
+    }
+}
+
 /// Both directions of a connection: side 0 connected, side 1 accepted;
 /// `pipes[s]` carries what side `s` sends.
 struct Connection {
@@ -235,13 +248,7 @@ impl Connection {
                 && !net.is_cut(dst, src)
             {
                 self.reset_sent[s] = true;
-                let back = &mut self.pipes[1 - s];
-                let at = (now + net.delay(src, dst) + net.delay(dst, src)).max(back.last_at);
-                back.last_at = at;
-                back.queue.push_back((at, Segment::Rst));
-                if let Some(w) = back.reader.take() {
-                    w.wake();
-                }
+                self.pipes[1 - s].push(now + net.delay(src, dst) + net.delay(dst, src), Segment::Rst);
             }
             return;
         }
@@ -253,12 +260,7 @@ impl Connection {
             pipe.lost = true;
             return;
         }
-        let at = (now + net.delay(src, dst)).max(pipe.last_at);
-        pipe.last_at = at;
-        pipe.queue.push_back((at, segment));
-        if let Some(w) = pipe.reader.take() {
-            w.wake();
-        }
+        pipe.push(now + net.delay(src, dst), segment);
     }
 }
 
@@ -285,14 +287,14 @@ fn outside_a_host() -> io::Error {
 impl TcpStream {
     /// Connects to `addr` (`host:port`) from the current host.
     pub async fn connect(addr: &str) -> io::Result<TcpStream> {
-        let net = super::CURRENT.with(|c| c.borrow().clone()).ok_or_else(outside_a_host)?;
+        let net = super::current_net().ok_or_else(outside_a_host)?;
         let src = super::current_host().ok_or_else(outside_a_host)?;
         let (host, port) = addr
             .rsplit_once(':')
             .and_then(|(h, p)| Some((h, p.parse::<u16>().ok()?)))
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("not host:port: {addr}")))?;
         let (dst, start) = {
-            let n = net.lock().unwrap_or_else(PoisonError::into_inner);
+            let n = lock(&net);
             let dst = n
                 .lookup(host)
                 .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("no host named {host}")))?;
@@ -303,7 +305,7 @@ impl TcpStream {
         let mut retry = Duration::from_secs(1);
         loop {
             let (there, lost) = {
-                let mut n = net.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut n = lock(&net);
                 (n.delay(src, dst), n.is_cut(src, dst))
             };
             if !lost {
@@ -330,7 +332,7 @@ impl TcpStream {
         port: u16,
         start: Instant,
     ) -> Option<(u64, Option<TcpStream>)> {
-        let mut n = net.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut n = lock(net);
         if n.is_cut(dst, src) {
             return None;
         }
@@ -350,7 +352,7 @@ impl TcpStream {
         n.connections.push(Arc::downgrade(&conn));
         drop(n);
         let accepted = TcpStream::new(net.clone(), conn.clone(), 1, start);
-        let mut l = listener.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut l = lock(&listener);
         l.queue.push_back((accepted, src));
         if let Some(w) = l.acceptor.take() {
             w.wake();
@@ -364,8 +366,8 @@ impl TcpStream {
 
     /// Sends the end of stream, once.
     fn finish(&self) {
-        let mut net = self.net.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut net = lock(&self.net);
+        let mut conn = lock(&self.conn);
         if !net.closed && !conn.fin_sent[self.side] {
             conn.fin_sent[self.side] = true;
             conn.send(&mut net, self.side, Segment::Fin);
@@ -373,11 +375,11 @@ impl TcpStream {
     }
 
     fn send(&self, segment: Segment) {
-        let mut net = self.net.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut net = lock(&self.net);
         if net.closed {
             return;
         }
-        self.conn.lock().unwrap_or_else(PoisonError::into_inner).send(&mut net, self.side, segment);
+        lock(&self.conn).send(&mut net, self.side, segment);
     }
 }
 
@@ -399,7 +401,7 @@ impl AsyncRead for TcpStream {
             }
             let now = ms(Instant::now().saturating_duration_since(self.start));
             let next = {
-                let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut conn = lock(&self.conn);
                 let pipe = &mut conn.pipes[1 - self.side];
                 match pipe.queue.front() {
                     Some((at, _)) if *at <= now => Ok(pipe.queue.pop_front().expect("front above").1),
@@ -457,7 +459,7 @@ impl AsyncWrite for TcpStream {
 impl Drop for TcpStream {
     fn drop(&mut self) {
         self.finish();
-        self.conn.lock().unwrap_or_else(PoisonError::into_inner).open[self.side] = false;
+        lock(&self.conn).open[self.side] = false;
     }
 }
 
@@ -479,17 +481,17 @@ impl TcpListener {
     /// Listens on `port` of the current host (the address part is
     /// ignored: a host has one address).
     pub async fn bind((_, port): (&str, u16)) -> io::Result<TcpListener> {
-        let net = super::CURRENT.with(|c| c.borrow().clone()).ok_or_else(outside_a_host)?;
+        let net = super::current_net().ok_or_else(outside_a_host)?;
         let host = super::current_host().ok_or_else(outside_a_host)?;
         let listen = Arc::new(Mutex::new(Listen::default()));
-        net.lock().unwrap_or_else(PoisonError::into_inner).listeners.insert((host, port), listen.clone());
+        lock(&net).listeners.insert((host, port), listen.clone());
         Ok(TcpListener { net, key: (host, port), listen })
     }
 
     /// The next connection, and the name of the host it came from.
     pub async fn accept(&self) -> io::Result<(TcpStream, String)> {
         let (stream, from) = poll_fn(|cx| {
-            let mut l = self.listen.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut l = lock(&self.listen);
             match l.queue.pop_front() {
                 Some(next) => Poll::Ready(next),
                 None => {
@@ -499,14 +501,14 @@ impl TcpListener {
             }
         })
         .await;
-        let name = self.net.lock().unwrap_or_else(PoisonError::into_inner).names[from].clone();
+        let name = lock(&self.net).names[from].clone();
         Ok((stream, name))
     }
 }
 
 impl Drop for TcpListener {
     fn drop(&mut self) {
-        let mut net = self.net.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut net = lock(&self.net);
         if net.listeners.get(&self.key).is_some_and(|l| Arc::ptr_eq(l, &self.listen)) {
             net.listeners.remove(&self.key);
         }

@@ -85,7 +85,7 @@ pub(crate) fn run_materialized(scenario: &Scenario, seed: u64, app: Option<&crat
     let mut world = World::build(scenario, seed, app);
     let played = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| world.play(scenario.duration.ms())));
     let stopped = played.unwrap_or_else(|payload| {
-        let what = crate::app::panic_text(&*payload);
+        let what = crate::rt::panic_text(&*payload);
         Some(Violation::new(Rule::Panicked, format!("the simulation panicked: {what}")))
     });
     world.finish(scenario, seed, stopped)
