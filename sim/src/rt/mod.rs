@@ -105,6 +105,15 @@ struct HostEntry {
 }
 
 /// One simulated run's hosts, network and clock.
+///
+/// Hosts are named when added ([`Sim::host`]); every method that takes a
+/// name takes one of those.
+///
+/// # Panics
+///
+/// A method given a name no host has, or [`Sim::host`] given one twice,
+/// panics naming it: the simulator names only hosts of its scenario, which
+/// validation checked (`scenario::Scenario::parse`).
 pub struct Sim {
     // The hosts' tasks drop before the runtime they ran on.
     top: LocalSet,

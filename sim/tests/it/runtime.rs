@@ -301,3 +301,35 @@ fn a_lost_answer_to_a_connection_is_retried_and_a_shutdown_ends_the_stream() {
     // Sent at 0 (answer lost at 5), again at 1,005 (through at 1,010, back at 1,015).
     assert_eq!(log, ["1015 cli connected", "1020 srv: UnexpectedEof", "1025 cli read to the end: 0 bytes"]);
 }
+
+// Wrong addresses get errors that name them; the network outside a host
+// says so.
+#[test]
+fn a_wrong_address_is_named_in_its_error() {
+    let log: Log = Arc::default();
+    let mut sim = Sim::new(1, Duration::from_millis(1), Duration::from_millis(1));
+    let l = log.clone();
+    sim.host("cli", move || {
+        let l = l.clone();
+        async move {
+            for addr in ["srv", "srv:port", "nowhere:9"] {
+                let e = TcpStream::connect(addr).await.err().expect("an error");
+                note(&l, format!("{addr}: {:?} {e}", e.kind()));
+            }
+            Ok(())
+        }
+    });
+    sim.run_until(10).unwrap();
+    let log = log.lock().unwrap().clone();
+    assert_eq!(
+        log,
+        [
+            "0 srv: InvalidInput not host:port: srv",
+            "0 srv:port: InvalidInput not host:port: srv:port",
+            "0 nowhere:9: NotFound no host named nowhere"
+        ]
+    );
+    let outside = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    let e = outside.block_on(TcpStream::connect("srv:9")).err().expect("outside a run");
+    assert!(e.to_string().contains("outside a simulated host"), "{e}");
+}
